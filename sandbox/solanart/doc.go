@@ -1,0 +1,46 @@
+// Package solanart runs a real Solana runtime for local development and tests.
+//
+// Start unpacks an embedded Node project (a JSON-RPC 2.0 server over LiteSVM, which
+// executes the real system, stake and vote programs), installs its pinned npm
+// dependencies once per content hash into a cache directory, spawns it on loopback and
+// waits until it answers getHealth. The server answers the Solana RPC calls that
+// solana-go's rpc.Client makes, so production chain code can point at URL unchanged:
+// getHealth, getVersion, getGenesisHash, getSlot, getBlockHeight, getLatestBlockhash,
+// isBlockhashValid, getEpochInfo, getEpochSchedule, getMinimumBalanceForRentExemption,
+// getAccountInfo, getMultipleAccounts, getBalance, requestAirdrop (a real transfer from a
+// faucet account, listed in the ledger), sendTransaction (base64 or base58),
+// simulateTransaction, getSignatureStatuses, getTransaction (minimal meta) and
+// getVoteAccounts. Versioned transactions are accepted without address lookup tables.
+//
+// Chain semantics the runtime guarantees:
+//   - slots advance with wall time (Options.SlotDuration); block height equals the slot;
+//     every slot has a new blockhash;
+//   - a transaction is accepted only when its recent blockhash was produced within the
+//     last Options.BlockhashValidity blocks; lastValidBlockHeight is issue height plus
+//     that validity;
+//   - a transaction lands at most once: resending a landed transaction fails with
+//     JSON-RPC code -32002 "Transaction simulation failed: This transaction has already
+//     been processed"; an expired or unknown blockhash fails with -32002 "Transaction
+//     simulation failed: Blockhash not found"; a bad signature fails with -32003
+//     "Transaction signature verification failure"; an execution failure fails with
+//     -32002, the instruction error text in the message and the logs in the error data,
+//     and changes nothing;
+//   - getSignatureStatuses reports a landed transaction as "confirmed" with
+//     confirmations = current slot - landing slot until it is Options.FinalizationDepth
+//     slots deep, then "finalized" with null confirmations; unknown signatures are null;
+//   - the Clock sysvar follows the slot (epoch = slot / Options.SlotsPerEpoch), so stake
+//     activation and deactivation take effect at epoch boundaries (fully, at the next
+//     epoch: the stake-history sysvar is not updated, so there is no warm-up or
+//     cool-down);
+//   - Options.VoteAccounts real vote accounts, plus Options.DelinquentVoteAccounts that
+//     getVoteAccounts lists as delinquent, exist from start-up at addresses derived from
+//     fixed seeds, identical on every run.
+//
+// Test controls are JSON-RPC methods on the same endpoint (sandbox_advanceSlots,
+// sandbox_warpEpochs, sandbox_expireBlockhashes, sandbox_ledger, sandbox_voteAccounts,
+// sandbox_config) and have typed wrappers on Runtime.
+//
+// The node process ends when Close is called, when the Go process dies (parent-death
+// signal on Linux) and when its standard input closes. Node.js and npm must be on PATH;
+// the first Start on a machine needs the npm registry (or a warm npm cache).
+package solanart

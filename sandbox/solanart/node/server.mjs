@@ -1,0 +1,829 @@
+// A local Solana JSON-RPC 2.0 server over LiteSVM for development and tests.
+//
+// Usage: node server.mjs '<options JSON>'
+// Options: host, port, slotDurationMs, slotsPerEpoch, blockhashValidity,
+// finalizationDepth, voteAccounts, delinquentVoteAccounts.
+// Once listening it prints one line "SOLANART_READY <port>" on stdout.
+// It exits when its stdin closes.
+
+import http from 'node:http';
+import crypto from 'node:crypto';
+import pkg from 'litesvm';
+
+const { LiteSVM, Clock, EpochSchedule, Account } = pkg;
+
+// ---------- options ----------
+
+const opts = Object.assign(
+  {
+    host: '127.0.0.1',
+    port: 0,
+    slotDurationMs: 400,
+    slotsPerEpoch: 432000,
+    blockhashValidity: 150,
+    finalizationDepth: 32,
+    voteAccounts: 3,
+    delinquentVoteAccounts: 1,
+  },
+  process.argv[2] ? JSON.parse(process.argv[2]) : {},
+);
+const SLOTS_PER_EPOCH = BigInt(opts.slotsPerEpoch);
+const VALIDITY = BigInt(opts.blockhashValidity);
+const FINALIZATION_DEPTH = BigInt(opts.finalizationDepth);
+// Agave keeps signature statuses of roughly the last 300 slots without a history search.
+const STATUS_CACHE_SLOTS = 300n;
+const LAMPORTS_PER_SIGNATURE = 5000n;
+
+// ---------- base58 ----------
+
+const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+const B58_MAP = new Map([...B58].map((c, i) => [c, BigInt(i)]));
+
+function b58encode(bytes) {
+  let n = 0n;
+  for (const b of bytes) n = (n << 8n) | BigInt(b);
+  let s = '';
+  while (n > 0n) {
+    s = B58[Number(n % 58n)] + s;
+    n /= 58n;
+  }
+  for (const b of bytes) {
+    if (b !== 0) break;
+    s = '1' + s;
+  }
+  return s;
+}
+
+function b58decode(str) {
+  if (typeof str !== 'string') throw new RpcError(-32602, 'Invalid params: expected a base58 string');
+  let n = 0n;
+  for (const c of str) {
+    const v = B58_MAP.get(c);
+    if (v === undefined) throw new RpcError(-32602, `Invalid param: invalid base58 character in ${JSON.stringify(str.slice(0, 100))}`);
+    n = n * 58n + v;
+  }
+  const out = [];
+  while (n > 0n) {
+    out.unshift(Number(n & 0xffn));
+    n >>= 8n;
+  }
+  for (const c of str) {
+    if (c !== '1') break;
+    out.unshift(0);
+  }
+  return Uint8Array.from(out);
+}
+
+function pubkeyParam(s) {
+  const b = b58decode(s);
+  if (b.length !== 32) throw new RpcError(-32602, `Invalid param: WrongSize (${JSON.stringify(String(s).slice(0, 100))} is not a 32-byte public key)`);
+  return b;
+}
+
+// ---------- ed25519 ----------
+
+const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+function keypairFromLabel(label) {
+  const seed = crypto.createHash('sha256').update('stakeflow-solanart:' + label).digest();
+  const priv = crypto.createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  const spki = crypto.createPublicKey(priv).export({ format: 'der', type: 'spki' });
+  return { priv, pub: new Uint8Array(spki.subarray(spki.length - 32)) };
+}
+
+function verifySig(pub, msg, sig) {
+  try {
+    const key = crypto.createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, Buffer.from(pub)]), format: 'der', type: 'spki' });
+    return crypto.verify(null, msg, key, sig);
+  } catch {
+    return false;
+  }
+}
+
+function sha256(...parts) {
+  const h = crypto.createHash('sha256');
+  for (const p of parts) h.update(p);
+  return new Uint8Array(h.digest());
+}
+
+// ---------- errors ----------
+
+class RpcError extends Error {
+  constructor(code, message, data) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+
+// ---------- wire format ----------
+
+function readCompactU16(buf, off) {
+  let value = 0;
+  for (let i = 0; i < 3; i++) {
+    if (off.i >= buf.length) throw new Error('truncated compact-u16');
+    const b = buf[off.i++];
+    value |= (b & 0x7f) << (7 * i);
+    if ((b & 0x80) === 0) return value;
+  }
+  throw new Error('compact-u16 too long');
+}
+
+function take(buf, off, n) {
+  if (off.i + n > buf.length) throw new Error('truncated transaction');
+  const out = buf.subarray(off.i, off.i + n);
+  off.i += n;
+  return out;
+}
+
+// parseTransaction fully checks the layout so the runtime never sees malformed bytes.
+function parseTransaction(bytes) {
+  const off = { i: 0 };
+  const nsig = readCompactU16(bytes, off);
+  const signatures = [];
+  for (let i = 0; i < nsig; i++) signatures.push(take(bytes, off, 64));
+  const messageStart = off.i;
+  let version = 'legacy';
+  if (bytes[off.i] !== undefined && bytes[off.i] & 0x80) {
+    version = bytes[off.i] & 0x7f;
+    off.i++;
+    if (version !== 0) throw new Error(`unsupported transaction version ${version}`);
+  }
+  const header = take(bytes, off, 3);
+  const nkeys = readCompactU16(bytes, off);
+  const accountKeys = [];
+  for (let i = 0; i < nkeys; i++) accountKeys.push(take(bytes, off, 32));
+  const recentBlockhash = take(bytes, off, 32);
+  const nix = readCompactU16(bytes, off);
+  for (let i = 0; i < nix; i++) {
+    take(bytes, off, 1);
+    take(bytes, off, readCompactU16(bytes, off));
+    take(bytes, off, readCompactU16(bytes, off));
+  }
+  if (version === 0) {
+    const nlut = readCompactU16(bytes, off);
+    if (nlut > 0) throw new Error('address lookup tables are not supported');
+  }
+  if (off.i !== bytes.length) throw new Error('trailing bytes after transaction');
+  const numRequired = header[0];
+  if (numRequired === 0 || nsig !== numRequired || accountKeys.length < numRequired) {
+    throw new Error(`signature count ${nsig} does not match the ${numRequired} required signers`);
+  }
+  return {
+    signatures,
+    message: bytes.subarray(messageStart),
+    header,
+    accountKeys,
+    recentBlockhash,
+    version,
+  };
+}
+
+function compactU16(n) {
+  const out = [];
+  for (;;) {
+    let b = n & 0x7f;
+    n >>= 7;
+    if (n === 0) {
+      out.push(b);
+      return out;
+    }
+    out.push(b | 0x80);
+  }
+}
+
+// buildLegacyTransaction compiles and signs a legacy transaction.
+// instructions: [{programId: Uint8Array, accounts: [{pubkey, isSigner, isWritable}], data: Uint8Array}]
+function buildLegacyTransaction(feePayer, instructions, blockhash, signers) {
+  const metas = new Map();
+  const add = (pubkey, isSigner, isWritable) => {
+    const k = b58encode(pubkey);
+    const m = metas.get(k) || { pubkey, isSigner: false, isWritable: false };
+    m.isSigner ||= isSigner;
+    m.isWritable ||= isWritable;
+    metas.set(k, m);
+  };
+  add(feePayer, true, true);
+  for (const ix of instructions) {
+    for (const a of ix.accounts) add(a.pubkey, a.isSigner, a.isWritable);
+  }
+  for (const ix of instructions) add(ix.programId, false, false);
+  const all = [...metas.values()];
+  const payerKey = b58encode(feePayer);
+  const order = (m) => (m.isSigner ? (m.isWritable ? 0 : 1) : m.isWritable ? 2 : 3);
+  const sorted = [all.find((m) => b58encode(m.pubkey) === payerKey), ...all.filter((m) => b58encode(m.pubkey) !== payerKey).sort((a, b) => order(a) - order(b))];
+  const index = new Map(sorted.map((m, i) => [b58encode(m.pubkey), i]));
+  const numSigners = sorted.filter((m) => m.isSigner).length;
+  const roSigned = sorted.filter((m) => m.isSigner && !m.isWritable).length;
+  const roUnsigned = sorted.filter((m) => !m.isSigner && !m.isWritable).length;
+  const msg = [numSigners, roSigned, roUnsigned, ...compactU16(sorted.length)];
+  for (const m of sorted) msg.push(...m.pubkey);
+  msg.push(...blockhash);
+  msg.push(...compactU16(instructions.length));
+  for (const ix of instructions) {
+    msg.push(index.get(b58encode(ix.programId)));
+    msg.push(...compactU16(ix.accounts.length));
+    for (const a of ix.accounts) msg.push(index.get(b58encode(a.pubkey)));
+    msg.push(...compactU16(ix.data.length));
+    msg.push(...ix.data);
+  }
+  const message = Uint8Array.from(msg);
+  const sigs = [];
+  for (let i = 0; i < numSigners; i++) {
+    const key = b58encode(sorted[i].pubkey);
+    const signer = signers.find((s) => b58encode(s.pub) === key);
+    if (!signer) throw new Error(`missing signer ${key}`);
+    sigs.push(...crypto.sign(null, message, signer.priv));
+  }
+  return Uint8Array.from([...compactU16(numSigners), ...sigs, ...message]);
+}
+
+function u32le(n) {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n);
+  return b;
+}
+
+function u64le(n) {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64LE(BigInt(n));
+  return b;
+}
+
+const SYSTEM_PROGRAM = new Uint8Array(32);
+const VOTE_PROGRAM = b58decode('Vote111111111111111111111111111111111111111');
+const STAKE_PROGRAM = b58decode('Stake11111111111111111111111111111111111111');
+const SYSVAR_RENT = b58decode('SysvarRent111111111111111111111111111111111');
+const SYSVAR_CLOCK = b58decode('SysvarC1ock11111111111111111111111111111111');
+const VOTE_STATE_SIZE = 3762n;
+
+function transferIx(from, to, lamports) {
+  return {
+    programId: SYSTEM_PROGRAM,
+    accounts: [
+      { pubkey: from, isSigner: true, isWritable: true },
+      { pubkey: to, isSigner: false, isWritable: true },
+    ],
+    data: Buffer.concat([u32le(2), u64le(lamports)]),
+  };
+}
+
+function createAccountIx(from, to, lamports, space, owner) {
+  return {
+    programId: SYSTEM_PROGRAM,
+    accounts: [
+      { pubkey: from, isSigner: true, isWritable: true },
+      { pubkey: to, isSigner: true, isWritable: true },
+    ],
+    data: Buffer.concat([u32le(0), u64le(lamports), u64le(space), Buffer.from(owner)]),
+  };
+}
+
+function initializeVoteIx(vote, node, authorizedVoter, authorizedWithdrawer, commission) {
+  return {
+    programId: VOTE_PROGRAM,
+    accounts: [
+      { pubkey: vote, isSigner: false, isWritable: true },
+      { pubkey: SYSVAR_RENT, isSigner: false, isWritable: false },
+      { pubkey: SYSVAR_CLOCK, isSigner: false, isWritable: false },
+      { pubkey: node, isSigner: true, isWritable: false },
+    ],
+    data: Buffer.concat([u32le(0), Buffer.from(node), Buffer.from(authorizedVoter), Buffer.from(authorizedWithdrawer), Buffer.from([commission])]),
+  };
+}
+
+// ---------- error text ----------
+
+const INSTRUCTION_ERROR_NAMES = [
+  'GenericError', 'InvalidArgument', 'InvalidInstructionData', 'InvalidAccountData', 'AccountDataTooSmall',
+  'InsufficientFunds', 'IncorrectProgramId', 'MissingRequiredSignature', 'AccountAlreadyInitialized',
+  'UninitializedAccount', 'UnbalancedInstruction', 'ModifiedProgramId', 'ExternalAccountLamportSpend',
+  'ExternalAccountDataModified', 'ReadonlyLamportChange', 'ReadonlyDataModified', 'DuplicateAccountIndex',
+  'ExecutableModified', 'RentEpochModified', 'NotEnoughAccountKeys', 'AccountDataSizeChanged',
+  'AccountNotExecutable', 'AccountBorrowFailed', 'AccountBorrowOutstanding', 'DuplicateAccountOutOfSync',
+  'InvalidError', 'ExecutableDataModified', 'ExecutableLamportChange', 'ExecutableAccountNotRentExempt',
+  'UnsupportedProgramId', 'CallDepth', 'MissingAccount', 'ReentrancyNotAllowed', 'MaxSeedLengthExceeded',
+  'InvalidSeeds', 'InvalidRealloc', 'ComputationalBudgetExceeded', 'PrivilegeEscalation',
+  'ProgramEnvironmentSetupFailure', 'ProgramFailedToComplete', 'ProgramFailedToCompile', 'Immutable',
+  'IncorrectAuthority', 'AccountNotRentExempt', 'InvalidAccountOwner', 'ArithmeticOverflow', 'UnsupportedSysvar',
+  'IllegalOwner', 'MaxAccountsDataAllocationsExceeded', 'MaxAccountsExceeded', 'MaxInstructionTraceLengthExceeded',
+  'BuiltinProgramsMustConsumeComputeUnits', 'BorshIoError',
+];
+
+const INSTRUCTION_ERROR_TEXT = {
+  GenericError: 'generic instruction error',
+  InvalidArgument: 'invalid program argument',
+  InvalidInstructionData: 'invalid instruction data',
+  InvalidAccountData: 'invalid account data for instruction',
+  AccountDataTooSmall: 'account data too small for instruction',
+  InsufficientFunds: 'insufficient funds for instruction',
+  IncorrectProgramId: 'incorrect program id for instruction',
+  MissingRequiredSignature: 'missing required signature for instruction',
+  AccountAlreadyInitialized: 'instruction requires an uninitialized account',
+  UninitializedAccount: 'instruction requires an initialized account',
+  NotEnoughAccountKeys: 'insufficient account keys for instruction',
+  InvalidAccountOwner: 'Invalid account owner',
+  IncorrectAuthority: 'Incorrect authority provided',
+  ArithmeticOverflow: 'Program arithmetic overflowed',
+};
+
+const TRANSACTION_ERROR_NAMES = [
+  'AccountInUse', 'AccountLoadedTwice', 'AccountNotFound', 'ProgramAccountNotFound', 'InsufficientFundsForFee',
+  'InvalidAccountForFee', 'AlreadyProcessed', 'BlockhashNotFound', 'CallChainTooDeep', 'MissingSignatureForFee',
+  'InvalidAccountIndex', 'SignatureFailure', 'InvalidProgramForExecution', 'SanitizeFailure', 'ClusterMaintenance',
+  'AccountBorrowOutstanding', 'WouldExceedMaxBlockCostLimit', 'UnsupportedVersion', 'InvalidWritableAccount',
+  'WouldExceedMaxAccountCostLimit', 'WouldExceedAccountDataBlockLimit', 'TooManyAccountLocks',
+  'AddressLookupTableNotFound', 'InvalidAddressLookupTableOwner', 'InvalidAddressLookupTableData',
+  'InvalidAddressLookupTableIndex', 'InvalidRentPayingAccount', 'WouldExceedMaxVoteCostLimit',
+  'WouldExceedAccountDataTotalLimit', 'MaxLoadedAccountsDataSizeExceeded', 'ResanitizationNeeded',
+  'InvalidLoadedAccountsDataSizeLimit', 'UnbalancedTransaction', 'ProgramCacheHitMaxLimit', 'CommitCancelled',
+];
+
+const TRANSACTION_ERROR_TEXT = {
+  AccountNotFound: 'Attempt to debit an account but found no record of a prior credit.',
+  ProgramAccountNotFound: 'Attempt to load a program that does not exist',
+  InsufficientFundsForFee: 'Insufficient funds for fee',
+  InvalidAccountForFee: 'This account may not be used to pay transaction fees',
+  AlreadyProcessed: 'This transaction has already been processed',
+  BlockhashNotFound: 'Blockhash not found',
+  SignatureFailure: 'Transaction did not pass signature verification',
+  SanitizeFailure: 'Transaction failed to sanitize accounts offsets correctly',
+  AccountLoadedTwice: 'Account loaded twice',
+  AccountInUse: 'Account in use',
+};
+
+// describeError converts a LiteSVM transaction error into Agave's JSON form and display text.
+function describeError(err) {
+  if (typeof err === 'number') {
+    const name = TRANSACTION_ERROR_NAMES[err] ?? `TransactionError(${err})`;
+    return { json: name, text: TRANSACTION_ERROR_TEXT[name] ?? name };
+  }
+  const ctor = err?.constructor?.name ?? '';
+  if (ctor === 'TransactionErrorInstructionError') {
+    const inner = err.err();
+    let json;
+    let text;
+    if (typeof inner === 'number') {
+      const name = INSTRUCTION_ERROR_NAMES[inner] ?? `InstructionError(${inner})`;
+      json = name;
+      text = INSTRUCTION_ERROR_TEXT[name] ?? name;
+    } else if (inner?.constructor?.name === 'InstructionErrorCustom') {
+      json = { Custom: inner.code };
+      text = `custom program error: 0x${Number(inner.code).toString(16)}`;
+    } else {
+      json = 'BorshIoError';
+      text = 'Failed to serialize or deserialize account data';
+    }
+    return { json: { InstructionError: [err.index, json] }, text: `Error processing Instruction ${err.index}: ${text}` };
+  }
+  if (ctor === 'TransactionErrorDuplicateInstruction') {
+    return { json: { DuplicateInstruction: err.index }, text: `Transaction contains a duplicate instruction (${err.index}) that is not allowed` };
+  }
+  if (ctor === 'TransactionErrorInsufficientFundsForRent') {
+    return { json: { InsufficientFundsForRent: { account_index: err.accountIndex } }, text: `Transaction results in an account (${err.accountIndex}) with insufficient funds for rent` };
+  }
+  const s = String(err);
+  return { json: s, text: s };
+}
+
+// ---------- chain ----------
+
+const svm = new LiteSVM();
+svm.inner.setBlockhashCheck(false);
+svm.inner.setSigverify(true);
+svm.inner.setEpochSchedule(new EpochSchedule(SLOTS_PER_EPOCH, SLOTS_PER_EPOCH, false, 0n, 0n));
+
+const genesisHash = b58encode(sha256('stakeflow-solanart:genesis'));
+const startUnix = BigInt(Math.floor(Date.now() / 1000));
+const slotMs = BigInt(opts.slotDurationMs);
+
+let slot = 0n;
+const blockhashes = new Map(); // base58 blockhash -> slot it was produced at
+const ledger = []; // landed transactions, in order
+const bySignature = new Map(); // base58 signature -> ledger entry
+
+function epochOf(s) {
+  return s / SLOTS_PER_EPOCH;
+}
+
+function unixAt(s) {
+  return startUnix + (s * slotMs) / 1000n;
+}
+
+function blockhashAt(s) {
+  return b58encode(sha256('stakeflow-solanart:blockhash:', genesisHash, ':', s.toString()));
+}
+
+function setSlot(s) {
+  slot = s;
+  svm.inner.warpToSlot(s);
+  const epoch = epochOf(s);
+  svm.inner.setClock(new Clock(s, unixAt(epoch * SLOTS_PER_EPOCH), epoch, epoch + 1n, unixAt(s)));
+  blockhashes.set(blockhashAt(s), s);
+  // Forget hashes long past validity; they then count as unknown, which is the same answer.
+  const horizon = VALIDITY * 4n + 16n;
+  if (blockhashes.size > Number(horizon) * 2) {
+    for (const [h, at] of blockhashes) {
+      if (s - at > horizon) blockhashes.delete(h);
+    }
+  }
+}
+
+function advance(n) {
+  for (let i = 0n; i < n; i++) setSlot(slot + 1n);
+}
+
+function latestBlockhash() {
+  return { blockhash: blockhashAt(slot), lastValidBlockHeight: slot + VALIDITY };
+}
+
+function blockhashValid(h) {
+  const at = blockhashes.get(h);
+  return at !== undefined && slot <= at + VALIDITY;
+}
+
+function txErrorData(meta, errJson) {
+  return {
+    err: errJson,
+    logs: meta ? meta.logs() : [],
+    accounts: null,
+    unitsConsumed: meta ? meta.computeUnitsConsumed() : 0n,
+    returnData: null,
+    innerInstructions: null,
+  };
+}
+
+// submit runs the preflight checks Agave runs, then lands the transaction.
+function submit(bytes, { airdrop = false } = {}) {
+  let tx;
+  try {
+    tx = parseTransaction(bytes);
+  } catch (e) {
+    throw new RpcError(-32602, `invalid transaction: failed to deserialize transaction: ${e.message}`);
+  }
+  const signature = b58encode(tx.signatures[0]);
+  if (bySignature.has(signature)) {
+    throw new RpcError(-32002, 'Transaction simulation failed: This transaction has already been processed', txErrorData(null, 'AlreadyProcessed'));
+  }
+  for (let i = 0; i < tx.signatures.length; i++) {
+    if (!verifySig(tx.accountKeys[i], tx.message, tx.signatures[i])) {
+      throw new RpcError(-32003, 'Transaction signature verification failure');
+    }
+  }
+  if (!blockhashValid(b58encode(tx.recentBlockhash))) {
+    throw new RpcError(-32002, 'Transaction simulation failed: Blockhash not found', txErrorData(null, 'BlockhashNotFound'));
+  }
+  const legacy = tx.version === 'legacy';
+  const sim = legacy ? svm.inner.simulateLegacyTransaction(bytes) : svm.inner.simulateVersionedTransaction(bytes);
+  if (typeof sim.err === 'function') {
+    const { json, text } = describeError(sim.err());
+    throw new RpcError(-32002, `Transaction simulation failed: ${text}`, txErrorData(sim.meta(), json));
+  }
+  const res = legacy ? svm.inner.sendLegacyTransaction(bytes) : svm.inner.sendVersionedTransaction(bytes);
+  if (typeof res.err === 'function') {
+    const { json, text } = describeError(res.err());
+    throw new RpcError(-32002, `Transaction simulation failed: ${text}`, txErrorData(res.meta(), json));
+  }
+  const entry = {
+    signature,
+    slot,
+    feePayer: b58encode(tx.accountKeys[0]),
+    accounts: tx.accountKeys.map(b58encode),
+    airdrop,
+    err: null,
+    fee: LAMPORTS_PER_SIGNATURE * BigInt(tx.signatures.length),
+    logs: res.logs(),
+    unitsConsumed: res.computeUnitsConsumed(),
+    raw: Buffer.from(bytes).toString('base64'),
+    blockTime: unixAt(slot),
+  };
+  ledger.push(entry);
+  bySignature.set(signature, entry);
+  return signature;
+}
+
+// ---------- faucet and vote accounts ----------
+
+const faucet = keypairFromLabel('faucet');
+svm.inner.setAccount(faucet.pub, new Account(500_000_000n * 1_000_000_000n, new Uint8Array(0), SYSTEM_PROGRAM, false, 0n));
+
+function airdrop(to, lamports) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const bh = b58decode(blockhashAt(slot));
+    const tx = buildLegacyTransaction(faucet.pub, [transferIx(faucet.pub, to, lamports)], bh, [faucet]);
+    const sig = b58encode(tx.subarray(1, 65));
+    if (!bySignature.has(sig)) return submit(tx, { airdrop: true });
+    // The same airdrop already landed in this slot: the next slot gives a new signature.
+    advance(1n);
+  }
+  throw new RpcError(-32603, 'airdrop failed: could not produce a unique transaction');
+}
+
+setSlot(0n);
+
+const voteAccounts = []; // {vote, node, delinquent}
+const totalVotes = opts.voteAccounts + opts.delinquentVoteAccounts;
+const voteRent = svm.inner.minimumBalanceForRentExemption(VOTE_STATE_SIZE);
+for (let i = 0; i < totalVotes; i++) {
+  const vote = keypairFromLabel(`vote:${i}`);
+  const node = keypairFromLabel(`node:${i}`);
+  const withdrawer = keypairFromLabel(`withdrawer:${i}`);
+  const bh = b58decode(blockhashAt(slot));
+  const tx = buildLegacyTransaction(
+    faucet.pub,
+    [
+      transferIx(faucet.pub, node.pub, 1_000_000_000n),
+      createAccountIx(faucet.pub, vote.pub, voteRent, VOTE_STATE_SIZE, VOTE_PROGRAM),
+      initializeVoteIx(vote.pub, node.pub, node.pub, withdrawer.pub, 10),
+    ],
+    bh,
+    [faucet, vote, node],
+  );
+  submit(tx);
+  voteAccounts.push({ vote: b58encode(vote.pub), node: b58encode(node.pub), commission: 10, delinquent: i >= opts.voteAccounts });
+}
+
+// activeStakeByVoter sums the delegations that are effective in the current epoch.
+function activeStakeByVoter() {
+  const epoch = epochOf(slot);
+  const out = new Map();
+  for (const item of svm.inner.getProgramAccounts(STAKE_PROGRAM)) {
+    const data = Buffer.from(item.account().data());
+    if (data.length < 180 || data.readUInt32LE(0) !== 2) continue;
+    const voter = b58encode(data.subarray(124, 156));
+    const stake = data.readBigUInt64LE(156);
+    const activation = data.readBigUInt64LE(164);
+    const deactivation = data.readBigUInt64LE(172);
+    const active = (activation < epoch || activation === 0xffffffffffffffffn) && deactivation >= epoch;
+    if (active) out.set(voter, (out.get(voter) ?? 0n) + stake);
+  }
+  return out;
+}
+
+// ---------- RPC ----------
+
+function context() {
+  return { slot, apiVersion: '2.2.0' };
+}
+
+function configOf(params, index) {
+  const c = params[index];
+  return c && typeof c === 'object' && !Array.isArray(c) ? c : {};
+}
+
+function encodeAccount(acc, encoding) {
+  if (!acc) return null;
+  const data = Buffer.from(acc.data());
+  let enc;
+  if (encoding === 'base58') enc = [b58encode(data), 'base58'];
+  else if (encoding === 'base64' || encoding === undefined || encoding === 'jsonParsed' || encoding === 'json') enc = [data.toString('base64'), 'base64'];
+  else throw new RpcError(-32602, `Invalid params: unsupported encoding ${encoding}`);
+  return {
+    lamports: acc.lamports(),
+    owner: b58encode(acc.owner()),
+    data: enc,
+    executable: acc.executable(),
+    rentEpoch: acc.rentEpoch(),
+    space: BigInt(data.length),
+  };
+}
+
+function decodeTxParam(params) {
+  const raw = params[0];
+  const encoding = configOf(params, 1).encoding ?? 'base58';
+  if (typeof raw !== 'string') throw new RpcError(-32602, 'Invalid params: expected an encoded transaction string');
+  if (encoding === 'base64') return new Uint8Array(Buffer.from(raw, 'base64'));
+  if (encoding === 'base58') return b58decode(raw);
+  throw new RpcError(-32602, `Invalid params: unsupported encoding ${encoding}`);
+}
+
+function signatureStatus(entry, searchHistory) {
+  if (!entry) return null;
+  const age = slot - entry.slot;
+  if (!searchHistory && age > STATUS_CACHE_SLOTS) return null;
+  const finalized = age >= FINALIZATION_DEPTH;
+  return {
+    slot: entry.slot,
+    confirmations: finalized ? null : age,
+    err: null,
+    status: { Ok: null },
+    confirmationStatus: finalized ? 'finalized' : 'confirmed',
+  };
+}
+
+const methods = {
+  getHealth: () => 'ok',
+  getVersion: () => ({ 'solana-core': '2.2.0', 'feature-set': 0 }),
+  getGenesisHash: () => genesisHash,
+  getSlot: () => slot,
+  getBlockHeight: () => slot,
+  getLatestBlockhash: () => ({ context: context(), value: latestBlockhash() }),
+  isBlockhashValid: (p) => ({ context: context(), value: blockhashValid(p[0]) }),
+  getEpochInfo: () => ({
+    absoluteSlot: slot,
+    blockHeight: slot,
+    epoch: epochOf(slot),
+    slotIndex: slot % SLOTS_PER_EPOCH,
+    slotsInEpoch: SLOTS_PER_EPOCH,
+    transactionCount: BigInt(ledger.length),
+  }),
+  getEpochSchedule: () => ({
+    slotsPerEpoch: SLOTS_PER_EPOCH,
+    leaderScheduleSlotOffset: SLOTS_PER_EPOCH,
+    warmup: false,
+    firstNormalEpoch: 0,
+    firstNormalSlot: 0,
+  }),
+  getMinimumBalanceForRentExemption: (p) => svm.inner.minimumBalanceForRentExemption(BigInt(p[0] ?? 0)),
+  getAccountInfo: (p) => ({ context: context(), value: encodeAccount(svm.inner.getAccount(pubkeyParam(p[0])), configOf(p, 1).encoding) }),
+  getMultipleAccounts: (p) => {
+    if (!Array.isArray(p[0])) throw new RpcError(-32602, 'Invalid params: expected an array of public keys');
+    const enc = configOf(p, 1).encoding;
+    return { context: context(), value: p[0].map((k) => encodeAccount(svm.inner.getAccount(pubkeyParam(k)), enc)) };
+  },
+  getBalance: (p) => ({ context: context(), value: svm.inner.getBalance(pubkeyParam(p[0])) ?? 0n }),
+  requestAirdrop: (p) => {
+    const to = pubkeyParam(p[0]);
+    const lamports = BigInt(p[1] ?? 0);
+    if (lamports <= 0n) throw new RpcError(-32602, 'Invalid params: lamports must be positive');
+    return airdrop(to, lamports);
+  },
+  sendTransaction: (p) => submit(decodeTxParam(p)),
+  simulateTransaction: (p) => {
+    const bytes = decodeTxParam(p);
+    let tx;
+    try {
+      tx = parseTransaction(bytes);
+    } catch (e) {
+      throw new RpcError(-32602, `invalid transaction: failed to deserialize transaction: ${e.message}`);
+    }
+    const cfg = configOf(p, 1);
+    if (cfg.sigVerify) {
+      for (let i = 0; i < tx.signatures.length; i++) {
+        if (!verifySig(tx.accountKeys[i], tx.message, tx.signatures[i])) throw new RpcError(-32003, 'Transaction signature verification failure');
+      }
+    }
+    if (!cfg.replaceRecentBlockhash && !blockhashValid(b58encode(tx.recentBlockhash))) {
+      return { context: context(), value: txErrorData(null, 'BlockhashNotFound') };
+    }
+    svm.inner.setSigverify(false);
+    let sim;
+    try {
+      sim = tx.version === 'legacy' ? svm.inner.simulateLegacyTransaction(bytes) : svm.inner.simulateVersionedTransaction(bytes);
+    } finally {
+      svm.inner.setSigverify(true);
+    }
+    if (typeof sim.err === 'function') return { context: context(), value: txErrorData(sim.meta(), describeError(sim.err()).json) };
+    const meta = sim.meta();
+    return { context: context(), value: { err: null, logs: meta.logs(), accounts: null, unitsConsumed: meta.computeUnitsConsumed(), returnData: null } };
+  },
+  getSignatureStatuses: (p) => {
+    if (!Array.isArray(p[0])) throw new RpcError(-32602, 'Invalid params: expected an array of signatures');
+    const search = !!configOf(p, 1).searchTransactionHistory;
+    return { context: context(), value: p[0].map((s) => signatureStatus(bySignature.get(s), search)) };
+  },
+  getTransaction: (p) => {
+    const e = bySignature.get(p[0]);
+    if (!e) return null;
+    const enc = configOf(p, 1).encoding === 'base58' ? 'base58' : 'base64';
+    const raw = Buffer.from(e.raw, 'base64');
+    return {
+      slot: e.slot,
+      blockTime: e.blockTime,
+      version: 'legacy',
+      transaction: [enc === 'base58' ? b58encode(raw) : e.raw, enc],
+      meta: {
+        err: null,
+        status: { Ok: null },
+        fee: e.fee,
+        preBalances: [],
+        postBalances: [],
+        innerInstructions: [],
+        preTokenBalances: [],
+        postTokenBalances: [],
+        logMessages: e.logs,
+        rewards: [],
+        loadedAddresses: { writable: [], readonly: [] },
+        computeUnitsConsumed: e.unitsConsumed,
+      },
+    };
+  },
+  getVoteAccounts: () => {
+    const stakes = activeStakeByVoter();
+    const epoch = epochOf(slot);
+    const out = { current: [], delinquent: [] };
+    for (const v of voteAccounts) {
+      const activatedStake = stakes.get(v.vote) ?? 0n;
+      const lastVote = v.delinquent ? 0n : slot;
+      out[v.delinquent ? 'delinquent' : 'current'].push({
+        votePubkey: v.vote,
+        nodePubkey: v.node,
+        activatedStake,
+        epochVoteAccount: true,
+        commission: v.commission,
+        lastVote,
+        rootSlot: lastVote > 32n ? lastVote - 32n : 0n,
+        epochCredits: [[epoch, 0n, 0n]],
+      });
+    }
+    return out;
+  },
+
+  sandbox_advanceSlots: (p) => {
+    advance(BigInt(sandboxArg(p, 'n')));
+    return { slot };
+  },
+  sandbox_warpEpochs: (p) => {
+    const n = BigInt(sandboxArg(p, 'n'));
+    setSlot((epochOf(slot) + n) * SLOTS_PER_EPOCH);
+    return { slot, epoch: epochOf(slot) };
+  },
+  sandbox_expireBlockhashes: () => {
+    advance(VALIDITY + 1n);
+    return { slot };
+  },
+  sandbox_ledger: () =>
+    ledger.map((e) => ({ signature: e.signature, slot: e.slot, feePayer: e.feePayer, accounts: e.accounts, airdrop: e.airdrop, err: null })),
+  sandbox_voteAccounts: () => voteAccounts.map((v) => ({ votePubkey: v.vote, nodePubkey: v.node, commission: v.commission, delinquent: v.delinquent })),
+  sandbox_config: () => ({
+    slotDurationMs: opts.slotDurationMs,
+    slotsPerEpoch: SLOTS_PER_EPOCH,
+    blockhashValidity: VALIDITY,
+    finalizationDepth: FINALIZATION_DEPTH,
+    voteAccounts: opts.voteAccounts,
+    delinquentVoteAccounts: opts.delinquentVoteAccounts,
+    faucet: b58encode(faucet.pub),
+    genesisHash,
+  }),
+};
+
+// sandboxArg reads a named argument given either as {name: v} or as the first positional value.
+function sandboxArg(p, name) {
+  const v = Array.isArray(p) ? (p[0] && typeof p[0] === 'object' ? p[0][name] : p[0]) : p?.[name];
+  if (v === undefined || v === null || !/^\d+$/.test(String(v))) throw new RpcError(-32602, `Invalid params: ${name} must be a non-negative integer`);
+  return v;
+}
+
+function stringify(v) {
+  return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `@@BIG@@${x}@@` : x)).replace(/"@@BIG@@(-?\d+)@@"/g, '$1');
+}
+
+function handle(req) {
+  if (!req || typeof req !== 'object' || req.jsonrpc !== '2.0' || typeof req.method !== 'string') {
+    return { jsonrpc: '2.0', id: req?.id ?? null, error: { code: -32600, message: 'Invalid request' } };
+  }
+  const fn = Object.hasOwn(methods, req.method) ? methods[req.method] : undefined;
+  if (!fn) return { jsonrpc: '2.0', id: req.id ?? null, error: { code: -32601, message: 'Method not found' } };
+  try {
+    return { jsonrpc: '2.0', id: req.id ?? null, result: fn(req.params ?? []) };
+  } catch (e) {
+    if (e instanceof RpcError) {
+      const error = { code: e.code, message: e.message };
+      if (e.data !== undefined) error.data = e.data;
+      return { jsonrpc: '2.0', id: req.id ?? null, error };
+    }
+    return { jsonrpc: '2.0', id: req.id ?? null, error: { code: -32603, message: `Internal error: ${e.message}` } };
+  }
+}
+
+const server = http.createServer((req, res) => {
+  if (req.method !== 'POST') {
+    res.writeHead(405, { 'content-type': 'text/plain' });
+    res.end('Used HTTP Method is not allowed. POST or OPTIONS is required\n');
+    return;
+  }
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    let body;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
+      return;
+    }
+    const out = Array.isArray(body) ? body.map(handle) : handle(body);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(stringify(out));
+  });
+});
+
+const ticker = setInterval(() => advance(1n), opts.slotDurationMs);
+
+server.listen(opts.port, opts.host, () => {
+  process.stdout.write(`SOLANART_READY ${server.address().port}\n`);
+});
+
+function shutdown() {
+  clearInterval(ticker);
+  server.close();
+  process.exit(0);
+}
+
+process.stdin.on('end', shutdown);
+process.stdin.on('close', shutdown);
+process.stdin.resume();
+process.on('SIGTERM', shutdown);
+process.on('SIGINT', shutdown);

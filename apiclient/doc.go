@@ -1,0 +1,76 @@
+// Package apiclient is a typed client for the staking service interface: all
+// thirteen endpoints (analytics, Celestia/Polygon/TON/Solana/Hyperliquid/
+// EigenLayer/SSV calls and the unified stake, unstake, withdraw and broadcast
+// calls), with the service's JSON names and types.
+//
+// # Contract
+//
+//   - Addressing. New takes one base URL that is a prefix of every
+//     `/api/v1/...` path. Both published forms work: "https://host" and
+//     "https://host/api" (which yields https://host/api/api/v1/...). A test
+//     host is just another base URL. The base URL must be http or https with a
+//     host and no user info, query or fragment.
+//   - Authentication. Every request carries `Authorization: Bearer <token>`
+//     (WithToken, or WithTokenFile read once at New and trimmed). With no
+//     token, each call returns an error wrapping ErrNoToken and sends
+//     nothing. The token never appears in logs or error strings; it is also
+//     redacted from any body excerpt or transport error that echoes it.
+//   - Validation first. Arguments are checked against the interface's limits
+//     before anything is sent (network enum per endpoint, required fields,
+//     limit 1..1000, offset 0..10000000 for endpoints 1 and 2 and 0..100000
+//     for endpoint 8, amount strings of decimal digits holding a positive
+//     integer that fits in 64 bits). A rejected argument is an *ArgumentError
+//     naming the field. Zero values of optional query fields are not sent,
+//     so the service applies its own defaults (period one month back until
+//     now; limit 50).
+//   - Errors. An error envelope becomes an *APIError (status, name, code,
+//     type, message, validation errors, requestId, timestamp, rate-limit
+//     headers). The predicates IsValidation, IsInvalidDelegatorAddress,
+//     IsNetworkNotSupported, IsNoToken, IsWrongToken, IsThrottled and
+//     IsDelegatorDataFailure match on any error chain; they match the
+//     exception name first and use the numeric code only when no name was
+//     sent, so InvalidDelegatorAddressException and
+//     DataNetworkIsNotIncludedInListException are recognised whether their
+//     code is the schema's (115400, 115101) or the published example's
+//     (100101). A body that is not the envelope (HTML from a proxy, empty,
+//     truncated, or an undecodable result) is an *UnexpectedResponseError
+//     keeping the status and a short excerpt. A failure to reach the service
+//     is a *TransportError wrapping the cause. APIError and
+//     UnexpectedResponseError are Retryable for 429 and 5xx and report
+//     RetryAfter from the Retry-After header (or RateLimit-Reset on a 429);
+//     IsRetryable and RetryAfterOf do the same on any error chain. The
+//     client itself never retries.
+//   - Request IDs. Every error from a response carries its request ID
+//     (RequestIDOf). For successes too, WithResponseInfo makes the client fill
+//     a ResponseInfo with the status, x-request-id and rate-limit headers.
+//   - Pagination. DelegatorAPRAll, NetworkAPYAll and SSVRequestsAll are
+//     iter.Seq2 iterators that walk limit/offset until a short or empty page,
+//     or (endpoint 8) until totalCount is reached.
+//   - Time. Date-times are time.Time, RFC 3339 on the wire.
+//
+// # Where the interface is silent
+//
+//   - Endpoint 7's query parameter is not named by the interface; the client
+//     sends the comma-separated vote accounts as "voteAccounts" unless
+//     WithValidatorStatusParam names another.
+//   - Endpoint 7's `statuses` is kept raw (json.RawMessage);
+//     ValidatorStatusResult.ParseStatuses reads it as a string, a list or a
+//     map, and ParsedStatuses.ForAccounts maps it to the queried accounts.
+//   - Celestia's signedTransaction is described as base64 but published as
+//     hexadecimal: both are accepted (checked to be one of the two) and sent
+//     as given.
+//   - The SSV set-up request's four nullable fields (ecdhPublicKey,
+//     validatorRegistrationTxs, feeRecipientTx, approveTx) have no documented
+//     type: they are json.RawMessage.
+//   - The withdraw extraData.amount has no documented JSON type: FlexInt
+//     accepts an integer number or a string holding one.
+//   - Endpoint 4's success payload is not documented: PolygonSend returns
+//     the envelope's result as json.RawMessage.
+//   - Hyperliquid's amount is a JSON number; it is a json.Number so it is
+//     sent exactly as written.
+//   - The unified interface is specified for chain "solana" only (networks
+//     testnet and mainnet-beta); other chains are rejected before sending.
+//   - The code of ThrottlerException is not documented: throttling is
+//     recognised by name or by status 429. An error code that is not an
+//     integer decodes as 0 rather than failing the whole error.
+package apiclient

@@ -1,0 +1,289 @@
+package solchain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
+	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
+)
+
+// RPC is the part of solana-go's *rpc.Client this package uses.
+type RPC interface {
+	GetSignatureStatuses(ctx context.Context, searchTransactionHistory bool, transactionSignatures ...solana.Signature) (*rpc.GetSignatureStatusesResult, error)
+	GetBlockHeight(ctx context.Context, commitment rpc.CommitmentType) (uint64, error)
+	IsBlockhashValid(ctx context.Context, blockHash solana.Hash, commitment rpc.CommitmentType) (*rpc.IsValidBlockhashResult, error)
+	GetEpochInfo(ctx context.Context, commitment rpc.CommitmentType) (*rpc.GetEpochInfoResult, error)
+	GetAccountInfoWithOpts(ctx context.Context, account solana.PublicKey, opts *rpc.GetAccountInfoOpts) (*rpc.GetAccountInfoResult, error)
+	GetBalance(ctx context.Context, account solana.PublicKey, commitment rpc.CommitmentType) (*rpc.GetBalanceResult, error)
+}
+
+var _ RPC = (*rpc.Client)(nil)
+
+// Commitments used by the Client; see the package documentation for why.
+const (
+	// BlockHeightCommitment is used by BlockHeight.
+	BlockHeightCommitment = rpc.CommitmentFinalized
+	// BlockhashCommitment is used by IsBlockhashValid.
+	BlockhashCommitment = rpc.CommitmentProcessed
+	// ReadCommitment is used for epoch, account and balance reads.
+	ReadCommitment = rpc.CommitmentConfirmed
+)
+
+// Client reads Solana state over JSON-RPC.
+type Client struct {
+	rpc          RPC
+	endpoint     string
+	newRateEpoch uint64
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithNewWarmupCooldownRateEpoch sets the first epoch at which the 9% warm-up/cool-down rate
+// applies; earlier epochs use 25%. The default, 0, applies 9% to every epoch.
+func WithNewWarmupCooldownRateEpoch(epoch uint64) Option {
+	return func(c *Client) { c.newRateEpoch = epoch }
+}
+
+// New returns a Client for the JSON-RPC endpoint URL.
+func New(endpoint string, opts ...Option) *Client {
+	c := NewWithRPC(rpc.New(endpoint), opts...)
+	c.endpoint = endpoint
+	return c
+}
+
+// NewWithRPC returns a Client over r.
+func NewWithRPC(r RPC, opts ...Option) *Client {
+	c := &Client{rpc: r}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Errors callers can test for with errors.Is.
+var (
+	// ErrAccountNotFound means the account does not exist (no lamports, no data).
+	ErrAccountNotFound = errors.New("account not found")
+	// ErrNotStakeAccount means the account is not owned by the stake program.
+	ErrNotStakeAccount = errors.New("not a stake account")
+	// ErrMalformedStakeAccount means stake account (or stake history) data does not decode.
+	ErrMalformedStakeAccount = errors.New("malformed stake account data")
+	// ErrInvalidArgument means an address, signature or blockhash argument does not parse.
+	ErrInvalidArgument = errors.New("invalid argument")
+)
+
+// RPCError is a failed JSON-RPC call.
+type RPCError struct {
+	// Method is the JSON-RPC method called.
+	Method string
+	// Transient tells whether the same call may succeed later.
+	Transient bool
+	// Err is the underlying error.
+	Err error
+
+	endpoint string
+}
+
+// Error implements error, with any endpoint URL reduced to scheme and host.
+func (e *RPCError) Error() string {
+	kind := "permanent"
+	if e.Transient {
+		kind = "transient"
+	}
+	msg := e.Err.Error()
+	if e.endpoint != "" {
+		short := redactEndpoint(e.endpoint)
+		msg = strings.ReplaceAll(msg, e.endpoint, short)
+		if u, err := url.Parse(e.endpoint); err == nil {
+			msg = strings.ReplaceAll(msg, u.String(), short)
+			msg = strings.ReplaceAll(msg, u.Redacted(), short)
+		}
+	}
+	return fmt.Sprintf("solana rpc %s (%s): %s", e.Method, kind, msg)
+}
+
+// Unwrap returns the underlying error.
+func (e *RPCError) Unwrap() error { return e.Err }
+
+// IsTransient reports whether err is an RPC failure that may succeed when retried.
+func IsTransient(err error) bool {
+	var re *RPCError
+	return errors.As(err, &re) && re.Transient
+}
+
+func redactEndpoint(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return "[endpoint]"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+func (c *Client) wrap(method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &RPCError{Method: method, Transient: errors.Is(err, context.DeadlineExceeded), Err: err, endpoint: c.endpoint}
+	}
+	return &RPCError{Method: method, Transient: transient(err), Err: err, endpoint: c.endpoint}
+}
+
+// transient classifies an error from solana-go's JSON-RPC client.
+func transient(err error) bool {
+	var he *jsonrpc.HTTPError
+	if errors.As(err, &he) {
+		return he.Code == 429 || he.Code >= 500
+	}
+	var re *jsonrpc.RPCError
+	if errors.As(err, &re) {
+		// -32700 parse error, -32600 invalid request, -32601 method not found, -32602 invalid params.
+		return !(re.Code <= -32600 && re.Code >= -32700)
+	}
+	// Network failures, truncated bodies and anything unknown: a read can safely be retried.
+	return true
+}
+
+// SignatureStatus is the cluster's view of one transaction signature.
+type SignatureStatus struct {
+	// Found is false when the cluster has no record of the signature.
+	Found bool
+	// Slot is the slot the transaction was processed in.
+	Slot uint64
+	// Confirmations is the number of blocks since confirmation; nil once rooted (finalized).
+	Confirmations *uint64
+	// ConfirmationStatus is "processed", "confirmed" or "finalized".
+	ConfirmationStatus string
+	// Err is the transaction's error rendered as JSON, empty if it succeeded.
+	Err string
+}
+
+// Finalized reports whether the transaction is finalized.
+func (s *SignatureStatus) Finalized() bool {
+	return s.Found && s.ConfirmationStatus == string(rpc.ConfirmationStatusFinalized)
+}
+
+// SignatureStatus looks the signature up, searching the whole transaction history.
+func (c *Client) SignatureStatus(ctx context.Context, sig string) (*SignatureStatus, error) {
+	s, err := solana.SignatureFromBase58(sig)
+	if err != nil {
+		return nil, fmt.Errorf("%w: signature %q is not base58 of 64 bytes", ErrInvalidArgument, sig)
+	}
+	res, err := c.rpc.GetSignatureStatuses(ctx, true, s)
+	if errors.Is(err, rpc.ErrNotFound) {
+		return &SignatureStatus{}, nil
+	}
+	if err != nil {
+		return nil, c.wrap("getSignatureStatuses", err)
+	}
+	if len(res.Value) == 0 || res.Value[0] == nil {
+		return &SignatureStatus{}, nil
+	}
+	v := res.Value[0]
+	out := &SignatureStatus{Found: true, Slot: v.Slot, Confirmations: v.Confirmations, ConfirmationStatus: string(v.ConfirmationStatus)}
+	if v.Err != nil {
+		out.Err = renderErr(v.Err)
+	}
+	return out, nil
+}
+
+// BlockHeight returns the finalized block height.
+func (c *Client) BlockHeight(ctx context.Context) (uint64, error) {
+	h, err := c.rpc.GetBlockHeight(ctx, BlockHeightCommitment)
+	if err != nil {
+		return 0, c.wrap("getBlockHeight", err)
+	}
+	return h, nil
+}
+
+// IsBlockhashValid reports whether the base58 blockhash is still valid at processed commitment.
+func (c *Client) IsBlockhashValid(ctx context.Context, blockhash string) (bool, error) {
+	h, err := solana.HashFromBase58(blockhash)
+	if err != nil {
+		return false, fmt.Errorf("%w: blockhash %q is not base58 of 32 bytes", ErrInvalidArgument, blockhash)
+	}
+	res, err := c.rpc.IsBlockhashValid(ctx, h, BlockhashCommitment)
+	if err != nil {
+		return false, c.wrap("isBlockhashValid", err)
+	}
+	if res == nil {
+		return false, c.wrap("isBlockhashValid", errors.New("empty result"))
+	}
+	return res.Value, nil
+}
+
+// EpochInfo is the cluster's current epoch position.
+type EpochInfo struct {
+	// Epoch is the current epoch.
+	Epoch uint64
+	// SlotIndex is the current slot relative to the start of the epoch.
+	SlotIndex uint64
+	// SlotsInEpoch is the number of slots in the epoch.
+	SlotsInEpoch uint64
+	// AbsoluteSlot is the current slot.
+	AbsoluteSlot uint64
+	// BlockHeight is the current block height.
+	BlockHeight uint64
+}
+
+// SlotsRemaining returns the slots left until the next epoch starts.
+func (e *EpochInfo) SlotsRemaining() uint64 {
+	if e.SlotIndex >= e.SlotsInEpoch {
+		return 0
+	}
+	return e.SlotsInEpoch - e.SlotIndex
+}
+
+// EpochInfo returns the current epoch at confirmed commitment.
+func (c *Client) EpochInfo(ctx context.Context) (*EpochInfo, error) {
+	res, err := c.rpc.GetEpochInfo(ctx, ReadCommitment)
+	if err != nil {
+		return nil, c.wrap("getEpochInfo", err)
+	}
+	if res == nil {
+		return nil, c.wrap("getEpochInfo", errors.New("empty result"))
+	}
+	return &EpochInfo{Epoch: res.Epoch, SlotIndex: res.SlotIndex, SlotsInEpoch: res.SlotsInEpoch, AbsoluteSlot: res.AbsoluteSlot, BlockHeight: res.BlockHeight}, nil
+}
+
+// Balance returns the lamports held by the base58 address; a missing account holds 0.
+func (c *Client) Balance(ctx context.Context, addr string) (uint64, error) {
+	pk, err := parseAddress(addr)
+	if err != nil {
+		return 0, err
+	}
+	res, err := c.rpc.GetBalance(ctx, pk, ReadCommitment)
+	if err != nil {
+		return 0, c.wrap("getBalance", err)
+	}
+	if res == nil {
+		return 0, c.wrap("getBalance", errors.New("empty result"))
+	}
+	return res.Value, nil
+}
+
+func parseAddress(addr string) (solana.PublicKey, error) {
+	pk, err := solana.PublicKeyFromBase58(addr)
+	if err != nil {
+		return solana.PublicKey{}, fmt.Errorf("%w: address %q is not base58 of 32 bytes", ErrInvalidArgument, addr)
+	}
+	return pk, nil
+}
+
+// account fetches an account's owner, lamports and raw data.
+func (c *Client) account(ctx context.Context, pk solana.PublicKey) (*rpc.Account, []byte, error) {
+	res, err := c.rpc.GetAccountInfoWithOpts(ctx, pk, &rpc.GetAccountInfoOpts{Encoding: solana.EncodingBase64, Commitment: ReadCommitment})
+	if errors.Is(err, rpc.ErrNotFound) || (err == nil && (res == nil || res.Value == nil)) {
+		return nil, nil, fmt.Errorf("%w: %s", ErrAccountNotFound, pk)
+	}
+	if err != nil {
+		return nil, nil, c.wrap("getAccountInfo", err)
+	}
+	return res.Value, res.GetBinary(), nil
+}

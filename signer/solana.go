@@ -1,0 +1,160 @@
+package signer
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gagliardetto/solana-go"
+)
+
+// Compute-budget caps applied when the policy leaves them at zero.
+const (
+	// DefaultMaxComputeUnitPrice is the unit-price cap, in micro-lamports per compute unit, used
+	// when SolanaPolicy.MaxComputeUnitPrice is 0: 1 lamport per unit.
+	DefaultMaxComputeUnitPrice uint64 = 1_000_000
+	// DefaultMaxComputeUnitLimit is the unit-limit cap used when SolanaPolicy.MaxComputeUnitLimit
+	// is 0: the most a Solana transaction may request.
+	DefaultMaxComputeUnitLimit uint32 = 1_400_000
+)
+
+// SolanaPolicy is what the operator allows beyond any single intent.
+type SolanaPolicy struct {
+	// AllowedVoteAccounts lists the base58 vote accounts a stake may be delegated to. When set,
+	// every delegation must target one of them (also when the intent names a vote account).
+	// When empty, the intent must name the vote account.
+	AllowedVoteAccounts []string
+	// MaxComputeUnitPrice caps SetComputeUnitPrice, in micro-lamports per compute unit.
+	// 0 means no cap was configured and DefaultMaxComputeUnitPrice applies.
+	MaxComputeUnitPrice uint64
+	// MaxComputeUnitLimit caps SetComputeUnitLimit. 0 means DefaultMaxComputeUnitLimit applies.
+	MaxComputeUnitLimit uint32
+}
+
+// Solana verifies and signs Solana staking transactions with keys from a SolanaKeyring.
+type Solana struct {
+	keys    *SolanaKeyring
+	policy  SolanaPolicy
+	allowed map[solana.PublicKey]bool
+	badVote []string // allow-list entries that are not addresses; every stake is refused
+}
+
+var _ Signer = (*Solana)(nil)
+
+// NewSolana returns a Solana signer using keys and policy. A malformed allow-list entry is not
+// dropped: it makes every stake verification fail, naming the entry.
+func NewSolana(keys *SolanaKeyring, policy SolanaPolicy) *Solana {
+	s := &Solana{keys: keys, policy: policy, allowed: make(map[solana.PublicKey]bool)}
+	for _, a := range policy.AllowedVoteAccounts {
+		pk, err := solana.PublicKeyFromBase58(a)
+		if err != nil {
+			s.badVote = append(s.badVote, a)
+			continue
+		}
+		s.allowed[pk] = true
+	}
+	if s.policy.MaxComputeUnitPrice == 0 {
+		s.policy.MaxComputeUnitPrice = DefaultMaxComputeUnitPrice
+	}
+	if s.policy.MaxComputeUnitLimit == 0 {
+		s.policy.MaxComputeUnitLimit = DefaultMaxComputeUnitLimit
+	}
+	return s
+}
+
+// Policy returns the effective policy, with defaults applied.
+func (s *Solana) Policy() SolanaPolicy { return s.policy }
+
+// Verified describes a Solana transaction that matched its intent.
+type Verified struct {
+	// Operation is the verified operation.
+	Operation Operation
+	// Staker is the fee payer and only signer.
+	Staker string
+	// StakeAccount is the new (stake) or named (unstake, withdraw) stake account.
+	StakeAccount string
+	// VoteAccount is the delegation target (stake only).
+	VoteAccount string
+	// Seed is the seed the new stake account is derived from (stake only).
+	Seed string
+	// Lamports is the amount funded (stake) or withdrawn (withdraw); 0 for unstake.
+	Lamports uint64
+	// RecentBlockhash is the base58 blockhash the transaction was built on.
+	RecentBlockhash string
+	// ComputeUnitPrice is the requested unit price in micro-lamports, 0 if not set.
+	ComputeUnitPrice uint64
+	// ComputeUnitLimit is the requested unit limit, 0 if not set.
+	ComputeUnitLimit uint32
+	// Encoding is the encoding the unsigned string was read as ("base64", "base58", "hex", ...).
+	Encoding string
+
+	tx *wireTx
+}
+
+// Verify decodes unsigned and verifies it against intent and the policy without signing.
+func (s *Solana) Verify(unsigned string, intent Intent) (*Verified, error) {
+	pi, err := parseIntent(intent)
+	if err != nil {
+		return nil, err
+	}
+	tx, enc, err := decodeSolanaTx(unsigned)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.verify(tx, pi)
+	if err != nil {
+		return nil, err
+	}
+	v.Encoding = enc
+	return v, nil
+}
+
+// Sign decodes unsigned, verifies it against intent and the policy, and only then writes the
+// staker's signature into the staker's slot. Nothing is signed when any step fails.
+func (s *Solana) Sign(ctx context.Context, unsigned string, intent Intent) (*Signed, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	key, err := s.keys.key(intent.Staker)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.Verify(unsigned, intent)
+	if err != nil {
+		return nil, err
+	}
+	t := v.tx
+	out := make([]byte, len(t.raw))
+	copy(out, t.raw)
+	sig := ed25519.Sign(key, t.message())
+	copy(out[t.sigOffset:t.sigOffset+solana.SignatureLength], sig)
+	return &Signed{
+		Signature:         solana.SignatureFromBytes(sig).String(),
+		SignedTransaction: base64.StdEncoding.EncodeToString(out),
+		RecentBlockhash:   v.RecentBlockhash,
+		StakeAccount:      v.StakeAccount,
+		VoteAccount:       v.VoteAccount,
+	}, nil
+}
+
+// String describes the signer without key material.
+func (s Solana) String() string {
+	return fmt.Sprintf("signer.Solana{keys: %v, allowedVoteAccounts: %v, maxComputeUnitPrice: %d, maxComputeUnitLimit: %d}",
+		s.keys, s.policy.AllowedVoteAccounts, s.policy.MaxComputeUnitPrice, s.policy.MaxComputeUnitLimit)
+}
+
+// GoString is String, so that %#v reveals nothing either.
+func (s Solana) GoString() string { return s.String() }
+
+// Format prints String under every verb.
+func (s Solana) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
+
+// MarshalJSON encodes the policy and key addresses only.
+func (s Solana) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Keys   *SolanaKeyring `json:"keys"`
+		Policy SolanaPolicy   `json:"policy"`
+	}{s.keys, s.policy})
+}

@@ -1,0 +1,164 @@
+// Package sandbox is a faithful local implementation of the staking service
+// described in spec/staking-api.md, backed by a real Solana runtime
+// (package solanart). It is the default target of the local stack and of the
+// integration tests: code that works against it must work against the real
+// service, so it follows the interface to the letter and makes every point
+// the interface leaves open explicit below.
+//
+// # Service API
+//
+// All 13 endpoints answer at both published address forms, /api/v1/... and
+// /api/api/v1/.... Bodies are JSON. Success is {"error": null, "result": ...};
+// failure is {"error": {type, code, message, name, errors?}, "result": null,
+// "requestId", "timestamp"}. Every response carries an x-request-id header
+// equal to requestId. Timestamps are ISO 8601 UTC with milliseconds.
+//
+// Authentication: "Authorization: Bearer <JWT>", HS256 with
+// Config.TokenSecret (see MintToken); the token's subject ("sub") is required
+// and scopes endpoint 8. A missing header, another scheme or an empty bearer
+// is 401 NoTokenException 101111; a malformed, foreign, expired or
+// subject-less token is 401 WrongTokenException 101109 (type
+// authentication). Tokens never appear in logs or messages.
+//
+// Errors (HTTP 400, type client unless noted):
+//   - ValidationException 100101 with errors[] of {property, constraints}, one
+//     entry per bad field; nested fields are named "extra.amount",
+//     "extra.stakeAccount". Constraint names follow class-validator
+//     (isNotEmpty, isString, isNumberString, isIn, min, max, ...) plus the
+//     sandbox's own for on-chain checks (exists, isStakeAccount, isDelegated,
+//     stakeAuthority, notDeactivating, equals, inactiveStakeAccount).
+//   - DataNetworkIsNotIncludedInListException 115101 (the schema's code) for a
+//     network (endpoints 1, 2) or chain (endpoints 10-13) outside the
+//     endpoint's list; the message lists the spec's supported networks.
+//     Path values of endpoints 3, 6, 7 and 9 (celestia-mocha-testnet,
+//     mainnet, mainnet-beta, ...) are cluster names, not networks of that
+//     list: a bad one is a ValidationException on "network". A chain of the
+//     list other than solana sent to endpoints 10-13 is a ValidationException
+//     on "chain" (the sandbox builds unified transactions for Solana only).
+//   - InvalidDelegatorAddressException 115400 (the schema's code) for a
+//     malformed address of the delegator: address (1), delegatorAddress (6),
+//     stakerAddress (4, 10-13).
+//   - ThrottlerException, HTTP 429, code 429 (the interface gives only a
+//     placeholder), type client; name and message are both
+//     "ThrottlerException"; headers Retry-After, RateLimit-Limit,
+//     RateLimit-Reset and RateLimit-Policy.
+//   - TransactionRejectedException 100400 (sandbox-defined) for a broadcast
+//     the chain refuses; the message starts with a stable reason token:
+//     "AlreadyProcessed:", "BlockhashNotFound:", "SignatureFailure:",
+//     "InstructionError:" or "InvalidTransaction:", then the detail.
+//   - InternalServerErrorException 100500 (HTTP 500, type server) for runtime
+//     failures and injected faults; NotFoundException 100404 (HTTP 404) for
+//     unknown paths; MethodNotAllowedException 100405 (HTTP 405, with Allow)
+//     for a known path called with another method.
+//
+// Limits: limit 1..1000, default 50 (endpoints 1, 2, 8); offset 0..10000000
+// (1, 2) and 0..100000 (8); startAt defaults to one month before finishAt,
+// finishAt to now. Request bodies are capped at 1 MiB.
+//
+// Rate limiting (Config.RateLimit, RateLimit-Policy form, several windows
+// allowed) counts requests per bearer token in fixed windows that start at
+// the token's first request; a refused request is not counted.
+// RateLimit-Limit is the quota of the window that refused (the one resetting
+// last), RateLimit-Reset and Retry-After its remaining seconds (rounded up).
+//
+// # Solana (endpoints 7, 10-13) on the real runtime
+//
+// network testnet and mainnet-beta both map to the one runtime. Amounts are
+// lamports: strings holding integers in requests, integer "amount" in
+// responses (present in stake and withdraw results, absent in unstake).
+//
+// Stake (10) builds an unsigned legacy transaction paid by the staker:
+// CreateAccountWithSeed (base = staker, a fresh 24-character seed per call,
+// 200 bytes, owner the stake program, lamports = amount), stake Initialize
+// (staker and withdrawer = staker, no lockup) and DelegateStake to
+// Config.DefaultVoteAccount or the runtime's first healthy vote account. The
+// seed-derived stake account is writable, never a signer. An amount below
+// the rent-exempt reserve plus the stake program's minimum delegation is a
+// ValidationException on amount; the minimum delegation is read once by
+// simulating GetMinimumDelegation and falls back to 1 SOL when the runtime
+// returns no return data. extraData holds exactly network, feePayer,
+// fromPublicKey, stakeAuthority, withdrawAuthority, voteAccount. The stake
+// account address is not in the result: it is the second account of the
+// first instruction.
+//
+// unsignedTransactionData is base64 of the wire transaction with one zeroed
+// signature slot per required signer; the recent blockhash is the runtime's
+// latest (finalized commitment).
+//
+// Unstake (11) deactivates extra.stakeAccount, which must exist, be owned by
+// the stake program, be delegated with the staker as stake authority and not
+// already be deactivating; extra.amount must equal its lamports (partial
+// unstake is not offered). extraData: network, feePayer, stakeAuthority.
+//
+// Withdraw (12): the interface's body names no stake account, so the sandbox
+// picks, oldest first, a stake account it built for this staker that is
+// fully inactive on chain (never delegated, or deactivated in an earlier
+// epoch) and holds exactly extra.amount lamports, and withdraws all of it to
+// the staker. None is a ValidationException on extra.amount. The list of
+// built stake accounts lives in memory: it does not survive a restart.
+// extraData: network, feePayer, withdrawAuthority, recipient, amount.
+//
+// Broadcast (13) accepts signedTransaction as base64 or base58, verifies
+// every required signature locally, submits the bytes to the runtime and
+// answers result.extraData {transactionId (base58 first signature), slot,
+// signerAccounts (the required signers in message order), createdAt}. The
+// stakerAddress is checked for shape only.
+//
+// Validator status (7) reads getVoteAccounts. The interface does not name
+// the query parameter: the sandbox uses "voteAccounts" (comma-separated).
+// The interface types result.statuses as a string: the sandbox answers a
+// string holding a JSON object {"<vote account>": "active" | "delinquent" |
+// "unknown"}.
+//
+// # Other chains (no chain backing)
+//
+// Answers are deterministic, derived from the request (and, for endpoint 8,
+// the token subject), and consistent across calls and pages. Per-chain code
+// sits in its own file so that a chain runtime can replace it later.
+//   - APY (2) and APR (1): one record per staking period (solana 2 days,
+//     kusama 6 hours, others 1 day; period 0 starts 2020-01-01T00:00:00Z),
+//     ascending, filtered by startAt/finishAt overlap and by
+//     startNumber/finishNumber, then paged. APR records carry a consensus and
+//     an execution reward in ETH; notFinalized is true for a period not yet
+//     over. stakingPeriod is the period number as text.
+//   - SSV (8): three set-up requests per token subject; totalCount 3.
+//   - TON (9): transactionHash must be 32 bytes in hex or base64.
+//   - Hyperliquid (6): amount is a JSON number > 0; unsignedTransaction is
+//     the JSON text of a cWithdraw action (wei = amount x 1e8).
+//   - EigenLayer (5): an unsigned EIP-1559 transaction (chainId 1) calling
+//     verifyCheckpointProofs on a pod address derived from the owner.
+//   - Polygon (4): signedTransaction must be 0x hex; the interface does not
+//     show the 200 payload: the sandbox answers {"transactionHash": "0x" +
+//     keccak256(bytes)}.
+//   - Celestia (3): signedTransaction may be base64 or hex; the answer is a
+//     success whose transactionHash is SHA-256 of the bytes, upper-case hex.
+//
+// # Control API for tests (no authentication, outside /api/v1)
+//
+//	GET  /sandbox/ledger              landed transactions (runtime ledger), stake accounts
+//	                                  the sandbox built with on-chain lamports and state,
+//	                                  broadcasts received per signature (count)
+//	GET  /sandbox/faults              current FaultConfig
+//	POST /sandbox/faults              replace it (body: FaultConfig JSON)
+//	GET  /sandbox/hostile             current mode
+//	POST /sandbox/hostile             {"mode": "<HostileMode>"} ("" for honest)
+//	POST /sandbox/airdrop             {"address", "lamports"}
+//	POST /sandbox/warp                {"epochs"}
+//	POST /sandbox/expire-blockhashes
+//
+// The same controls exist in Go: Sandbox.SetFaults, Sandbox.Faults,
+// Sandbox.SetHostile, Sandbox.Hostile, Sandbox.Ledger, and Sandbox.Runtime
+// for the runtime's own controls. Answers use the same envelopes. Faults (FaultConfig) apply per endpoint
+// name (EndpointNames, or "*"), after authentication and rate limiting:
+// counts fail exactly the next N requests (429 first, then 500, then a
+// dropped connection); rates are drawn from an RNG seeded with Seed; latency
+// is added first. A dropped connection writes the start of a status line and
+// closes, so HTTP clients cannot silently replay the request.
+// broadcastLostResponse submits the broadcast to the chain, then answers 500
+// or drops the connection. Hostile modes (HostileMode) make endpoints 10-12
+// build transactions that differ from the request while extraData stays
+// honest.
+//
+// Logs go to Config.Logger (no-op by default) with stable camelCase keys;
+// signed transactions and tokens are never logged.
+package sandbox

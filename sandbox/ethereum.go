@@ -1,0 +1,176 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"math/big"
+	"net/http"
+	"strconv"
+
+	"github.com/ethereum/go-ethereum/rlp"
+	"golang.org/x/crypto/sha3"
+)
+
+// ssvRequest is one validator set-up request of endpoint 8.
+type ssvRequest struct {
+	ID                        string           `json:"id"`
+	Status                    string           `json:"status"`
+	ValidatorsCount           int              `json:"validatorsCount"`
+	AmountPerValidator        string           `json:"amountPerValidator"`
+	WithdrawalCredentialsType string           `json:"withdrawalCredentialsType"`
+	WithdrawalAddress         string           `json:"withdrawalAddress"`
+	FeeRecipientAddress       string           `json:"feeRecipientAddress"`
+	SSVOwnerAddress           string           `json:"ssvOwnerAddress"`
+	Type                      string           `json:"type"`
+	OperationPeriodInDays     int              `json:"operationPeriodInDays"`
+	LiquidationPeriodInDays   int              `json:"liquidationPeriodInDays"`
+	EncryptedShares           []encryptedShare `json:"encryptedShares"`
+	Clusters                  []ssvCluster     `json:"clusters"`
+	ECDHPublicKey             any              `json:"ecdhPublicKey"`
+	ValidatorRegistrationTxs  any              `json:"validatorRegistrationTxs"`
+	FeeRecipientTx            any              `json:"feeRecipientTx"`
+	ApproveTx                 any              `json:"approveTx"`
+}
+
+// encryptedShare is one encrypted key share of a set-up request.
+type encryptedShare struct {
+	PublicKey               string `json:"publicKey"`
+	Nonce                   string `json:"nonce"`
+	SharesData              string `json:"sharesData"`
+	ECDHEncryptedPrivateKey string `json:"ecdhEncryptedPrivateKey"`
+}
+
+// ssvCluster is one operator cluster of a set-up request.
+type ssvCluster struct {
+	Operators []int `json:"operators"`
+}
+
+// ssvRequestsPerSubject is how many set-up requests each token subject has.
+const ssvRequestsPerSubject = 3
+
+// ssvSeed returns the deterministic set-up requests of subject.
+func ssvSeed(subject string) []ssvRequest {
+	out := make([]ssvRequest, 0, ssvRequestsPerSubject)
+	for i := 0; i < ssvRequestsPerSubject; i++ {
+		k := strconv.Itoa(i)
+		var id [16]byte
+		b, _ := hex.DecodeString(hexDigest(16, "ssv-id", subject, k))
+		copy(id[:], b)
+		count := 1 + int(unitFloat("ssv-count", subject, k)*4)
+		owner := "0x" + hexDigest(20, "ssv-owner", subject)
+		shares := make([]encryptedShare, count)
+		for v := range shares {
+			vk := strconv.Itoa(v)
+			shares[v] = encryptedShare{
+				PublicKey:               "0x" + hexDigest(48, "ssv-pk", subject, k, vk),
+				Nonce:                   strconv.Itoa(i*10 + v),
+				SharesData:              "0x" + hexDigest(256, "ssv-shares", subject, k, vk),
+				ECDHEncryptedPrivateKey: hexDigest(64, "ssv-ecdh", subject, k, vk),
+			}
+		}
+		ops := make([]int, 4)
+		for o := range ops {
+			ops[o] = 1 + int(unitFloat("ssv-op", subject, k, strconv.Itoa(o))*1000)
+		}
+		out = append(out, ssvRequest{
+			ID: formatUUID(id), Status: "processing", ValidatorsCount: count, AmountPerValidator: "32",
+			WithdrawalCredentialsType: "0x02", WithdrawalAddress: owner, FeeRecipientAddress: owner, SSVOwnerAddress: owner,
+			Type: "without-encrypt-key", OperationPeriodInDays: 30 * (1 + i), LiquidationPeriodInDays: 30,
+			EncryptedShares: shares, Clusters: []ssvCluster{{Operators: ops}},
+		})
+	}
+	return out
+}
+
+// ssvPage is the result of endpoint 8.
+type ssvPage struct {
+	Limit      int64        `json:"limit"`
+	Offset     int64        `json:"offset"`
+	TotalCount int          `json:"totalCount"`
+	List       []ssvRequest `json:"list"`
+}
+
+// ssvRequests answers endpoint 8 with the token subject's requests.
+func (s *server) ssvRequests(r *http.Request, rc *reqContext) (any, *apiError) {
+	var errs []fieldError
+	q := r.URL.Query()
+	limit := intQuery(q, "limit", 1, maxLimit, defaultLimit, &errs)
+	offset := intQuery(q, "offset", 0, maxOffsetSSV, 0, &errs)
+	if len(errs) > 0 {
+		return nil, validation(errs...)
+	}
+	all := ssvSeed(rc.subject)
+	page := []ssvRequest{}
+	for i := offset; i < int64(len(all)) && int64(len(page)) < limit; i++ {
+		page = append(page, all[i])
+	}
+	return ssvPage{Limit: limit, Offset: offset, TotalCount: len(all), List: page}, nil
+}
+
+// evmTransaction is the serialized EVM transaction of endpoint 5.
+type evmTransaction struct {
+	SerializeTx          string `json:"serializeTx"`
+	To                   string `json:"to"`
+	GasLimit             string `json:"gasLimit"`
+	Data                 string `json:"data"`
+	Value                string `json:"value"`
+	ChainID              string `json:"chainId"`
+	Type                 string `json:"type"`
+	MaxFeePerGas         string `json:"maxFeePerGas"`
+	MaxPriorityFeePerGas string `json:"maxPriorityFeePerGas"`
+}
+
+// keccak256 hashes b.
+func keccak256(b ...[]byte) []byte {
+	h := sha3.NewLegacyKeccak256()
+	for _, x := range b {
+		h.Write(x)
+	}
+	return h.Sum(nil)
+}
+
+// verifyCheckpointProofsSelector is the EigenPod function selector.
+var verifyCheckpointProofsSelector = keccak256([]byte("verifyCheckpointProofs((bytes32,bytes),(bytes32,bytes32,bytes)[])"))[:4]
+
+// eigenLayerProofs builds an unsigned EIP-1559 call to the owner's EigenPod
+// (endpoint 5). The pod address and the call data are derived
+// deterministically from the request; no EVM chain backs them.
+func (s *server) eigenLayerProofs(r *http.Request, _ *reqContext) (any, *apiError) {
+	b, aerr := readBody(r)
+	if aerr != nil {
+		return nil, aerr
+	}
+	var errs []fieldError
+	owner, ok := b.str("eigenPodOwnerAddress", true, &errs)
+	if ok && !isEVMAddress(owner) {
+		errs = append(errs, fieldErr("eigenPodOwnerAddress", "isEthereumAddress", "eigenPodOwnerAddress must be a 0x-prefixed 20-byte hex address"))
+	}
+	activate, _ := b.str("activateTx", true, &errs)
+	if len(errs) > 0 {
+		return nil, validation(errs...)
+	}
+	ownerBytes, _ := hex.DecodeString(owner[2:])
+	pod := keccak256([]byte("eigenpod"), ownerBytes)[12:]
+	data := append([]byte{}, verifyCheckpointProofsSelector...)
+	data = append(data, keccak256([]byte(activate))...)
+	var nonce [8]byte
+	copy(nonce[:], keccak256([]byte("nonce"), ownerBytes)[:8])
+	const (
+		chainID  = 1
+		gasLimit = 500_000
+		maxFee   = 30_000_000_000
+		tip      = 1_000_000_000
+	)
+	payload, err := rlp.EncodeToBytes([]any{
+		big.NewInt(chainID), binary.BigEndian.Uint64(nonce[:]) % 1000, big.NewInt(tip), big.NewInt(maxFee),
+		uint64(gasLimit), pod, big.NewInt(0), data, []any{},
+	})
+	if err != nil {
+		return nil, internalError("encode EVM transaction: " + err.Error())
+	}
+	return evmTransaction{
+		SerializeTx: "0x02" + hex.EncodeToString(payload), To: "0x" + hex.EncodeToString(pod),
+		GasLimit: strconv.Itoa(gasLimit), Data: "0x" + hex.EncodeToString(data), Value: "0",
+		ChainID: strconv.Itoa(chainID), Type: "2", MaxFeePerGas: strconv.Itoa(maxFee), MaxPriorityFeePerGas: strconv.Itoa(tip),
+	}, nil
+}

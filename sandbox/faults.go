@@ -1,0 +1,213 @@
+package sandbox
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Endpoint names used by FaultConfig.Endpoints and by the control API.
+const (
+	EndpointDelegatorAPR        = "delegatorAPR"
+	EndpointNetworkAPY          = "networkAPY"
+	EndpointCelestiaSend        = "celestiaSend"
+	EndpointPolygonSend         = "polygonSend"
+	EndpointEigenLayerProofs    = "eigenLayerVerifyCheckpointProofs"
+	EndpointHyperliquidWithdraw = "hyperliquidWithdraw"
+	EndpointValidatorStatus     = "validatorStatus"
+	EndpointSSVRequests         = "ssvRequests"
+	EndpointTONStatus           = "tonTransactionStatus"
+	EndpointStake               = "stake"
+	EndpointUnstake             = "unstake"
+	EndpointWithdraw            = "withdraw"
+	EndpointBroadcast           = "broadcast"
+	// EndpointAll in FaultConfig.Endpoints applies to every endpoint that has
+	// no entry of its own.
+	EndpointAll = "*"
+)
+
+// EndpointNames lists every endpoint name in spec order.
+var EndpointNames = []string{
+	EndpointDelegatorAPR, EndpointNetworkAPY, EndpointCelestiaSend, EndpointPolygonSend,
+	EndpointEigenLayerProofs, EndpointHyperliquidWithdraw, EndpointValidatorStatus, EndpointSSVRequests,
+	EndpointTONStatus, EndpointStake, EndpointUnstake, EndpointWithdraw, EndpointBroadcast,
+}
+
+// FaultConfig injects failures into the service API. Counts ("the next N
+// requests") are consumed first and in the order 429, 500, drop; rates are
+// then drawn, in the same order, from an RNG seeded with Seed.
+type FaultConfig struct {
+	// Seed seeds the RNG used for the rates.
+	Seed uint64 `json:"seed"`
+	// Endpoints maps an endpoint name (see EndpointNames, or EndpointAll) to
+	// its faults.
+	Endpoints map[string]EndpointFaults `json:"endpoints,omitempty"`
+	// BroadcastLostResponse makes a broadcast land on chain while the client
+	// gets a 500 or a dropped connection.
+	BroadcastLostResponse LostResponse `json:"broadcastLostResponse"`
+}
+
+// EndpointFaults are the faults of one endpoint.
+type EndpointFaults struct {
+	// Latency is added before the request is handled.
+	Latency  Duration `json:"latency,omitempty"`
+	Next429  int      `json:"next429,omitempty"`  // answer 429 to that many next requests
+	Next500  int      `json:"next500,omitempty"`  // answer 500 to that many next requests
+	NextDrop int      `json:"nextDrop,omitempty"` // drop that many next connections
+	Rate429  float64  `json:"rate429,omitempty"`  // answer 429 to that fraction (0..1)
+	Rate500  float64  `json:"rate500,omitempty"`  // answer 500 to that fraction (0..1)
+	RateDrop float64  `json:"rateDrop,omitempty"` // drop that fraction (0..1)
+	// RetryAfterSeconds is the Retry-After of injected 429s (default 1).
+	RetryAfterSeconds int `json:"retryAfterSeconds,omitempty"`
+}
+
+// LostResponse describes broadcasts whose response is lost after the
+// transaction was submitted.
+type LostResponse struct {
+	// Next loses the response of that many next broadcasts.
+	Next int `json:"next,omitempty"`
+	// Rate loses that fraction (0..1) of broadcast responses.
+	Rate float64 `json:"rate,omitempty"`
+	// Drop closes the connection instead of answering 500.
+	Drop bool `json:"drop,omitempty"`
+}
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration
+// string ("250ms") and also reads a number of milliseconds.
+type Duration time.Duration
+
+// faultKind is what the injector decided for one request.
+type faultKind int
+
+const (
+	faultNone faultKind = iota
+	fault429
+	fault500
+	faultDrop
+)
+
+// faultDecision is the outcome for one request.
+type faultDecision struct {
+	kind       faultKind
+	latency    time.Duration
+	retryAfter int
+	lost       bool // broadcast: submit, then lose the response
+	lostDrop   bool
+}
+
+// faultInjector holds the mutable fault state.
+type faultInjector struct {
+	mu  sync.Mutex
+	cfg FaultConfig
+	rng *rand.Rand
+}
+
+func newFaultInjector(cfg FaultConfig) *faultInjector {
+	f := &faultInjector{}
+	f.set(cfg)
+	return f
+}
+
+func (f *faultInjector) set(cfg FaultConfig) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cp := cfg
+	cp.Endpoints = make(map[string]EndpointFaults, len(cfg.Endpoints))
+	for k, v := range cfg.Endpoints {
+		cp.Endpoints[k] = v
+	}
+	f.cfg = cp
+	f.rng = rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+}
+
+func (f *faultInjector) get() FaultConfig {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cp := f.cfg
+	cp.Endpoints = make(map[string]EndpointFaults, len(f.cfg.Endpoints))
+	for k, v := range f.cfg.Endpoints {
+		cp.Endpoints[k] = v
+	}
+	return cp
+}
+
+// decide consumes counts and draws rates for one request to endpoint.
+func (f *faultInjector) decide(endpoint string) faultDecision {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var d faultDecision
+	key := endpoint
+	ef, ok := f.cfg.Endpoints[key]
+	if !ok {
+		key = EndpointAll
+		ef, ok = f.cfg.Endpoints[key]
+	}
+	if ok {
+		d.latency = time.Duration(ef.Latency)
+		d.retryAfter = ef.RetryAfterSeconds
+		if d.retryAfter < 1 {
+			d.retryAfter = 1
+		}
+		switch {
+		case ef.Next429 > 0:
+			ef.Next429--
+			d.kind = fault429
+		case ef.Next500 > 0:
+			ef.Next500--
+			d.kind = fault500
+		case ef.NextDrop > 0:
+			ef.NextDrop--
+			d.kind = faultDrop
+		case f.draw(ef.Rate429):
+			d.kind = fault429
+		case f.draw(ef.Rate500):
+			d.kind = fault500
+		case f.draw(ef.RateDrop):
+			d.kind = faultDrop
+		}
+		f.cfg.Endpoints[key] = ef
+	}
+	if endpoint == EndpointBroadcast && d.kind == faultNone {
+		lr := &f.cfg.BroadcastLostResponse
+		switch {
+		case lr.Next > 0:
+			lr.Next--
+			d.lost = true
+		case f.draw(lr.Rate):
+			d.lost = true
+		}
+		d.lostDrop = lr.Drop
+	}
+	return d
+}
+
+func (f *faultInjector) draw(rate float64) bool {
+	if rate <= 0 {
+		return false
+	}
+	return f.rng.Float64() < rate
+}
+
+// Validate checks endpoint names, rates (0..1) and counts (>= 0).
+func (c FaultConfig) Validate() error {
+	for name, ef := range c.Endpoints {
+		if name != EndpointAll && !contains(EndpointNames, name) {
+			return fmt.Errorf("sandbox: unknown fault endpoint %q (known: %s, or %q)", name, strings.Join(EndpointNames, ", "), EndpointAll)
+		}
+		for field, r := range map[string]float64{"rate429": ef.Rate429, "rate500": ef.Rate500, "rateDrop": ef.RateDrop} {
+			if r < 0 || r > 1 {
+				return fmt.Errorf("sandbox: fault endpoint %q: %s %v is outside 0..1", name, field, r)
+			}
+		}
+		if ef.Next429 < 0 || ef.Next500 < 0 || ef.NextDrop < 0 || ef.Latency < 0 || ef.RetryAfterSeconds < 0 {
+			return fmt.Errorf("sandbox: fault endpoint %q: counts, latency and retryAfterSeconds must not be negative", name)
+		}
+	}
+	lr := c.BroadcastLostResponse
+	if lr.Rate < 0 || lr.Rate > 1 || lr.Next < 0 {
+		return fmt.Errorf("sandbox: broadcastLostResponse: rate must be within 0..1 and next must not be negative")
+	}
+	return nil
+}

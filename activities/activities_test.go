@@ -1,0 +1,366 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/stakeflow/stakeflow/apiclient"
+	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/signer"
+)
+
+const (
+	staker   = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+	vote     = "CertusDeBmqN8ZawdkxK5kFGMwBXdudvWHYwtNgNhvLu"
+	sig      = "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"
+	hash     = "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N"
+	tokenVal = "test-token-value"
+)
+
+// service answers every request with one canned response and counts requests.
+func service(t *testing.T, status int, header map[string]string, body string) (*apiclient.Client, *int) {
+	t.Helper()
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		for k, v := range header {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("x-request-id", "req-1")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := apiclient.New(srv.URL, apiclient.WithToken(tokenVal))
+	require.NoError(t, err)
+	return c, &n
+}
+
+func errorEnvelope(name string, code int, typ, msg string) string {
+	return fmt.Sprintf(`{"error":{"type":%q,"code":%d,"message":%q,"name":%q},"result":null,"requestId":"req-1","timestamp":"2026-11-22T00:00:00Z"}`,
+		typ, code, msg, name)
+}
+
+func appErr(t *testing.T, err error) *temporal.ApplicationError {
+	t.Helper()
+	require.Error(t, err)
+	var ae *temporal.ApplicationError
+	require.True(t, errors.As(err, &ae), "want an application error, got %T %v", err, err)
+	return ae
+}
+
+func TestBuildClassifiesServiceErrors(t *testing.T) {
+	tests := []struct {
+		name         string
+		status       int
+		header       map[string]string
+		body         string
+		wantType     string
+		nonRetryable bool
+		wantDelay    time.Duration
+	}{
+		{"validation", 400, nil, errorEnvelope("ValidationException", 100101, "client", "amount must be an integer"), ErrServiceRejected, true, 0},
+		{"no token", 401, nil, errorEnvelope("NoTokenException", 101111, "authentication", "no token"), ErrServiceRejected, true, 0},
+		{"wrong token", 401, nil, errorEnvelope("WrongTokenException", 101109, "authentication", "bad token"), ErrServiceRejected, true, 0},
+		{"throttled", 429, map[string]string{"Retry-After": "7", "RateLimit-Policy": "10;w=1,100;w=60"},
+			errorEnvelope("ThrottlerException", 0, "", "ThrottlerException"), ErrRateLimited, false, 7 * time.Second},
+		{"server error", 500, nil, errorEnvelope("GetDelegatorAutostakingDataException", 115406, "server", "boom"), ErrServiceUnavailable, false, 0},
+		{"proxy html", 502, nil, "<html>bad gateway</html>", ErrServiceUnavailable, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := service(t, tt.status, tt.header, tt.body)
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			acts := &Activities{Service: c}
+			env.RegisterActivity(acts)
+			_, err := env.ExecuteActivity(acts.Build, Intent{Operation: OpStake, Chain: "solana", Network: "testnet", Staker: staker, Lamports: 5})
+			ae := appErr(t, err)
+			require.Equal(t, tt.wantType, ae.Type())
+			require.Equal(t, tt.nonRetryable, ae.NonRetryable())
+			require.Equal(t, tt.wantDelay, ae.NextRetryDelay())
+			require.NotContains(t, err.Error(), tokenVal)
+		})
+	}
+}
+
+func TestBuildReturnsServiceClaims(t *testing.T) {
+	c, n := service(t, 200, nil, `{"error":null,"result":{"amount":5,"stakerAddress":"`+staker+`","unsignedTransactionData":"AQID","createdAt":"2026-11-22T00:00:00Z","extraData":{"network":"testnet","feePayer":"`+staker+`","voteAccount":"`+vote+`"}}}`)
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	acts := &Activities{Service: c}
+	env.RegisterActivity(acts)
+	v, err := env.ExecuteActivity(acts.Build, Intent{Operation: OpStake, Chain: "solana", Network: "testnet", Staker: staker, Lamports: 5})
+	require.NoError(t, err)
+	var res BuildResult
+	require.NoError(t, v.Get(&res))
+	require.Equal(t, "AQID", res.UnsignedTransaction)
+	require.Equal(t, vote, res.VoteAccount)
+	require.Equal(t, "req-1", res.RequestID)
+	require.Equal(t, 1, *n)
+}
+
+func TestBroadcastReadsRefusals(t *testing.T) {
+	tests := []struct {
+		name      string
+		status    int
+		body      string
+		wantType  string // "" = success
+		processed bool
+	}{
+		{"sent", 200, `{"error":null,"result":{"extraData":{"transactionId":"` + sig + `","slot":12,"signerAccounts":["` + staker + `"],"createdAt":"2026-11-22T00:00:00Z"}}}`, "", false},
+		{"already processed", 400, errorEnvelope("TransactionRejectedException", 100400, "client", "AlreadyProcessed: This transaction has already been processed"), "", true},
+		{"blockhash", 400, errorEnvelope("TransactionRejectedException", 100400, "client", "BlockhashNotFound: Blockhash not found"), ErrBlockhashExpired, false},
+		{"instruction error", 400, errorEnvelope("TransactionRejectedException", 100400, "client", "InstructionError: insufficient funds"), ErrTransactionRejected, false},
+		{"server error", 503, errorEnvelope("ServiceUnavailable", 0, "server", "down"), ErrServiceUnavailable, false},
+		{"wrong token", 401, errorEnvelope("WrongTokenException", 101109, "authentication", "bad token"), ErrServiceRejected, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := service(t, tt.status, nil, tt.body)
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			acts := &Activities{Service: c}
+			env.RegisterActivity(acts)
+			v, err := env.ExecuteActivity(acts.Broadcast, BroadcastInput{
+				Intent: Intent{Chain: "solana", Network: "testnet", Staker: staker}, Signature: sig, SignedTransaction: "AQID"})
+			if tt.wantType != "" {
+				require.Equal(t, tt.wantType, appErr(t, err).Type())
+				return
+			}
+			require.NoError(t, err)
+			var res BroadcastResult
+			require.NoError(t, v.Get(&res))
+			require.Equal(t, sig, res.Signature)
+			require.Equal(t, tt.processed, res.AlreadyProcessed)
+		})
+	}
+}
+
+type fakeSigner struct{ err error }
+
+func (f fakeSigner) Sign(_ context.Context, _ string, in signer.Intent) (*signer.Signed, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &signer.Signed{Signature: sig, SignedTransaction: "signed", RecentBlockhash: hash, VoteAccount: in.VoteAccount}, nil
+}
+
+func TestSignRefusalsAreNonRetryableAndTyped(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("fee payer: %w", signer.ErrVerification), ErrVerificationFailed},
+		{fmt.Errorf("garbage: %w", signer.ErrDecode), ErrVerificationFailed},
+		{fmt.Errorf("staker: %w", signer.ErrUnknownKey), ErrUnknownKey},
+		{fmt.Errorf("lamports: %w", signer.ErrIntent), ErrInvalidInput},
+	}
+	for _, tt := range tests {
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestActivityEnvironment()
+		acts := &Activities{Signer: fakeSigner{err: tt.err}}
+		env.RegisterActivity(acts)
+		_, err := env.ExecuteActivity(acts.Sign, SignInput{Intent: Intent{Operation: OpStake}, UnsignedTransaction: "x"})
+		ae := appErr(t, err)
+		require.Equal(t, tt.want, ae.Type())
+		require.True(t, ae.NonRetryable())
+		require.Contains(t, err.Error(), "refused to sign")
+	}
+}
+
+type keys map[string]bool
+
+func (k keys) Has(a string) bool { return k[a] }
+
+func TestCheckPolicy(t *testing.T) {
+	acts := &Activities{Keys: keys{staker: true}, Chains: map[string]SolanaReader{"testnet": &fakeChain{}},
+		Policy: Policy{ApprovalThreshold: 100, AllowedVoteAccounts: []string{vote}}}
+	var s testsuite.WorkflowTestSuite
+	run := func(in Intent) (PolicyDecision, error) {
+		env := s.NewTestActivityEnvironment()
+		env.RegisterActivity(acts)
+		v, err := env.ExecuteActivity(acts.CheckPolicy, in)
+		if err != nil {
+			return PolicyDecision{}, err
+		}
+		var d PolicyDecision
+		require.NoError(t, v.Get(&d))
+		return d, nil
+	}
+	d, err := run(Intent{Network: "testnet", Staker: staker, Lamports: 99})
+	require.NoError(t, err)
+	require.False(t, d.ApprovalRequired)
+	d, err = run(Intent{Network: "testnet", Staker: staker, Lamports: 100})
+	require.NoError(t, err)
+	require.True(t, d.ApprovalRequired)
+	_, err = run(Intent{Network: "testnet", Staker: vote, Lamports: 1})
+	require.Equal(t, ErrUnknownKey, appErr(t, err).Type())
+	_, err = run(Intent{Network: "testnet", Staker: staker, Lamports: 1, VoteAccount: staker})
+	require.Equal(t, ErrPolicy, appErr(t, err).Type())
+	_, err = run(Intent{Network: "mainnet-beta", Staker: staker, Lamports: 1})
+	require.Equal(t, ErrInvalidInput, appErr(t, err).Type())
+}
+
+func TestValidatorStatusForms(t *testing.T) {
+	tests := []struct {
+		statuses string
+		want     string // "" = refused
+	}{
+		{`{"` + vote + `":"active"}`, "active"},
+		{`"{\"` + vote + `\":\"active\"}"`, "active"},
+		{`"active"`, "active"},
+		{`["active"]`, "active"},
+		{`{"` + vote + `":"delinquent"}`, ""},
+		{`{"someoneElse":"active"}`, ""},
+		{`"{\"` + vote + `\":\"unknown\"}"`, ""},
+	}
+	for _, tt := range tests {
+		c, _ := service(t, 200, nil, `{"error":null,"result":{"statuses":`+tt.statuses+`}}`)
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestActivityEnvironment()
+		acts := &Activities{Service: c}
+		env.RegisterActivity(acts)
+		_, err := env.ExecuteActivity(acts.CheckValidator, ValidatorCheckInput{Network: "testnet", VoteAccount: vote})
+		if tt.want == "" {
+			require.Equal(t, ErrValidatorNotHealthy, appErr(t, err).Type(), tt.statuses)
+			continue
+		}
+		require.NoError(t, err, tt.statuses)
+	}
+}
+
+// fakeChain plays back a scripted cluster: the signature status, blockhash validity and block
+// height each read returns, in turn (the last value repeats).
+type fakeChain struct {
+	mu       sync.Mutex
+	statuses []*solchain.SignatureStatus
+	valid    []bool
+	heights  []uint64
+	reads    int
+}
+
+func next[T any](s *[]T) T {
+	v := (*s)[0]
+	if len(*s) > 1 {
+		*s = (*s)[1:]
+	}
+	return v
+}
+
+func (f *fakeChain) SignatureStatus(context.Context, string) (*solchain.SignatureStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	return next(&f.statuses), nil
+}
+func (f *fakeChain) BlockHeight(context.Context) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return next(&f.heights), nil
+}
+func (f *fakeChain) IsBlockhashValid(context.Context, string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return next(&f.valid), nil
+}
+func (f *fakeChain) EpochInfo(context.Context) (*solchain.EpochInfo, error) {
+	return &solchain.EpochInfo{Epoch: 5, SlotIndex: 10, SlotsInEpoch: 64}, nil
+}
+func (f *fakeChain) StakeAccount(context.Context, string) (*solchain.StakeAccount, error) {
+	return nil, solchain.ErrAccountNotFound
+}
+func (f *fakeChain) StakeActivation(context.Context, string) (*solchain.StakeActivation, error) {
+	return nil, errors.New("unused")
+}
+
+var (
+	absent    = &solchain.SignatureStatus{}
+	confirmed = &solchain.SignatureStatus{Found: true, Slot: 9, ConfirmationStatus: "confirmed"}
+	finalized = &solchain.SignatureStatus{Found: true, Slot: 9, ConfirmationStatus: "finalized"}
+	failed    = &solchain.SignatureStatus{Found: true, Slot: 9, ConfirmationStatus: "confirmed", Err: `{"InstructionError":[0,"Custom"]}`}
+)
+
+func confirm(t *testing.T, f *fakeChain) (ConfirmResult, error) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	acts := &Activities{Chains: map[string]SolanaReader{"testnet": f}}
+	env.RegisterActivity(acts)
+	v, err := env.ExecuteActivity(acts.Confirm, ConfirmInput{Network: "testnet", Signature: sig, RecentBlockhash: hash,
+		PollInterval: time.Millisecond, ExpiryMarginBlocks: 10})
+	if err != nil {
+		return ConfirmResult{}, err
+	}
+	var res ConfirmResult
+	require.NoError(t, v.Get(&res))
+	return res, nil
+}
+
+func TestConfirm(t *testing.T) {
+	t.Run("finalized after confirmed", func(t *testing.T) {
+		res, err := confirm(t, &fakeChain{statuses: []*solchain.SignatureStatus{absent, confirmed, confirmed, finalized}, valid: []bool{true}, heights: []uint64{100}})
+		require.NoError(t, err)
+		require.Equal(t, ConfirmResult{Outcome: OutcomeFinalized, Slot: 9}, res)
+	})
+	t.Run("failed on chain", func(t *testing.T) {
+		res, err := confirm(t, &fakeChain{statuses: []*solchain.SignatureStatus{failed}, valid: []bool{true}, heights: []uint64{100}})
+		require.NoError(t, err)
+		require.Equal(t, OutcomeFailed, res.Outcome)
+		require.Contains(t, res.Error, "InstructionError")
+	})
+	t.Run("expired only once blockhash invalid and height past margin", func(t *testing.T) {
+		f := &fakeChain{statuses: []*solchain.SignatureStatus{absent}, valid: []bool{true, true, false},
+			heights: []uint64{100, 105, 110, 111}}
+		res, err := confirm(t, f)
+		require.NoError(t, err)
+		require.Equal(t, OutcomeExpired, res.Outcome)
+		// start height read, then: valid, valid, invalid at 105 (not past 110), invalid at 110 (not past),
+		// invalid at 111 -> re-check status -> expired.
+		require.GreaterOrEqual(t, f.reads, 6)
+	})
+	t.Run("a transaction landing at the last moment is not called expired", func(t *testing.T) {
+		f := &fakeChain{statuses: []*solchain.SignatureStatus{absent, confirmed, finalized}, valid: []bool{false}, heights: []uint64{100, 200}}
+		res, err := confirm(t, f)
+		require.NoError(t, err)
+		require.Equal(t, OutcomeFinalized, res.Outcome)
+	})
+	t.Run("invalid blockhash alone is not proof", func(t *testing.T) {
+		// The blockhash reads invalid (a lagging node) but the height never moves past the margin;
+		// the transaction then lands.
+		statuses := []*solchain.SignatureStatus{}
+		for i := 0; i < 20; i++ {
+			statuses = append(statuses, absent)
+		}
+		statuses = append(statuses, finalized)
+		f := &fakeChain{statuses: statuses, valid: []bool{false}, heights: []uint64{100}}
+		res, err := confirm(t, f)
+		require.NoError(t, err)
+		require.Equal(t, OutcomeFinalized, res.Outcome)
+	})
+}
+
+func TestReadStakeStateMissingAccountIsNonRetryable(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	acts := &Activities{Chains: map[string]SolanaReader{"testnet": &fakeChain{}}}
+	env.RegisterActivity(acts)
+	_, err := env.ExecuteActivity(acts.ReadStakeState, StakeStateInput{Network: "testnet", StakeAccount: vote})
+	ae := appErr(t, err)
+	require.Equal(t, ErrStakeAccountState, ae.Type())
+	require.True(t, ae.NonRetryable())
+}

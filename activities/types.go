@@ -1,0 +1,199 @@
+package activities
+
+import "time"
+
+// Error types of the application errors activities return. Workflows switch on them with
+// errors.As(err, &appErr) and appErr.Type(). Every type listed as non-retryable is final for the
+// activity that returned it.
+const (
+	// ErrInvalidInput: the request is malformed (bad address, amount, network). Non-retryable.
+	ErrInvalidInput = "InvalidInput"
+	// ErrUnknownKey: the worker holds no key for the staker. Non-retryable.
+	ErrUnknownKey = "UnknownKey"
+	// ErrPolicy: the operation is outside the worker's policy (vote account not allowed). Non-retryable.
+	ErrPolicy = "PolicyViolation"
+	// ErrVerificationFailed: the unsigned transaction does not do what was asked; nothing was signed. Non-retryable.
+	ErrVerificationFailed = "VerificationFailed"
+	// ErrServiceRejected: the staking service refused the request (HTTP 400, 401, 403, 404). Non-retryable.
+	ErrServiceRejected = "ServiceRejected"
+	// ErrServiceUnavailable: the staking service failed or could not be reached. Retryable with backoff.
+	ErrServiceUnavailable = "ServiceUnavailable"
+	// ErrRateLimited: the staking service answered 429; retried after its Retry-After.
+	ErrRateLimited = "RateLimited"
+	// ErrTransactionRejected: the broadcast was refused for a reason that will not change by re-sending
+	// the same bytes (bad signature, instruction error). Non-retryable.
+	ErrTransactionRejected = "TransactionRejected"
+	// ErrBlockhashExpired: the broadcast was refused because the transaction's blockhash is unknown or
+	// expired. Non-retryable for the broadcast; the workflow then proves the transaction cannot land.
+	ErrBlockhashExpired = "BlockhashExpired"
+	// ErrValidatorNotHealthy: the vote account is delinquent or unknown. Non-retryable.
+	ErrValidatorNotHealthy = "ValidatorNotHealthy"
+	// ErrStakeAccountState: the stake account does not exist, belongs to someone else, or is in a state
+	// that does not allow the operation. Non-retryable.
+	ErrStakeAccountState = "StakeAccountState"
+	// ErrChainUnavailable: the chain RPC failed or could not be reached. Retryable with backoff.
+	ErrChainUnavailable = "ChainUnavailable"
+)
+
+// NonRetryable lists the error types no retry policy should retry.
+var NonRetryable = []string{
+	ErrInvalidInput, ErrUnknownKey, ErrPolicy, ErrVerificationFailed, ErrServiceRejected,
+	ErrTransactionRejected, ErrBlockhashExpired, ErrValidatorNotHealthy, ErrStakeAccountState,
+}
+
+// Operation names a staking operation.
+type Operation string
+
+// The operations stakeflow runs.
+const (
+	OpStake    Operation = "stake"
+	OpUnstake  Operation = "unstake"
+	OpWithdraw Operation = "withdraw"
+)
+
+// Intent is what the operator asked for. It travels with every step so that each step can check
+// its work against it.
+type Intent struct {
+	Operation Operation `json:"operation"`
+	Chain     string    `json:"chain"`
+	Network   string    `json:"network"`
+	Staker    string    `json:"staker"`
+	// Lamports is the exact amount: funded into the new stake account (stake), the stake account's
+	// balance (unstake), or withdrawn to the staker (withdraw).
+	Lamports uint64 `json:"lamports"`
+	// VoteAccount is the validator asked for (stake only); empty lets the service choose one that
+	// the worker's policy allows.
+	VoteAccount string `json:"voteAccount,omitempty"`
+	// StakeAccount is the stake account acted on (unstake and withdraw).
+	StakeAccount string `json:"stakeAccount,omitempty"`
+}
+
+// PolicyDecision is the worker's policy applied to an intent before anything is built.
+type PolicyDecision struct {
+	// ApprovalRequired is true when the amount is at or above the worker's approval threshold.
+	ApprovalRequired bool `json:"approvalRequired"`
+	// ApprovalThreshold is the threshold in force, in lamports (0: approvals are off).
+	ApprovalThreshold uint64 `json:"approvalThreshold"`
+}
+
+// ValidatorCheckInput names the vote account to check before staking to it.
+type ValidatorCheckInput struct {
+	Network     string `json:"network"`
+	VoteAccount string `json:"voteAccount"`
+}
+
+// ValidatorCheckResult is the service's view of a vote account.
+type ValidatorCheckResult struct {
+	VoteAccount string `json:"voteAccount"`
+	Status      string `json:"status"`
+}
+
+// BuildResult is an unsigned transaction from the staking service.
+type BuildResult struct {
+	// UnsignedTransaction is the serialized unsigned transaction, as the service returned it.
+	UnsignedTransaction string `json:"unsignedTransaction"`
+	// VoteAccount and StakeAccount are what the service says the transaction does (extraData).
+	// They are claims: the signer checks the transaction itself.
+	VoteAccount  string    `json:"voteAccount,omitempty"`
+	StakeAccount string    `json:"stakeAccount,omitempty"`
+	RequestID    string    `json:"requestId,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
+}
+
+// SignInput is an unsigned transaction and the intent it must match.
+type SignInput struct {
+	Intent              Intent `json:"intent"`
+	UnsignedTransaction string `json:"unsignedTransaction"`
+}
+
+// SignResult is a verified, signed transaction.
+type SignResult struct {
+	Signature         string `json:"signature"`
+	SignedTransaction string `json:"signedTransaction"`
+	RecentBlockhash   string `json:"recentBlockhash"`
+	StakeAccount      string `json:"stakeAccount,omitempty"`
+	VoteAccount       string `json:"voteAccount,omitempty"`
+}
+
+// BroadcastInput is a signed transaction to send. Retries send these same bytes.
+type BroadcastInput struct {
+	Intent            Intent `json:"intent"`
+	Signature         string `json:"signature"`
+	SignedTransaction string `json:"signedTransaction"`
+}
+
+// BroadcastResult is the service's answer to a broadcast.
+type BroadcastResult struct {
+	Signature string `json:"signature"`
+	// Slot is the slot the service reports (0 when the transaction was already processed).
+	Slot uint64 `json:"slot"`
+	// AlreadyProcessed is true when the chain had already seen these bytes: an earlier attempt landed.
+	AlreadyProcessed bool   `json:"alreadyProcessed"`
+	RequestID        string `json:"requestId,omitempty"`
+}
+
+// ConfirmInput names the transaction to follow until it is final or provably cannot land.
+type ConfirmInput struct {
+	Network         string `json:"network"`
+	Signature       string `json:"signature"`
+	RecentBlockhash string `json:"recentBlockhash"`
+	// PollInterval between status reads; default one second.
+	PollInterval time.Duration `json:"pollInterval,omitempty"`
+	// ExpiryMarginBlocks overrides DefaultExpiryMarginBlocks.
+	ExpiryMarginBlocks uint64 `json:"expiryMarginBlocks,omitempty"`
+}
+
+// Confirmation outcomes.
+const (
+	// OutcomeFinalized: the transaction is finalized without error.
+	OutcomeFinalized = "finalized"
+	// OutcomeFailed: the transaction landed with an error; its effects did not happen.
+	OutcomeFailed = "failed"
+	// OutcomeExpired: the blockhash expired and the signature never landed: the transaction can never land.
+	OutcomeExpired = "expired"
+)
+
+// ConfirmResult is where a transaction ended.
+type ConfirmResult struct {
+	Outcome string `json:"outcome"`
+	Slot    uint64 `json:"slot,omitempty"`
+	// Error is the on-chain error of a failed transaction.
+	Error string `json:"error,omitempty"`
+}
+
+// StakeStateInput names a stake account to read.
+type StakeStateInput struct {
+	Network      string `json:"network"`
+	StakeAccount string `json:"stakeAccount"`
+}
+
+// Stake account activation states.
+const (
+	StakeInactive     = "inactive"
+	StakeActivating   = "activating"
+	StakeActive       = "active"
+	StakeDeactivating = "deactivating"
+	// StakeInitialized is an initialized, never delegated stake account.
+	StakeInitialized = "initialized"
+)
+
+// StakeState is a stake account and the epoch clock, read together.
+type StakeState struct {
+	StakeAccount string `json:"stakeAccount"`
+	Lamports     uint64 `json:"lamports"`
+	Staker       string `json:"staker"`
+	Withdrawer   string `json:"withdrawer"`
+	Voter        string `json:"voter,omitempty"`
+	// State is one of the Stake* activation states.
+	State             string `json:"state"`
+	ActivationEpoch   uint64 `json:"activationEpoch,omitempty"`
+	DeactivationEpoch uint64 `json:"deactivationEpoch,omitempty"`
+	// Deactivating is true once a deactivation was recorded (DeactivationEpoch is meaningful).
+	Deactivating bool   `json:"deactivating"`
+	Epoch        uint64 `json:"epoch"`
+	SlotIndex    uint64 `json:"slotIndex"`
+	SlotsInEpoch uint64 `json:"slotsInEpoch"`
+	// SlotDuration is the network's slot time as the worker is configured with it; the workflow
+	// sizes its wait for the epoch's end with it.
+	SlotDuration time.Duration `json:"slotDuration,omitempty"`
+}

@@ -1,0 +1,452 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/stakeflow/stakeflow/activities"
+)
+
+// a is the nil Activities pointer the workflows name activities through.
+var a *activities.Activities
+
+// operation is the state every workflow keeps: what was asked, where it stands, and the handlers
+// that expose it (status query, approve and reject updates).
+type operation struct {
+	opts   Options
+	intent activities.Intent
+	status Status
+	logger log.Logger
+	// approved, rejected and timedOut are set by the approval gate's handlers.
+	decided bool
+}
+
+// setup validates nothing itself (callers validate their input first), records the intent,
+// registers the query and update handlers and tags the workflow with its search attributes.
+func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) (*operation, error) {
+	info := workflow.GetInfo(ctx)
+	o := &operation{
+		opts:   opts.withDefaults(),
+		intent: intent,
+		status: Status{
+			OperationID:  info.WorkflowExecution.ID,
+			Operation:    intent.Operation,
+			Chain:        intent.Chain,
+			Network:      intent.Network,
+			Staker:       intent.Staker,
+			Lamports:     intent.Lamports,
+			VoteAccount:  intent.VoteAccount,
+			StakeAccount: intent.StakeAccount,
+			StartedAt:    workflow.Now(ctx),
+			Attempts:     []Attempt{},
+			Transactions: []TxRecord{},
+		},
+	}
+	o.logger = log.With(workflow.GetLogger(ctx),
+		"operationId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID,
+		"operation", string(intent.Operation), "staker", intent.Staker, "network", intent.Network)
+
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return o.status, nil }); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{UpdateApprove, UpdateReject} {
+		decision := "approved"
+		if name == UpdateReject {
+			decision = "rejected"
+		}
+		err := workflow.SetUpdateHandlerWithOptions(ctx, name,
+			func(ctx workflow.Context, in ApprovalInput) (Status, error) {
+				o.decided = true
+				o.status.Approval.Decision = decision
+				o.status.Approval.Approver = in.Approver
+				o.status.Approval.Reason = in.Reason
+				o.status.Approval.At = workflow.Now(ctx)
+				o.logger.Info("Approval decision", "decision", decision, "approver", in.Approver)
+				return o.status, nil
+			},
+			workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, in ApprovalInput) error {
+				if in.Approver == "" {
+					return errors.New("approver is required")
+				}
+				if o.decided {
+					return fmt.Errorf("operation was already %s by %s", o.status.Approval.Decision, o.status.Approval.Approver)
+				}
+				if o.status.Step != StepValidating && o.status.Step != StepAwaitingApproval {
+					return fmt.Errorf("operation is not awaiting approval (step: %s)", o.status.Step)
+				}
+				return nil
+			}})
+		if err != nil {
+			return nil, err
+		}
+	}
+	o.upsert(ctx,
+		SAChain.ValueSet(intent.Chain), SANetwork.ValueSet(intent.Network),
+		SAOperation.ValueSet(string(intent.Operation)), SAStaker.ValueSet(intent.Staker))
+	o.setAmount(ctx, intent.Lamports)
+	if intent.StakeAccount != "" {
+		o.upsert(ctx, SAStakeAccount.ValueSet(intent.StakeAccount))
+	}
+	o.setStep(ctx, StepValidating)
+	return o, nil
+}
+
+func (o *operation) upsert(ctx workflow.Context, updates ...temporal.SearchAttributeUpdate) {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+		o.logger.Warn("Search attributes not updated", "error", err)
+	}
+}
+
+func (o *operation) setAmount(ctx workflow.Context, lamports uint64) {
+	o.intent.Lamports = lamports
+	o.status.Lamports = lamports
+	if lamports > 0 && lamports <= maxLamports {
+		o.upsert(ctx, SAAmount.ValueSet(int64(lamports)))
+	}
+}
+
+func (o *operation) setStakeAccount(ctx workflow.Context, addr string) {
+	if addr == "" || addr == o.status.StakeAccount {
+		return
+	}
+	o.intent.StakeAccount = addr
+	o.status.StakeAccount = addr
+	o.upsert(ctx, SAStakeAccount.ValueSet(addr))
+}
+
+// setStep records the step in the status, the StakeflowStep search attribute and the workflow's
+// current details shown by the Web UI.
+func (o *operation) setStep(ctx workflow.Context, step string) {
+	o.status.Step = step
+	o.status.StepSince = workflow.Now(ctx)
+	o.upsert(ctx, SAStep.ValueSet(step))
+	workflow.SetCurrentDetails(ctx, o.details())
+}
+
+func (o *operation) details() string {
+	s := fmt.Sprintf("**%s**: %s", o.status.Step, o.status.Operation)
+	if o.status.Lamports > 0 {
+		s += " " + FormatSOL(o.status.Lamports)
+	}
+	if o.status.StakeAccount != "" {
+		s += "\n\nstake account: " + o.status.StakeAccount
+	}
+	if o.status.VoteAccount != "" {
+		s += "\n\nvote account: " + o.status.VoteAccount
+	}
+	for _, t := range o.status.Transactions {
+		s += fmt.Sprintf("\n\n%s: %s (slot %d)", t.Kind, t.Signature, t.Slot)
+	}
+	if n := len(o.status.Attempts); n > 0 {
+		last := o.status.Attempts[n-1]
+		if last.Outcome == "" && last.Signature != "" {
+			s += fmt.Sprintf("\n\npending %s: %s (build %d)", last.Kind, last.Signature, last.Build)
+		}
+	}
+	if !o.status.WaitingUntil.IsZero() && o.status.Step == StepWaitingDeactivation {
+		s += "\n\nnext check: " + o.status.WaitingUntil.UTC().Format(time.RFC3339)
+	}
+	if o.status.Error != "" {
+		s += "\n\nerror: " + o.status.Error
+	}
+	return s
+}
+
+// fail records err as the operation's end and returns it.
+func (o *operation) fail(ctx workflow.Context, err error) error {
+	if temporal.IsCanceledError(err) {
+		o.setStep(ctx, StepCancelled)
+		o.logger.Info("Operation cancelled", "step", o.status.Step)
+		return err
+	}
+	o.status.Error = err.Error()
+	o.setStep(ctx, StepFailed)
+	o.logger.Error("Operation failed", "error", err)
+	return err
+}
+
+// result is the Result of a finished operation.
+func (o *operation) result() Result {
+	return Result{
+		Operation:       o.intent.Operation,
+		Network:         o.intent.Network,
+		Staker:          o.intent.Staker,
+		Lamports:        o.status.Lamports,
+		StakeAccount:    o.status.StakeAccount,
+		VoteAccount:     o.status.VoteAccount,
+		Transactions:    o.status.Transactions,
+		CancelRequested: o.status.CancelRequested,
+	}
+}
+
+// checkPolicy applies the worker's policy and, when it asks for one, waits for an approval
+// decision. It runs before anything is built: blockhashes expire, so a transaction built before
+// a long approval wait could not land.
+func (o *operation) checkPolicy(ctx workflow.Context) error {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: activities.NonRetryable},
+	})
+	var decision activities.PolicyDecision
+	if err := workflow.ExecuteLocalActivity(lctx, a.CheckPolicy, o.intent).Get(ctx, &decision); err != nil {
+		return err
+	}
+	o.status.Approval.Required = decision.ApprovalRequired
+	o.status.Approval.Threshold = decision.ApprovalThreshold
+	if !decision.ApprovalRequired {
+		return nil
+	}
+	if !o.decided {
+		o.setStep(ctx, StepAwaitingApproval)
+		o.logger.Info("Awaiting approval", "threshold", decision.ApprovalThreshold, "timeout", o.opts.ApprovalTimeout)
+		ok, err := workflow.AwaitWithTimeout(ctx, o.opts.ApprovalTimeout, func() bool { return o.decided })
+		if err != nil {
+			return err
+		}
+		if !ok {
+			o.decided = true
+			o.status.Approval.Decision = "timed-out"
+			o.status.Approval.At = workflow.Now(ctx)
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("no approval within %s; nothing was built or signed", o.opts.ApprovalTimeout), ErrApprovalTimeout, nil)
+		}
+	}
+	if o.status.Approval.Decision == "rejected" {
+		msg := fmt.Sprintf("rejected by %s", o.status.Approval.Approver)
+		if o.status.Approval.Reason != "" {
+			msg += ": " + o.status.Approval.Reason
+		}
+		return temporal.NewNonRetryableApplicationError(msg+"; nothing was built or signed", ErrRejected, nil)
+	}
+	return nil
+}
+
+// checkValidator refuses a vote account the service does not report as active.
+func (o *operation) checkValidator(ctx workflow.Context, vote string) error {
+	o.setStep(ctx, StepCheckingValidator)
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    30 * time.Second,
+		ScheduleToCloseTimeout: 10 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			NonRetryableErrorTypes: activities.NonRetryable,
+		},
+	})
+	var res activities.ValidatorCheckResult
+	return workflow.ExecuteActivity(actx, a.CheckValidator,
+		activities.ValidatorCheckInput{Network: o.intent.Network, VoteAccount: vote}).Get(ctx, &res)
+}
+
+// readStakeState reads a stake account and the epoch clock. Reads retry until the chain answers:
+// a stalled read shows in the Web UI as a pending activity with its last failure.
+func (o *operation) readStakeState(ctx workflow.Context) (activities.StakeState, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			NonRetryableErrorTypes: activities.NonRetryable,
+		},
+	})
+	var st activities.StakeState
+	err := workflow.ExecuteActivity(actx, a.ReadStakeState,
+		activities.StakeStateInput{Network: o.intent.Network, StakeAccount: o.intent.StakeAccount}).Get(ctx, &st)
+	return st, err
+}
+
+// transact runs one on-chain step exactly once: build, verify and sign, broadcast, confirm.
+//
+// A transaction is re-sent only as the same signed bytes. A new one is built only when Confirm has
+// proven the previous one cannot land (blockhash expired, signature absent), at most MaxBuilds
+// times. A cancel before the first broadcast ends the step with nothing sent; once a broadcast was
+// started the step goes on, on a disconnected context, until the transaction's fate is known.
+func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (TxRecord, error) {
+	for build := 1; ; build++ {
+		if build > o.opts.MaxBuilds {
+			return TxRecord{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("%s: %d transactions built, each expired before landing; none landed", intent.Operation, o.opts.MaxBuilds),
+				ErrTooManyBuilds, nil)
+		}
+		if err := ctx.Err(); err != nil {
+			return TxRecord{}, temporal.NewCanceledError("cancelled before broadcast; nothing was sent")
+		}
+
+		o.setStep(ctx, StepBuilding)
+		bctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout:    30 * time.Second,
+			ScheduleToCloseTimeout: o.opts.BuildTimeout,
+			RetryPolicy: &temporal.RetryPolicy{
+				InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+				NonRetryableErrorTypes: activities.NonRetryable,
+			},
+		})
+		var built activities.BuildResult
+		if err := workflow.ExecuteActivity(bctx, a.Build, intent).Get(ctx, &built); err != nil {
+			return TxRecord{}, err
+		}
+		attempt := Attempt{Kind: intent.Operation, Build: build, BuiltAt: workflow.Now(ctx)}
+
+		signIntent := intent
+		if intent.Operation == activities.OpStake && intent.VoteAccount == "" {
+			// The service chose the validator. Check it, then hold the signer to exactly that one.
+			if built.VoteAccount == "" {
+				return TxRecord{}, temporal.NewNonRetryableApplicationError(
+					"the service did not name the vote account of the stake", activities.ErrVerificationFailed, nil)
+			}
+			if err := o.checkValidator(ctx, built.VoteAccount); err != nil {
+				return TxRecord{}, err
+			}
+			signIntent.VoteAccount = built.VoteAccount
+		}
+
+		o.setStep(ctx, StepSigning)
+		sctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: 30 * time.Second,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: activities.NonRetryable},
+		})
+		var signed activities.SignResult
+		if err := workflow.ExecuteLocalActivity(sctx, a.Sign,
+			activities.SignInput{Intent: signIntent, UnsignedTransaction: built.UnsignedTransaction}).Get(ctx, &signed); err != nil {
+			return TxRecord{}, err
+		}
+		attempt.Signature = signed.Signature
+		attempt.RecentBlockhash = signed.RecentBlockhash
+		attempt.SignedAt = workflow.Now(ctx)
+		o.status.Attempts = append(o.status.Attempts, attempt)
+		current := &o.status.Attempts[len(o.status.Attempts)-1]
+		if intent.Operation == activities.OpStake {
+			o.setStakeAccount(ctx, signed.StakeAccount)
+			o.status.VoteAccount = signed.VoteAccount
+		}
+
+		// Last point where a cancel ends the operation with nothing sent.
+		if err := ctx.Err(); err != nil {
+			current.Outcome = "not-sent"
+			return TxRecord{}, temporal.NewCanceledError("cancelled before broadcast; the signed transaction was not sent")
+		}
+		// From here on the transaction may land: follow it to its end whatever happens to ctx.
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		o.upsert(ctx, SASignatures.ValueSet(o.signatures()))
+		o.setStep(ctx, StepBroadcasting)
+		current.BroadcastAt = workflow.Now(ctx)
+		o.logger.Info("Broadcasting", "txSig", signed.Signature, "build", build)
+		brctx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+			StartToCloseTimeout:    30 * time.Second,
+			ScheduleToCloseTimeout: o.opts.BroadcastTimeout,
+			RetryPolicy: &temporal.RetryPolicy{
+				InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
+				NonRetryableErrorTypes: activities.NonRetryable,
+			},
+		})
+		var sent activities.BroadcastResult
+		berr := workflow.ExecuteActivity(brctx, a.Broadcast, activities.BroadcastInput{
+			Intent: intent, Signature: signed.Signature, SignedTransaction: signed.SignedTransaction,
+		}).Get(dctx, &sent)
+		if berr != nil {
+			var appErr *temporal.ApplicationError
+			if errors.As(berr, &appErr) && appErr.Type() == activities.ErrTransactionRejected {
+				current.Outcome = activities.OutcomeFailed
+				current.Error = appErr.Error()
+				return TxRecord{}, berr
+			}
+			// Blockhash expired, retries exhausted, or the answer was lost: the chain decides below.
+			o.logger.Warn("Broadcast did not succeed; checking the chain", "txSig", signed.Signature, "error", berr)
+		}
+
+		o.setStep(ctx, StepConfirming)
+		cctx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+			StartToCloseTimeout: 10 * time.Minute,
+			HeartbeatTimeout:    30 * time.Second,
+			RetryPolicy: &temporal.RetryPolicy{
+				InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+				NonRetryableErrorTypes: activities.NonRetryable,
+			},
+		})
+		var conf activities.ConfirmResult
+		if err := workflow.ExecuteActivity(cctx, a.Confirm, activities.ConfirmInput{
+			Network: intent.Network, Signature: signed.Signature, RecentBlockhash: signed.RecentBlockhash,
+			PollInterval: o.opts.ConfirmPollInterval,
+		}).Get(dctx, &conf); err != nil {
+			return TxRecord{}, err
+		}
+		current.Outcome = conf.Outcome
+		current.Slot = conf.Slot
+		current.ConfirmedAt = workflow.Now(ctx)
+		switch conf.Outcome {
+		case activities.OutcomeFinalized:
+			rec := TxRecord{Kind: intent.Operation, Signature: signed.Signature, Slot: conf.Slot, Builds: build, FinalizedAt: current.ConfirmedAt}
+			o.status.Transactions = append(o.status.Transactions, rec)
+			o.logger.Info("Transaction finalized", "txSig", signed.Signature, "slot", conf.Slot)
+			if ctx.Err() != nil {
+				o.status.CancelRequested = true
+			}
+			return rec, nil
+		case activities.OutcomeFailed:
+			current.Error = conf.Error
+			return TxRecord{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("%s transaction %s failed on chain: %s", intent.Operation, signed.Signature, conf.Error),
+				ErrTransactionFailed, nil)
+		case activities.OutcomeExpired:
+			o.logger.Warn("Transaction expired without landing", "txSig", signed.Signature, "build", build)
+			if ctx.Err() != nil {
+				// Proven not to land, and a cancel is pending: stop with nothing done.
+				return TxRecord{}, temporal.NewCanceledError("cancelled; the transaction sent expired without landing")
+			}
+		default:
+			return TxRecord{}, fmt.Errorf("unknown confirmation outcome %q", conf.Outcome)
+		}
+	}
+}
+
+// signatures lists every signature this operation has sent or may have sent.
+func (o *operation) signatures() []string {
+	out := make([]string, 0, len(o.status.Attempts))
+	for _, at := range o.status.Attempts {
+		if at.Signature != "" {
+			out = append(out, at.Signature)
+		}
+	}
+	return out
+}
+
+// waitInactive waits until the stake account is fully inactive, with durable timers sized from
+// the slots left in the current epoch (capped at MaxEpochWait), re-reading the account after each.
+func (o *operation) waitInactive(ctx workflow.Context) (activities.StakeState, error) {
+	for {
+		st, err := o.readStakeState(ctx)
+		if err != nil {
+			return st, err
+		}
+		switch st.State {
+		case activities.StakeInactive, activities.StakeInitialized:
+			o.status.WaitingUntil = time.Time{}
+			return st, nil
+		case activities.StakeDeactivating:
+		default:
+			return st, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("stake account %s is %s, not deactivating: unstake it first", st.StakeAccount, st.State),
+				activities.ErrStakeAccountState, nil)
+		}
+		left := st.SlotsInEpoch - st.SlotIndex
+		if st.SlotIndex >= st.SlotsInEpoch {
+			left = 1
+		}
+		slot := o.opts.SlotDuration
+		if st.SlotDuration > 0 {
+			slot = st.SlotDuration
+		}
+		wait := time.Duration(left+1) * slot
+		wait = min(max(wait, time.Second), o.opts.MaxEpochWait)
+		o.status.WaitingUntil = workflow.Now(ctx).Add(wait)
+		o.setStep(ctx, StepWaitingDeactivation)
+		o.logger.Info("Waiting for deactivation", "stakeAccount", st.StakeAccount, "epoch", st.Epoch,
+			"deactivationEpoch", st.DeactivationEpoch, "wait", wait)
+		if err := workflow.Sleep(ctx, wait); err != nil {
+			return st, temporal.NewCanceledError("cancelled while waiting for deactivation; withdraw was not sent")
+		}
+	}
+}

@@ -1,0 +1,377 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/stakeflow/stakeflow/activities"
+)
+
+// TaskQueue is the task queue the worker polls and operations are started on.
+const TaskQueue = "stakeflow"
+
+// Query and update names.
+const (
+	// QueryStatus returns the operation's Status.
+	QueryStatus = "status"
+	// UpdateApprove approves an operation waiting for approval. Argument: ApprovalInput.
+	UpdateApprove = "approve"
+	// UpdateReject rejects an operation waiting for approval. Argument: ApprovalInput.
+	UpdateReject = "reject"
+)
+
+// Workflow-level error types (ApplicationError.Type) besides the activities' own.
+const (
+	// ErrRejected: an approver rejected the operation.
+	ErrRejected = "Rejected"
+	// ErrApprovalTimeout: no decision came before the approval timeout.
+	ErrApprovalTimeout = "ApprovalTimeout"
+	// ErrTooManyBuilds: every transaction built expired before landing, MaxBuilds times.
+	ErrTooManyBuilds = "TooManyBuilds"
+	// ErrTransactionFailed: the transaction landed with an on-chain error.
+	ErrTransactionFailed = "TransactionFailed"
+)
+
+// Chain names.
+const ChainSolana = "solana"
+
+// Solana networks the staking service serves.
+var SolanaNetworks = []string{"mainnet-beta", "testnet"}
+
+// Steps an operation goes through, as reported by the status query, the StakeflowStep search
+// attribute and the workflow's current details.
+const (
+	StepValidating            = "validating"
+	StepAwaitingApproval      = "awaiting-approval"
+	StepBuilding              = "building"
+	StepCheckingValidator     = "checking-validator"
+	StepSigning               = "signing"
+	StepBroadcasting          = "broadcasting"
+	StepConfirming            = "confirming"
+	StepWaitingDeactivation   = "waiting-deactivation"
+	StepDone                  = "done"
+	StepFailed                = "failed"
+	StepCancelled             = "cancelled"
+	StepReadingStakeAccount   = "reading-stake-account"
+	StepUnstakeDone           = "deactivated"
+	StepWithdrawingWhenActive = "withdraw-pending"
+)
+
+// Search attributes, registered on the namespace by `starter setup` (and by the local stack).
+var (
+	SAChain        = temporal.NewSearchAttributeKeyKeyword("StakeflowChain")
+	SANetwork      = temporal.NewSearchAttributeKeyKeyword("StakeflowNetwork")
+	SAOperation    = temporal.NewSearchAttributeKeyKeyword("StakeflowOperation")
+	SAStep         = temporal.NewSearchAttributeKeyKeyword("StakeflowStep")
+	SAStaker       = temporal.NewSearchAttributeKeyKeyword("StakeflowStaker")
+	SAStakeAccount = temporal.NewSearchAttributeKeyKeyword("StakeflowStakeAccount")
+	SAAmount       = temporal.NewSearchAttributeKeyInt64("StakeflowAmount")
+	SASignatures   = temporal.NewSearchAttributeKeyKeywordList("StakeflowSignatures")
+)
+
+// SearchAttributeTypes lists every search attribute with its type name as `temporal server
+// start-dev --search-attribute` and `temporal operator search-attribute create` take them.
+func SearchAttributeTypes() [][2]string {
+	return [][2]string{
+		{SAChain.GetName(), "Keyword"},
+		{SANetwork.GetName(), "Keyword"},
+		{SAOperation.GetName(), "Keyword"},
+		{SAStep.GetName(), "Keyword"},
+		{SAStaker.GetName(), "Keyword"},
+		{SAStakeAccount.GetName(), "Keyword"},
+		{SAAmount.GetName(), "Int"},
+		{SASignatures.GetName(), "KeywordList"},
+	}
+}
+
+// Options tune an operation. Zero values take the defaults below.
+type Options struct {
+	// MaxBuilds bounds how many transactions are built for one step when each expires unlanded. Default 3.
+	MaxBuilds int `json:"maxBuilds,omitempty"`
+	// ApprovalTimeout is how long an operation waits for approval. Default 24h.
+	ApprovalTimeout time.Duration `json:"approvalTimeout,omitempty"`
+	// ConfirmPollInterval is the pause between signature status reads. Default 1s.
+	ConfirmPollInterval time.Duration `json:"confirmPollInterval,omitempty"`
+	// BroadcastTimeout bounds the retries of one broadcast before the workflow checks the chain. Default 2m.
+	BroadcastTimeout time.Duration `json:"broadcastTimeout,omitempty"`
+	// BuildTimeout bounds the retries of one build while the service fails. Default 30m.
+	BuildTimeout time.Duration `json:"buildTimeout,omitempty"`
+	// SlotDuration sizes the wait for an epoch's end from the slots left in it when the worker
+	// does not report its network's slot time. Default 400ms.
+	SlotDuration time.Duration `json:"slotDuration,omitempty"`
+	// MaxEpochWait is the longest single durable wait before the stake account is read again. Default 1h.
+	MaxEpochWait time.Duration `json:"maxEpochWait,omitempty"`
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBuilds <= 0 {
+		o.MaxBuilds = 3
+	}
+	if o.ApprovalTimeout <= 0 {
+		o.ApprovalTimeout = 24 * time.Hour
+	}
+	if o.ConfirmPollInterval <= 0 {
+		o.ConfirmPollInterval = time.Second
+	}
+	if o.BroadcastTimeout <= 0 {
+		o.BroadcastTimeout = 2 * time.Minute
+	}
+	if o.BuildTimeout <= 0 {
+		o.BuildTimeout = 30 * time.Minute
+	}
+	if o.SlotDuration <= 0 {
+		o.SlotDuration = 400 * time.Millisecond
+	}
+	if o.MaxEpochWait <= 0 {
+		o.MaxEpochWait = time.Hour
+	}
+	return o
+}
+
+// StakeInput starts a StakeWorkflow: stake Lamports from Staker, delegated to VoteAccount.
+type StakeInput struct {
+	Network string `json:"network"`
+	Staker  string `json:"staker"`
+	// Lamports funds the new stake account, exactly.
+	Lamports uint64 `json:"lamports"`
+	// VoteAccount is the validator asked for; empty lets the service choose one the policy allows.
+	VoteAccount string  `json:"voteAccount,omitempty"`
+	Options     Options `json:"options,omitempty"`
+}
+
+// UnstakeInput starts an UnstakeWorkflow: deactivate StakeAccount, wait until it is inactive,
+// then withdraw its lamports to Staker.
+type UnstakeInput struct {
+	Network      string `json:"network"`
+	Staker       string `json:"staker"`
+	StakeAccount string `json:"stakeAccount"`
+	// Lamports, when set, must equal the stake account's balance; zero takes the balance.
+	Lamports uint64  `json:"lamports,omitempty"`
+	Options  Options `json:"options,omitempty"`
+}
+
+// WithdrawInput starts a WithdrawWorkflow: withdraw an inactive (or deactivating) stake account's
+// lamports to Staker.
+type WithdrawInput = UnstakeInput
+
+// ApprovalInput is the argument of the approve and reject updates.
+type ApprovalInput struct {
+	Approver string `json:"approver"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// TxRecord is one transaction that reached its end.
+type TxRecord struct {
+	Kind      activities.Operation `json:"kind"`
+	Signature string               `json:"signature"`
+	Slot      uint64               `json:"slot"`
+	// Builds is how many transactions were built for this step (more than one when earlier ones expired).
+	Builds      int       `json:"builds"`
+	FinalizedAt time.Time `json:"finalizedAt"`
+}
+
+// Result is what a finished operation returns.
+type Result struct {
+	Operation    activities.Operation `json:"operation"`
+	Network      string               `json:"network"`
+	Staker       string               `json:"staker"`
+	Lamports     uint64               `json:"lamports"`
+	StakeAccount string               `json:"stakeAccount,omitempty"`
+	VoteAccount  string               `json:"voteAccount,omitempty"`
+	Transactions []TxRecord           `json:"transactions"`
+	// CancelRequested is true when a cancel arrived after the first broadcast: the workflow went on to
+	// follow what it had sent.
+	CancelRequested bool `json:"cancelRequested,omitempty"`
+}
+
+// Attempt is one built transaction and how far it got.
+type Attempt struct {
+	Kind            activities.Operation `json:"kind"`
+	Build           int                  `json:"build"`
+	Signature       string               `json:"signature,omitempty"`
+	RecentBlockhash string               `json:"recentBlockhash,omitempty"`
+	BuiltAt         time.Time            `json:"builtAt"`
+	SignedAt        time.Time            `json:"signedAt,omitzero"`
+	BroadcastAt     time.Time            `json:"broadcastAt,omitzero"`
+	ConfirmedAt     time.Time            `json:"confirmedAt,omitzero"`
+	Outcome         string               `json:"outcome,omitempty"`
+	Slot            uint64               `json:"slot,omitempty"`
+	Error           string               `json:"error,omitempty"`
+}
+
+// Approval records the approval gate of an operation.
+type Approval struct {
+	Required  bool      `json:"required"`
+	Threshold uint64    `json:"threshold,omitempty"`
+	Decision  string    `json:"decision,omitempty"` // approved, rejected, timed-out
+	Approver  string    `json:"approver,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	At        time.Time `json:"at,omitzero"`
+}
+
+// Status is what the status query returns: where the operation stands.
+type Status struct {
+	OperationID     string               `json:"operationId"`
+	Operation       activities.Operation `json:"operation"`
+	Chain           string               `json:"chain"`
+	Network         string               `json:"network"`
+	Staker          string               `json:"staker"`
+	Lamports        uint64               `json:"lamports"`
+	VoteAccount     string               `json:"voteAccount,omitempty"`
+	StakeAccount    string               `json:"stakeAccount,omitempty"`
+	Step            string               `json:"step"`
+	StepSince       time.Time            `json:"stepSince"`
+	StartedAt       time.Time            `json:"startedAt"`
+	WaitingUntil    time.Time            `json:"waitingUntil,omitzero"`
+	Approval        Approval             `json:"approval"`
+	Attempts        []Attempt            `json:"attempts"`
+	Transactions    []TxRecord           `json:"transactions"`
+	CancelRequested bool                 `json:"cancelRequested,omitempty"`
+	Error           string               `json:"error,omitempty"`
+}
+
+// InputError names a field of an operation's input that is not valid.
+type InputError struct {
+	Field  string
+	Reason string
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("invalid %s: %s", e.Field, e.Reason) }
+
+// Validate checks a stake input; the error names the first field that is wrong.
+func (in StakeInput) Validate() error {
+	if err := validateNetwork(in.Network); err != nil {
+		return err
+	}
+	if err := validateAddress("staker", in.Staker, true); err != nil {
+		return err
+	}
+	if in.Lamports == 0 {
+		return &InputError{Field: "lamports", Reason: "must be a positive whole number of lamports"}
+	}
+	if in.Lamports > maxLamports {
+		return &InputError{Field: "lamports", Reason: fmt.Sprintf("%d is more than the largest amount accepted (%d)", in.Lamports, uint64(maxLamports))}
+	}
+	return validateAddress("voteAccount", in.VoteAccount, false)
+}
+
+// Validate checks an unstake or withdraw input; the error names the first field that is wrong.
+func (in UnstakeInput) Validate() error {
+	if err := validateNetwork(in.Network); err != nil {
+		return err
+	}
+	if err := validateAddress("staker", in.Staker, true); err != nil {
+		return err
+	}
+	if err := validateAddress("stakeAccount", in.StakeAccount, true); err != nil {
+		return err
+	}
+	if in.StakeAccount == in.Staker {
+		return &InputError{Field: "stakeAccount", Reason: "is the staker's own address, not a stake account"}
+	}
+	if in.Lamports > maxLamports {
+		return &InputError{Field: "lamports", Reason: fmt.Sprintf("%d is more than the largest amount accepted (%d)", in.Lamports, uint64(maxLamports))}
+	}
+	return nil
+}
+
+// maxLamports keeps amounts within the StakeflowAmount search attribute (int64).
+const maxLamports = 1<<63 - 1
+
+func validateNetwork(network string) error {
+	for _, n := range SolanaNetworks {
+		if network == n {
+			return nil
+		}
+	}
+	return &InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", network, strings.Join(SolanaNetworks, ", "))}
+}
+
+func validateAddress(field, addr string, required bool) error {
+	if addr == "" {
+		if required {
+			return &InputError{Field: field, Reason: "is required"}
+		}
+		return nil
+	}
+	pk, err := solana.PublicKeyFromBase58(addr)
+	if err != nil {
+		return &InputError{Field: field, Reason: fmt.Sprintf("%q is not a base58 Solana address: %v", addr, err)}
+	}
+	if pk.IsZero() {
+		return &InputError{Field: field, Reason: "is the all-zero address"}
+	}
+	return nil
+}
+
+// ValidateOperationID checks an operation ID (the workflow ID).
+func ValidateOperationID(id string) error {
+	if id == "" {
+		return &InputError{Field: "operation ID", Reason: "is required"}
+	}
+	if len(id) > 200 {
+		return &InputError{Field: "operation ID", Reason: "is longer than 200 characters"}
+	}
+	for _, r := range id {
+		if r < 0x21 || r > 0x7e {
+			return &InputError{Field: "operation ID", Reason: fmt.Sprintf("contains %q: use printable ASCII without spaces", r)}
+		}
+	}
+	return nil
+}
+
+// StartOptions are the options every operation is started with: the operation ID as workflow ID,
+// refused when that ID was ever used (also after the first run finished), the project's task
+// queue, a one-line summary for the Web UI and the search attributes known at start.
+func StartOptions(operationID, summary string, attrs ...temporal.SearchAttributeUpdate) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       operationID,
+		TaskQueue:                TaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		// Without this the client hands back the earlier run instead of refusing.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		StaticSummary:                            summary,
+		TypedSearchAttributes:                    temporal.NewSearchAttributes(attrs...),
+	}
+}
+
+// ErrAlreadyStarted is returned by starters when the operation ID was used before.
+var ErrAlreadyStarted = errors.New("operation ID already used")
+
+// FormatSOL renders lamports as SOL for summaries, exactly (no float rounding).
+func FormatSOL(lamports uint64) string {
+	whole, frac := lamports/1_000_000_000, lamports%1_000_000_000
+	if frac == 0 {
+		return fmt.Sprintf("%d SOL", whole)
+	}
+	return strings.TrimRight(fmt.Sprintf("%d.%09d", whole, frac), "0") + " SOL"
+}
+
+// StakeSummary is the static one-line summary of a stake for the Web UI.
+func StakeSummary(in StakeInput) string {
+	to := in.VoteAccount
+	if to == "" {
+		to = "a validator chosen by the service"
+	} else {
+		to = "vote account " + to
+	}
+	return fmt.Sprintf("stake %s from %s to %s (%s)", FormatSOL(in.Lamports), in.Staker, to, in.Network)
+}
+
+// UnstakeSummary is the static one-line summary of an unstake then withdraw for the Web UI.
+func UnstakeSummary(in UnstakeInput) string {
+	return fmt.Sprintf("unstake %s, wait for deactivation, withdraw to %s (%s)", in.StakeAccount, in.Staker, in.Network)
+}
+
+// WithdrawSummary is the static one-line summary of a withdraw for the Web UI.
+func WithdrawSummary(in WithdrawInput) string {
+	return fmt.Sprintf("withdraw inactive stake account %s to %s (%s)", in.StakeAccount, in.Staker, in.Network)
+}

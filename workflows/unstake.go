@@ -1,0 +1,106 @@
+package workflows
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/stakeflow/stakeflow/activities"
+)
+
+// UnstakeWorkflow deactivates a stake account, waits with durable timers until it is fully
+// inactive (days on mainnet), then withdraws its lamports to the staker.
+//
+// It starts by reading the stake account: an account already deactivating skips straight to the
+// wait, so starting an unstake again for the same account never deactivates twice.
+func UnstakeWorkflow(ctx workflow.Context, in UnstakeInput) (Result, error) {
+	return runUnstake(ctx, in, activities.OpUnstake)
+}
+
+// WithdrawWorkflow withdraws an inactive stake account's lamports to the staker. A stake account
+// still deactivating is waited for; one still delegated is refused.
+func WithdrawWorkflow(ctx workflow.Context, in WithdrawInput) (Result, error) {
+	return runUnstake(ctx, in, activities.OpWithdraw)
+}
+
+func runUnstake(ctx workflow.Context, in UnstakeInput, op activities.Operation) (Result, error) {
+	if err := in.Validate(); err != nil {
+		return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, nil)
+	}
+	intent := activities.Intent{
+		Operation: op, Chain: ChainSolana, Network: in.Network,
+		Staker: in.Staker, Lamports: in.Lamports, StakeAccount: in.StakeAccount,
+	}
+	o, err := newOperation(ctx, intent, in.Options)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := o.runUnstake(ctx, in.Lamports); err != nil {
+		return Result{}, o.fail(ctx, err)
+	}
+	o.setStep(ctx, StepDone)
+	return o.result(), nil
+}
+
+func (o *operation) runUnstake(ctx workflow.Context, asked uint64) error {
+	st, err := o.readStakeState(ctx)
+	if err != nil {
+		return err
+	}
+	if err := o.checkOwnership(st, asked); err != nil {
+		return err
+	}
+	o.setAmount(ctx, st.Lamports)
+	o.status.VoteAccount = st.Voter
+
+	unstake := o.intent.Operation == activities.OpUnstake
+	if !unstake && !st.Deactivating && (st.State == activities.StakeActive || st.State == activities.StakeActivating) {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("stake account %s is %s: unstake it before withdrawing", st.StakeAccount, st.State),
+			activities.ErrStakeAccountState, nil)
+	}
+	if err := o.checkPolicy(ctx); err != nil {
+		return err
+	}
+	if unstake {
+		if st.Deactivating {
+			o.logger.Info("Stake account already deactivating; not sending another deactivation",
+				"stakeAccount", st.StakeAccount, "deactivationEpoch", st.DeactivationEpoch)
+		} else if st.State == activities.StakeActive || st.State == activities.StakeActivating {
+			deactivate := o.intent
+			deactivate.Operation = activities.OpUnstake
+			if _, err := o.transact(ctx, deactivate); err != nil {
+				return err
+			}
+		}
+	}
+
+	st, err = o.waitInactive(ctx)
+	if err != nil {
+		return err
+	}
+	o.setAmount(ctx, st.Lamports)
+	withdraw := o.intent
+	withdraw.Operation = activities.OpWithdraw
+	_, err = o.transact(ctx, withdraw)
+	return err
+}
+
+// checkOwnership refuses a stake account the staker does not control, or an amount that is not
+// its balance.
+func (o *operation) checkOwnership(st activities.StakeState, asked uint64) error {
+	if st.Withdrawer != o.intent.Staker || st.Staker != o.intent.Staker {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("stake account %s is not controlled by %s (stake authority %s, withdraw authority %s)",
+				st.StakeAccount, o.intent.Staker, st.Staker, st.Withdrawer),
+			activities.ErrStakeAccountState, nil)
+	}
+	if asked != 0 && asked != st.Lamports {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("amount %d lamports does not match stake account %s balance %d lamports: partial unstake is not offered",
+				asked, st.StakeAccount, st.Lamports),
+			activities.ErrInvalidInput, nil)
+	}
+	return nil
+}

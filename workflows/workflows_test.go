@@ -1,0 +1,577 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"github.com/stretchr/testify/suite"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/stakeflow/stakeflow/activities"
+)
+
+const (
+	staker   = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+	vote     = "Vote111111111111111111111111111111111111111"
+	vote2    = "CertusDeBmqN8ZawdkxK5kFGMwBXdudvWHYwtNgNhvLu"
+	stakeAcc = "5Q544fKrFoe6tsEbD7S8EmxGTJYAKtTVhAW5Q5pge4j1"
+	lamports = uint64(2_000_000_000)
+)
+
+type WorkflowSuite struct {
+	suite.Suite
+	testsuite.WorkflowTestSuite
+	env *testsuite.TestWorkflowEnvironment
+	// sa holds the latest value of every search attribute the workflow upserted, by name.
+	sa map[string]any
+}
+
+func TestWorkflows(t *testing.T) { suite.Run(t, new(WorkflowSuite)) }
+
+func (s *WorkflowSuite) SetupTest() {
+	s.env = s.NewTestWorkflowEnvironment()
+	s.env.RegisterWorkflow(StakeWorkflow)
+	s.env.RegisterWorkflow(UnstakeWorkflow)
+	s.env.RegisterWorkflow(WithdrawWorkflow)
+	s.env.RegisterActivity(a)
+	s.sa = map[string]any{}
+	s.env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		for k, v := range args.Get(0).(temporal.SearchAttributes).GetUntypedValues() {
+			s.sa[k.GetName()] = v
+		}
+	}).Return(nil).Maybe()
+}
+
+func (s *WorkflowSuite) AfterTest(_, _ string) { s.env.AssertExpectations(s.T()) }
+
+func stakeInput() StakeInput {
+	return StakeInput{Network: "testnet", Staker: staker, Lamports: lamports, VoteAccount: vote}
+}
+
+// chain is a fake of the signing and confirmation side: each build gets a fresh signature and
+// blockhash, and it records every call the workflow makes.
+type chain struct {
+	mu         sync.Mutex
+	builds     int
+	broadcasts []activities.BroadcastInput
+	signs      []activities.SignInput
+}
+
+func (c *chain) build(_ context.Context, _ activities.Intent) (activities.BuildResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.builds++
+	return activities.BuildResult{UnsignedTransaction: fmt.Sprintf("unsigned-%d", c.builds), VoteAccount: vote}, nil
+}
+
+func (c *chain) sign(_ context.Context, in activities.SignInput) (activities.SignResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.signs = append(c.signs, in)
+	n := len(c.signs)
+	return activities.SignResult{
+		Signature: fmt.Sprintf("sig-%d", n), SignedTransaction: fmt.Sprintf("signed-%d", n),
+		RecentBlockhash: fmt.Sprintf("hash-%d", n), StakeAccount: stakeAcc, VoteAccount: in.Intent.VoteAccount,
+	}, nil
+}
+
+func (c *chain) broadcast(_ context.Context, in activities.BroadcastInput) (activities.BroadcastResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.broadcasts = append(c.broadcasts, in)
+	return activities.BroadcastResult{Signature: in.Signature, Slot: 10}, nil
+}
+
+func (s *WorkflowSuite) mockPolicy(approval bool) {
+	s.env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).
+		Return(activities.PolicyDecision{ApprovalRequired: approval, ApprovalThreshold: 1_000_000_000}, nil)
+}
+
+func (s *WorkflowSuite) mockValidator() {
+	s.env.OnActivity(a.CheckValidator, mock.Anything, activities.ValidatorCheckInput{Network: "testnet", VoteAccount: vote}).
+		Return(activities.ValidatorCheckResult{Status: "active"}, nil).Once()
+}
+
+func (s *WorkflowSuite) mockHappyChain(c *chain) {
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).
+		Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42}, nil)
+}
+
+func (s *WorkflowSuite) result() Result {
+	s.Require().True(s.env.IsWorkflowCompleted())
+	s.Require().NoError(s.env.GetWorkflowError())
+	var r Result
+	s.Require().NoError(s.env.GetWorkflowResult(&r))
+	return r
+}
+
+func (s *WorkflowSuite) workflowErrorType() string {
+	s.Require().True(s.env.IsWorkflowCompleted())
+	err := s.env.GetWorkflowError()
+	s.Require().Error(err)
+	var appErr *temporal.ApplicationError
+	s.Require().True(errors.As(err, &appErr), "want an application error, got %v", err)
+	return appErr.Type()
+}
+
+func (s *WorkflowSuite) status() Status {
+	v, err := s.env.QueryWorkflow(QueryStatus)
+	s.Require().NoError(err)
+	var st Status
+	s.Require().NoError(v.Get(&st))
+	return st
+}
+
+func (s *WorkflowSuite) TestStakeHappyPath() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.mockValidator()
+	s.mockHappyChain(c)
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	r := s.result()
+	s.Equal([]TxRecord{{Kind: activities.OpStake, Signature: "sig-1", Slot: 42, Builds: 1, FinalizedAt: r.Transactions[0].FinalizedAt}}, r.Transactions)
+	s.Equal(stakeAcc, r.StakeAccount)
+	s.Equal(vote, r.VoteAccount)
+	s.Equal(1, c.builds)
+	s.Require().Len(c.signs, 1)
+	s.Equal(activities.Intent{Operation: activities.OpStake, Chain: ChainSolana, Network: "testnet", Staker: staker, Lamports: lamports, VoteAccount: vote}, c.signs[0].Intent)
+	st := s.status()
+	s.Equal(StepDone, st.Step)
+	s.Equal(stakeAcc, st.StakeAccount)
+	s.Require().Len(st.Attempts, 1)
+	s.Equal(activities.OutcomeFinalized, st.Attempts[0].Outcome)
+
+	s.Equal(StepDone, s.sa[SAStep.GetName()])
+	s.Equal(int64(lamports), s.sa[SAAmount.GetName()])
+	s.Equal([]string{"sig-1"}, s.sa[SASignatures.GetName()])
+	s.Equal(stakeAcc, s.sa[SAStakeAccount.GetName()])
+	s.Equal(staker, s.sa[SAStaker.GetName()])
+	s.Equal("stake", s.sa[SAOperation.GetName()])
+}
+
+func (s *WorkflowSuite) TestStakeServiceChosenValidatorIsCheckedAndPinned() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, activities.ValidatorCheckInput{Network: "testnet", VoteAccount: vote}).
+		Return(activities.ValidatorCheckResult{Status: "active"}, nil).Once()
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil)
+	in := stakeInput()
+	in.VoteAccount = ""
+	s.env.ExecuteWorkflow(StakeWorkflow, in)
+
+	s.result()
+	s.Require().Len(c.signs, 1)
+	s.Equal(vote, c.signs[0].Intent.VoteAccount, "the signer must be held to the validator that was checked")
+}
+
+func (s *WorkflowSuite) TestDelinquentValidatorRefusedBeforeBuild() {
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{},
+		temporal.NewNonRetryableApplicationError("vote account is delinquent", activities.ErrValidatorNotHealthy, nil))
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+	s.Equal(activities.ErrValidatorNotHealthy, s.workflowErrorType())
+	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
+	s.Equal(StepFailed, s.status().Step)
+}
+
+func (s *WorkflowSuite) TestVerificationFailureSignsAndSendsNothing() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(activities.SignResult{},
+		temporal.NewNonRetryableApplicationError("fee payer: want staker, got stranger", activities.ErrVerificationFailed, nil)).Once()
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	s.Equal(activities.ErrVerificationFailed, s.workflowErrorType())
+	s.Equal(1, c.builds, "a verification failure must not trigger a rebuild")
+	s.env.AssertNotCalled(s.T(), "Broadcast", mock.Anything, mock.Anything)
+	s.Contains(s.status().Error, "fee payer")
+}
+
+func (s *WorkflowSuite) TestBlockhashExpiredBeforeBroadcastRebuildsOnlyAfterProof() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	// First broadcast: the service says the blockhash is gone. Second: accepted.
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(activities.BroadcastResult{},
+		temporal.NewNonRetryableApplicationError("BlockhashNotFound", activities.ErrBlockhashExpired, nil)).Once()
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast).Once()
+	// The chain proves the first cannot land before anything is rebuilt.
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.MatchedBy(func(in activities.ConfirmInput) bool { return in.Signature == "sig-1" })).
+		Return(activities.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.MatchedBy(func(in activities.ConfirmInput) bool { return in.Signature == "sig-2" })).
+		Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 99}, nil).Once()
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	r := s.result()
+	s.Equal(2, c.builds)
+	s.Equal("sig-2", r.Transactions[0].Signature)
+	s.Equal(2, r.Transactions[0].Builds)
+	st := s.status()
+	s.Require().Len(st.Attempts, 2)
+	s.Equal(activities.OutcomeExpired, st.Attempts[0].Outcome)
+	s.Equal(activities.OutcomeFinalized, st.Attempts[1].Outcome)
+	s.Equal([]string{"sig-1", "sig-2"}, s.sa[SASignatures.GetName()])
+}
+
+func (s *WorkflowSuite) TestBlockhashExpiredAfterBroadcastRebuilds() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil).Once()
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	s.result()
+	s.Equal(2, c.builds)
+	s.Require().Len(c.broadcasts, 2)
+	s.NotEqual(c.broadcasts[0].SignedTransaction, c.broadcasts[1].SignedTransaction)
+}
+
+func (s *WorkflowSuite) TestLostBroadcastResponseResendsSameBytesAndNeverRebuilds() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	var mu sync.Mutex
+	var sent []string
+	// Every answer is lost (the transaction may well have landed): retries until the broadcast window closes.
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.BroadcastInput) (activities.BroadcastResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		sent = append(sent, in.SignedTransaction)
+		return activities.BroadcastResult{}, temporal.NewApplicationError("connection reset", activities.ErrServiceUnavailable)
+	})
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 7}, nil).Once()
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	r := s.result()
+	s.Equal(1, c.builds, "a lost answer must never lead to a second transaction")
+	s.Greater(len(sent), 1, "broadcast is retried")
+	for _, b := range sent {
+		s.Equal("signed-1", b, "every retry re-sends the same signed bytes")
+	}
+	s.Equal("sig-1", r.Transactions[0].Signature)
+}
+
+func (s *WorkflowSuite) TestRateLimitedBuildWaitsForRetryAfter() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	var mu sync.Mutex
+	var calls []time.Time
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.Intent) (activities.BuildResult, error) {
+		mu.Lock()
+		calls = append(calls, s.env.Now())
+		n := len(calls)
+		mu.Unlock()
+		if n <= 3 {
+			return activities.BuildResult{}, temporal.NewApplicationErrorWithOptions("429 ThrottlerException", activities.ErrRateLimited,
+				temporal.ApplicationErrorOptions{NextRetryDelay: 17 * time.Second})
+		}
+		return c.build(ctx, in)
+	})
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil)
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	s.result()
+	s.Require().Len(calls, 4)
+	for i := 1; i < len(calls); i++ {
+		s.GreaterOrEqual(calls[i].Sub(calls[i-1]), 17*time.Second, "retry %d came before Retry-After", i)
+	}
+	s.Equal(1, c.builds)
+}
+
+func (s *WorkflowSuite) TestTooManyExpiredBuildsFailWithReason() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeExpired}, nil)
+	in := stakeInput()
+	in.Options.MaxBuilds = 2
+	s.env.ExecuteWorkflow(StakeWorkflow, in)
+
+	s.Equal(ErrTooManyBuilds, s.workflowErrorType())
+	s.Equal(2, c.builds)
+	s.Contains(s.env.GetWorkflowError().Error(), "none landed")
+}
+
+func (s *WorkflowSuite) TestTransactionFailedOnChainIsNotRetried() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFailed, Error: "InsufficientFunds"}, nil)
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+	s.Equal(ErrTransactionFailed, s.workflowErrorType())
+	s.Equal(1, c.builds)
+	s.Contains(s.env.GetWorkflowError().Error(), "InsufficientFunds")
+}
+
+func (s *WorkflowSuite) TestBroadcastRejectedFailsWithoutRebuild() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(activities.BroadcastResult{},
+		temporal.NewNonRetryableApplicationError("InstructionError: insufficient lamports", activities.ErrTransactionRejected, nil))
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+	s.Equal(activities.ErrTransactionRejected, s.workflowErrorType())
+	s.Equal(1, c.builds)
+	s.env.AssertNotCalled(s.T(), "Confirm", mock.Anything, mock.Anything)
+}
+
+func (s *WorkflowSuite) TestApprovalApproved() {
+	c := &chain{}
+	s.mockPolicy(true)
+	s.mockValidator()
+	s.mockHappyChain(c)
+	s.env.RegisterDelayedCallback(func() {
+		s.Equal(StepAwaitingApproval, s.status().Step)
+		s.Equal(0, c.builds, "nothing is built before approval")
+		s.env.UpdateWorkflow(UpdateApprove, "u1", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { s.Fail("approve rejected", err.Error()) },
+		}, ApprovalInput{Approver: "alice"})
+	}, time.Hour)
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	s.result()
+	st := s.status()
+	s.Equal("approved", st.Approval.Decision)
+	s.Equal("alice", st.Approval.Approver)
+	s.Equal(1, c.builds)
+}
+
+func (s *WorkflowSuite) TestApprovalWithoutApproverIsRefused() {
+	c := &chain{}
+	s.mockPolicy(true)
+	s.mockValidator()
+	s.mockHappyChain(c)
+	var rejected error
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(UpdateApprove, "u0", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { rejected = err },
+		}, ApprovalInput{})
+	}, time.Minute)
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(UpdateApprove, "u1", &testsuite.TestUpdateCallback{}, ApprovalInput{Approver: "bob"})
+	}, time.Hour)
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+	s.result()
+	s.Require().Error(rejected)
+	s.Contains(rejected.Error(), "approver is required")
+}
+
+func (s *WorkflowSuite) TestApprovalRejected() {
+	s.mockPolicy(true)
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(UpdateReject, "u1", &testsuite.TestUpdateCallback{}, ApprovalInput{Approver: "bob", Reason: "wrong validator"})
+	}, time.Hour)
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	s.Equal(ErrRejected, s.workflowErrorType())
+	s.Contains(s.env.GetWorkflowError().Error(), "wrong validator")
+	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
+	st := s.status()
+	s.Equal("rejected", st.Approval.Decision)
+	s.Equal(StepFailed, st.Step)
+}
+
+func (s *WorkflowSuite) TestApprovalTimeout() {
+	s.mockPolicy(true)
+	in := stakeInput()
+	in.Options.ApprovalTimeout = 48 * time.Hour
+	start := s.env.Now()
+	s.env.ExecuteWorkflow(StakeWorkflow, in)
+
+	s.Equal(ErrApprovalTimeout, s.workflowErrorType())
+	s.GreaterOrEqual(s.env.Now().Sub(start), 48*time.Hour)
+	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
+	s.Equal("timed-out", s.status().Approval.Decision)
+}
+
+func (s *WorkflowSuite) TestCancelWhileAwaitingApproval() {
+	s.mockPolicy(true)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Hour)
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+	s.Require().True(s.env.IsWorkflowCompleted())
+	s.True(temporal.IsCanceledError(s.env.GetWorkflowError()), "got %v", s.env.GetWorkflowError())
+	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
+	s.Equal(StepCancelled, s.status().Step)
+}
+
+func (s *WorkflowSuite) TestCancelDuringBuildSendsNothing() {
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).After(time.Minute).Return(activities.BuildResult{UnsignedTransaction: "u"}, nil)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 10*time.Second)
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+	s.True(temporal.IsCanceledError(s.env.GetWorkflowError()), "got %v", s.env.GetWorkflowError())
+	s.env.AssertNotCalled(s.T(), "Broadcast", mock.Anything, mock.Anything)
+}
+
+func (s *WorkflowSuite) TestCancelAfterBroadcastStillConfirms() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).After(time.Minute).
+		Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 5}, nil)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 10*time.Second)
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	r := s.result()
+	s.True(r.CancelRequested)
+	s.Equal("sig-1", r.Transactions[0].Signature)
+}
+
+func (s *WorkflowSuite) TestInvalidInputRefusedBeforeAnyActivity() {
+	for name, in := range map[string]StakeInput{
+		"network":     {Network: "devnet", Staker: staker, Lamports: 1},
+		"staker":      {Network: "testnet", Staker: "not-base58-0OIl", Lamports: 1},
+		"lamports":    {Network: "testnet", Staker: staker},
+		"voteAccount": {Network: "testnet", Staker: staker, Lamports: 1, VoteAccount: "abc"},
+	} {
+		s.Run(name, func() {
+			env := s.NewTestWorkflowEnvironment()
+			env.RegisterActivity(a)
+			env.ExecuteWorkflow(StakeWorkflow, in)
+			err := env.GetWorkflowError()
+			var appErr *temporal.ApplicationError
+			s.Require().True(errors.As(err, &appErr))
+			s.Equal(activities.ErrInvalidInput, appErr.Type())
+			s.Contains(err.Error(), name)
+		})
+	}
+}
+
+// stakeStates returns the successive reads of a stake account: delegated, then deactivating for
+// `epochs` reads, then inactive.
+func stakeStates(first string, deactivatingReads int) func(context.Context, activities.StakeStateInput) (activities.StakeState, error) {
+	var mu sync.Mutex
+	n := 0
+	return func(_ context.Context, in activities.StakeStateInput) (activities.StakeState, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		st := activities.StakeState{StakeAccount: in.StakeAccount, Lamports: lamports, Staker: staker, Withdrawer: staker,
+			Voter: vote, Epoch: 700, SlotIndex: 1000, SlotsInEpoch: 432000}
+		switch {
+		case n == 1:
+			st.State = first
+			st.Deactivating = first == activities.StakeDeactivating
+		case n <= 1+deactivatingReads:
+			st.State, st.Deactivating, st.DeactivationEpoch = activities.StakeDeactivating, true, 700
+		default:
+			st.State, st.Deactivating, st.DeactivationEpoch, st.Epoch = activities.StakeInactive, true, 700, 701
+		}
+		return st, nil
+	}
+}
+
+func (s *WorkflowSuite) TestUnstakeWaitsDaysForDeactivationThenWithdraws() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.mockHappyChain(c)
+	// Mainnet-like: ~2 days per epoch; the wait is capped at MaxEpochWait per timer.
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeActive, 48))
+	start := s.env.Now()
+	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "mainnet-beta", Staker: staker, StakeAccount: stakeAcc})
+
+	r := s.result()
+	s.Require().Len(r.Transactions, 2)
+	s.Equal(activities.OpUnstake, r.Transactions[0].Kind)
+	s.Equal(activities.OpWithdraw, r.Transactions[1].Kind)
+	s.Equal(lamports, r.Lamports)
+	s.GreaterOrEqual(s.env.Now().Sub(start), 47*time.Hour, "the wait is durable timers, not a busy loop")
+	s.Require().Len(c.signs, 2)
+	s.Equal(activities.OpUnstake, c.signs[0].Intent.Operation)
+	s.Equal(activities.OpWithdraw, c.signs[1].Intent.Operation)
+	s.Equal(lamports, c.signs[1].Intent.Lamports)
+	s.Equal(stakeAcc, c.signs[1].Intent.StakeAccount)
+	s.env.AssertNumberOfCalls(s.T(), "ReadStakeState", 1+48+1)
+}
+
+func (s *WorkflowSuite) TestUnstakeOfDeactivatingAccountDoesNotDeactivateAgain() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.mockHappyChain(c)
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeDeactivating, 1))
+	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
+
+	r := s.result()
+	s.Require().Len(r.Transactions, 1)
+	s.Equal(activities.OpWithdraw, r.Transactions[0].Kind)
+}
+
+func (s *WorkflowSuite) TestWithdrawOfDelegatedAccountRefused() {
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeActive, 0))
+	s.env.ExecuteWorkflow(WithdrawWorkflow, WithdrawInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
+	s.Equal(activities.ErrStakeAccountState, s.workflowErrorType())
+	s.Contains(s.env.GetWorkflowError().Error(), "unstake it before withdrawing")
+	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
+}
+
+func (s *WorkflowSuite) TestUnstakeForeignStakeAccountRefused() {
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(activities.StakeState{
+		StakeAccount: stakeAcc, Lamports: lamports, Staker: vote2, Withdrawer: vote2, State: activities.StakeActive}, nil)
+	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
+	s.Equal(activities.ErrStakeAccountState, s.workflowErrorType())
+	s.Contains(s.env.GetWorkflowError().Error(), "not controlled by")
+}
+
+func (s *WorkflowSuite) TestUnstakeAmountMustMatchBalance() {
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeActive, 0))
+	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc, Lamports: 5})
+	s.Equal(activities.ErrInvalidInput, s.workflowErrorType())
+	s.Contains(s.env.GetWorkflowError().Error(), "partial unstake")
+}
+
+func (s *WorkflowSuite) TestCancelDuringDeactivationWaitSendsNoWithdraw() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.mockHappyChain(c)
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeActive, 1000))
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 5*time.Hour)
+	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
+	s.True(temporal.IsCanceledError(s.env.GetWorkflowError()), "got %v", s.env.GetWorkflowError())
+	s.Require().Len(c.signs, 1, "only the deactivation was signed")
+	s.Equal(activities.OpUnstake, c.signs[0].Intent.Operation)
+}
+
+func TestFormatSOL(t *testing.T) {
+	for in, want := range map[uint64]string{0: "0 SOL", 1: "0.000000001 SOL", 2_000_000_000: "2 SOL", 1_500_000_000: "1.5 SOL"} {
+		require.Equal(t, want, FormatSOL(in))
+	}
+}

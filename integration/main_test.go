@@ -1,0 +1,192 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/internal/stack"
+	"github.com/stakeflow/stakeflow/internal/starter"
+	"github.com/stakeflow/stakeflow/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/workflows"
+)
+
+var recordHistories = flag.String("record-histories", "", "write the histories of the workflows run here into this directory")
+
+const (
+	sol               = uint64(1_000_000_000)
+	fee               = uint64(5000) // lamports per signature on the runtime
+	approvalThreshold = 50 * sol
+)
+
+var (
+	st    *stack.Stack
+	chain *solchain.Client
+	logs  = &syncBuffer{}
+	// finished collects the operation IDs whose histories are recorded.
+	finished   []string
+	finishedMu sync.Mutex
+)
+
+// syncBuffer collects every log line of the worker and the stack.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) Sync() error { return nil }
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	cliPath := os.Getenv("TEMPORAL_CLI")
+	if cliPath == "" {
+		fmt.Fprintln(os.Stderr, "TEMPORAL_CLI is not set: run through `make test-integration` (scripts/tools.sh temporal installs it)")
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "stakeflow-it-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), logs, zapcore.DebugLevel)
+	logger := zap.New(core)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	st, err = stack.Start(ctx, stack.Options{
+		TemporalCLI: cliPath,
+		Dir:         dir,
+		Runtime:     solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 64, Logger: logger.Named("runtime")},
+		Stakers:     4, StakerLamports: 100 * sol,
+		ApprovalThreshold: approvalThreshold,
+		Logger:            logger, WorkerLogger: logger.Named("worker"),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the local stack:", err)
+		return 1
+	}
+	defer st.Close()
+	chain = solchain.New(st.Sandbox.Runtime().URL())
+	code := m.Run()
+	if code == 0 && *recordHistories != "" {
+		if err := writeHistories(context.Background(), *recordHistories); err != nil {
+			fmt.Fprintln(os.Stderr, "recording histories:", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// starterRun runs the admin tool against the stack's Temporal and returns what it printed.
+func starterRun(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	err := starter.Run(ctx, append(args, "--temporal-address", st.TemporalAddress()), &out, nil)
+	return out.String(), err
+}
+
+func decodeResult(t *testing.T, out string) workflows.Result {
+	t.Helper()
+	var res workflows.Result
+	require.NoError(t, json.Unmarshal([]byte(out), &res), "starter output: %s", out)
+	return res
+}
+
+func operationID(t *testing.T, prefix string) string {
+	id := fmt.Sprintf("%s-%s-%d", prefix, t.Name(), time.Now().UnixNano())
+	finishedMu.Lock()
+	finished = append(finished, id)
+	finishedMu.Unlock()
+	return id
+}
+
+// landedBy lists the signatures of the non-airdrop transactions paid for by payer.
+func landedBy(t *testing.T, payer solana.PublicKey) []string {
+	t.Helper()
+	ledger, err := st.Sandbox.Runtime().Ledger(context.Background())
+	require.NoError(t, err)
+	var out []string
+	for _, e := range ledger {
+		if !e.Airdrop && e.FeePayer.Equals(payer) {
+			out = append(out, e.Signature.String())
+		}
+	}
+	return out
+}
+
+func queryStep(id string) (string, error) {
+	v, err := st.Client.QueryWorkflow(context.Background(), id, "", workflows.QueryStatus)
+	if err != nil {
+		return "", err
+	}
+	var s workflows.Status
+	if err := v.Get(&s); err != nil {
+		return "", err
+	}
+	return s.Step, nil
+}
+
+func writeHistories(ctx context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	finishedMu.Lock()
+	ids := append([]string(nil), finished...)
+	finishedMu.Unlock()
+	byType := map[string]string{}
+	for _, id := range ids {
+		desc, err := st.Client.DescribeWorkflowExecution(ctx, id, "")
+		if err != nil {
+			continue
+		}
+		if desc.GetWorkflowExecutionInfo().GetStatus().String() != "Completed" {
+			continue
+		}
+		typ := desc.GetWorkflowExecutionInfo().GetType().GetName()
+		if _, done := byType[typ]; done {
+			continue
+		}
+		byType[typ] = id
+		raw, err := exportHistory(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, typ+".json"), raw, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

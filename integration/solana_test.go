@@ -1,0 +1,134 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/stakeflow/stakeflow/activities"
+	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/workflows"
+)
+
+// TestStakeThroughStarter stakes 2 SOL through the admin tool and checks the chain: exactly one
+// transaction from the staker, one stake account with exactly the lamports asked, delegated to a
+// healthy validator, staker and withdrawer the staker. A second start with the same operation ID
+// is refused after the first finished.
+func TestStakeThroughStarter(t *testing.T) {
+	staker := st.Stakers[0]
+	id := operationID(t, "stake")
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--sol", "2", "--id", id, "--wait", "--json")
+	require.NoError(t, err, out)
+	res := decodeResult(t, out)
+
+	require.Len(t, res.Transactions, 1)
+	tx := res.Transactions[0]
+	require.Equal(t, activities.OpStake, tx.Kind)
+	require.Equal(t, []string{tx.Signature}, landedBy(t, staker), "exactly one transaction from the staker, the one reported")
+
+	status, err := chain.SignatureStatus(context.Background(), tx.Signature)
+	require.NoError(t, err)
+	require.True(t, status.Finalized())
+
+	acct, err := chain.StakeAccount(context.Background(), res.StakeAccount)
+	require.NoError(t, err)
+	require.Equal(t, 2*sol, acct.Lamports)
+	require.Equal(t, staker.String(), acct.Meta.Staker)
+	require.Equal(t, staker.String(), acct.Meta.Withdrawer)
+	require.NotNil(t, acct.Stake)
+	require.Equal(t, res.VoteAccount, acct.Stake.Delegation.Voter)
+	require.Contains(t, voteAccounts(), res.VoteAccount)
+
+	_, err = starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--sol", "2", "--id", id)
+	require.ErrorIs(t, err, workflows.ErrAlreadyStarted)
+	require.Equal(t, []string{tx.Signature}, landedBy(t, staker), "the refused start sent nothing")
+}
+
+func voteAccounts() []string {
+	var out []string
+	for _, v := range st.Sandbox.Runtime().VoteAccounts() {
+		out = append(out, v.String())
+	}
+	return out
+}
+
+// TestUnstakeEpochWarpWithdraw stakes, then unstakes through the admin tool: the workflow
+// deactivates, waits for the epoch to pass (the test warps it), then withdraws. The staker gets
+// back exactly the stake minus the two transaction fees, and the stake account is closed.
+func TestUnstakeEpochWarpWithdraw(t *testing.T) {
+	ctx := context.Background()
+	staker := st.Stakers[1]
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--sol", "3", "--id", operationID(t, "stake"), "--wait", "--json")
+	require.NoError(t, err, out)
+	staked := decodeResult(t, out)
+
+	before, err := chain.Balance(ctx, staker.String())
+	require.NoError(t, err)
+	id := operationID(t, "unstake")
+	out, err = starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id, "--json")
+	require.NoError(t, err, out)
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		step, err := queryStep(id)
+		assert.NoError(c, err)
+		assert.Equal(c, workflows.StepWaitingDeactivation, step)
+	}, 90*time.Second, 200*time.Millisecond)
+	require.NoError(t, st.Sandbox.Runtime().WarpEpochs(ctx, 1))
+
+	var res workflows.Result
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	require.NoError(t, st.Client.GetWorkflow(wctx, id, "").Get(wctx, &res))
+
+	require.Len(t, res.Transactions, 2)
+	require.Equal(t, activities.OpUnstake, res.Transactions[0].Kind)
+	require.Equal(t, activities.OpWithdraw, res.Transactions[1].Kind)
+	require.Equal(t, 3*sol, res.Lamports)
+	require.Equal(t,
+		[]string{staked.Transactions[0].Signature, res.Transactions[0].Signature, res.Transactions[1].Signature},
+		landedBy(t, staker), "stake, deactivate and withdraw, each exactly once")
+
+	after, err := chain.Balance(ctx, staker.String())
+	require.NoError(t, err)
+	require.Equal(t, before+3*sol-2*fee, after)
+	_, err = chain.StakeAccount(ctx, staked.StakeAccount)
+	require.True(t, errors.Is(err, solchain.ErrAccountNotFound), "stake account closed by the full withdrawal, got %v", err)
+}
+
+// TestApprovalGate stakes above the approval threshold: nothing is built or sent until an
+// approver approves through the admin tool, and the approver is recorded.
+func TestApprovalGate(t *testing.T) {
+	staker := st.Stakers[2]
+	id := operationID(t, "stake")
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--lamports", "60000000000", "--id", id)
+	require.NoError(t, err, out)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		step, err := queryStep(id)
+		assert.NoError(c, err)
+		assert.Equal(c, workflows.StepAwaitingApproval, step)
+	}, 30*time.Second, 100*time.Millisecond)
+	require.Empty(t, landedBy(t, staker), "nothing is sent before approval")
+
+	_, err = starterRun(t, "approve", "--id", id)
+	require.ErrorContains(t, err, "--approver is required")
+	out, err = starterRun(t, "approve", "--id", id, "--approver", "alice", "--reason", "treasury plan")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "approved by alice")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var res workflows.Result
+	require.NoError(t, st.Client.GetWorkflow(ctx, id, "").Get(ctx, &res))
+	require.Len(t, landedBy(t, staker), 1)
+
+	out, err = starterRun(t, "status", "--id", id, "--json")
+	require.NoError(t, err, out)
+	require.Contains(t, out, `"approver": "alice"`)
+	require.Contains(t, out, `"step": "done"`)
+}

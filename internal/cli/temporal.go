@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
+)
+
+// Temporal holds the settings of a connection to a Temporal frontend.
+type Temporal struct {
+	Address   string
+	Namespace string
+	TLSCert   string
+	TLSKey    string
+	TLSCA     string
+	TLSServer string
+}
+
+// Register adds the connection flags to fs.
+func (t *Temporal) Register(fs *flag.FlagSet) {
+	fs.StringVar(&t.Address, "temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
+	fs.StringVar(&t.Namespace, "namespace", "default", "Temporal namespace")
+	fs.StringVar(&t.TLSCert, "tls-cert", "", "client certificate file (mTLS)")
+	fs.StringVar(&t.TLSKey, "tls-key", "", "client private key file (mTLS)")
+	fs.StringVar(&t.TLSCA, "tls-ca", "", "CA bundle file that signed the server certificate")
+	fs.StringVar(&t.TLSServer, "tls-server-name", "", "server name to verify (defaults to the address host)")
+}
+
+// Options are the client options for these settings, logging through logger.
+func (t *Temporal) Options(logger *zap.Logger) (client.Options, error) {
+	opts := client.Options{
+		HostPort:  t.Address,
+		Namespace: t.Namespace,
+		Logger:    TemporalLogger(logger),
+	}
+	if t.TLSCert == "" && t.TLSKey == "" && t.TLSCA == "" {
+		return opts, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.TLSServer}
+	if t.TLSCert != "" || t.TLSKey != "" {
+		if t.TLSCert == "" || t.TLSKey == "" {
+			return opts, errors.New("--tls-cert and --tls-key go together")
+		}
+		pair, err := tls.LoadX509KeyPair(t.TLSCert, t.TLSKey)
+		if err != nil {
+			return opts, fmt.Errorf("loading TLS client certificate %s: %w", t.TLSCert, err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	if t.TLSCA != "" {
+		pem, err := os.ReadFile(t.TLSCA)
+		if err != nil {
+			return opts, fmt.Errorf("reading TLS CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return opts, fmt.Errorf("TLS CA %s holds no PEM certificate", t.TLSCA)
+		}
+		cfg.RootCAs = pool
+	}
+	opts.ConnectionOptions.TLS = cfg
+	return opts, nil
+}
+
+// Dial connects to Temporal.
+func (t *Temporal) Dial(logger *zap.Logger) (client.Client, error) {
+	opts, err := t.Options(logger)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.Dial(opts)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to Temporal at %s (namespace %s): %w", t.Address, t.Namespace, err)
+	}
+	return c, nil
+}
+
+// TemporalLogger hands a zap logger to the Temporal SDK.
+func TemporalLogger(logger *zap.Logger) log.Logger {
+	return log.NewStructuredLogger(slog.New(zapslog.NewHandler(logger.Core())))
+}
+
+// NewLogger builds the process's zap logger: JSON for production, console for development.
+func NewLogger(format, level string) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("log level: %w", err)
+	}
+	var cfg zap.Config
+	switch format {
+	case "json":
+		cfg = zap.NewProductionConfig()
+	case "console":
+		cfg = zap.NewDevelopmentConfig()
+		cfg.DisableStacktrace = true
+	default:
+		return nil, fmt.Errorf("log format %q: want json or console", format)
+	}
+	cfg.Level = zap.NewAtomicLevelAt(lvl)
+	return cfg.Build()
+}

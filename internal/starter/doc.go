@@ -1,0 +1,8 @@
+// Package starter is the admin tool behind cmd/starter: it starts operations (stake, unstake,
+// withdraw), approves, rejects and cancels them, shows their status, lists them, and registers the
+// search attributes a namespace needs (setup).
+//
+// Every input is checked before any workflow starts, with an error that names what is wrong. An
+// operation ID given twice is refused, also after the first operation finished. Output is for
+// people by default and JSON with --json.
+package starter

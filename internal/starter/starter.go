@@ -1,0 +1,582 @@
+package starter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+
+	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/workflows"
+)
+
+const usage = `usage: starter <command> [flags]
+
+Operations:
+  stake     --network N --staker ADDR (--lamports N | --sol X) [--vote-account ADDR] [--id ID] [--wait]
+  unstake   --network N --staker ADDR --stake-account ADDR [--lamports N] [--id ID] [--wait]
+  withdraw  --network N --staker ADDR --stake-account ADDR [--lamports N] [--id ID] [--wait]
+  approve   --id ID --approver NAME [--reason TEXT]
+  reject    --id ID --approver NAME [--reason TEXT]
+  cancel    --id ID
+  status    --id ID
+  list      [--step STEP] [--operation OP] [--open] [--limit N]
+Namespace:
+  setup     register the search attributes stakeflow needs (idempotent)
+
+Every flag has an environment twin (STAKEFLOW_<FLAG>, e.g. STAKEFLOW_TEMPORAL_ADDRESS) and may
+come from a JSON file given with --config. Add --json for machine-readable output.
+`
+
+// UsageError is a command line that cannot be run; the text says what is wrong.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Run runs one starter command. Temporal is dialled with dial when the command needs it (nil:
+// from the connection flags).
+func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Temporal) (client.Client, error)) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		if len(args) == 0 {
+			return &UsageError{Msg: "no command given"}
+		}
+		return nil
+	}
+	cmd, rest := args[0], args[1:]
+	r := &runner{out: stdout, dial: dial}
+	fs := flag.NewFlagSet("starter "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	r.temporal.Register(fs)
+	fs.BoolVar(&r.json, "json", false, "print JSON")
+	fs.StringVar(&r.config, "config", "", "JSON file of flag values")
+
+	var run func(context.Context) error
+	switch cmd {
+	case "stake":
+		run = r.stakeCmd(fs)
+	case "unstake", "withdraw":
+		run = r.unstakeCmd(fs, cmd)
+	case "approve", "reject":
+		run = r.decideCmd(fs, cmd)
+	case "cancel":
+		run = r.cancelCmd(fs)
+	case "status":
+		run = r.statusCmd(fs)
+	case "list":
+		run = r.listCmd(fs)
+	case "setup":
+		run = r.setupCmd()
+	default:
+		return &UsageError{Msg: fmt.Sprintf("unknown command %q (see starter --help)", cmd)}
+	}
+	if err := cli.Parse(fs, rest, "config"); err != nil {
+		return &UsageError{Msg: fmt.Sprintf("%s: %v", cmd, err)}
+	}
+	if fs.NArg() > 0 {
+		return &UsageError{Msg: fmt.Sprintf("%s: unexpected argument %q", cmd, fs.Arg(0))}
+	}
+	return run(ctx)
+}
+
+type runner struct {
+	out      io.Writer
+	temporal cli.Temporal
+	json     bool
+	config   string
+	dial     func(cli.Temporal) (client.Client, error)
+}
+
+func (r *runner) client() (client.Client, error) {
+	if r.dial != nil {
+		return r.dial(r.temporal)
+	}
+	return r.temporal.Dial(zap.NewNop())
+}
+
+func (r *runner) print(human string, v any) error {
+	if r.json {
+		enc := json.NewEncoder(r.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	_, err := fmt.Fprintln(r.out, human)
+	return err
+}
+
+func newOperationID(op string) string {
+	return fmt.Sprintf("%s-%s", op, randomSuffix())
+}
+
+type started struct {
+	OperationID string `json:"operationId"`
+	RunID       string `json:"runId"`
+	Workflow    string `json:"workflow"`
+	Summary     string `json:"summary"`
+}
+
+// start starts an operation's workflow; a reused operation ID is refused with ErrAlreadyStarted.
+func (r *runner) start(ctx context.Context, c client.Client, id, summary string, wf any, in any, attrs ...temporal.SearchAttributeUpdate) (client.WorkflowRun, error) {
+	run, err := c.ExecuteWorkflow(ctx, workflows.StartOptions(id, summary, attrs...), wf, in)
+	if err != nil {
+		var already *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &already) {
+			return nil, fmt.Errorf("%w: %q was used before (run %s); pick another --id", workflows.ErrAlreadyStarted, id, already.RunId)
+		}
+		return nil, fmt.Errorf("starting %s: %w", id, err)
+	}
+	return run, nil
+}
+
+func (r *runner) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
+	var in workflows.StakeInput
+	var id, lamports, sol string
+	var wait bool
+	fs.StringVar(&in.Network, "network", "", "Solana network: mainnet-beta or testnet")
+	fs.StringVar(&in.Staker, "staker", "", "staker address (fee payer and stake/withdraw authority)")
+	fs.StringVar(&lamports, "lamports", "", "amount in lamports")
+	fs.StringVar(&sol, "sol", "", "amount in SOL (at most 9 decimals)")
+	fs.StringVar(&in.VoteAccount, "vote-account", "", "validator vote account (default: chosen by the service within policy)")
+	fs.StringVar(&id, "id", "", "operation ID (default: generated and printed)")
+	fs.BoolVar(&wait, "wait", false, "follow the operation until it ends, printing each step")
+	return func(ctx context.Context) error {
+		n, err := parseLamports(lamports, sol)
+		if err != nil {
+			return &UsageError{Msg: "stake: " + err.Error()}
+		}
+		if n == 0 {
+			return &UsageError{Msg: "stake: give the amount with --lamports or --sol"}
+		}
+		in.Lamports = n
+		if err := in.Validate(); err != nil {
+			return &UsageError{Msg: "stake: " + err.Error()}
+		}
+		if id == "" {
+			id = newOperationID("stake")
+		}
+		if err := workflows.ValidateOperationID(id); err != nil {
+			return &UsageError{Msg: "stake: " + err.Error()}
+		}
+		c, err := r.client()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		summary := workflows.StakeSummary(in)
+		run, err := r.start(ctx, c, id, summary, workflows.StakeWorkflow, in,
+			workflows.SAChain.ValueSet(workflows.ChainSolana), workflows.SANetwork.ValueSet(in.Network),
+			workflows.SAOperation.ValueSet("stake"), workflows.SAStaker.ValueSet(in.Staker),
+			workflows.SAAmount.ValueSet(int64(in.Lamports)))
+		if err != nil {
+			return err
+		}
+		return r.afterStart(ctx, c, run, "StakeWorkflow", summary, wait)
+	}
+}
+
+func (r *runner) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) error {
+	var in workflows.UnstakeInput
+	var id, lamports string
+	var wait bool
+	fs.StringVar(&in.Network, "network", "", "Solana network: mainnet-beta or testnet")
+	fs.StringVar(&in.Staker, "staker", "", "staker address (stake and withdraw authority)")
+	fs.StringVar(&in.StakeAccount, "stake-account", "", "stake account address")
+	fs.StringVar(&lamports, "lamports", "", "expected stake account balance in lamports (default: read from chain)")
+	fs.StringVar(&id, "id", "", "operation ID (default: generated and printed)")
+	fs.BoolVar(&wait, "wait", false, "follow the operation until it ends, printing each step")
+	return func(ctx context.Context) error {
+		if lamports != "" {
+			n, err := parseLamports(lamports, "")
+			if err != nil {
+				return &UsageError{Msg: op + ": " + err.Error()}
+			}
+			in.Lamports = n
+		}
+		if err := in.Validate(); err != nil {
+			return &UsageError{Msg: op + ": " + err.Error()}
+		}
+		if id == "" {
+			id = newOperationID(op)
+		}
+		if err := workflows.ValidateOperationID(id); err != nil {
+			return &UsageError{Msg: op + ": " + err.Error()}
+		}
+		c, err := r.client()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		wf, name, summary := any(workflows.UnstakeWorkflow), "UnstakeWorkflow", workflows.UnstakeSummary(in)
+		if op == "withdraw" {
+			wf, name, summary = workflows.WithdrawWorkflow, "WithdrawWorkflow", workflows.WithdrawSummary(in)
+		}
+		run, err := r.start(ctx, c, id, summary, wf, in,
+			workflows.SAChain.ValueSet(workflows.ChainSolana), workflows.SANetwork.ValueSet(in.Network),
+			workflows.SAOperation.ValueSet(op), workflows.SAStaker.ValueSet(in.Staker),
+			workflows.SAStakeAccount.ValueSet(in.StakeAccount))
+		if err != nil {
+			return err
+		}
+		return r.afterStart(ctx, c, run, name, summary, wait)
+	}
+}
+
+func (r *runner) afterStart(ctx context.Context, c client.Client, run client.WorkflowRun, name, summary string, wait bool) error {
+	s := started{OperationID: run.GetID(), RunID: run.GetRunID(), Workflow: name, Summary: summary}
+	if !wait {
+		return r.print(fmt.Sprintf("started %s\n  operation ID: %s\n  %s", name, s.OperationID, summary), s)
+	}
+	if !r.json {
+		fmt.Fprintf(r.out, "started %s\n  operation ID: %s\n  %s\n", name, s.OperationID, summary)
+	}
+	return r.follow(ctx, c, run)
+}
+
+// follow prints each step as the operation moves, then its outcome.
+func (r *runner) follow(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+	done := make(chan error, 1)
+	var res workflows.Result
+	go func() { done <- run.Get(ctx, &res) }()
+	last := ""
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			st, _ := queryStatus(ctx, c, run.GetID())
+			if !r.json && st != nil {
+				r.printStep(st, &last)
+			}
+			if err != nil {
+				return fmt.Errorf("operation %s ended: %w", run.GetID(), err)
+			}
+			return r.print(formatResult(res), res)
+		case <-tick.C:
+			if r.json {
+				continue
+			}
+			if st, err := queryStatus(ctx, c, run.GetID()); err == nil {
+				r.printStep(st, &last)
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (r *runner) printStep(st *workflows.Status, last *string) {
+	line := st.Step
+	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].Signature != "" {
+		at := st.Attempts[n-1]
+		line += fmt.Sprintf(" (%s tx %s)", at.Kind, at.Signature)
+	}
+	if line != *last {
+		fmt.Fprintf(r.out, "  %s  %s\n", st.StepSince.UTC().Format("15:04:05"), line)
+		*last = line
+	}
+}
+
+func formatResult(res workflows.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "done: %s %s", res.Operation, workflows.FormatSOL(res.Lamports))
+	if res.StakeAccount != "" {
+		fmt.Fprintf(&b, "\n  stake account: %s", res.StakeAccount)
+	}
+	if res.VoteAccount != "" {
+		fmt.Fprintf(&b, "\n  vote account:  %s", res.VoteAccount)
+	}
+	for _, t := range res.Transactions {
+		fmt.Fprintf(&b, "\n  %-8s tx %s (slot %d, builds %d)", t.Kind, t.Signature, t.Slot, t.Builds)
+	}
+	if res.CancelRequested {
+		b.WriteString("\n  a cancel arrived after broadcast: the transaction was followed to its end")
+	}
+	return b.String()
+}
+
+func queryStatus(ctx context.Context, c client.Client, id string) (*workflows.Status, error) {
+	v, err := c.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
+	if err != nil {
+		return nil, err
+	}
+	var st workflows.Status
+	if err := v.Get(&st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+func (r *runner) decideCmd(fs *flag.FlagSet, cmd string) func(context.Context) error {
+	var id string
+	var in workflows.ApprovalInput
+	fs.StringVar(&id, "id", "", "operation ID")
+	fs.StringVar(&in.Approver, "approver", "", "name of the person deciding")
+	fs.StringVar(&in.Reason, "reason", "", "why (recorded with the decision)")
+	return func(ctx context.Context) error {
+		if id == "" {
+			return &UsageError{Msg: cmd + ": --id is required"}
+		}
+		if in.Approver == "" {
+			return &UsageError{Msg: cmd + ": --approver is required"}
+		}
+		c, err := r.client()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		name := workflows.UpdateApprove
+		if cmd == "reject" {
+			name = workflows.UpdateReject
+		}
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+			WorkflowID: id, UpdateName: name, Args: []any{in}, WaitForStage: client.WorkflowUpdateStageCompleted,
+		})
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", cmd, id, err)
+		}
+		var st workflows.Status
+		if err := h.Get(ctx, &st); err != nil {
+			return fmt.Errorf("%s %s: %w", cmd, id, err)
+		}
+		return r.print(fmt.Sprintf("%s: %s by %s", id, st.Approval.Decision, st.Approval.Approver), st)
+	}
+}
+
+func (r *runner) cancelCmd(fs *flag.FlagSet) func(context.Context) error {
+	var id string
+	fs.StringVar(&id, "id", "", "operation ID")
+	return func(ctx context.Context) error {
+		if id == "" {
+			return &UsageError{Msg: "cancel: --id is required"}
+		}
+		c, err := r.client()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if err := c.CancelWorkflow(ctx, id, ""); err != nil {
+			return fmt.Errorf("cancel %s: %w", id, err)
+		}
+		return r.print(fmt.Sprintf("%s: cancel requested (before broadcast nothing is sent; after it the transaction is followed to its end)", id),
+			map[string]string{"operationId": id, "cancel": "requested"})
+	}
+}
+
+type statusView struct {
+	Status    *workflows.Status `json:"status,omitempty"`
+	Execution string            `json:"execution"`
+	Summary   string            `json:"summary,omitempty"`
+	Failure   string            `json:"failure,omitempty"`
+}
+
+func (r *runner) statusCmd(fs *flag.FlagSet) func(context.Context) error {
+	var id string
+	fs.StringVar(&id, "id", "", "operation ID")
+	return func(ctx context.Context) error {
+		if id == "" {
+			return &UsageError{Msg: "status: --id is required"}
+		}
+		c, err := r.client()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+		if err != nil {
+			return fmt.Errorf("status %s: %w", id, err)
+		}
+		v := statusView{Execution: desc.GetWorkflowExecutionInfo().GetStatus().String()}
+		if st, err := queryStatus(ctx, c, id); err == nil {
+			v.Status = st
+		} else {
+			v.Failure = "status query: " + err.Error()
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s: %s", id, v.Execution)
+		if st := v.Status; st != nil {
+			fmt.Fprintf(&b, "\n  step:      %s (since %s)", st.Step, st.StepSince.UTC().Format(time.RFC3339))
+			fmt.Fprintf(&b, "\n  operation: %s %s %s on %s", st.Operation, workflows.FormatSOL(st.Lamports), st.Staker, st.Network)
+			if st.StakeAccount != "" {
+				fmt.Fprintf(&b, "\n  stake account: %s", st.StakeAccount)
+			}
+			if st.VoteAccount != "" {
+				fmt.Fprintf(&b, "\n  vote account:  %s", st.VoteAccount)
+			}
+			if st.Approval.Required {
+				fmt.Fprintf(&b, "\n  approval:  %s %s", orDash(st.Approval.Decision), st.Approval.Approver)
+			}
+			for _, at := range st.Attempts {
+				fmt.Fprintf(&b, "\n  %s build %d: %s %s", at.Kind, at.Build, at.Signature, orDash(at.Outcome))
+			}
+			if st.Error != "" {
+				fmt.Fprintf(&b, "\n  error: %s", st.Error)
+			}
+		} else {
+			fmt.Fprintf(&b, "\n  %s", v.Failure)
+		}
+		return r.print(b.String(), v)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+type listed struct {
+	OperationID string `json:"operationId"`
+	Workflow    string `json:"workflow"`
+	Execution   string `json:"execution"`
+	Step        string `json:"step,omitempty"`
+	Staker      string `json:"staker,omitempty"`
+	Amount      int64  `json:"lamports,omitempty"`
+	StartedAt   string `json:"startedAt"`
+}
+
+func (r *runner) listCmd(fs *flag.FlagSet) func(context.Context) error {
+	var step, op string
+	var open bool
+	var limit int
+	fs.StringVar(&step, "step", "", "only operations at this step")
+	fs.StringVar(&op, "operation", "", "only stake, unstake or withdraw")
+	fs.BoolVar(&open, "open", false, "only operations still running")
+	fs.IntVar(&limit, "limit", 50, "at most this many")
+	return func(ctx context.Context) error {
+		q := []string{fmt.Sprintf("%s IS NOT NULL", workflows.SAOperation.GetName())}
+		if step != "" {
+			q = append(q, fmt.Sprintf("%s = '%s'", workflows.SAStep.GetName(), quote(step)))
+		}
+		if op != "" {
+			q = append(q, fmt.Sprintf("%s = '%s'", workflows.SAOperation.GetName(), quote(op)))
+		}
+		if open {
+			q = append(q, "ExecutionStatus = 'Running'")
+		}
+		c, err := r.client()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		var out []listed
+		var token []byte
+		for len(out) < limit {
+			resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+				Query: strings.Join(q, " AND "), PageSize: int32(min(limit, 1000)), NextPageToken: token,
+			})
+			if err != nil {
+				return fmt.Errorf("list: %w", err)
+			}
+			for _, e := range resp.GetExecutions() {
+				item := listed{
+					OperationID: e.GetExecution().GetWorkflowId(), Workflow: e.GetType().GetName(),
+					Execution: e.GetStatus().String(), StartedAt: e.GetStartTime().AsTime().UTC().Format(time.RFC3339),
+				}
+				sa := e.GetSearchAttributes().GetIndexedFields()
+				if p, ok := sa[workflows.SAStep.GetName()]; ok {
+					_ = json.Unmarshal(p.GetData(), &item.Step)
+				}
+				if p, ok := sa[workflows.SAStaker.GetName()]; ok {
+					_ = json.Unmarshal(p.GetData(), &item.Staker)
+				}
+				if p, ok := sa[workflows.SAAmount.GetName()]; ok {
+					_ = json.Unmarshal(p.GetData(), &item.Amount)
+				}
+				out = append(out, item)
+			}
+			token = resp.GetNextPageToken()
+			if len(token) == 0 {
+				break
+			}
+		}
+		if len(out) > limit {
+			out = out[:limit]
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%-36s %-17s %-10s %-22s %s", "OPERATION", "WORKFLOW", "STATUS", "STEP", "STARTED")
+		for _, it := range out {
+			fmt.Fprintf(&b, "\n%-36s %-17s %-10s %-22s %s", it.OperationID, it.Workflow,
+				strings.TrimPrefix(it.Execution, "WORKFLOW_EXECUTION_STATUS_"), it.Step, it.StartedAt)
+		}
+		if out == nil {
+			out = []listed{}
+		}
+		return r.print(b.String(), out)
+	}
+}
+
+func quote(s string) string { return strings.ReplaceAll(s, "'", "") }
+
+func (r *runner) setupCmd() func(context.Context) error {
+	return func(ctx context.Context) error {
+		c, err := r.client()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		added, err := RegisterSearchAttributes(ctx, c, r.temporal.Namespace)
+		if err != nil {
+			return err
+		}
+		return r.print(fmt.Sprintf("search attributes in namespace %s: %d added, %d already there",
+			r.temporal.Namespace, len(added), len(workflows.SearchAttributeTypes())-len(added)),
+			map[string]any{"namespace": r.temporal.Namespace, "added": added})
+	}
+}
+
+// RegisterSearchAttributes adds the search attributes stakeflow uses to the namespace, leaving
+// those already there. It returns the names it added.
+func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace string) ([]string, error) {
+	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return nil, fmt.Errorf("listing search attributes of %s: %w", namespace, err)
+	}
+	want := map[string]enums.IndexedValueType{}
+	var added []string
+	for _, kv := range workflows.SearchAttributeTypes() {
+		name, typ := kv[0], kv[1]
+		if _, ok := have.GetCustomAttributes()[name]; ok {
+			continue
+		}
+		v, ok := enums.IndexedValueType_value["INDEXED_VALUE_TYPE_"+strings.ToUpper(camelToSnake(typ))]
+		if !ok {
+			return nil, fmt.Errorf("search attribute %s: unknown type %s", name, typ)
+		}
+		want[name] = enums.IndexedValueType(v)
+		added = append(added, name)
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: namespace, SearchAttributes: want,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adding search attributes to %s: %w", namespace, err)
+	}
+	return added, nil
+}
+
+func camelToSnake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,111 @@
+package starter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/stakeflow/stakeflow/internal/cli"
+)
+
+const (
+	staker = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+	acct   = "5Q544fKrFoe6tsEbD7S8EmxGTJYAKtTVhAW5Q5pge4j1"
+)
+
+func TestParseLamports(t *testing.T) {
+	tests := []struct {
+		lamports, sol string
+		want          uint64
+		err           string
+	}{
+		{lamports: "1", want: 1},
+		{lamports: "18446744073709551615", want: 18446744073709551615},
+		{sol: "2", want: 2_000_000_000},
+		{sol: "0.5", want: 500_000_000},
+		{sol: ".25", want: 250_000_000},
+		{sol: "1.000000001", want: 1_000_000_001},
+		{lamports: "0", err: "more than zero"},
+		{lamports: "-5", err: "positive whole number"},
+		{lamports: "+5", err: "positive whole number"},
+		{lamports: "1.5", err: "positive whole number"},
+		{lamports: "18446744073709551616", err: "fits in 64 bits"},
+		{lamports: "abc", err: "positive whole number"},
+		{sol: "0", err: "more than zero"},
+		{sol: "-1", err: "digits and one point"},
+		{sol: "1e9", err: "digits and one point"},
+		{sol: "1.0000000001", err: "more than 9 decimals"},
+		{sol: "1.", err: "digits after the decimal point"},
+		{sol: "99999999999999999999", err: "too large"},
+		{lamports: "1", sol: "1", err: "not both"},
+	}
+	for _, tt := range tests {
+		got, err := parseLamports(tt.lamports, tt.sol)
+		if tt.err != "" {
+			require.ErrorContains(t, err, tt.err, "lamports=%q sol=%q", tt.lamports, tt.sol)
+			continue
+		}
+		require.NoError(t, err, "lamports=%q sol=%q", tt.lamports, tt.sol)
+		require.Equal(t, tt.want, got)
+	}
+}
+
+// noDial fails the test if a command reaches Temporal: bad input must be refused before.
+func noDial(t *testing.T) func(cli.Temporal) (client.Client, error) {
+	return func(cli.Temporal) (client.Client, error) {
+		t.Fatalf("Temporal was dialled for input that should have been refused")
+		return nil, errors.New("unreachable")
+	}
+}
+
+func TestBadInputRefusedBeforeAnyWorkflowStarts(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", nil, "no command"},
+		{"unknown command", []string{"restake"}, "unknown command"},
+		{"stake without amount", []string{"stake", "--network", "testnet", "--staker", staker}, "--lamports or --sol"},
+		{"stake zero", []string{"stake", "--network", "testnet", "--staker", staker, "--lamports", "0"}, "more than zero"},
+		{"stake negative", []string{"stake", "--network", "testnet", "--staker", staker, "--lamports", "-1"}, "positive whole number"},
+		{"stake decimal lamports", []string{"stake", "--network", "testnet", "--staker", staker, "--lamports", "1.5"}, "positive whole number"},
+		{"stake overflow", []string{"stake", "--network", "testnet", "--staker", staker, "--lamports", "99999999999999999999"}, "64 bits"},
+		{"stake over int64", []string{"stake", "--network", "testnet", "--staker", staker, "--lamports", "18446744073709551615"}, "largest amount"},
+		{"unknown network", []string{"stake", "--network", "devnet", "--staker", staker, "--sol", "1"}, "invalid network"},
+		{"missing network", []string{"stake", "--staker", staker, "--sol", "1"}, "invalid network"},
+		{"bad base58 staker", []string{"stake", "--network", "testnet", "--staker", "0OIl", "--sol", "1"}, "invalid staker"},
+		{"short staker", []string{"stake", "--network", "testnet", "--staker", "abc", "--sol", "1"}, "invalid staker"},
+		{"bad vote account", []string{"stake", "--network", "testnet", "--staker", staker, "--sol", "1", "--vote-account", "xyz"}, "invalid voteAccount"},
+		{"operation ID with space", []string{"stake", "--network", "testnet", "--staker", staker, "--sol", "1", "--id", "a b"}, "operation ID"},
+		{"unstake missing stake account", []string{"unstake", "--network", "testnet", "--staker", staker}, "invalid stakeAccount"},
+		{"unstake stake account is staker", []string{"unstake", "--network", "testnet", "--staker", staker, "--stake-account", staker}, "not a stake account"},
+		{"withdraw bad amount", []string{"withdraw", "--network", "testnet", "--staker", staker, "--stake-account", acct, "--lamports", "x"}, "positive whole number"},
+		{"approve without approver", []string{"approve", "--id", "op-1"}, "--approver is required"},
+		{"reject without id", []string{"reject", "--approver", "a"}, "--id is required"},
+		{"cancel without id", []string{"cancel"}, "--id is required"},
+		{"status without id", []string{"status"}, "--id is required"},
+		{"stray argument", []string{"status", "--id", "x", "extra"}, "unexpected argument"},
+		{"unknown flag", []string{"stake", "--amount", "1"}, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := Run(context.Background(), tt.args, &out, noDial(t))
+			require.ErrorContains(t, err, tt.want)
+			var usage *UsageError
+			require.ErrorAs(t, err, &usage)
+		})
+	}
+}
+
+func TestEnvironmentTwinFillsFlags(t *testing.T) {
+	t.Setenv("STAKEFLOW_NETWORK", "devnet")
+	var out bytes.Buffer
+	err := Run(context.Background(), []string{"stake", "--staker", staker, "--sol", "1"}, &out, noDial(t))
+	require.ErrorContains(t, err, `"devnet" is not one of`)
+}

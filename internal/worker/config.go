@@ -1,0 +1,105 @@
+package worker
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"sort"
+	"time"
+
+	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/workflows"
+)
+
+// Config is the worker's configuration. Every field has a flag, an environment twin
+// (STAKEFLOW_<FLAG>) and a key of the same name in the optional JSON file (--config).
+type Config struct {
+	ConfigFile string
+	Temporal   cli.Temporal
+	TaskQueue  string
+
+	// ServiceURL is the staking service's base URL (either published form).
+	ServiceURL string
+	// ServiceTokenFile holds the service's bearer token.
+	ServiceTokenFile string
+	// ValidatorStatusParam names endpoint 7's query parameter.
+	ValidatorStatusParam string
+	// SolanaKeys are keypair files or directories of them.
+	SolanaKeys cli.StringList
+	// SolanaRPC maps network name to JSON-RPC URL.
+	SolanaRPC cli.StringMap
+	// SolanaSlotDuration is the networks' slot time, used to size waits for an epoch's end.
+	SolanaSlotDuration time.Duration
+
+	AllowedVoteAccounts cli.StringList
+	MaxComputeUnitPrice uint64
+	ApprovalThreshold   uint64
+
+	HealthAddr  string
+	LogFormat   string
+	LogLevel    string
+	StopTimeout time.Duration
+	Pollers     int
+}
+
+// Register adds the worker's flags to fs.
+func (c *Config) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.ConfigFile, "config", "", "JSON file of settings (keys are flag names)")
+	c.Temporal.Register(fs)
+	fs.StringVar(&c.TaskQueue, "task-queue", workflows.TaskQueue, "Temporal task queue")
+	fs.StringVar(&c.ServiceURL, "service-url", "", "staking service base URL")
+	fs.StringVar(&c.ServiceTokenFile, "service-token-file", "", "file holding the staking service bearer token")
+	fs.StringVar(&c.ValidatorStatusParam, "validator-status-param", "", "query parameter name of the validator status endpoint (default: the client's)")
+	fs.Var(&c.SolanaKeys, "solana-keys", "comma-separated Solana keypair files or directories")
+	fs.Var(&c.SolanaRPC, "solana-rpc", "comma-separated network=url Solana JSON-RPC endpoints, e.g. testnet=http://127.0.0.1:8899")
+	fs.DurationVar(&c.SolanaSlotDuration, "solana-slot-duration", 400*time.Millisecond, "slot time of the Solana networks (sizes waits for an epoch's end)")
+	fs.Var(&c.AllowedVoteAccounts, "allowed-vote-accounts", "comma-separated vote accounts stakes may be delegated to (empty: only those asked for)")
+	fs.Uint64Var(&c.MaxComputeUnitPrice, "max-compute-unit-price", 0, "highest compute-unit price to sign, micro-lamports (0: the signer's default)")
+	fs.Uint64Var(&c.ApprovalThreshold, "approval-threshold-lamports", 0, "operations of at least this many lamports wait for approval (0: never)")
+	fs.StringVar(&c.HealthAddr, "health-addr", "127.0.0.1:8081", "address of /healthz and /readyz (empty: off)")
+	fs.StringVar(&c.LogFormat, "log-format", "json", "json or console")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&c.StopTimeout, "stop-timeout", 30*time.Second, "how long running activities get to finish on stop")
+	fs.IntVar(&c.Pollers, "pollers", 8, "workflow and activity task pollers each")
+}
+
+// Validate checks the configuration; the error names every setting that is wrong.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.ServiceURL == "" {
+		errs = append(errs, errors.New("--service-url is required"))
+	} else if u, err := url.Parse(c.ServiceURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("--service-url %q: want an http(s) URL", c.ServiceURL))
+	}
+	if c.ServiceTokenFile == "" {
+		errs = append(errs, errors.New("--service-token-file is required"))
+	}
+	if len(c.SolanaKeys) == 0 {
+		errs = append(errs, errors.New("--solana-keys is required"))
+	}
+	if len(c.SolanaRPC) == 0 {
+		errs = append(errs, errors.New("--solana-rpc is required"))
+	}
+	networks := make([]string, 0, len(c.SolanaRPC))
+	for n := range c.SolanaRPC {
+		networks = append(networks, n)
+	}
+	sort.Strings(networks)
+	for _, n := range networks {
+		known := false
+		for _, k := range workflows.SolanaNetworks {
+			known = known || k == n
+		}
+		if !known {
+			errs = append(errs, fmt.Errorf("--solana-rpc: unknown network %q (want %v)", n, workflows.SolanaNetworks))
+		}
+		if u, err := url.Parse(c.SolanaRPC[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--solana-rpc %s: %q is not an http(s) URL", n, c.SolanaRPC[n]))
+		}
+	}
+	if c.Pollers < 1 {
+		errs = append(errs, errors.New("--pollers must be at least 1"))
+	}
+	return errors.Join(errs...)
+}

@@ -6,7 +6,7 @@ export GOTOOLCHAIN := local
 PKGS := ./...
 TEMPORAL_CLI = $(shell scripts/tools.sh temporal)
 
-.PHONY: all demo build test test-unit test-integration vet fuzz-smoke tools dev demo clean
+.PHONY: all demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
 
 all: build
 
@@ -38,6 +38,10 @@ fuzz-smoke:
 test-integration: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/...
 
+## record-histories: re-record the workflow histories replayed by the workflows tests
+record-histories: tools
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... -args -record-histories $(CURDIR)/workflows/testdata/histories
+
 ## tools: install the pinned Temporal CLI (cached per user)
 tools:
 	@scripts/tools.sh temporal >/dev/null
@@ -45,6 +49,14 @@ tools:
 clean:
 	rm -rf bin .stack
 
-## demo: the main job on the local stack
-demo:
-	@echo "The local stack (Temporal dev server + Web UI, sandbox, worker) is not assembled yet; see README.md."
+## demo: start the local stack, stake 2 SOL, unstake and withdraw it (each step printed), stop
+demo: tools
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/devstack demo
+
+## dev: start the local stack (Temporal + Web UI on :8233, sandbox, worker) until Ctrl-C
+dev: tools
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/devstack up
+
+## ui-check: the Web UI lists a stake with its search attributes (headless Chromium, screenshots in .artifacts/ui/)
+ui-check: tools
+	CHROMIUM="$$(scripts/tools.sh chromium)" TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 15m ./uitest/...

@@ -132,3 +132,46 @@ func TestApprovalGate(t *testing.T) {
 	require.Contains(t, out, `"approver": "alice"`)
 	require.Contains(t, out, `"step": "done"`)
 }
+
+// TestCancelDuringDeactivationThenWithdraw cancels an unstake while it waits for deactivation
+// (the deactivation stays, no withdraw is sent), then withdraws the now inactive account with a
+// WithdrawWorkflow of its own.
+func TestCancelDuringDeactivationThenWithdraw(t *testing.T) {
+	ctx := context.Background()
+	staker := st.Stakers[3]
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--sol", "2", "--id", operationID(t, "stake"), "--wait", "--json")
+	require.NoError(t, err, out)
+	staked := decodeResult(t, out)
+
+	id := operationID(t, "unstake")
+	out, err = starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id)
+	require.NoError(t, err, out)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		step, err := queryStep(id)
+		assert.NoError(c, err)
+		assert.Equal(c, workflows.StepWaitingDeactivation, step)
+	}, 90*time.Second, 200*time.Millisecond)
+	out, err = starterRun(t, "cancel", "--id", id)
+	require.NoError(t, err, out)
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	err = st.Client.GetWorkflow(wctx, id, "").Get(wctx, nil)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "canceled")
+	require.Len(t, landedBy(t, staker), 2, "stake and deactivate only: no withdraw after the cancel")
+
+	require.NoError(t, st.Sandbox.Runtime().WarpEpochs(ctx, 1))
+	before, err := chain.Balance(ctx, staker.String())
+	require.NoError(t, err)
+	wid := operationID(t, "withdraw")
+	out, err = starterRun(t, "withdraw", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount,
+		"--lamports", "2000000000", "--id", wid, "--wait", "--json")
+	require.NoError(t, err, out)
+	res := decodeResult(t, out)
+	require.Len(t, res.Transactions, 1)
+	require.Equal(t, activities.OpWithdraw, res.Transactions[0].Kind)
+	after, err := chain.Balance(ctx, staker.String())
+	require.NoError(t, err)
+	require.Equal(t, before+2*sol-fee, after)
+	require.Len(t, landedBy(t, staker), 3)
+}

@@ -1,0 +1,32 @@
+package workflows
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/worker"
+)
+
+// TestReplayRecordedHistories replays every history recorded from an integration run (see
+// `make record-histories`) against the current workflow code. A change that would break running
+// workflows fails here; guard it with workflow.GetVersion.
+func TestReplayRecordedHistories(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "histories", "*.json"))
+	require.NoError(t, err)
+	want := map[string]bool{"StakeWorkflow": false, "UnstakeWorkflow": false, "WithdrawWorkflow": false}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflow(StakeWorkflow)
+			r.RegisterWorkflow(UnstakeWorkflow)
+			r.RegisterWorkflow(WithdrawWorkflow)
+			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
+		})
+		want[name[:len(name)-len(".json")]] = true
+	}
+	for wf, found := range want {
+		require.True(t, found, "no recorded history for %s: every shipped workflow needs one", wf)
+	}
+}

@@ -54,6 +54,9 @@ type Activities struct {
 	// SlotDuration is the slot time of the Solana networks, reported with stake state so that
 	// workflows size their waits for an epoch's end. Zero leaves the workflow's default.
 	SlotDuration time.Duration
+	// EpochRecheck caps each wait for an epoch's end before the stake account is read again.
+	// Zero leaves the workflow's own cap (an hour).
+	EpochRecheck time.Duration
 }
 
 // CheckPolicy applies the worker's policy to an intent before anything is built: the worker must

@@ -146,7 +146,7 @@ func (a *Activities) ReadStakeState(ctx context.Context, in StakeStateInput) (St
 		}
 		return StakeState{}, chainErr("stake account "+in.StakeAccount, err)
 	}
-	out := StakeState{StakeAccount: in.StakeAccount, Lamports: acct.Lamports, SlotDuration: a.SlotDuration}
+	out := StakeState{StakeAccount: in.StakeAccount, Lamports: acct.Lamports, SlotDuration: a.SlotDuration, RecheckAfter: a.EpochRecheck}
 	if acct.Meta == nil {
 		return StakeState{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("stake account %s is %s: nothing to unstake or withdraw", in.StakeAccount, acct.State), ErrStakeAccountState, nil)

@@ -196,4 +196,7 @@ type StakeState struct {
 	// SlotDuration is the network's slot time as the worker is configured with it; the workflow
 	// sizes its wait for the epoch's end with it.
 	SlotDuration time.Duration `json:"slotDuration,omitempty"`
+	// RecheckAfter is the longest the worker wants a workflow to wait before reading the stake
+	// account again (its --epoch-recheck); zero leaves the workflow's own cap.
+	RecheckAfter time.Duration `json:"recheckAfter,omitempty"`
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/stakeflow/stakeflow/activities"
@@ -64,21 +63,14 @@ func voteAccounts() []string {
 func TestUnstakeEpochWarpWithdraw(t *testing.T) {
 	ctx := context.Background()
 	staker := st.Stakers[1]
-	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--sol", "3", "--id", operationID(t, "stake"), "--wait", "--json")
-	require.NoError(t, err, out)
-	staked := decodeResult(t, out)
+	staked := stakeActive(t, staker, "3")
 
 	before, err := chain.Balance(ctx, staker.String())
 	require.NoError(t, err)
 	id := operationID(t, "unstake")
-	out, err = starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id, "--json")
+	out, err := starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id, "--json")
 	require.NoError(t, err, out)
-
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		step, err := queryStep(id)
-		assert.NoError(c, err)
-		assert.Equal(c, workflows.StepWaitingDeactivation, step)
-	}, 90*time.Second, 200*time.Millisecond)
+	waitStep(t, id, workflows.StepWaitingDeactivation)
 	require.NoError(t, st.Sandbox.Runtime().WarpEpochs(ctx, 1))
 
 	var res workflows.Result
@@ -108,11 +100,7 @@ func TestApprovalGate(t *testing.T) {
 	id := operationID(t, "stake")
 	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--lamports", "60000000000", "--id", id)
 	require.NoError(t, err, out)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		step, err := queryStep(id)
-		assert.NoError(c, err)
-		assert.Equal(c, workflows.StepAwaitingApproval, step)
-	}, 30*time.Second, 100*time.Millisecond)
+	waitStep(t, id, workflows.StepAwaitingApproval)
 	require.Empty(t, landedBy(t, staker), "nothing is sent before approval")
 
 	_, err = starterRun(t, "approve", "--id", id)
@@ -139,18 +127,12 @@ func TestApprovalGate(t *testing.T) {
 func TestCancelDuringDeactivationThenWithdraw(t *testing.T) {
 	ctx := context.Background()
 	staker := st.Stakers[3]
-	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--sol", "2", "--id", operationID(t, "stake"), "--wait", "--json")
-	require.NoError(t, err, out)
-	staked := decodeResult(t, out)
+	staked := stakeActive(t, staker, "2")
 
 	id := operationID(t, "unstake")
-	out, err = starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id)
+	out, err := starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id)
 	require.NoError(t, err, out)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		step, err := queryStep(id)
-		assert.NoError(c, err)
-		assert.Equal(c, workflows.StepWaitingDeactivation, step)
-	}, 90*time.Second, 200*time.Millisecond)
+	waitStep(t, id, workflows.StepWaitingDeactivation)
 	out, err = starterRun(t, "cancel", "--id", id)
 	require.NoError(t, err, out)
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)

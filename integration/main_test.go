@@ -87,8 +87,10 @@ func run(m *testing.M) int {
 	st, err = stack.Start(ctx, stack.Options{
 		TemporalCLI: cliPath,
 		Dir:         dir,
-		Runtime:     solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 64, Logger: logger.Named("runtime")},
-		Stakers:     4, StakerLamports: 100 * sol,
+		// Epochs last hours: they turn only when a test warps them, so every wait is deterministic.
+		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000, Logger: logger.Named("runtime")},
+		EpochRecheck: time.Second,
+		Stakers:      8, StakerLamports: 100 * sol,
 		ApprovalThreshold: approvalThreshold,
 		Logger:            logger, WorkerLogger: logger.Named("worker"),
 	})
@@ -189,4 +191,41 @@ func writeHistories(ctx context.Context, dir string) error {
 		}
 	}
 	return nil
+}
+
+// stakeActive stakes lamports through the admin tool and warps one epoch, so that the stake is
+// active (a stake deactivated in its activation epoch becomes inactive at once, with no wait).
+func stakeActive(t *testing.T, staker solana.PublicKey, solAmount string) workflows.Result {
+	t.Helper()
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--sol", solAmount,
+		"--id", operationID(t, "stake"), "--wait", "--json")
+	require.NoError(t, err, out)
+	res := decodeResult(t, out)
+	require.NoError(t, st.Sandbox.Runtime().WarpEpochs(context.Background(), 1))
+	return res
+}
+
+// waitStep waits until the operation reports step; an operation that fails first ends the test
+// with its status.
+func waitStep(t *testing.T, id, step string) {
+	t.Helper()
+	deadline := time.NewTimer(90 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		got, err := queryStep(id)
+		if err == nil && got == step {
+			return
+		}
+		if got == workflows.StepFailed {
+			out, _ := starterRun(t, "status", "--id", id)
+			t.Fatalf("operation %s failed while waiting for step %s:\n%s", id, step, out)
+		}
+		select {
+		case <-deadline.C:
+			t.Fatalf("operation %s never reached step %s (last: %q, %v)", id, step, got, err)
+		case <-tick.C:
+		}
+	}
 }

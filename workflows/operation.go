@@ -440,7 +440,11 @@ func (o *operation) waitInactive(ctx workflow.Context) (activities.StakeState, e
 			slot = st.SlotDuration
 		}
 		wait := time.Duration(left+1) * slot
-		wait = min(max(wait, time.Second), o.opts.MaxEpochWait)
+		limit := o.opts.MaxEpochWait
+		if st.RecheckAfter > 0 {
+			limit = min(limit, st.RecheckAfter)
+		}
+		wait = min(max(wait, time.Second), limit)
 		o.status.WaitingUntil = workflow.Now(ctx).Add(wait)
 		o.setStep(ctx, StepWaitingDeactivation)
 		o.logger.Info("Waiting for deactivation", "stakeAccount", st.StakeAccount, "epoch", st.Epoch,

@@ -50,6 +50,8 @@ type Options struct {
 	StakerLamports uint64
 	// ApprovalThreshold is the worker's approval threshold in lamports (0: off).
 	ApprovalThreshold uint64
+	// EpochRecheck is the worker's --epoch-recheck (0: its default, an hour).
+	EpochRecheck time.Duration
 	// Logger receives the stack's own logs; WorkerLogger the worker's (both default no-op).
 	Logger       *zap.Logger
 	WorkerLogger *zap.Logger
@@ -189,6 +191,7 @@ func (s *Stack) WorkerConfig() worker.Config {
 		SolanaRPC:          cli.StringMap{"testnet": rpcURL, "mainnet-beta": rpcURL},
 		SolanaSlotDuration: slot,
 		ApprovalThreshold:  s.opts.ApprovalThreshold,
+		EpochRecheck:       s.opts.EpochRecheck,
 		LogFormat:          "console",
 		LogLevel:           "info",
 		StopTimeout:        5 * time.Second,

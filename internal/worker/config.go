@@ -31,6 +31,8 @@ type Config struct {
 	SolanaRPC cli.StringMap
 	// SolanaSlotDuration is the networks' slot time, used to size waits for an epoch's end.
 	SolanaSlotDuration time.Duration
+	// EpochRecheck caps each wait for an epoch's end before a stake account is read again.
+	EpochRecheck time.Duration
 
 	AllowedVoteAccounts cli.StringList
 	MaxComputeUnitPrice uint64
@@ -54,6 +56,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Var(&c.SolanaKeys, "solana-keys", "comma-separated Solana keypair files or directories")
 	fs.Var(&c.SolanaRPC, "solana-rpc", "comma-separated network=url Solana JSON-RPC endpoints, e.g. testnet=http://127.0.0.1:8899")
 	fs.DurationVar(&c.SolanaSlotDuration, "solana-slot-duration", 400*time.Millisecond, "slot time of the Solana networks (sizes waits for an epoch's end)")
+	fs.DurationVar(&c.EpochRecheck, "epoch-recheck", time.Hour, "longest wait before a deactivating stake account is read again")
 	fs.Var(&c.AllowedVoteAccounts, "allowed-vote-accounts", "comma-separated vote accounts stakes may be delegated to (empty: only those asked for)")
 	fs.Uint64Var(&c.MaxComputeUnitPrice, "max-compute-unit-price", 0, "highest compute-unit price to sign, micro-lamports (0: the signer's default)")
 	fs.Uint64Var(&c.ApprovalThreshold, "approval-threshold-lamports", 0, "operations of at least this many lamports wait for approval (0: never)")

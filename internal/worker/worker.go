@@ -66,6 +66,7 @@ func NewActivities(cfg Config, logger *zap.Logger) (*activities.Activities, erro
 		Chains:       chains,
 		Policy:       activities.Policy{ApprovalThreshold: cfg.ApprovalThreshold, AllowedVoteAccounts: cfg.AllowedVoteAccounts},
 		SlotDuration: cfg.SolanaSlotDuration,
+		EpochRecheck: cfg.EpochRecheck,
 	}, nil
 }
 

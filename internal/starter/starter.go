@@ -33,6 +33,11 @@ Operations:
   cancel    --id ID
   status    --id ID
   list      [--step STEP] [--operation OP] [--open] [--limit N]
+Schedules (recurring stakes; each run's operation ID is the schedule ID plus its scheduled time):
+  schedule create   --schedule-id ID (--cron EXPR | --every 24h [--offset 9h]) --network N --staker ADDR
+                    (--lamports N | --sol X) [--vote-account ADDR] [--overlap skip] [--catchup-window 10m]
+                    [--paused] [--pause-on-failure=true]
+  schedule list | describe | pause | unpause | trigger | delete   [--schedule-id ID] [--note TEXT]
 Namespace:
   setup     register the search attributes stakeflow needs (idempotent)
 
@@ -56,6 +61,13 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 		return nil
 	}
 	cmd, rest := args[0], args[1:]
+	verb := ""
+	if cmd == "schedule" {
+		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+			return &UsageError{Msg: errNoVerb.Error()}
+		}
+		verb, rest = rest[0], rest[1:]
+	}
 	r := &runner{out: stdout, dial: dial}
 	fs := flag.NewFlagSet("starter "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -79,6 +91,11 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 		run = r.listCmd(fs)
 	case "setup":
 		run = r.setupCmd()
+	case "schedule":
+		var err error
+		if run, err = r.scheduleCmd(fs, verb); err != nil {
+			return err
+		}
 	default:
 		return &UsageError{Msg: fmt.Sprintf("unknown command %q (see starter --help)", cmd)}
 	}

@@ -91,6 +91,16 @@ func TestBadInputRefusedBeforeAnyWorkflowStarts(t *testing.T) {
 		{"status without id", []string{"status"}, "--id is required"},
 		{"stray argument", []string{"status", "--id", "x", "extra"}, "unexpected argument"},
 		{"unknown flag", []string{"stake", "--amount", "1"}, "flag provided but not defined"},
+		{"schedule without verb", []string{"schedule"}, "give a command"},
+		{"schedule unknown verb", []string{"schedule", "explode"}, "unknown schedule command"},
+		{"schedule create without id", []string{"schedule", "create", "--every", "1h", "--network", "testnet", "--staker", staker, "--sol", "1"}, "--schedule-id is required"},
+		{"schedule create both specs", []string{"schedule", "create", "--schedule-id", "s", "--every", "1h", "--cron", "0 9 * * *", "--network", "testnet", "--staker", staker, "--sol", "1"}, "exactly one of --cron or --every"},
+		{"schedule create no spec", []string{"schedule", "create", "--schedule-id", "s", "--network", "testnet", "--staker", staker, "--sol", "1"}, "exactly one of --cron or --every"},
+		{"schedule create too often", []string{"schedule", "create", "--schedule-id", "s", "--every", "10s", "--network", "testnet", "--staker", staker, "--sol", "1"}, "at least 1m"},
+		{"schedule create bad overlap", []string{"schedule", "create", "--schedule-id", "s", "--every", "1h", "--overlap", "sometimes", "--network", "testnet", "--staker", staker, "--sol", "1"}, "--overlap"},
+		{"schedule create no amount", []string{"schedule", "create", "--schedule-id", "s", "--every", "1h", "--network", "testnet", "--staker", staker}, "--lamports or --sol"},
+		{"schedule create bad staker", []string{"schedule", "create", "--schedule-id", "s", "--every", "1h", "--network", "testnet", "--staker", "xyz", "--sol", "1"}, "invalid staker"},
+		{"schedule pause without id", []string{"schedule", "pause"}, "--schedule-id is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

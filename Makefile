@@ -19,8 +19,8 @@ vet:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags integration $(PKGS)
 
-## test: everything CI runs: vet, unit tests (race detector), fuzz smoke, integration tests on real parts
-test: vet test-unit fuzz-smoke test-integration
+## test: everything CI runs: vet, unit tests (race detector), fuzz smoke, integration tests on real parts, the Web UI check
+test: vet test-unit fuzz-smoke test-integration ui-check
 
 ## test-unit: unit tests of every package, with the race detector
 test-unit:
@@ -36,7 +36,7 @@ fuzz-smoke:
 
 ## test-integration: workflows on a real Temporal dev server, the sandbox on a real Solana runtime
 test-integration: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/...
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... ./cmd/devstack/...
 
 ## record-histories: re-record the workflow histories replayed by the workflows tests
 record-histories: tools
@@ -51,11 +51,13 @@ clean:
 
 ## demo: start the local stack, stake 2 SOL, unstake and withdraw it (each step printed), stop
 demo: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/devstack demo
+	$(GO) build -o bin/devstack ./cmd/devstack
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" bin/devstack demo
 
 ## dev: start the local stack (Temporal + Web UI on :8233, sandbox, worker) until Ctrl-C
 dev: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/devstack up
+	$(GO) build -o bin/devstack ./cmd/devstack
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" bin/devstack up
 
 ## ui-check: the Web UI lists a stake with its search attributes (headless Chromium, screenshots in .artifacts/ui/)
 ui-check: tools

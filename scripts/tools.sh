@@ -3,6 +3,7 @@
 # that survives fresh clones. Prints the path of each tool it was asked for.
 #
 #   scripts/tools.sh temporal   -> path of the pinned Temporal CLI (dev server + Web UI)
+#   scripts/tools.sh chromium   -> path of headless-capable Chromium (Debian package, for the Web UI check)
 set -euo pipefail
 
 TEMPORAL_CLI_VERSION=v1.5.1
@@ -23,9 +24,26 @@ temporal() {
   echo "$dir/temporal"
 }
 
+chromium() {
+  local bin=/usr/bin/chromium
+  if [ ! -x "$bin" ]; then
+    echo "installing Chromium from the Debian packages (once)" >&2
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
+    $sudo apt-get update >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends chromium >&2
+    if [ ! -x "$bin" ]; then
+      echo "scripts/tools.sh: chromium installed but $bin is missing" >&2
+      exit 1
+    fi
+  fi
+  echo "$bin"
+}
+
 for tool in "$@"; do
   case "$tool" in
     temporal) temporal ;;
+    chromium) chromium ;;
     *) echo "scripts/tools.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
 done

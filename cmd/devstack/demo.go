@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stakeflow/stakeflow/internal/starter"
+	"github.com/stakeflow/stakeflow/workflows"
+)
+
+// demoPrefix starts the operation IDs the demo uses.
+const demoPrefix = "demo-"
+
+// demoNetwork and demoSOL are what the demo stakes.
+const (
+	demoNetwork = "testnet"
+	demoSOL     = "2"
+)
+
+// syncWriter serialises writes from the starter and the epoch warper.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// runDemo starts the stack, stakes, unstakes and withdraws through the starter, then stops.
+func runDemo(ctx context.Context, cfg config, stdout, stderr io.Writer) (err error) {
+	out := &syncWriter{w: stdout}
+	fmt.Fprintln(out, "stakeflow demo: stake 2 SOL, then unstake and withdraw it, on the local stack")
+	ls, err := startStack(ctx, cfg, out, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Fprintln(out, "stopping the local stack")
+		ls.close()
+		fmt.Fprintln(out, "stopped")
+	}()
+
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	dctx, cancelTimeout := context.WithTimeoutCause(dctx, cfg.Timeout, fmt.Errorf("the demo did not finish within --timeout %s", cfg.Timeout))
+	defer cancelTimeout()
+	go ls.watchWorker(dctx, cancel)
+	defer func() {
+		if err == nil {
+			return
+		}
+		switch {
+		case ctx.Err() != nil:
+			err = errInterrupted
+		case dctx.Err() != nil && context.Cause(dctx) != nil && !errors.Is(context.Cause(dctx), context.Canceled):
+			err = fmt.Errorf("%w (%v)", context.Cause(dctx), err)
+		}
+	}()
+
+	if err := ls.settleLeftovers(dctx, out, demoPrefix); err != nil {
+		return err
+	}
+	staker := ls.Stakers[0].String()
+	fmt.Fprintf(out, "  staker:     %s (funded with %d SOL)\n", staker, cfg.StakerSOL)
+	suffix := demoSuffix()
+
+	stakeID := demoPrefix + "stake-" + suffix
+	fmt.Fprintf(out, "\n1/2 stake %s SOL\n", demoSOL)
+	res, err := ls.runStarter(dctx, out, nil, "stake", "--network", demoNetwork, "--staker", staker, "--sol", demoSOL, "--id", stakeID, "--wait")
+	if err != nil {
+		return fmt.Errorf("stake %s failed: %w", stakeID, err)
+	}
+	if res.StakeAccount == "" {
+		return fmt.Errorf("stake %s finished without a stake account", stakeID)
+	}
+
+	// A stake becomes active at the next epoch; unstaking it before then would end it at once,
+	// with no deactivation to wait for.
+	from, to, err := warpEpochs(dctx, ls.Sandbox.Runtime().URL(), 1)
+	if err != nil {
+		return fmt.Errorf("moving the chain to the next epoch so the stake becomes active: %w", err)
+	}
+	fmt.Fprintf(out, "  (devstack) warped the chain from epoch %d to epoch %d (sandbox_warpEpochs): the stake is active from this epoch on\n", from, to)
+
+	unstakeID := demoPrefix + "unstake-" + suffix
+	fmt.Fprintf(out, "\n2/2 unstake stake account %s: deactivate, wait for the epoch to end, withdraw\n", res.StakeAccount)
+	watch := newStepWatch(out, workflows.StepWaitingDeactivation)
+	warper := func(wctx context.Context) { ls.warpWhenWaiting(wctx, out, watch) }
+	if _, err := ls.runStarter(dctx, watch, warper, "unstake", "--network", demoNetwork, "--staker", staker,
+		"--stake-account", res.StakeAccount, "--id", unstakeID, "--wait"); err != nil {
+		return fmt.Errorf("unstake %s failed: %w", unstakeID, err)
+	}
+
+	fmt.Fprintf(out, "\ndemo finished: %s SOL staked, unstaked and withdrawn back to %s\n", demoSOL, staker)
+	fmt.Fprintf(out, "  %s\n  %s\n", ls.workflowURL(stakeID), ls.workflowURL(unstakeID))
+	return nil
+}
+
+// runStarter runs one starter command against the stack, printing the command line first and
+// the operation's Web UI page last; alongside, if not nil, runs with a context ended when the
+// starter returns. It returns the operation's result.
+func (ls *localStack) runStarter(ctx context.Context, out io.Writer, alongside func(context.Context), args ...string) (workflows.Result, error) {
+	fmt.Fprintf(out, "$ STAKEFLOW_TEMPORAL_ADDRESS=%s go run ./cmd/starter %s\n", ls.TemporalAddress(), strings.Join(args, " "))
+	var id string
+	for i, a := range args {
+		if a == "--id" && i+1 < len(args) {
+			id = args[i+1]
+		}
+	}
+	var wg sync.WaitGroup
+	actx, stop := context.WithCancel(ctx)
+	if alongside != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); alongside(actx) }()
+	}
+	err := starter.Run(ctx, append(args, "--temporal-address", ls.TemporalAddress()), out, nil)
+	stop()
+	wg.Wait()
+	if id != "" {
+		fmt.Fprintf(out, "  Web UI: %s\n", ls.workflowURL(id))
+	}
+	if err != nil {
+		return workflows.Result{}, err
+	}
+	var res workflows.Result
+	if err := ls.Client.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
+		return res, fmt.Errorf("reading the result of %s: %w", id, err)
+	}
+	return res, nil
+}
+
+// stepWatch passes writes through and closes seen the first time one holds marker: the
+// starter's line for a step, so what devstack does on that step prints after it.
+type stepWatch struct {
+	w      io.Writer
+	marker []byte
+	seen   chan struct{}
+	once   sync.Once
+}
+
+func newStepWatch(w io.Writer, step string) *stepWatch {
+	return &stepWatch{w: w, marker: []byte("  " + step), seen: make(chan struct{})}
+}
+
+func (s *stepWatch) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if bytes.Contains(p, s.marker) {
+		s.once.Do(func() { close(s.seen) })
+	}
+	return n, err
+}
+
+// warpWhenWaiting moves the chain one epoch forward once the starter has printed the step
+// waiting-deactivation, so the stake is inactive when the workflow reads it again.
+func (ls *localStack) warpWhenWaiting(ctx context.Context, out io.Writer, watch *stepWatch) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-watch.seen:
+	}
+	from, to, err := warpEpochs(ctx, ls.Sandbox.Runtime().URL(), 1)
+	if err != nil {
+		if ctx.Err() == nil {
+			fmt.Fprintf(out, "  (devstack) epoch warp failed, so the workflow waits out the epoch: %v\n", err)
+		}
+		return
+	}
+	fmt.Fprintf(out, "  (devstack) warped the chain from epoch %d to epoch %d (sandbox_warpEpochs): the deactivation is complete when the workflow looks again\n", from, to)
+}
+
+// demoSuffix makes the demo's operation IDs unique across runs that share a database.
+func demoSuffix() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}

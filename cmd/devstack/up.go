@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// runUp starts the stack and keeps it running until ctx ends (Ctrl-C) or the worker stops.
+func runUp(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+	ls, err := startStack(ctx, cfg, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Fprintln(stdout, "stopping the local stack")
+		ls.close()
+		fmt.Fprintln(stdout, "stopped")
+	}()
+	if err := ls.settleLeftovers(ctx, stdout, demoPrefix); err != nil && ctx.Err() == nil {
+		return err
+	}
+	fmt.Fprint(stdout, ls.instructions())
+	uctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go ls.watchWorker(uctx, cancel)
+	<-uctx.Done()
+	if cause := context.Cause(uctx); errors.Is(cause, errWorkerStopped) {
+		return cause
+	}
+	return nil
+}
+
+// instructions tells how to use the running stack: stakers and copy-paste commands.
+func (ls *localStack) instructions() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  stakers (keys in %s, %d SOL each):\n", ls.KeyDir, ls.cfg.StakerSOL)
+	for _, pk := range ls.Stakers {
+		fmt.Fprintf(&b, "    %s\n", pk)
+	}
+	staker := ls.Stakers[0].String()
+	env := "STAKEFLOW_TEMPORAL_ADDRESS=" + ls.TemporalAddress()
+	fmt.Fprintf(&b, "\nTry it (in another terminal, from this directory):\n")
+	fmt.Fprintf(&b, "  # stake 2 SOL, printing each step; the result names the stake account\n")
+	fmt.Fprintf(&b, "  %s go run ./cmd/starter stake --network testnet --staker %s --sol 2 --wait\n", env, staker)
+	fmt.Fprintf(&b, "  # unstake it: deactivate, wait for the epoch to end, withdraw\n")
+	fmt.Fprintf(&b, "  %s go run ./cmd/starter unstake --network testnet --staker %s --stake-account STAKE_ACCOUNT --wait\n", env, staker)
+	fmt.Fprintf(&b, "  # where an operation stands, and every operation\n")
+	fmt.Fprintf(&b, "  %s go run ./cmd/starter status --id OPERATION_ID\n", env)
+	fmt.Fprintf(&b, "  %s go run ./cmd/starter list\n", env)
+	fmt.Fprintf(&b, "  # end the current epoch now instead of waiting for it (the same as the JSON-RPC call below)\n")
+	fmt.Fprintf(&b, "  go run ./cmd/devstack warp --epochs 1 --rpc %s\n", ls.Sandbox.Runtime().URL())
+	fmt.Fprintf(&b, "  curl -s %s -H 'Content-Type: application/json' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox_warpEpochs\",\"params\":[{\"n\":1}]}'\n",
+		ls.Sandbox.Runtime().URL())
+	fmt.Fprintf(&b, "  # watch them in the Web UI\n  %s/namespaces/default/workflows\n", ls.UIURL)
+	fmt.Fprintf(&b, "\nRunning; Ctrl-C stops everything.\n")
+	return b.String()
+}

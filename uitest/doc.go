@@ -1,0 +1,13 @@
+// Package uitest checks what an operator sees in the Temporal Web UI: it starts the local stack
+// (internal/stack) with the Web UI on a free port, runs a stake through the admin tool, and loads
+// the UI's pages in headless Chromium. The workflow must be listed when the list is filtered on
+// its search attributes (StakeflowOperation, StakeflowStep) and absent when filtered on a step it
+// is not at, and its search-attributes page must show the values the workflow set. Screenshots of
+// both pages are kept in .artifacts/ui/ at the repository root.
+//
+// The test carries the build tag integration and needs two programs, named by environment
+// variables; it fails (it does not skip) without them:
+//
+//	CHROMIUM=$(scripts/tools.sh chromium) TEMPORAL_CLI=$(scripts/tools.sh temporal) \
+//	    go test -tags integration -count=1 ./uitest/...
+package uitest

@@ -1,0 +1,75 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/workflows"
+)
+
+// TestBadInputStartedDirectly starts workflows with malformed input straight through the Temporal
+// client, past the admin tool's checks: each fails at once with an error naming the field, no
+// workflow is left running, and nothing is sent.
+func TestBadInputStartedDirectly(t *testing.T) {
+	staker := st.Stakers[0].String()
+	acct := st.Stakers[1].String()
+	ledgerBefore, err := st.Sandbox.Runtime().Ledger(context.Background())
+	require.NoError(t, err)
+	type start struct {
+		wf    any
+		in    any
+		field string
+	}
+	for name, tc := range map[string]start{
+		"bad base58 staker":      {workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: "0OIl0OIl", Lamports: 2 * sol}, "staker"},
+		"short staker":           {workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: "abc", Lamports: 2 * sol}, "staker"},
+		"zero amount":            {workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: staker}, "lamports"},
+		"overflowing amount":     {workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: staker, Lamports: 1 << 63}, "lamports"},
+		"unknown network":        {workflows.StakeWorkflow, workflows.StakeInput{Network: "devnet", Staker: staker, Lamports: 2 * sol}, "network"},
+		"bad vote account":       {workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: staker, Lamports: 2 * sol, VoteAccount: "vote"}, "voteAccount"},
+		"missing stake account":  {workflows.UnstakeWorkflow, workflows.UnstakeInput{Network: "testnet", Staker: staker}, "stakeAccount"},
+		"stake account = staker": {workflows.UnstakeWorkflow, workflows.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: staker}, "stakeAccount"},
+		"withdraw bad staker":    {workflows.WithdrawWorkflow, workflows.WithdrawInput{Network: "testnet", Staker: "x", StakeAccount: acct}, "staker"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			id := operationID(t, "bad")
+			run, err := st.Client.ExecuteWorkflow(ctx, workflows.StartOptions(id, "bad input"), tc.wf, tc.in)
+			require.NoError(t, err)
+			err = run.Get(ctx, nil)
+			var appErr *temporal.ApplicationError
+			require.True(t, errors.As(err, &appErr), "got %v", err)
+			require.Equal(t, activities.ErrInvalidInput, appErr.Type())
+			require.Contains(t, appErr.Error(), "invalid "+tc.field)
+			desc, err := st.Client.DescribeWorkflowExecution(ctx, id, "")
+			require.NoError(t, err)
+			require.Equal(t, "Failed", desc.GetWorkflowExecutionInfo().GetStatus().String())
+		})
+	}
+	// A stake account that does not exist (a well-formed address with no account behind it).
+	id := operationID(t, "bad")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := st.Client.ExecuteWorkflow(ctx, workflows.StartOptions(id, "foreign"), workflows.UnstakeWorkflow,
+		workflows.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: solana.NewWallet().PublicKey().String()})
+	require.NoError(t, err)
+	err = run.Get(ctx, nil)
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(err, &appErr), "got %v", err)
+	require.Equal(t, activities.ErrStakeAccountState, appErr.Type())
+	require.Contains(t, appErr.Error(), "account not found")
+
+	ledgerAfter, err := st.Sandbox.Runtime().Ledger(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, len(ledgerBefore), len(ledgerAfter), "bad input sent nothing")
+}

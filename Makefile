@@ -6,7 +6,7 @@ export GOTOOLCHAIN := local
 PKGS := ./...
 TEMPORAL_CLI = $(shell scripts/tools.sh temporal)
 
-.PHONY: all demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
+.PHONY: all lint demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
 
 all: build
 
@@ -19,8 +19,15 @@ vet:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags integration $(PKGS)
 
-## test: everything CI runs: vet, unit tests (race detector), fuzz smoke, integration tests on real parts, the Web UI check
-test: vet test-unit fuzz-smoke test-integration ui-check
+## test: everything CI runs: vet and linters, unit tests (race detector), fuzz smoke, integration tests on real parts, the Web UI check
+test: vet lint test-unit fuzz-smoke test-integration ui-check
+
+## lint: workflowcheck (determinism of workflow code), staticcheck, errcheck (pinned; scripts/tools.sh lint)
+lint:
+	@set -e; bin="$$(scripts/tools.sh lint)"; \
+	  echo "workflowcheck ./workflows/..."; "$$bin/workflowcheck" ./workflows/...; \
+	  echo "staticcheck ./..."; "$$bin/staticcheck" ./...; "$$bin/staticcheck" -tags integration ./...; \
+	  echo "errcheck ./..."; "$$bin/errcheck" -ignoretests -exclude .errcheck-excludes ./...
 
 ## test-unit: unit tests of every package, with the race detector
 test-unit:

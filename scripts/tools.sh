@@ -4,9 +4,13 @@
 #
 #   scripts/tools.sh temporal   -> path of the pinned Temporal CLI (dev server + Web UI)
 #   scripts/tools.sh chromium   -> path of headless-capable Chromium (Debian package, for the Web UI check)
+#   scripts/tools.sh lint       -> directory holding the pinned workflowcheck, staticcheck and errcheck
 set -euo pipefail
 
 TEMPORAL_CLI_VERSION=v1.5.1
+WORKFLOWCHECK_VERSION=v0.6.0
+STATICCHECK_VERSION=v0.8.2
+ERRCHECK_VERSION=v1.30.0
 cache="${STAKEFLOW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/stakeflow}"
 
 temporal() {
@@ -22,6 +26,24 @@ temporal() {
     rm -rf "$tmp"
   fi
   echo "$dir/temporal"
+}
+
+# goinstall DIR PKG@VERSION BINARY: installs one Go tool into DIR unless it is there already.
+goinstall() {
+  local dir=$1 pkg=$2 bin=$3
+  if [ ! -x "$dir/$bin" ]; then
+    mkdir -p "$dir"
+    echo "installing $pkg into $dir (once)" >&2
+    (cd "$dir" && GOBIN="$dir" GOFLAGS=-mod=mod go install "$pkg") >&2
+  fi
+}
+
+lint() {
+  local dir="$cache/lint-wfc$WORKFLOWCHECK_VERSION-sc$STATICCHECK_VERSION-ec$ERRCHECK_VERSION"
+  goinstall "$dir" "go.temporal.io/sdk/contrib/tools/workflowcheck@$WORKFLOWCHECK_VERSION" workflowcheck
+  goinstall "$dir" "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" staticcheck
+  goinstall "$dir" "github.com/kisielk/errcheck@$ERRCHECK_VERSION" errcheck
+  echo "$dir"
 }
 
 chromium() {
@@ -44,6 +66,7 @@ for tool in "$@"; do
   case "$tool" in
     temporal) temporal ;;
     chromium) chromium ;;
+    lint) lint ;;
     *) echo "scripts/tools.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
 done

@@ -48,20 +48,17 @@ var SolanaNetworks = []string{"mainnet-beta", "testnet"}
 // Steps an operation goes through, as reported by the status query, the StakeflowStep search
 // attribute and the workflow's current details.
 const (
-	StepValidating            = "validating"
-	StepAwaitingApproval      = "awaiting-approval"
-	StepBuilding              = "building"
-	StepCheckingValidator     = "checking-validator"
-	StepSigning               = "signing"
-	StepBroadcasting          = "broadcasting"
-	StepConfirming            = "confirming"
-	StepWaitingDeactivation   = "waiting-deactivation"
-	StepDone                  = "done"
-	StepFailed                = "failed"
-	StepCancelled             = "cancelled"
-	StepReadingStakeAccount   = "reading-stake-account"
-	StepUnstakeDone           = "deactivated"
-	StepWithdrawingWhenActive = "withdraw-pending"
+	StepValidating          = "validating"
+	StepAwaitingApproval    = "awaiting-approval"
+	StepBuilding            = "building"
+	StepCheckingValidator   = "checking-validator"
+	StepSigning             = "signing"
+	StepBroadcasting        = "broadcasting"
+	StepConfirming          = "confirming"
+	StepWaitingDeactivation = "waiting-deactivation"
+	StepDone                = "done"
+	StepFailed              = "failed"
+	StepCancelled           = "cancelled"
 )
 
 // Search attributes, registered on the namespace by `starter setup` (and by the local stack).

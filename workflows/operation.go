@@ -22,7 +22,7 @@ type operation struct {
 	intent activities.Intent
 	status Status
 	logger log.Logger
-	// approved, rejected and timedOut are set by the approval gate's handlers.
+	// decided is set once an approve or reject update was accepted, or the approval timed out.
 	decided bool
 }
 
@@ -198,7 +198,8 @@ func (o *operation) checkPolicy(ctx workflow.Context) error {
 	}
 	o.status.Approval.Required = decision.ApprovalRequired
 	o.status.Approval.Threshold = decision.ApprovalThreshold
-	if !decision.ApprovalRequired {
+	if !decision.ApprovalRequired && o.status.Approval.Decision != "rejected" {
+		// A rejection sent before the policy was known still stops the operation.
 		return nil
 	}
 	if !o.decided {

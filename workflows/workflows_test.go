@@ -406,6 +406,20 @@ func (s *WorkflowSuite) TestApprovalRejected() {
 	s.Equal(StepFailed, st.Step)
 }
 
+func (s *WorkflowSuite) TestEarlyRejectionStopsOperationBelowThreshold() {
+	// The policy would not ask for approval, but an approver rejected while it was being checked.
+	s.env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).After(time.Minute).
+		Return(activities.PolicyDecision{ApprovalRequired: false}, nil)
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(UpdateReject, "u1", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { s.Fail("reject refused", err.Error()) },
+		}, ApprovalInput{Approver: "carol", Reason: "hold all staking"})
+	}, time.Second)
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+	s.Equal(ErrRejected, s.workflowErrorType())
+	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
+}
+
 func (s *WorkflowSuite) TestApprovalTimeout() {
 	s.mockPolicy(true)
 	in := stakeInput()

@@ -311,14 +311,9 @@ func (s *server) stake(r *http.Request, _ *reqContext) (any, *apiError) {
 		}
 		ixs = append(ixs, ix)
 	}
-	tail, err := hostileTail(mode, uc.Staker, stakeAcc)
-	if err != nil {
-		return nil, internalError(err.Error())
-	}
-	ixs = append(ixs, tail...)
-	_, raw, err := unsignedTx(feePayer, bh, ixs...)
-	if err != nil {
-		return nil, internalError(err.Error())
+	data, apiErr := hostileUnsigned(mode, feePayer, uc.Staker, stakeAcc, bh, ixs...)
+	if apiErr != nil {
+		return nil, apiErr
 	}
 	now := s.now()
 	s.mu.Lock()
@@ -329,7 +324,7 @@ func (s *server) stake(r *http.Request, _ *reqContext) (any, *apiError) {
 	return unsignedTxResult{
 		Amount:                  &amount,
 		StakerAddress:           uc.Staker.String(),
-		UnsignedTransactionData: base64.StdEncoding.EncodeToString(raw),
+		UnsignedTransactionData: data,
 		CreatedAt:               formatTime(now),
 		ExtraData: stakeExtraData{
 			Network: uc.Network, FeePayer: uc.Staker.String(), FromPublicKey: uc.Staker.String(),
@@ -403,23 +398,32 @@ func (s *server) unstake(r *http.Request, _ *reqContext) (any, *apiError) {
 	if err != nil {
 		return nil, internalError(err.Error())
 	}
-	tail, err := hostileTail(mode, uc.Staker, stakeAcc)
-	if err != nil {
-		return nil, internalError(err.Error())
-	}
-	ixs := append([]solana.Instruction{ix}, tail...)
-	_, raw, err := unsignedTx(feePayer, bh, ixs...)
-	if err != nil {
-		return nil, internalError(err.Error())
+	data, apiErr := hostileUnsigned(mode, feePayer, uc.Staker, stakeAcc, bh, ix)
+	if apiErr != nil {
+		return nil, apiErr
 	}
 	s.log.Info("unstake transaction built", zap.String("staker", uc.Staker.String()),
 		zap.String("stakeAccount", stakeAcc.String()), zap.String("hostile", string(mode)))
 	return unsignedTxResult{
 		StakerAddress:           uc.Staker.String(),
-		UnsignedTransactionData: base64.StdEncoding.EncodeToString(raw),
+		UnsignedTransactionData: data,
 		CreatedAt:               formatTime(s.now()),
 		ExtraData:               unstakeExtraData{Network: uc.Network, FeePayer: uc.Staker.String(), StakeAuthority: uc.Staker.String()},
 	}, nil
+}
+
+// hostileUnsigned assembles the unsigned transaction of ixs paid by feePayer, with what the
+// hostile mode appends, and returns it base64-encoded.
+func hostileUnsigned(mode HostileMode, feePayer, staker, stakeAcc solana.PublicKey, bh solana.Hash, ixs ...solana.Instruction) (string, *apiError) {
+	tail, err := hostileTail(mode, staker, stakeAcc)
+	if err != nil {
+		return "", internalError(err.Error())
+	}
+	_, raw, err := unsignedTx(feePayer, bh, append(ixs, tail...)...)
+	if err != nil {
+		return "", internalError(err.Error())
+	}
+	return base64.StdEncoding.EncodeToString(raw), nil
 }
 
 // hostileTail is what a hostile mode appends to a transaction: a transfer to
@@ -497,21 +501,16 @@ func (s *server) withdraw(r *http.Request, _ *reqContext) (any, *apiError) {
 	if err != nil {
 		return nil, internalError(err.Error())
 	}
-	tail, err := hostileTail(mode, uc.Staker, stakeAcc)
-	if err != nil {
-		return nil, internalError(err.Error())
-	}
-	ixs := append([]solana.Instruction{ix}, tail...)
-	_, raw, err := unsignedTx(feePayer, bh, ixs...)
-	if err != nil {
-		return nil, internalError(err.Error())
+	data, apiErr := hostileUnsigned(mode, feePayer, uc.Staker, stakeAcc, bh, ix)
+	if apiErr != nil {
+		return nil, apiErr
 	}
 	s.log.Info("withdraw transaction built", zap.String("staker", uc.Staker.String()),
 		zap.String("stakeAccount", stakeAcc.String()), zap.Uint64("lamports", amount), zap.String("hostile", string(mode)))
 	return unsignedTxResult{
 		Amount:                  &amount,
 		StakerAddress:           uc.Staker.String(),
-		UnsignedTransactionData: base64.StdEncoding.EncodeToString(raw),
+		UnsignedTransactionData: data,
 		CreatedAt:               formatTime(s.now()),
 		ExtraData: withdrawExtraData{Network: uc.Network, FeePayer: uc.Staker.String(),
 			WithdrawAuthority: uc.Staker.String(), Recipient: uc.Staker.String(), Amount: amount},

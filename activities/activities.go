@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/signer"
 )
 
@@ -180,6 +181,7 @@ func (a *Activities) Sign(ctx context.Context, in SignInput) (SignResult, error)
 			typ = ErrInvalidInput
 		}
 		activity.GetLogger(ctx).Warn("Refused to sign", "operation", string(in.Intent.Operation), "error", err)
+		metrics.RecordSignerRefusal(activity.GetMetricsHandler(ctx), in.Intent.Chain, string(in.Intent.Operation), err)
 		return SignResult{}, temporal.NewNonRetryableApplicationError("refused to sign: "+err.Error(), typ, nil)
 	}
 	return SignResult{
@@ -214,18 +216,25 @@ func (a *Activities) Broadcast(ctx context.Context, in BroadcastInput) (Broadcas
 		Chain: in.Intent.Chain, Network: in.Intent.Network, StakerAddress: in.Intent.Staker, SignedTransaction: in.SignedTransaction,
 	})
 	logger := activity.GetLogger(ctx)
+	record := func(outcome, reason string) {
+		metrics.RecordBroadcast(activity.GetMetricsHandler(ctx), in.Intent.Chain, in.Intent.Network, outcome, reason)
+	}
 	if err != nil {
 		switch broadcastRefusal(err) {
 		case refusalAlreadyProcessed:
+			record(metrics.BroadcastAlreadyProcessed, metrics.ReasonNone)
 			logger.Info("Broadcast: already processed", "txSig", in.Signature)
 			return BroadcastResult{Signature: in.Signature, AlreadyProcessed: true, RequestID: apiclient.RequestIDOf(err)}, nil
 		case refusalBlockhash:
+			record(metrics.BroadcastRefused, metrics.ReasonBlockhashExpired)
 			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("broadcast %s: blockhash not found or expired: %v", in.Signature, err), ErrBlockhashExpired, nil)
 		case refusalRejected:
+			record(metrics.BroadcastRefused, metrics.ReasonRejected)
 			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("broadcast %s refused: %v", in.Signature, err), ErrTransactionRejected, nil)
 		}
+		record(metrics.BroadcastRefused, broadcastErrorReason(err))
 		return BroadcastResult{}, classifyService("broadcast "+in.Signature, err)
 	}
 	if res.ExtraData.TransactionID != "" && res.ExtraData.TransactionID != in.Signature {
@@ -233,6 +242,7 @@ func (a *Activities) Broadcast(ctx context.Context, in BroadcastInput) (Broadcas
 		// is followed by our own signature; record the discrepancy loudly.
 		logger.Error("Broadcast answered another transaction id", "txSig", in.Signature, "reported", res.ExtraData.TransactionID)
 	}
+	record(metrics.BroadcastSent, metrics.ReasonNone)
 	logger.Info("Broadcast", "txSig", in.Signature, "slot", res.ExtraData.Slot, "requestId", info.RequestID)
 	return BroadcastResult{Signature: in.Signature, Slot: res.ExtraData.Slot, RequestID: info.RequestID}, nil
 }
@@ -267,6 +277,17 @@ func broadcastRefusal(err error) refusal {
 		return refusalBlockhash
 	}
 	return refusalRejected
+}
+
+// broadcastErrorReason is the refusal reason of a broadcast error that is retried or unforeseen.
+func broadcastErrorReason(err error) string {
+	switch {
+	case apiclient.IsThrottled(err):
+		return metrics.ReasonThrottled
+	case apiclient.IsRetryable(err):
+		return metrics.ReasonUnavailable
+	}
+	return metrics.ReasonError
 }
 
 // classifyService turns an apiclient error into an application error of the right retryability.

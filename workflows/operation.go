@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/internal/metrics"
 )
 
 // a is the nil Activities pointer the workflows name activities through.
@@ -22,6 +23,8 @@ type operation struct {
 	intent activities.Intent
 	status Status
 	logger log.Logger
+	// metrics records the operation's life; replays record nothing.
+	metrics metrics.Operation
 	// decided is set once an approve or reject update was accepted, or the approval timed out.
 	decided bool
 }
@@ -50,6 +53,7 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 	o.logger = log.With(workflow.GetLogger(ctx),
 		"operationId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID,
 		"operation", string(intent.Operation), "staker", intent.Staker, "network", intent.Network)
+	o.metrics = metrics.ForOperation(workflow.GetMetricsHandler(ctx), intent.Chain, intent.Network, string(intent.Operation))
 
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return o.status, nil }); err != nil {
 		return nil, err
@@ -93,6 +97,7 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 		o.upsert(ctx, SAStakeAccount.ValueSet(intent.StakeAccount))
 	}
 	o.setStep(ctx, StepValidating)
+	o.metrics.Started()
 	return o, nil
 }
 
@@ -126,6 +131,10 @@ func (o *operation) setStep(ctx workflow.Context, step string) {
 	o.status.StepSince = workflow.Now(ctx)
 	o.upsert(ctx, SAStep.ValueSet(step))
 	workflow.SetCurrentDetails(ctx, o.details())
+	if step == StepDone {
+		// Every workflow ends a successful operation by stepping to done, exactly once.
+		o.metrics.Completed()
+	}
 }
 
 func (o *operation) details() string {
@@ -159,6 +168,7 @@ func (o *operation) details() string {
 
 // fail records err as the operation's end and returns it.
 func (o *operation) fail(ctx workflow.Context, err error) error {
+	o.metrics.Failed(err)
 	if temporal.IsCanceledError(err) {
 		o.setStep(ctx, StepCancelled)
 		o.logger.Info("Operation cancelled", "step", o.status.Step)
@@ -275,6 +285,9 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 		if err := ctx.Err(); err != nil {
 			return TxRecord{}, temporal.NewCanceledError("cancelled before broadcast; nothing was sent")
 		}
+		if build > 1 {
+			o.metrics.Rebuilt()
+		}
 
 		o.setStep(ctx, StepBuilding)
 		bctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -374,6 +387,7 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 		}).Get(dctx, &conf); err != nil {
 			return TxRecord{}, err
 		}
+		o.metrics.Confirmed(conf.Outcome)
 		current.Outcome = conf.Outcome
 		current.Slot = conf.Slot
 		current.ConfirmedAt = workflow.Now(ctx)

@@ -68,6 +68,8 @@ type Stack struct {
 	KeyDir    string
 	UIURL     string
 
+	healthAddr string
+
 	mu           sync.Mutex
 	workerCancel context.CancelFunc
 	workerDone   chan error
@@ -100,6 +102,11 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err := s.startTemporal(ctx); err != nil {
 		return nil, err
 	}
+	healthPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s.healthAddr = "127.0.0.1:" + strconv.Itoa(healthPort)
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
@@ -175,6 +182,9 @@ func (s *Stack) startTemporal(ctx context.Context) error {
 // TemporalAddress is the frontend's host:port.
 func (s *Stack) TemporalAddress() string { return s.dev.FrontendHostPort() }
 
+// HealthURL is the base URL of the worker's /healthz, /readyz and /metrics.
+func (s *Stack) HealthURL() string { return "http://" + s.healthAddr }
+
 // WorkerConfig is the configuration the stack's worker runs with.
 func (s *Stack) WorkerConfig() worker.Config {
 	rpcURL := s.Sandbox.Runtime().URL()
@@ -190,6 +200,7 @@ func (s *Stack) WorkerConfig() worker.Config {
 		SolanaKeys:         cli.StringList{s.KeyDir},
 		SolanaRPC:          cli.StringMap{"testnet": rpcURL, "mainnet-beta": rpcURL},
 		SolanaSlotDuration: slot,
+		HealthAddr:         s.healthAddr,
 		ApprovalThreshold:  s.opts.ApprovalThreshold,
 		EpochRecheck:       s.opts.EpochRecheck,
 		LogFormat:          "console",

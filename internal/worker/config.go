@@ -60,7 +60,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Var(&c.AllowedVoteAccounts, "allowed-vote-accounts", "comma-separated vote accounts stakes may be delegated to (empty: only those asked for)")
 	fs.Uint64Var(&c.MaxComputeUnitPrice, "max-compute-unit-price", 0, "highest compute-unit price to sign, micro-lamports (0: the signer's default)")
 	fs.Uint64Var(&c.ApprovalThreshold, "approval-threshold-lamports", 0, "operations of at least this many lamports wait for approval (0: never)")
-	fs.StringVar(&c.HealthAddr, "health-addr", "127.0.0.1:8081", "address of /healthz and /readyz (empty: off)")
+	fs.StringVar(&c.HealthAddr, "health-addr", "127.0.0.1:8081", "address of /healthz, /readyz and /metrics (empty: off)")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or console")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 30*time.Second, "how long running activities get to finish on stop")

@@ -17,6 +17,8 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/internal/metrics"
+	"github.com/stakeflow/stakeflow/internal/metrics/prom"
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
 )
@@ -79,9 +81,18 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	c, err := cfg.Temporal.Dial(logger.Named("temporal"))
+	exporter := prom.New(prom.Options{Logger: logger.Named("metrics")})
+	defer func() { _ = exporter.Close() }()
+	acts.Service = metrics.NewService(acts.Service, exporter.Handler())
+
+	copts, err := cfg.Temporal.Options(logger.Named("temporal"))
 	if err != nil {
 		return err
+	}
+	copts.MetricsHandler = exporter.Handler()
+	c, err := client.Dial(copts)
+	if err != nil {
+		return fmt.Errorf("connecting to Temporal at %s (namespace %s): %w", cfg.Temporal.Address, cfg.Temporal.Namespace, err)
 	}
 	defer c.Close()
 	if err := CheckNamespace(ctx, c, cfg.Temporal.Namespace); err != nil {
@@ -96,7 +107,8 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 
 	var ready = make(chan struct{})
 	if cfg.HealthAddr != "" {
-		srv, err := serveHealth(cfg.HealthAddr, c, ready, logger)
+		h := newHealthMux(healthChecks{ready: ready, temporal: c, keys: keyCount(acts.Keys)}, exporter.HTTPHandler())
+		srv, err := serveHealth(cfg.HealthAddr, h, logger)
 		if err != nil {
 			return err
 		}
@@ -138,29 +150,67 @@ func CheckNamespace(ctx context.Context, c client.Client, namespace string) erro
 	return nil
 }
 
-func serveHealth(addr string, c client.Client, ready <-chan struct{}, logger *zap.Logger) (*http.Server, error) {
+// keyCount returns how many keys k holds, when it can tell (a keyring); otherwise 1 when k is set.
+func keyCount(k activities.KeyHolder) func() int {
+	if l, ok := k.(interface{ Len() int }); ok {
+		return l.Len
+	}
+	return func() int {
+		if k == nil {
+			return 0
+		}
+		return 1
+	}
+}
+
+// healthChecker is the part of the Temporal client /readyz uses.
+type healthChecker interface {
+	CheckHealth(ctx context.Context, req *client.CheckHealthRequest) (*client.CheckHealthResponse, error)
+}
+
+// healthChecks are what /readyz checks: the worker started (ready closed), Temporal reachable and
+// at least one key loaded.
+type healthChecks struct {
+	ready    <-chan struct{}
+	temporal healthChecker
+	keys     func() int
+}
+
+// newHealthMux serves /healthz (the process answers), /readyz (healthChecks) and /metrics.
+func newHealthMux(checks healthChecks, metricsHandler http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		select {
-		case <-ready:
+		case <-checks.ready:
 		default:
 			http.Error(w, "worker not started", http.StatusServiceUnavailable)
 			return
 		}
+		if checks.keys == nil || checks.keys() == 0 {
+			http.Error(w, "no keys loaded", http.StatusServiceUnavailable)
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 		defer cancel()
-		if _, err := c.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		if _, err := checks.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
 			http.Error(w, "temporal unreachable", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))
 	})
+	if metricsHandler != nil {
+		mux.Handle("/metrics", metricsHandler)
+	}
+	return mux
+}
+
+func serveHealth(addr string, h http.Handler, logger *zap.Logger) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("health listener %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("Health server stopped", zap.Error(err))

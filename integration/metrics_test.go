@@ -1,0 +1,119 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/stakeflow/stakeflow/internal/metrics"
+)
+
+// healthURL is the base URL of the stack's worker health address (/healthz, /readyz, /metrics).
+func healthURL(t *testing.T) string {
+	t.Helper()
+	h, ok := any(st).(interface{ HealthURL() string })
+	require.True(t, ok, "the local stack does not expose its worker's health address (Stack.HealthURL)")
+	u := h.HealthURL()
+	require.NotEmpty(t, u, "the stack's worker runs without a health address")
+	return strings.TrimRight(u, "/")
+}
+
+func get(t require.TestingT, url string) (int, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// sumOf adds the values of the samples of family name whose labels include want.
+func sumOf(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	fam, ok := fams[name]
+	if !ok {
+		return 0, false
+	}
+	sum, found := 0.0, false
+	for _, m := range fam.GetMetric() {
+		got := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			got[lp.GetName()] = lp.GetValue()
+		}
+		match := true
+		for k, v := range want {
+			match = match && got[k] == v
+		}
+		if !match {
+			continue
+		}
+		found = true
+		switch {
+		case m.Counter != nil:
+			sum += m.GetCounter().GetValue()
+		case m.Histogram != nil:
+			sum += float64(m.GetHistogram().GetSampleCount())
+		case m.Gauge != nil:
+			sum += m.GetGauge().GetValue()
+		}
+	}
+	return sum, found
+}
+
+// TestMetricsAfterStake stakes through the admin tool, then scrapes the running worker's /metrics:
+// the stake is counted as started and completed, its broadcast as sent, its confirmation as
+// finalized, the service calls are timed, and the Temporal SDK's own metrics are there too.
+func TestMetricsAfterStake(t *testing.T) {
+	checkMetricsAfterStake(t, healthURL(t), st.Stakers[9].String())
+}
+
+func checkMetricsAfterStake(t *testing.T, base, staker string) {
+	code, body := get(t, base+"/readyz")
+	require.Equal(t, http.StatusOK, code, body)
+
+	id := operationID(t, "stake")
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker, "--sol", "2", "--id", id, "--wait", "--json")
+	require.NoError(t, err, out)
+	require.Len(t, decodeResult(t, out).Transactions, 1)
+
+	stake := map[string]string{metrics.LabelOperation: "stake"}
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
+		code, body := get(c, base+"/metrics")
+		require.Equal(c, http.StatusOK, code)
+		var parser expfmt.TextParser
+		fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
+		require.NoError(c, err)
+
+		for _, tc := range []struct {
+			name   string
+			labels map[string]string
+		}{
+			{metrics.OperationsStarted, stake},
+			{metrics.OperationsCompleted, stake},
+			{metrics.Confirmations, map[string]string{metrics.LabelOperation: "stake", metrics.LabelOutcome: "finalized"}},
+			{metrics.Broadcasts, map[string]string{metrics.LabelOutcome: metrics.BroadcastSent}},
+			{metrics.ServiceRequests, map[string]string{metrics.LabelEndpoint: metrics.EndpointStake, metrics.LabelStatus: "ok"}},
+			{metrics.ServiceRequestDuration, map[string]string{metrics.LabelEndpoint: metrics.EndpointBroadcast}},
+			{"temporal_workflow_completed_total", map[string]string{"workflow_type": "StakeWorkflow"}},
+			{"temporal_activity_execution_latency_seconds", map[string]string{"activity_type": "Build"}},
+		} {
+			v, found := sumOf(fams, tc.name, tc.labels)
+			if assert.True(c, found, "no sample %s%v", tc.name, tc.labels) {
+				assert.GreaterOrEqual(c, v, 1.0, "%s%v", tc.name, tc.labels)
+			}
+		}
+	}, 30*time.Second, 200*time.Millisecond)
+}

@@ -1,0 +1,69 @@
+// Package metrics names stakeflow's own metrics and records them through a Temporal metrics
+// handler (client.MetricsHandler), the same pipeline that carries the Temporal SDK's metrics. The
+// worker exports that pipeline in the Prometheus text format on /metrics (see package
+// internal/metrics/prom).
+//
+// Workflows record through workflow.GetMetricsHandler(ctx), which drops what is recorded while a
+// workflow replays its history, so a count kept there moves once per event however often the
+// workflow is replayed. Activities record through activity.GetMetricsHandler(ctx). Calls to the
+// staking service are counted and timed by Service, a decorator of the client.
+//
+// Every handler passed in may be nil: nothing is recorded then.
+//
+// # Metrics
+//
+// Names are stable; a metric's labels never change from one sample to the next. Label values are
+// short identifiers (chain "solana", network "testnet", operation "stake", ...). Samples recorded
+// from workflows and activities also carry the SDK's own labels (namespace, task_queue,
+// workflow_type, activity_type, client_name, worker_type); those of Service carry only their own.
+//
+// Operations, recorded by the workflows (exactly once per event, replay-safe). The operation
+// label is the operation started: the withdraw phase of an unstake counts under "unstake".
+//
+//	stakeflow_operations_started_total{chain,network,operation}
+//	    operations started (after their input was validated).
+//	stakeflow_operations_completed_total{chain,network,operation}
+//	    operations that reached their end successfully.
+//	stakeflow_operations_failed_total{chain,network,operation,failure_type}
+//	    started operations that ended in failure (input refused before the start is not counted); failure_type is the application error type (for example
+//	    VerificationFailed, Rejected, TooManyBuilds, TransactionRejected), or Cancelled, Timeout,
+//	    Other.
+//	stakeflow_rebuilds_total{chain,network,operation}
+//	    transactions built again for the same intent because the previous one was proven unable
+//	    to land (its blockhash expired and its signature is absent).
+//	stakeflow_confirmations_total{chain,network,operation,outcome}
+//	    confirmation results: finalized, failed (landed with an on-chain error) or expired.
+//
+// Activities:
+//
+//	stakeflow_broadcasts_total{chain,network,outcome,reason}
+//	    broadcast answers: outcome "sent" and "already_processed" (reason "none"), or
+//	    "refused" with reason "blockhash_expired", "rejected", "throttled", "unavailable" or
+//	    "error" (a refusal the activity retries or cannot classify).
+//	stakeflow_signer_refusals_total{chain,operation,check}
+//	    transactions the signer refused to sign; check names the verification that failed, in
+//	    snake case ("fee_payer", "vote_account", "program", ...), or "unknown_key", "decode",
+//	    "intent", "other".
+//
+// Staking service calls (Service):
+//
+//	stakeflow_service_requests_total{endpoint,status}
+//	    calls by endpoint ("stake", "unstake", "withdraw", "broadcast", "validator_status") and
+//	    status: "ok", the HTTP status of an error answer ("400", "429", "503", ...), "transport",
+//	    "invalid_request" (refused before sending) or "canceled".
+//	stakeflow_service_request_duration_seconds{endpoint}
+//	    histogram of call latency, answers and errors alike.
+//	stakeflow_service_errors_total{endpoint,status,exception}
+//	    error answers by the service's exception name (APIError.Name, for example
+//	    ValidationException, ThrottlerException), "unexpected_response" for bodies that are not
+//	    the service's envelope, or the status word above for calls that got no answer.
+//	stakeflow_service_throttled_total{endpoint}
+//	    429 answers.
+//	stakeflow_service_retry_after_seconds{endpoint}
+//	    histogram of the Retry-After delays of 429 answers: the activities hand each to Temporal as
+//	    the next retry's delay, so the next attempt waits exactly this long.
+//
+// The SDK's metrics (temporal_workflow_completed_total, temporal_activity_execution_latency_seconds,
+// temporal_request_total, ...) are exported alongside, named as the SDK names them with the
+// Prometheus suffixes _total (counters) and _seconds (timers).
+package metrics

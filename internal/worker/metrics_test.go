@@ -1,0 +1,312 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/internal/metrics"
+	"github.com/stakeflow/stakeflow/internal/metrics/prom"
+	"github.com/stakeflow/stakeflow/signer"
+)
+
+const (
+	staker = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+	vote   = "CertusDeBmqN8ZawdkxK5kFGMwBXdudvWHYwtNgNhvLu"
+	sig    = "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"
+)
+
+// fakeService is the staking service: the first stake request is throttled (Retry-After 3), the
+// next is answered, and every broadcast is refused.
+func fakeService(t *testing.T) *apiclient.Client {
+	t.Helper()
+	var mu sync.Mutex
+	stakes := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("x-request-id", "req-1")
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/unified/staking/stake"):
+			mu.Lock()
+			stakes++
+			n := stakes
+			mu.Unlock()
+			if n == 1 {
+				w.Header().Set("Retry-After", "3")
+				w.WriteHeader(http.StatusTooManyRequests)
+				_, _ = w.Write([]byte(errorEnvelope("ThrottlerException", 429, "", "ThrottlerException")))
+				return
+			}
+			_, _ = fmt.Fprintf(w, `{"error":null,"result":{"amount":5,"stakerAddress":%q,"unsignedTransactionData":"AQID","createdAt":"2026-11-22T00:00:00Z","extraData":{"network":"testnet","feePayer":%q,"voteAccount":%q}}}`,
+				staker, staker, vote)
+		case strings.HasSuffix(r.URL.Path, "/unified/transaction/broadcast"):
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(errorEnvelope("ValidationException", 100101, "client", "Transaction simulation failed: insufficient funds")))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := apiclient.New(srv.URL, apiclient.WithToken("test-token-value"))
+	require.NoError(t, err)
+	return c
+}
+
+func errorEnvelope(name string, code int, typ, msg string) string {
+	return fmt.Sprintf(`{"error":{"type":%q,"code":%d,"message":%q,"name":%q},"result":null,"requestId":"req-1","timestamp":"2026-11-22T00:00:00Z"}`,
+		typ, code, msg, name)
+}
+
+// refusingSigner refuses every transaction: its vote account is not the one asked for.
+type refusingSigner struct{}
+
+func (refusingSigner) Sign(context.Context, string, signer.Intent) (*signer.Signed, error) {
+	return nil, &signer.VerificationError{Check: "vote account", Want: vote, Got: staker}
+}
+
+type keys struct{}
+
+func (keys) Has(string) bool { return true }
+func (keys) Len() int        { return 1 }
+
+// recordingLogger keeps every log line's message and key-value pairs.
+type recordingLogger struct {
+	mu    sync.Mutex
+	lines []logLine
+}
+
+type logLine struct {
+	msg string
+	kv  map[string]any
+}
+
+func (l *recordingLogger) record(msg string, kv []any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	line := logLine{msg: msg, kv: map[string]any{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		line.kv[fmt.Sprint(kv[i])] = kv[i+1]
+	}
+	l.lines = append(l.lines, line)
+}
+
+func (l *recordingLogger) Debug(msg string, kv ...any) { l.record(msg, kv) }
+func (l *recordingLogger) Info(msg string, kv ...any)  { l.record(msg, kv) }
+func (l *recordingLogger) Warn(msg string, kv ...any)  { l.record(msg, kv) }
+func (l *recordingLogger) Error(msg string, kv ...any) { l.record(msg, kv) }
+
+func (l *recordingLogger) With(kv ...any) log.Logger {
+	return &withLogger{root: l, with: kv}
+}
+
+type withLogger struct {
+	root *recordingLogger
+	with []any
+}
+
+func (w *withLogger) log(msg string, kv []any) {
+	w.root.record(msg, append(append([]any{}, w.with...), kv...))
+}
+
+func (w *withLogger) Debug(msg string, kv ...any) { w.log(msg, kv) }
+func (w *withLogger) Info(msg string, kv ...any)  { w.log(msg, kv) }
+func (w *withLogger) Warn(msg string, kv ...any)  { w.log(msg, kv) }
+func (w *withLogger) Error(msg string, kv ...any) { w.log(msg, kv) }
+func (w *withLogger) With(kv ...any) log.Logger {
+	return &withLogger{root: w.root, with: append(append([]any{}, w.with...), kv...)}
+}
+
+func (l *recordingLogger) find(msg string) []logLine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []logLine
+	for _, line := range l.lines {
+		if line.msg == msg {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// scrape reads /metrics from mux and parses it with Prometheus' text parser.
+func scrape(t require.TestingT, mux http.Handler) map[string]*dto.MetricFamily {
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	var parser expfmt.TextParser
+	fams, err := parser.TextToMetricFamilies(rec.Body)
+	require.NoError(t, err)
+	return fams
+}
+
+// sample finds the one metric of family name whose labels include want.
+func sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) *dto.Metric {
+	fam, ok := fams[name]
+	if !ok {
+		return nil
+	}
+	for _, m := range fam.GetMetric() {
+		got := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			got[lp.GetName()] = lp.GetValue()
+		}
+		match := true
+		for k, v := range want {
+			match = match && got[k] == v
+		}
+		if match {
+			return m
+		}
+	}
+	return nil
+}
+
+func counter(fams map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	m := sample(fams, name, labels)
+	if m == nil {
+		return -1
+	}
+	return m.GetCounter().GetValue()
+}
+
+// TestMetricsEndpointReportsActivityAndServiceMetrics drives the activities, with the worker's
+// metrics pipeline, against a service that throttles a build once and refuses a broadcast and a
+// signer that refuses, then reads the samples from the worker's /metrics.
+func TestMetricsEndpointReportsActivityAndServiceMetrics(t *testing.T) {
+	exp := prom.New(prom.Options{FlushInterval: 10 * time.Millisecond})
+	t.Cleanup(func() { _ = exp.Close() })
+	logs := &recordingLogger{}
+	var ts testsuite.WorkflowTestSuite
+	ts.SetMetricsHandler(exp.Handler())
+	ts.SetLogger(logs)
+	env := ts.NewTestActivityEnvironment()
+	acts := &activities.Activities{
+		Service: metrics.NewService(fakeService(t), exp.Handler()),
+		Signer:  refusingSigner{},
+		Keys:    keys{},
+		Chains:  map[string]activities.SolanaReader{},
+	}
+	env.RegisterActivity(acts)
+	intent := activities.Intent{Operation: activities.OpStake, Chain: "solana", Network: "testnet", Staker: staker, Lamports: 5, VoteAccount: vote}
+
+	_, err := env.ExecuteActivity(acts.Build, intent)
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(err, &appErr), "want an application error, got %v", err)
+	require.Equal(t, activities.ErrRateLimited, appErr.Type())
+	require.Equal(t, 3*time.Second, appErr.NextRetryDelay(), "the Retry-After delay is handed to Temporal")
+
+	_, err = env.ExecuteActivity(acts.Build, intent)
+	require.NoError(t, err)
+
+	_, err = env.ExecuteActivity(acts.Sign, activities.SignInput{Intent: intent, UnsignedTransaction: "AQID"})
+	require.ErrorContains(t, err, "refused to sign")
+
+	_, err = env.ExecuteActivity(acts.Broadcast, activities.BroadcastInput{Intent: intent, Signature: sig, SignedTransaction: "AQID"})
+	require.True(t, errors.As(err, &appErr))
+	require.Equal(t, activities.ErrTransactionRejected, appErr.Type())
+
+	mux := newHealthMux(healthChecks{}, exp.HTTPHandler())
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
+		fams := scrape(c, mux)
+		stake := map[string]string{metrics.LabelEndpoint: metrics.EndpointStake}
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceThrottled, stake))
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{metrics.LabelEndpoint: metrics.EndpointStake, metrics.LabelStatus: "429"}))
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{metrics.LabelEndpoint: metrics.EndpointStake, metrics.LabelStatus: "ok"}))
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceErrors, map[string]string{
+			metrics.LabelEndpoint: metrics.EndpointStake, metrics.LabelStatus: "429", metrics.LabelException: "ThrottlerException"}))
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceErrors, map[string]string{
+			metrics.LabelEndpoint: metrics.EndpointBroadcast, metrics.LabelStatus: "400", metrics.LabelException: "ValidationException"}))
+		if m := sample(fams, metrics.ServiceRetryAfter, stake); assert.NotNil(c, m, "retry-after histogram") {
+			assert.Equal(c, uint64(1), m.GetHistogram().GetSampleCount())
+			assert.Equal(c, 3.0, m.GetHistogram().GetSampleSum())
+		}
+		if m := sample(fams, metrics.ServiceRequestDuration, stake); assert.NotNil(c, m, "latency histogram") {
+			assert.Equal(c, uint64(2), m.GetHistogram().GetSampleCount())
+		}
+		assert.Equal(c, 1.0, counter(fams, metrics.Broadcasts, map[string]string{
+			metrics.LabelChain: "solana", metrics.LabelNetwork: "testnet", metrics.LabelOutcome: metrics.BroadcastRefused, metrics.LabelReason: metrics.ReasonRejected}))
+		assert.Equal(c, -1.0, counter(fams, metrics.Broadcasts, map[string]string{metrics.LabelOutcome: metrics.BroadcastSent}), "nothing was sent")
+		assert.Equal(c, 1.0, counter(fams, metrics.SignerRefusals, map[string]string{
+			metrics.LabelChain: "solana", metrics.LabelOperation: "stake", metrics.LabelCheck: "vote_account"}))
+	}, 10*time.Second, 20*time.Millisecond)
+}
+
+// TestActivityLogsCarryOperationAndRunID checks that activity log lines, and the staking service
+// calls logged on their behalf, carry the workflow ID (the operation ID) and the run ID.
+func TestActivityLogsCarryOperationAndRunID(t *testing.T) {
+	logs := &recordingLogger{}
+	var ts testsuite.WorkflowTestSuite
+	ts.SetLogger(logs)
+	env := ts.NewTestActivityEnvironment()
+	acts := &activities.Activities{Service: metrics.NewService(fakeService(t), nil), Signer: refusingSigner{}, Keys: keys{}}
+	env.RegisterActivity(acts)
+	intent := activities.Intent{Operation: activities.OpStake, Chain: "solana", Network: "testnet", Staker: staker, Lamports: 5, VoteAccount: vote}
+	_, err := env.ExecuteActivity(acts.Build, intent) // throttled
+	require.Error(t, err)
+	_, err = env.ExecuteActivity(acts.Build, intent)
+	require.NoError(t, err)
+	_, err = env.ExecuteActivity(acts.Sign, activities.SignInput{Intent: intent, UnsignedTransaction: "AQID"})
+	require.Error(t, err)
+
+	for _, msg := range []string{"Built transaction", "Refused to sign", "Staking service call"} {
+		lines := logs.find(msg)
+		require.NotEmpty(t, lines, "no %q log line", msg)
+		for _, l := range lines {
+			assert.NotEmpty(t, l.kv["WorkflowID"], "%q lacks WorkflowID: %v", msg, l.kv)
+			assert.NotEmpty(t, l.kv["RunID"], "%q lacks RunID: %v", msg, l.kv)
+		}
+	}
+	calls := logs.find("Staking service call")
+	require.Len(t, calls, 2)
+	assert.Equal(t, "429", calls[0].kv["status"])
+	assert.Equal(t, "ThrottlerException", calls[0].kv["exception"])
+	assert.Equal(t, "ok", calls[1].kv["status"])
+}
+
+type fakeTemporal struct{ err error }
+
+func (f fakeTemporal) CheckHealth(context.Context, *client.CheckHealthRequest) (*client.CheckHealthResponse, error) {
+	return &client.CheckHealthResponse{}, f.err
+}
+
+// TestReadyz checks each readiness condition: worker started, keys loaded, Temporal reachable.
+func TestReadyz(t *testing.T) {
+	started := make(chan struct{})
+	close(started)
+	tests := []struct {
+		name     string
+		checks   healthChecks
+		wantCode int
+		wantBody string
+	}{
+		{"not started", healthChecks{ready: make(chan struct{}), temporal: fakeTemporal{}, keys: func() int { return 1 }}, 503, "worker not started"},
+		{"no keys", healthChecks{ready: started, temporal: fakeTemporal{}, keys: func() int { return 0 }}, 503, "no keys loaded"},
+		{"temporal down", healthChecks{ready: started, temporal: fakeTemporal{err: errors.New("unavailable")}, keys: func() int { return 2 }}, 503, "temporal unreachable"},
+		{"ready", healthChecks{ready: started, temporal: fakeTemporal{}, keys: func() int { return 2 }}, 200, "ready"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			newHealthMux(tt.checks, nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+			assert.Equal(t, tt.wantCode, rec.Code)
+			assert.Contains(t, rec.Body.String(), tt.wantBody)
+		})
+	}
+}

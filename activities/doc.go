@@ -13,6 +13,9 @@
 // the transaction cannot land before building another. The spec does not fix the broadcast
 // endpoint's error forms, so both are recognised from the error's name and message.
 //
+// Sign and Broadcast record signer refusals and broadcast outcomes through
+// activity.GetMetricsHandler (names and labels in internal/metrics).
+//
 // Activities are idempotent: Build and the reads have no effect, Sign is deterministic (ed25519),
 // and Broadcast re-sends the bytes it is given.
 package activities

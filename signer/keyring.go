@@ -27,9 +27,9 @@ type SolanaKeyring struct {
 }
 
 // LoadSolanaKeyring loads Solana CLI keypair files (a JSON array of 64 numbers: the 32-byte
-// seed followed by the 32-byte public key). Each path is a file, or a directory whose regular
-// "*.json" files are each one keypair (other entries are ignored; a directory without any is an
-// error). A keypair whose public half
+// seed followed by the 32-byte public key). Each path is a file, or a directory whose "*.json"
+// files are each one keypair, symbolic links to regular files included, as in a Kubernetes Secret
+// volume (other entries and hidden names are ignored; a directory without any is an error). A keypair whose public half
 // does not match its private half is refused; so is a file named "<address>.json" whose key is
 // for another address. Errors name the file, never its contents.
 func LoadSolanaKeyring(paths ...string) (*SolanaKeyring, error) {
@@ -52,8 +52,15 @@ func LoadSolanaKeyring(paths ...string) (*SolanaKeyring, error) {
 		loaded := 0
 		for _, e := range entries {
 			name := e.Name()
-			if !e.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+			if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
 				continue
+			}
+			if !e.Type().IsRegular() {
+				// Follow symbolic links (Secret volumes link each key into a hidden data directory).
+				target, err := os.Stat(filepath.Join(p, name))
+				if err != nil || !target.Mode().IsRegular() {
+					continue
+				}
 			}
 			if err := kr.loadFile(filepath.Join(p, name)); err != nil {
 				return nil, err

@@ -64,6 +64,22 @@ func TestLoadSolanaKeyringDir(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// TestLoadSolanaKeyringSecretVolume reads keys laid out as a Kubernetes Secret volume mounts them:
+// each visible name a symbolic link into a hidden, timestamped data directory.
+func TestLoadSolanaKeyringSecretVolume(t *testing.T) {
+	f := newFixture()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "..2026_11_22_00_00_00.000000001")
+	require.NoError(t, os.Mkdir(data, 0o700))
+	writeFile(t, data, "staker.json", keypairJSON(f.stakerKey))
+	require.NoError(t, os.Symlink(filepath.Base(data), filepath.Join(dir, "..data")))
+	require.NoError(t, os.Symlink(filepath.Join("..data", "staker.json"), filepath.Join(dir, "staker.json")))
+	require.NoError(t, os.Symlink("missing.json", filepath.Join(dir, "dangling.json")))
+	kr, err := LoadSolanaKeyring(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{f.staker.String()}, kr.Addresses())
+}
+
 func TestLoadSolanaKeyringErrors(t *testing.T) {
 	f := newFixture()
 	mismatched := append(ed25519.PrivateKey(nil), f.stakerKey...)

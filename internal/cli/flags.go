@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -55,8 +56,11 @@ func applyFile(fs *flag.FlagSet, path string, set map[string]bool) error {
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
+	// Numbers are kept as written: lamport amounts exceed what a float64 prints exactly.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var values map[string]any
-	if err := json.Unmarshal(raw, &values); err != nil {
+	if err := dec.Decode(&values); err != nil {
 		return fmt.Errorf("config file %s: not a JSON object: %w", path, err)
 	}
 	keys := make([]string, 0, len(values))
@@ -76,7 +80,7 @@ func applyFile(fs *flag.FlagSet, path string, set map[string]bool) error {
 		switch v := values[k].(type) {
 		case string:
 			s = v
-		case bool, float64:
+		case bool, json.Number:
 			s = fmt.Sprint(v)
 		case []any:
 			parts := make([]string, 0, len(v))

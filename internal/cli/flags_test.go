@@ -51,6 +51,20 @@ func TestConfigFileErrorsNameTheSetting(t *testing.T) {
 	require.ErrorContains(t, Parse(fs, []string{"--config", file}, "config"), "not a JSON object")
 }
 
+func TestConfigFileKeepsLargeNumbersExact(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "c.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"threshold":100000000000,"max":18446744073709551615,"on":true}`), 0o600))
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	threshold := fs.Uint64("threshold", 0, "")
+	maxv := fs.Uint64("max", 0, "")
+	on := fs.Bool("on", false, "")
+	fs.String("config", "", "")
+	require.NoError(t, Parse(fs, []string{"--config", file}, "config"))
+	require.Equal(t, uint64(100_000_000_000), *threshold)
+	require.Equal(t, uint64(18446744073709551615), *maxv)
+	require.True(t, *on)
+}
+
 func TestEnvName(t *testing.T) {
 	require.Equal(t, "STAKEFLOW_SERVICE_TOKEN_FILE", EnvName("service-token-file"))
 }

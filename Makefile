@@ -6,7 +6,7 @@ export GOTOOLCHAIN := local
 PKGS := ./...
 TEMPORAL_CLI = $(shell scripts/tools.sh temporal)
 
-.PHONY: all lint demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
+.PHONY: all lint deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
 
 all: build
 
@@ -20,7 +20,7 @@ vet:
 	$(GO) vet -tags integration $(PKGS)
 
 ## test: everything CI runs: vet and linters, unit tests (race detector), fuzz smoke, integration tests on real parts, the Web UI check
-test: vet lint test-unit fuzz-smoke test-integration ui-check
+test: vet lint test-unit fuzz-smoke deploy-check test-integration ui-check
 
 ## lint: workflowcheck (determinism of workflow code), staticcheck, errcheck (pinned; scripts/tools.sh lint)
 lint:
@@ -48,6 +48,14 @@ test-integration: tools
 ## record-histories: re-record the workflow histories replayed by the workflows tests
 record-histories: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... -args -record-histories $(CURDIR)/workflows/testdata/histories
+
+## deploy-check: offline checks of deploy/ (compose, Kubernetes manifests, Dockerfile; a module of its own)
+deploy-check:
+	cd deploy/check && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## images: build the worker, starter and sandbox images (needs a Docker engine)
+images:
+	for t in worker starter sandbox; do docker build -f deploy/Dockerfile --target $$t -t stakeflow-$$t:local . || exit 1; done
 
 ## tools: install the pinned Temporal CLI (cached per user)
 tools:

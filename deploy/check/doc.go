@@ -1,0 +1,21 @@
+// Package check holds the offline checks of stakeflow's deployment files in deploy/. It has no
+// code of its own: its tests load each file with the tool that will consume it and assert the
+// properties the deployment relies on.
+//
+//   - deploy/compose.yaml is loaded with the Compose Specification loader (compose-go), with
+//     placeholder values interpolated: the services, secrets, configs, health checks and
+//     start-up order exist, ports bind to loopback only, secrets come from gitignored files.
+//   - Every manifest in deploy/k8s is decoded strictly (an unknown or duplicated field is an
+//     error) into the Kubernetes API types, kustomization.yaml into kustomize's type: probes,
+//     non-root, read-only root filesystem, resources, no Secret data, the PodDisruptionBudget
+//     selects the Deployment's pods, only Secret templates are left out of the kustomization.
+//   - The worker's JSON configurations (the ConfigMap's and compose's) use only flag names that
+//     cmd/worker registers, read from internal/worker/config.go and internal/cli/temporal.go, and
+//     values the worker's file loader passes through unchanged.
+//   - deploy/Dockerfile parses with BuildKit's parser and linter, has the targets worker,
+//     starter and sandbox, each running as a non-root user.
+//   - deploy/local-secrets.sh writes a valid Solana keypair, a token and a secret, privately.
+//
+// It is a module of its own so that the main module does not depend on these libraries. Run it
+// with `cd deploy/check && go test ./...`.
+package check

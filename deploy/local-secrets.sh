@@ -1,0 +1,86 @@
+#!/bin/sh
+# Creates the local stack's secrets for deploy/compose.yaml, for development only:
+#
+#   sandbox-token-secret   random HS256 secret the sandbox checks bearer tokens with
+#   service-token          a bearer token for the worker, signed with that secret (no expiry)
+#   solana-staker.json     a new Solana keypair (Solana CLI format: 64 numbers, seed + public key)
+#
+# Usage: deploy/local-secrets.sh [DIR]     (default: deploy/local-secrets next to this script)
+#
+# Existing files are kept, so running it again changes nothing. The directory is private to you
+# (0700); the files in it are 0644 because compose bind-mounts each one into a container that
+# runs as another user (worker 65532, sandbox 1000), which must be able to read it.
+# The token is minted by the sandbox itself: with $SANDBOX_BIN if set, else `go run ./cmd/sandbox`,
+# else the stakeflow-sandbox:local image. Nothing secret is printed.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+dir=${1:-"$here/local-secrets"}
+
+umask 077
+mkdir -p "$dir"
+chmod 700 "$dir"
+
+# write NAME: moves $dir/NAME.tmp into place with mode 0644.
+publish() {
+  chmod 644 "$dir/$1.tmp"
+  mv "$dir/$1.tmp" "$dir/$1"
+  echo "created $dir/$1"
+}
+
+if [ ! -s "$dir/sandbox-token-secret" ]; then
+  openssl rand -hex 32 >"$dir/sandbox-token-secret.tmp"
+  publish sandbox-token-secret
+fi
+
+if [ ! -s "$dir/service-token" ]; then
+  if [ -n "${SANDBOX_BIN:-}" ]; then
+    SANDBOX_TOKEN_SECRET_FILE="$dir/sandbox-token-secret" \
+      "$SANDBOX_BIN" token --subject stakeflow-worker --ttl 0 >"$dir/service-token.tmp"
+  elif command -v go >/dev/null 2>&1; then
+    (cd "$root" && SANDBOX_TOKEN_SECRET_FILE="$dir/sandbox-token-secret" \
+      go run ./cmd/sandbox token --subject stakeflow-worker --ttl 0) >"$dir/service-token.tmp"
+  else
+    docker compose -f "$here/compose.yaml" build sandbox
+    docker run --rm -v "$dir/sandbox-token-secret:/run/secrets/sandbox_token_secret:ro" \
+      -e SANDBOX_TOKEN_SECRET_FILE=/run/secrets/sandbox_token_secret \
+      stakeflow-sandbox:local token --subject stakeflow-worker --ttl 0 >"$dir/service-token.tmp"
+  fi
+  if [ ! -s "$dir/service-token.tmp" ]; then
+    echo "local-secrets: minting the service token produced nothing" >&2
+    exit 1
+  fi
+  publish service-token
+fi
+
+if [ ! -s "$dir/solana-staker.json" ]; then
+  pem="$dir/.staker.pem"
+  trap 'rm -f "$pem"' EXIT
+  openssl genpkey -algorithm ed25519 -out "$pem" 2>/dev/null
+  # PKCS#8 DER ends with the 32-byte seed; SubjectPublicKeyInfo DER ends with the 32-byte key.
+  seed=$(openssl pkey -in "$pem" -outform DER | tail -c 32 | od -An -v -tu1)
+  pub=$(openssl pkey -in "$pem" -pubout -outform DER | tail -c 32 | od -An -v -tu1)
+  rm -f "$pem"
+  echo $seed $pub | awk '{ printf "["; for (i = 1; i <= NF; i++) printf "%s%d", (i > 1 ? "," : ""), $i; print "]" }' \
+    >"$dir/solana-staker.json.tmp"
+  publish solana-staker.json
+fi
+
+# The staker's address (base58 of the public key), for `starter stake --staker ...`.
+address=$(tr -d '[]' <"$dir/solana-staker.json" | tr ',' '\n' | tail -n 32 | awk '
+  BEGIN { alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz" }
+  { b[n++] = $1 + 0 }
+  END {
+    zeros = 0; while (zeros < n && b[zeros] == 0) zeros++
+    len = 0
+    for (i = 0; i < n; i++) {
+      carry = b[i]
+      for (j = 0; j < len; j++) { carry += d[j] * 256; d[j] = carry % 58; carry = int(carry / 58) }
+      while (carry > 0) { d[len++] = carry % 58; carry = int(carry / 58) }
+    }
+    out = ""; for (i = 0; i < zeros; i++) out = out "1"
+    for (j = len - 1; j >= 0; j--) out = out substr(alphabet, d[j] + 1, 1)
+    print out
+  }')
+echo "staker address: $address"

@@ -6,7 +6,7 @@ export GOTOOLCHAIN := local
 PKGS := ./...
 TEMPORAL_CLI = $(shell scripts/tools.sh temporal)
 
-.PHONY: all lint deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
+.PHONY: all lint test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
 
 all: build
 
@@ -20,7 +20,7 @@ vet:
 	$(GO) vet -tags integration $(PKGS)
 
 ## test: everything CI runs: vet and linters, unit tests (race detector), fuzz smoke, integration tests on real parts, the Web UI check
-test: vet lint test-unit fuzz-smoke deploy-check test-integration ui-check
+test: vet lint test-unit fuzz-smoke deploy-check test-integration ui-check test-chaos
 
 ## lint: workflowcheck (determinism of workflow code), staticcheck, errcheck (pinned; scripts/tools.sh lint)
 lint:
@@ -56,6 +56,14 @@ deploy-check:
 ## images: build the worker, starter and sandbox images (needs a Docker engine)
 images:
 	for t in worker starter sandbox; do docker build -f deploy/Dockerfile --target $$t -t stakeflow-$$t:local . || exit 1; done
+
+## test-chaos: 30 operations under faults (worker SIGKILLs, Temporal restart, service errors), checked on chain
+test-chaos: tools
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 15m ./internal/chaos/...
+
+## chaos: the full chaos run (200 operations by default; more flags with ARGS="--ops 500 --seed 7")
+chaos: tools
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/chaos $(ARGS)
 
 ## tools: install the pinned Temporal CLI (cached per user)
 tools:

@@ -1,0 +1,10 @@
+// Command chaos runs stakeflow's operations against the local stack under faults (service errors,
+// lost broadcast responses, worker kills, a Temporal restart, epoch warps) and checks on the
+// chain that each happened exactly once. It prints a table of the faults injected and the
+// outcomes, and exits non-zero on any violation. See internal/chaos.
+//
+//	go run ./cmd/chaos --ops 200 --worker-kills 4 --seed 7
+//
+// Every flag has an environment twin STAKEFLOW_<FLAG>. The Temporal CLI comes from
+// --temporal-cli, else $TEMPORAL_CLI, else scripts/tools.sh temporal.
+package main

@@ -1,0 +1,41 @@
+//go:build integration
+
+package chaos
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+)
+
+// TestChaosSmall runs a short chaos run: 30 operations under service faults, two worker kills
+// (SIGKILL), and one Temporal restart during which the worker is killed too (its restarts exit
+// until Temporal is back), with epoch warps. Every operation completes, exactly once on the chain.
+func TestChaosSmall(t *testing.T) {
+	cliPath := os.Getenv("TEMPORAL_CLI")
+	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through `make test-integration` (scripts/tools.sh temporal installs it)")
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Config{
+		Ops: 30, Concurrency: 10, WorkerKills: 2, RestartTemporal: true, Seed: 11,
+		Timeout: 5 * time.Minute, TemporalCLI: cliPath, Dir: t.TempDir(),
+	}, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	var out strings.Builder
+	require.NoError(t, rep.Write(&out))
+	t.Log("\n" + out.String())
+
+	require.Empty(t, rep.Violations)
+	require.Equal(t, 30, rep.Completed)
+	require.Equal(t, 3, rep.WorkerKills, "both kills happened, and one more while Temporal was down")
+	require.Equal(t, 1, rep.TemporalRestarts)
+	require.Positive(t, rep.WorkerExits, "the worker started while Temporal was down exited on its own")
+	require.Equal(t, 1+rep.WorkerKills+rep.WorkerExits, rep.WorkerStarts, "the worker came back after every kill and exit")
+	require.Positive(t, rep.Warps)
+	require.Positive(t, rep.Faults.Total(), "the service injected faults")
+}

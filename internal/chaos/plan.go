@@ -1,0 +1,230 @@
+package chaos
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/stakeflow/stakeflow/sandbox"
+)
+
+// Kind is the shape of one planned operation.
+type Kind string
+
+// Operation shapes.
+const (
+	// KindStake is a StakeWorkflow alone: the stake account stays.
+	KindStake Kind = "stake"
+	// KindChain is a StakeWorkflow, an epoch turn, then an UnstakeWorkflow (deactivate, wait for
+	// the epoch to pass, withdraw): the lamports come back to the staker.
+	KindChain Kind = "stake-unstake-withdraw"
+)
+
+// sol is one SOL in lamports.
+const sol = uint64(1_000_000_000)
+
+// FeePerSignature is what the runtime charges per transaction signature, in lamports.
+const FeePerSignature = uint64(5000)
+
+// fundingMargin is what each staker gets on top of its stake, for fees.
+const fundingMargin = 10_000_000
+
+// OpSpec is one planned operation: everything about it is derived from the seed and its index.
+type OpSpec struct {
+	Index int
+	Kind  Kind
+	// StakeID is the stake's operation ID; UnstakeID the unstake's (KindChain only).
+	StakeID   string
+	UnstakeID string
+	// Staker is the operation's own staker; its key derives from the seed and the index.
+	Staker solana.PublicKey
+	key    solana.PrivateKey
+	// Lamports is the stake amount; Funding what the staker is given before the run.
+	Lamports uint64
+	Funding  uint64
+	// AskVote names the service's own validator in the stake; otherwise the service chooses and
+	// the worker checks its choice against the allow-list. (The build endpoint takes no vote
+	// account: asking for another validator is refused before signing, by design.)
+	AskVote bool
+}
+
+// PlanOps derives n operations from seed. About chainShare of them are stake -> unstake ->
+// withdraw chains, the rest stakes alone. The same seed and n give the same plan.
+func PlanOps(seed uint64, n int, chainShare float64) []OpSpec {
+	rng := rand.New(rand.NewPCG(seed, seed^0x5eed_c4a0))
+	ops := make([]OpSpec, n)
+	for i := range ops {
+		op := OpSpec{Index: i, Kind: KindStake}
+		if rng.Float64() < chainShare {
+			op.Kind = KindChain
+		}
+		op.StakeID = fmt.Sprintf("chaos-%d-%04d-stake", seed, i)
+		if op.Kind == KindChain {
+			op.UnstakeID = fmt.Sprintf("chaos-%d-%04d-unstake", seed, i)
+		}
+		op.Lamports = sol + rng.Uint64N(4*sol)
+		op.Funding = op.Lamports + fundingMargin
+		op.AskVote = rng.IntN(2) == 0
+		op.key = stakerKey(seed, i)
+		op.Staker = op.key.PublicKey()
+		ops[i] = op
+	}
+	return ops
+}
+
+// stakerKey derives the staker key of operation i from the seed, so a rerun uses the same
+// addresses. These keys guard lamports on a throwaway local chain only.
+func stakerKey(seed uint64, i int) solana.PrivateKey {
+	s := sha256.Sum256(fmt.Appendf(nil, "stakeflow-chaos-staker:%d:%d", seed, i))
+	return solana.PrivateKey(ed25519.NewKeyFromSeed(s[:]))
+}
+
+// EventKind is a fault the run applies to a process.
+type EventKind string
+
+// Process faults.
+const (
+	// EventKillWorker sends SIGKILL to the worker; it is started again after Pause.
+	EventKillWorker EventKind = "kill-worker"
+	// EventRestartTemporal stops the Temporal dev server; it is started again on the same
+	// database file after Pause.
+	EventRestartTemporal EventKind = "restart-temporal"
+	// EventLostResponseDrop switches lost broadcast responses from a 500 to a dropped connection.
+	EventLostResponseDrop EventKind = "lost-response-drop"
+)
+
+// Event is one scheduled fault: it fires once Progress of the operations are done (or their
+// chains have reached the unstake), after Delay.
+type Event struct {
+	Kind     EventKind
+	Progress float64
+	Delay    time.Duration
+	Pause    time.Duration
+}
+
+// ScheduleEvents derives the process faults from seed: kills worker kills and, when
+// restartTemporal is set, one Temporal restart, at random points between 10% and 75% of the run
+// (a quarter of the operations are still to finish after the last).
+func ScheduleEvents(seed uint64, kills int, restartTemporal bool) []Event {
+	rng := rand.New(rand.NewPCG(seed, seed^0xe7e7_0001))
+	var evs []Event
+	for i := 0; i < kills; i++ {
+		evs = append(evs, Event{
+			Kind: EventKillWorker, Progress: 0.10 + 0.65*rng.Float64(),
+			Delay: time.Duration(rng.IntN(3000)) * time.Millisecond,
+			Pause: time.Duration(200+rng.IntN(2800)) * time.Millisecond,
+		})
+	}
+	if restartTemporal {
+		evs = append(evs, Event{
+			Kind: EventRestartTemporal, Progress: 0.25 + 0.35*rng.Float64(),
+			Delay: time.Duration(rng.IntN(3000)) * time.Millisecond,
+			Pause: time.Duration(1000+rng.IntN(3000)) * time.Millisecond,
+		})
+	}
+	evs = append(evs, Event{Kind: EventLostResponseDrop, Progress: 0.5})
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Progress < evs[j].Progress })
+	return evs
+}
+
+// ServiceFaults is the sandbox's fault configuration for a run: on the build, broadcast and
+// validator-status endpoints, 429s with Retry-After, 500s, dropped connections and added latency;
+// broadcasts that land on chain while their response is lost (as a 500, or as a dropped
+// connection when drop is set). Rates derive from seed within fixed bands.
+func ServiceFaults(seed uint64, drop bool) sandbox.FaultConfig {
+	rng := rand.New(rand.NewPCG(seed, seed^0xfa17_0002))
+	band := func(lo, hi float64) float64 { return lo + (hi-lo)*rng.Float64() }
+	cfg := sandbox.FaultConfig{Seed: seed, Endpoints: map[string]sandbox.EndpointFaults{}}
+	for _, ep := range []string{sandbox.EndpointStake, sandbox.EndpointUnstake, sandbox.EndpointWithdraw,
+		sandbox.EndpointBroadcast, sandbox.EndpointValidatorStatus} {
+		cfg.Endpoints[ep] = sandbox.EndpointFaults{
+			Latency:           sandbox.Duration(time.Duration(10+rng.IntN(90)) * time.Millisecond),
+			Rate429:           band(0.04, 0.08),
+			Rate500:           band(0.04, 0.08),
+			RateDrop:          band(0.02, 0.05),
+			RetryAfterSeconds: 1,
+		}
+	}
+	cfg.BroadcastLostResponse = sandbox.LostResponse{Rate: band(0.08, 0.15), Drop: drop}
+	return cfg
+}
+
+// Config is a chaos run's settings.
+type Config struct {
+	// Ops is how many operations run; Concurrency how many at once.
+	Ops         int
+	Concurrency int
+	// ChainShare is the fraction of operations that are stake -> unstake -> withdraw chains.
+	ChainShare float64
+	// WorkerKills is how many times the worker is killed with SIGKILL and started again.
+	WorkerKills int
+	// RestartTemporal stops the Temporal dev server once and starts it again on its database.
+	RestartTemporal bool
+	// Seed derives the operations, the stakers, the fault rates and the process-fault schedule.
+	Seed uint64
+	// Timeout bounds the whole run.
+	Timeout time.Duration
+	// WarpEvery is the least time between two epoch warps.
+	WarpEvery time.Duration
+	// TemporalCLI is the pinned Temporal CLI binary (scripts/tools.sh temporal); required.
+	TemporalCLI string
+	// WorkerBin is a built cmd/worker binary; empty builds one with `go build` into Dir.
+	WorkerBin string
+	// Dir holds the run's files (database, keys, logs); empty uses a new temporary directory,
+	// removed afterwards unless Keep is set.
+	Dir  string
+	Keep bool
+}
+
+// withDefaults fills zero fields.
+func (c Config) withDefaults() Config {
+	if c.Ops == 0 {
+		c.Ops = 200
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 40
+	}
+	if c.ChainShare == 0 {
+		c.ChainShare = 0.4
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 30 * time.Minute
+	}
+	if c.WarpEvery == 0 {
+		c.WarpEvery = 5 * time.Second
+	}
+	return c
+}
+
+// Validate names every setting that is wrong.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Ops < 1 {
+		errs = append(errs, fmt.Errorf("ops %d: want at least 1", c.Ops))
+	}
+	if c.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("concurrency %d: want at least 1", c.Concurrency))
+	}
+	if c.ChainShare < 0 || c.ChainShare > 1 {
+		errs = append(errs, fmt.Errorf("chain share %v: want 0..1", c.ChainShare))
+	}
+	if c.WorkerKills < 0 {
+		errs = append(errs, fmt.Errorf("worker kills %d: want 0 or more", c.WorkerKills))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("timeout %s: want a positive duration", c.Timeout))
+	}
+	if c.WarpEvery <= 0 {
+		errs = append(errs, fmt.Errorf("warp interval %s: want a positive duration", c.WarpEvery))
+	}
+	if c.TemporalCLI == "" {
+		errs = append(errs, errors.New("the Temporal CLI path is required (scripts/tools.sh temporal)"))
+	}
+	return errors.Join(errs...)
+}

@@ -6,7 +6,7 @@ export GOTOOLCHAIN := local
 PKGS := ./...
 TEMPORAL_CLI = $(shell scripts/tools.sh temporal)
 
-.PHONY: all lint test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
+.PHONY: all bench bench-full bench-go lint test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
 
 all: build
 
@@ -64,6 +64,18 @@ test-chaos: tools
 ## chaos: the full chaos run (200 operations by default; more flags with ARGS="--ops 500 --seed 7")
 chaos: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/chaos $(ARGS)
+
+## bench: orchestration benchmark on the local stack (in-memory server; results and table in .artifacts/bench/)
+bench: tools
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench $(BENCH_FLAGS)
+
+## bench-full: both server modes and 10,000 parked unstakes (about 8 minutes on 2 cores)
+bench-full: tools
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench -server memory,file -park 10000 -park-concurrency 48
+
+## bench-go: Go benchmarks of the hot paths (decode, verify, sign; envelope decoding)
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem ./signer/ ./apiclient/
 
 ## tools: install the pinned Temporal CLI (cached per user)
 tools:

@@ -1,0 +1,550 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
+
+	"github.com/stakeflow/stakeflow/apiclient"
+	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/internal/worker"
+	"github.com/stakeflow/stakeflow/signer"
+	"github.com/stakeflow/stakeflow/workflows"
+)
+
+// Server modes.
+const (
+	// ModeMemory runs the Temporal dev server without a database file.
+	ModeMemory = "memory"
+	// ModeFile runs it on a SQLite file (WAL journal, synchronous=normal).
+	ModeFile = "file"
+)
+
+// Config sets what one benchmark run does. Zero values take the defaults of DefaultConfig.
+type Config struct {
+	// TemporalCLI is the Temporal CLI binary; required.
+	TemporalCLI string
+	// Dir holds the stacks' files (keys, token, database); required.
+	Dir string
+	// Modes are the server modes measured, each on a fresh stack.
+	Modes []string
+	// Concurrency lists the concurrencies each side runs at.
+	Concurrency []int
+	// Ops is the number of operations per side at concurrency above 1; SerialOps at concurrency 1.
+	Ops       int
+	SerialOps int
+	// Warmup operations per side before the first measurement of a stack.
+	Warmup int
+	// Rounds splits each side's operations into rounds that alternate between the sides.
+	Rounds int
+	// Park is how many UnstakeWorkflows are parked waiting for deactivation (0: none); ParkMode
+	// the server mode they are parked on; ParkConcurrency how many setup calls run at once.
+	Park            int
+	ParkMode        string
+	ParkConcurrency int
+	// Worker settings: task pollers (workflow and activity each), sticky workflow cache size,
+	// and the SDK's execution slots (0: the SDK's defaults).
+	Pollers                    int
+	StickyCache                int
+	MaxConcurrentActivities    int
+	MaxConcurrentWorkflowTasks int
+	// Chain clock: slot duration, finalization depth and blockhash validity of the Solana runtime,
+	// and the confirmation poll interval both the workflow and the bare client use.
+	SlotDuration      time.Duration
+	FinalizationDepth uint64
+	BlockhashValidity uint64
+	ConfirmPoll       time.Duration
+	// ServerDynamicConfig are extra dev-server dynamic config values ("key=value"), added to
+	// BaseServerFlags.
+	ServerDynamicConfig []string
+	// EagerStart asks the server to hand each new workflow's first task to the starting worker
+	// (client.StartWorkflowOptions.EnableEagerStart), on every side.
+	EagerStart bool
+	// Stakers is how many staker keys share the operations; Lamports what each stake moves.
+	Stakers  int
+	Lamports uint64
+	// Logger receives progress lines; SDKLogger the Temporal SDK's and the workflows' logs (both
+	// default no-op).
+	Logger    *zap.Logger
+	SDKLogger *zap.Logger
+}
+
+// DefaultConfig is a run that finishes in a few minutes on a 2-core machine.
+func DefaultConfig() Config {
+	return Config{
+		Modes:             []string{ModeMemory},
+		Concurrency:       []int{1, 50},
+		Ops:               300,
+		SerialOps:         30,
+		Warmup:            20,
+		Rounds:            3,
+		Park:              1000,
+		ParkMode:          ModeMemory,
+		ParkConcurrency:   32,
+		Pollers:           8,
+		StickyCache:       2000,
+		SlotDuration:      20 * time.Millisecond,
+		FinalizationDepth: 2,
+		BlockhashValidity: 3000,
+		ConfirmPoll:       50 * time.Millisecond,
+		Stakers:           16,
+		Lamports:          2_000_000_000,
+	}
+}
+
+func (c Config) withDefaults() (Config, error) {
+	d := DefaultConfig()
+	if c.TemporalCLI == "" {
+		return c, errors.New("bench: TemporalCLI is required (scripts/tools.sh temporal)")
+	}
+	if c.Dir == "" {
+		return c, errors.New("bench: Dir is required")
+	}
+	if len(c.Modes) == 0 {
+		c.Modes = d.Modes
+	}
+	for _, m := range append([]string{c.ParkMode}, c.Modes...) {
+		if m != "" && m != ModeMemory && m != ModeFile {
+			return c, fmt.Errorf("bench: unknown server mode %q (want %s or %s)", m, ModeMemory, ModeFile)
+		}
+	}
+	if len(c.Concurrency) == 0 {
+		c.Concurrency = d.Concurrency
+	}
+	for _, n := range c.Concurrency {
+		if n < 1 {
+			return c, fmt.Errorf("bench: concurrency %d is below 1", n)
+		}
+	}
+	setDefault(&c.Ops, d.Ops)
+	setDefault(&c.SerialOps, d.SerialOps)
+	setDefault(&c.ParkConcurrency, d.ParkConcurrency)
+	setDefault(&c.Rounds, d.Rounds)
+	setDefault(&c.Pollers, d.Pollers)
+	setDefault(&c.StickyCache, d.StickyCache)
+	setDefault(&c.SlotDuration, d.SlotDuration)
+	setDefault(&c.FinalizationDepth, d.FinalizationDepth)
+	setDefault(&c.BlockhashValidity, d.BlockhashValidity)
+	setDefault(&c.ConfirmPoll, d.ConfirmPoll)
+	setDefault(&c.Stakers, d.Stakers)
+	setDefault(&c.Lamports, d.Lamports)
+	if c.ParkMode == "" {
+		c.ParkMode = c.Modes[0]
+	}
+	if c.Warmup < 0 || c.Park < 0 {
+		return c, errors.New("bench: Warmup and Park must not be negative")
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.SDKLogger == nil {
+		c.SDKLogger = zap.NewNop()
+	}
+	return c, nil
+}
+
+func setDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
+}
+
+// Run runs the benchmark: for each server mode a fresh local stack, every concurrency with the
+// four sides (orchestrated, ceiling in both shapes, bare), then the parking measurement.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	// Process-wide, and read when a worker's cache generation is created: set before any worker.
+	sdkworker.SetStickyWorkflowCacheSize(cfg.StickyCache)
+	rep := &Report{
+		StartedAt: time.Now().UTC(), GoVersion: runtime.Version(), NumCPU: runtime.NumCPU(),
+		Settings: settingsOf(cfg),
+	}
+	parkDone := cfg.Park == 0
+	modes := slices.Clone(cfg.Modes)
+	if !parkDone && !contains(modes, cfg.ParkMode) {
+		modes = append(modes, cfg.ParkMode)
+	}
+	for _, mode := range modes {
+		measure := contains(cfg.Modes, mode)
+		park := !parkDone && mode == cfg.ParkMode
+		mr, pr, err := runMode(ctx, cfg, rep, mode, measure, park)
+		if err != nil {
+			return rep, fmt.Errorf("server mode %s: %w", mode, err)
+		}
+		if measure {
+			rep.Modes = append(rep.Modes, *mr)
+		}
+		if park {
+			rep.Park, parkDone = pr, true
+		}
+	}
+	rep.Total = Duration(time.Since(rep.StartedAt))
+	return rep, nil
+}
+
+// env is one running stack with the benchmark's worker and clients.
+type env struct {
+	cfg     Config
+	st      *localStack
+	c       client.Client
+	w       sdkworker.Worker
+	bare    *Bare
+	vote    string
+	stakers []string
+	mode    string
+
+	slowMu  sync.Mutex
+	slowest *SlowOp
+}
+
+func (e *env) resetSlowest() {
+	e.slowMu.Lock()
+	defer e.slowMu.Unlock()
+	e.slowest = nil
+}
+
+func (e *env) takeSlowest() *SlowOp {
+	e.slowMu.Lock()
+	defer e.slowMu.Unlock()
+	s := e.slowest
+	e.slowest = nil
+	return s
+}
+
+func (e *env) staker(i int) string { return e.stakers[i%len(e.stakers)] }
+
+func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure, park bool) (*ModeReport, *ParkReport, error) {
+	log := cfg.Logger.With(zap.String("mode", mode))
+	phase := rep.phase(mode + ": start stack")
+	e, err := startEnv(ctx, cfg, mode)
+	phase.end()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer e.close()
+	log.Info("Stack started", zap.Duration("took", phase.took()))
+
+	mr := &ModeReport{Mode: mode}
+	if measure {
+		if cfg.Warmup > 0 {
+			ph := rep.phase(mode + ": warm-up")
+			for _, side := range e.sides() {
+				if s := RunLoad(ctx, cfg.Warmup, min(cfg.Warmup, 10), side.op); s.Errors > 0 {
+					ph.end()
+					return nil, nil, fmt.Errorf("warm-up of %s: %d of %d failed, first: %s", side.name, s.Errors, s.Ops, s.FirstError)
+				}
+			}
+			ph.end()
+		}
+		mr.LoadBefore = loadAvg()
+		for _, c := range cfg.Concurrency {
+			n := cfg.Ops
+			if c == 1 {
+				n = cfg.SerialOps
+			}
+			run := RunReport{Concurrency: c}
+			sides := e.sides()
+			rounds := make([][]Stats, len(sides))
+			ph := rep.phase(fmt.Sprintf("%s: C=%d, %d ops per side in %d rounds", mode, c, n, cfg.Rounds))
+			// Sides take turns, round by round, in a rotating order, so that a change in the
+			// machine's background load falls on every side alike.
+			for r := range cfg.Rounds {
+				per := n / cfg.Rounds
+				if r == cfg.Rounds-1 {
+					per = n - per*(cfg.Rounds-1)
+				}
+				for k := range sides {
+					j := (k + r) % len(sides)
+					e.resetSlowest()
+					cpu0 := e.cpu()
+					s := RunLoad(ctx, per, c, sides[j].op)
+					s.CPU = e.cpu().perOp(cpu0, per)
+					s.Slowest = e.takeSlowest()
+					rounds[j] = append(rounds[j], s)
+				}
+			}
+			ph.end()
+			for j, side := range sides {
+				s := Merge(rounds[j]...)
+				for _, r := range rounds[j] {
+					if r.Slowest != nil && (s.Slowest == nil || r.Slowest.Took > s.Slowest.Took) {
+						s.Slowest = r.Slowest
+					}
+				}
+				log.Info("Measured", zap.String("side", side.name), zap.Int("concurrency", c), zap.Int("ops", n),
+					zap.Float64("opsPerSec", s.OpsPerSec), zap.Duration("p50", s.P50.Std()), zap.Int("errors", s.Errors))
+				*side.into(&run) = s
+			}
+			run.ratios()
+			mr.Runs = append(mr.Runs, run)
+		}
+		mr.LoadAfter = loadAvg()
+		if rss, err := e.serverRSS(); err == nil {
+			mr.ServerRSS = rss
+		}
+	}
+	var pr *ParkReport
+	if park {
+		pr, err = e.park(ctx, rep, cfg.Park)
+		if err != nil {
+			return mr, nil, fmt.Errorf("parking: %w", err)
+		}
+	}
+	return mr, pr, nil
+}
+
+func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) {
+	dir, err := os.MkdirTemp(cfg.Dir, "stack-"+mode+"-")
+	if err != nil {
+		return nil, err
+	}
+	// Every stake of this stack (orchestrated and bare sides, warm-up, parking) with room for fees.
+	stakes := 2*(cfg.Ops*len(cfg.Concurrency)+cfg.SerialOps+cfg.Warmup) + cfg.Park
+	perStaker := uint64(stakes/cfg.Stakers+2)*(cfg.Lamports+10_000_000) + 10_000_000_000
+	st, err := startLocalStack(ctx, cfg, mode, dir, perStaker)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{cfg: cfg, st: st, c: st.client, mode: mode}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	acts, err := worker.NewActivities(st.workerConfig(), zap.NewNop())
+	if err != nil {
+		return nil, err
+	}
+	e.w = sdkworker.New(st.client, workflows.TaskQueue, sdkworker.Options{
+		MaxConcurrentWorkflowTaskPollers:       cfg.Pollers,
+		MaxConcurrentActivityTaskPollers:       cfg.Pollers,
+		MaxConcurrentActivityExecutionSize:     cfg.MaxConcurrentActivities,
+		MaxConcurrentWorkflowTaskExecutionSize: cfg.MaxConcurrentWorkflowTasks,
+		WorkerStopTimeout:                      5 * time.Second,
+	})
+	worker.Register(e.w, acts)
+	RegisterCeiling(e.w)
+	if err := e.w.Start(); err != nil {
+		return nil, fmt.Errorf("starting the benchmark worker: %w", err)
+	}
+
+	keys, err := signer.LoadSolanaKeyring(st.keyDir)
+	if err != nil {
+		return nil, err
+	}
+	token, err := os.ReadFile(st.tokenFile)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := apiclient.New(st.sandbox.URL(), apiclient.WithToken(string(token)), apiclient.WithTimeout(30*time.Second),
+		apiclient.WithUserAgent("stakeflow-bench"))
+	if err != nil {
+		return nil, err
+	}
+	e.bare = &Bare{
+		Service: svc, Signer: signer.NewSolana(keys, signer.SolanaPolicy{}), Keys: keys,
+		Chain: solchain.New(st.sandbox.Runtime().URL()), Network: "testnet", Poll: cfg.ConfirmPoll,
+	}
+	votes := st.sandbox.Runtime().VoteAccounts()
+	if len(votes) == 0 {
+		return nil, errors.New("the runtime has no healthy vote account")
+	}
+	e.vote = votes[0].String()
+	for _, pk := range st.stakers {
+		e.stakers = append(e.stakers, pk.String())
+	}
+	return e, nil
+}
+
+func (e *env) close() {
+	if e.w != nil {
+		e.w.Stop()
+	}
+	if e.st != nil {
+		e.st.close()
+	}
+}
+
+// side is one way of running the stake sequence.
+type side struct {
+	name string
+	op   func(ctx context.Context, i int) error
+	into func(*RunReport) *Stats
+}
+
+// sides lists the sides in the order they run.
+func (e *env) sides() []side {
+	return []side{
+		{"ceiling", e.ceilingOp(CeilingWorkflowName), func(r *RunReport) *Stats { return &r.Ceiling }},
+		{"ceiling-local", e.ceilingOp(CeilingLocalWorkflowName), func(r *RunReport) *Stats { return &r.CeilingLocal }},
+		{"ceiling-visible", e.ceilingOp(CeilingVisibleWorkflowName), func(r *RunReport) *Stats { return &r.CeilingVisible }},
+		{"orchestrated", e.stakeOp, func(r *RunReport) *Stats { return &r.Orchestrated }},
+		{"bare", e.bareOp, func(r *RunReport) *Stats { return &r.Bare }},
+	}
+}
+
+func (e *env) stakeOp(ctx context.Context, i int) error {
+	in := workflows.StakeInput{
+		Network: "testnet", Staker: e.staker(i), Lamports: e.cfg.Lamports, VoteAccount: e.vote,
+		Options: workflows.Options{ConfirmPollInterval: e.cfg.ConfirmPoll},
+	}
+	id := e.idFor("stake", i)
+	opts := workflows.StartOptions(id, workflows.StakeSummary(in),
+		workflows.SAChain.ValueSet(workflows.ChainSolana), workflows.SANetwork.ValueSet(in.Network),
+		workflows.SAOperation.ValueSet("stake"), workflows.SAStaker.ValueSet(in.Staker),
+		workflows.SAAmount.ValueSet(int64(in.Lamports)))
+	opts.EnableEagerStart = e.cfg.EagerStart
+	run, err := e.c.ExecuteWorkflow(ctx, opts, workflows.StakeWorkflow, in)
+	if err != nil {
+		return err
+	}
+	var res workflows.Result
+	return e.wait(ctx, run, &res)
+}
+
+func (e *env) ceilingOp(name string) func(ctx context.Context, i int) error {
+	return func(ctx context.Context, i int) error {
+		in := CeilingInput{Staker: e.staker(i), VoteAccount: e.vote, Lamports: e.cfg.Lamports}
+		run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: e.idFor(name, i), TaskQueue: workflows.TaskQueue, EnableEagerStart: e.cfg.EagerStart,
+		}, name, in)
+		if err != nil {
+			return err
+		}
+		return e.wait(ctx, run, nil)
+	}
+}
+
+func (e *env) bareOp(ctx context.Context, i int) error {
+	_, err := e.bare.Stake(ctx, e.staker(i), e.vote, e.cfg.Lamports)
+	return err
+}
+
+// idFor returns a fresh workflow ID; IDs are never reused within a server.
+func (e *env) idFor(kind string, i int) string {
+	return "bench-" + kind + "-" + strconv.FormatInt(idSeq.Add(1), 36) + "-" + strconv.Itoa(i)
+}
+
+// idSeq numbers workflow IDs; it starts from the clock so that runs on a kept database differ.
+var idSeq = func() *atomic.Int64 {
+	var v atomic.Int64
+	v.Store(time.Now().UnixNano())
+	return &v
+}()
+
+// serverRSS reads the Temporal dev server's resident set size.
+func (e *env) serverRSS() (uint64, error) {
+	pid, err := ChildByName(os.Getpid(), filepath.Base(e.cfg.TemporalCLI))
+	if err != nil {
+		return 0, err
+	}
+	return VmRSS(pid)
+}
+
+func contains(list []string, v string) bool {
+	for _, s := range list {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// wait waits for a workflow's result and keeps the slowest successful one of the round, with
+// where its time went.
+func (e *env) wait(ctx context.Context, run client.WorkflowRun, out any) error {
+	t0 := time.Now()
+	err := run.Get(ctx, out)
+	took := time.Since(t0)
+	if err != nil {
+		return err
+	}
+	e.slowMu.Lock()
+	slower := e.slowest == nil || took > e.slowest.Took.Std()
+	if slower {
+		e.slowest = &SlowOp{WorkflowID: run.GetID(), Took: Duration(took)}
+	}
+	e.slowMu.Unlock()
+	if slower {
+		gap, between := e.longestGap(ctx, run.GetID(), run.GetRunID())
+		e.slowMu.Lock()
+		if e.slowest != nil && e.slowest.WorkflowID == run.GetID() {
+			e.slowest.LongestGap, e.slowest.Between = Duration(gap), between
+		}
+		e.slowMu.Unlock()
+	}
+	return nil
+}
+
+// longestGap finds the longest pause between two consecutive events of a workflow's history.
+func (e *env) longestGap(ctx context.Context, id, runID string) (time.Duration, string) {
+	it := e.c.GetWorkflowHistory(ctx, id, runID, false, 0)
+	var prev *history.HistoryEvent
+	var gap time.Duration
+	var between string
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return gap, between + " (history incomplete: " + err.Error() + ")"
+		}
+		if prev != nil {
+			if d := ev.GetEventTime().AsTime().Sub(prev.GetEventTime().AsTime()); d > gap {
+				gap, between = d, fmt.Sprintf("%d %s -> %d %s", prev.GetEventId(), prev.GetEventType(), ev.GetEventId(), ev.GetEventType())
+			}
+		}
+		prev = ev
+	}
+	return gap, between
+}
+
+// cpuSample is the CPU time used so far by the server, the benchmark and the runtime.
+type cpuSample struct {
+	server, bench, runtime time.Duration
+	ok                     bool
+}
+
+func (e *env) cpu() cpuSample {
+	self := os.Getpid()
+	server, err1 := ChildByName(self, filepath.Base(e.cfg.TemporalCLI))
+	node, err2 := ChildByName(self, "node")
+	if err1 != nil || err2 != nil {
+		return cpuSample{}
+	}
+	var s cpuSample
+	var errs [3]error
+	s.server, errs[0] = CPUTime(server)
+	s.bench, errs[1] = CPUTime(self)
+	s.runtime, errs[2] = CPUTime(node)
+	s.ok = errs[0] == nil && errs[1] == nil && errs[2] == nil
+	return s
+}
+
+// perOp divides the CPU used since before over ops; nil when either sample failed.
+func (s cpuSample) perOp(before cpuSample, ops int) *CPUPerOp {
+	if !s.ok || !before.ok || ops == 0 {
+		return nil
+	}
+	n := time.Duration(ops)
+	return &CPUPerOp{
+		Server:  Duration((s.server - before.server) / n),
+		Bench:   Duration((s.bench - before.bench) / n),
+		Runtime: Duration((s.runtime - before.runtime) / n),
+	}
+}

@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"context"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/stakeflow/stakeflow/workflows"
+)
+
+// Names under which the ceiling workflows and their activities are registered. They exist only
+// in the benchmark's own worker.
+const (
+	// CeilingWorkflowName has StakeWorkflow's shape today: CheckPolicy and Sign local,
+	// CheckValidator, Build, Broadcast and Confirm normal activities.
+	CeilingWorkflowName = "BenchCeilingWorkflow"
+	// CeilingLocalWorkflowName is the alternative shape: Build and Broadcast local too, so that
+	// only CheckValidator and Confirm are normal activities.
+	CeilingLocalWorkflowName = "BenchCeilingLocalWorkflow"
+	// CeilingVisibleWorkflowName is today's shape plus what StakeWorkflow shows the Web UI at each
+	// step: the same search-attribute upserts and current details.
+	CeilingVisibleWorkflowName = "BenchCeilingVisibleWorkflow"
+	// noopPrefix prefixes the no-op activities' names.
+	noopPrefix = "BenchNoop"
+)
+
+// Shape tells which activities of a ceiling workflow run as local activities.
+type Shape struct {
+	// LocalBuildBroadcast runs Build and Broadcast as local activities.
+	LocalBuildBroadcast bool
+	// Visible upserts the search attributes and sets the current details as StakeWorkflow does.
+	Visible bool
+}
+
+// CeilingInput is the input of the ceiling workflows; it carries about what StakeWorkflow's
+// activities carry so that payload handling costs alike.
+type CeilingInput struct {
+	Staker      string `json:"staker"`
+	VoteAccount string `json:"voteAccount"`
+	Lamports    uint64 `json:"lamports"`
+}
+
+// NoopActivities are activities that return at once. Their methods mirror StakeWorkflow's.
+type NoopActivities struct{}
+
+// NoopResult is what every no-op activity returns.
+type NoopResult struct {
+	Value string `json:"value"`
+}
+
+// CheckPolicy does nothing.
+func (*NoopActivities) CheckPolicy(context.Context, CeilingInput) (NoopResult, error) {
+	return NoopResult{}, nil
+}
+
+// CheckValidator does nothing.
+func (*NoopActivities) CheckValidator(context.Context, CeilingInput) (NoopResult, error) {
+	return NoopResult{}, nil
+}
+
+// Build does nothing.
+func (*NoopActivities) Build(context.Context, CeilingInput) (NoopResult, error) {
+	return NoopResult{}, nil
+}
+
+// Sign does nothing.
+func (*NoopActivities) Sign(context.Context, CeilingInput) (NoopResult, error) {
+	return NoopResult{}, nil
+}
+
+// Broadcast does nothing.
+func (*NoopActivities) Broadcast(context.Context, CeilingInput) (NoopResult, error) {
+	return NoopResult{}, nil
+}
+
+// Confirm does nothing.
+func (*NoopActivities) Confirm(context.Context, CeilingInput) (NoopResult, error) {
+	return NoopResult{}, nil
+}
+
+// RegisterCeiling registers both ceiling workflows and the no-op activities on r.
+func RegisterCeiling(r worker.Registry) {
+	r.RegisterWorkflowWithOptions(CeilingWorkflow, workflow.RegisterOptions{Name: CeilingWorkflowName})
+	r.RegisterWorkflowWithOptions(CeilingLocalWorkflow, workflow.RegisterOptions{Name: CeilingLocalWorkflowName})
+	r.RegisterWorkflowWithOptions(CeilingVisibleWorkflow, workflow.RegisterOptions{Name: CeilingVisibleWorkflowName})
+	r.RegisterActivityWithOptions(&NoopActivities{}, activity.RegisterOptions{Name: noopPrefix})
+}
+
+// CeilingWorkflow runs StakeWorkflow's activity sequence with no-op activities, in today's shape.
+func CeilingWorkflow(ctx workflow.Context, in CeilingInput) error {
+	return runCeiling(ctx, in, Shape{})
+}
+
+// CeilingLocalWorkflow runs the sequence with Build and Broadcast as local activities.
+func CeilingLocalWorkflow(ctx workflow.Context, in CeilingInput) error {
+	return runCeiling(ctx, in, Shape{LocalBuildBroadcast: true})
+}
+
+// CeilingVisibleWorkflow runs today's shape with StakeWorkflow's search-attribute upserts and
+// current details.
+func CeilingVisibleWorkflow(ctx workflow.Context, in CeilingInput) error {
+	return runCeiling(ctx, in, Shape{Visible: true})
+}
+
+func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second},
+	})
+	local := func(name string) error {
+		var out NoopResult
+		return workflow.ExecuteLocalActivity(lctx, noopPrefix+name, in).Get(ctx, &out)
+	}
+	normal := func(name string) error {
+		var out NoopResult
+		return workflow.ExecuteActivity(actx, noopPrefix+name, in).Get(ctx, &out)
+	}
+	buildOrBroadcast := normal
+	if shape.LocalBuildBroadcast {
+		buildOrBroadcast = local
+	}
+	step := func(name string) {
+		if !shape.Visible {
+			return
+		}
+		_ = workflow.UpsertTypedSearchAttributes(ctx, workflows.SAStep.ValueSet(name))
+		workflow.SetCurrentDetails(ctx, "**"+name+"**: stake")
+	}
+	if shape.Visible {
+		// What StakeWorkflow upserts before its first step.
+		_ = workflow.UpsertTypedSearchAttributes(ctx, workflows.SAChain.ValueSet(workflows.ChainSolana),
+			workflows.SANetwork.ValueSet("testnet"), workflows.SAOperation.ValueSet("stake"), workflows.SAStaker.ValueSet(in.Staker))
+		_ = workflow.UpsertTypedSearchAttributes(ctx, workflows.SAAmount.ValueSet(int64(in.Lamports)))
+	}
+	steps := []struct {
+		name, step string
+		run        func(string) error
+	}{
+		{"CheckPolicy", workflows.StepValidating, local},
+		{"CheckValidator", workflows.StepCheckingValidator, normal},
+		{"Build", workflows.StepBuilding, buildOrBroadcast},
+		{"Sign", workflows.StepSigning, local},
+		{"Broadcast", workflows.StepBroadcasting, buildOrBroadcast},
+		{"Confirm", workflows.StepConfirming, normal},
+	}
+	for _, s := range steps {
+		step(s.step)
+		if s.name == "Broadcast" && shape.Visible {
+			_ = workflow.UpsertTypedSearchAttributes(ctx, workflows.SASignatures.ValueSet([]string{"sig"}))
+		}
+		if err := s.run(s.name); err != nil {
+			return err
+		}
+	}
+	step(workflows.StepDone)
+	return nil
+}

@@ -1,0 +1,54 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/suite"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+)
+
+type ceilingSuite struct {
+	suite.Suite
+	testsuite.WorkflowTestSuite
+}
+
+func TestCeiling(t *testing.T) { suite.Run(t, new(ceilingSuite)) }
+
+// TestShapes checks that each ceiling runs StakeWorkflow's six activities in order, with the
+// local/normal split of its shape.
+func (s *ceilingSuite) TestShapes() {
+	for _, tc := range []struct {
+		wf    func(workflow.Context, CeilingInput) error
+		local map[string]bool
+	}{
+		{CeilingWorkflow, map[string]bool{"CheckPolicy": true, "Sign": true}},
+		{CeilingLocalWorkflow, map[string]bool{"CheckPolicy": true, "Build": true, "Sign": true, "Broadcast": true}},
+		{CeilingVisibleWorkflow, map[string]bool{"CheckPolicy": true, "Sign": true}},
+	} {
+		env := s.NewTestWorkflowEnvironment()
+		RegisterCeiling(env)
+		var order []string
+		local := map[string]bool{}
+		env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+			local[strings.TrimPrefix(info.ActivityType.Name, noopPrefix)] = true
+		})
+		for _, name := range []string{"CheckPolicy", "CheckValidator", "Build", "Sign", "Broadcast", "Confirm"} {
+			name := name
+			env.OnActivity(noopPrefix+name, mock.Anything, mock.Anything).Run(func(mock.Arguments) {
+				order = append(order, name)
+			}).Return(NoopResult{}, nil).Once()
+		}
+		env.ExecuteWorkflow(tc.wf, CeilingInput{Staker: "s", VoteAccount: "v", Lamports: 1})
+		s.True(env.IsWorkflowCompleted())
+		s.NoError(env.GetWorkflowError())
+		s.Equal([]string{"CheckPolicy", "CheckValidator", "Build", "Sign", "Broadcast", "Confirm"}, order)
+		s.Equal(tc.local, local, "local activities")
+		env.AssertExpectations(s.T())
+	}
+}

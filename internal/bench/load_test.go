@@ -1,0 +1,158 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPercentile(t *testing.T) {
+	ms := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Millisecond
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		in   []time.Duration
+		p    float64
+		want time.Duration
+	}{
+		{"empty", nil, 50, 0},
+		{"one sample", ms(7), 99, 7 * time.Millisecond},
+		{"median of odd count", ms(5, 1, 3), 50, 3 * time.Millisecond},
+		{"median of even count is the lower middle", ms(4, 1, 3, 2), 50, 2 * time.Millisecond},
+		{"p95 of 1..100", ms(seq(100)...), 95, 95 * time.Millisecond},
+		{"p99 of 1..100", ms(seq(100)...), 99, 99 * time.Millisecond},
+		{"p100 is the maximum", ms(3, 9, 1), 100, 9 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := append([]time.Duration(nil), tc.in...)
+			assert.Equal(t, tc.want, Percentile(tc.in, tc.p))
+			assert.Equal(t, before, tc.in, "input left unsorted")
+		})
+	}
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
+
+// TestRunLoadBoundsConcurrencyAndCountsErrors runs every index once, never more than c at a
+// time, and counts failures apart from the latencies.
+func TestRunLoadBoundsConcurrencyAndCountsErrors(t *testing.T) {
+	const n, c = 40, 4
+	var running, peak atomic.Int32
+	seen := make([]atomic.Int32, n)
+	release := make(chan struct{})
+	go func() {
+		// Let operations through one by one once c are running, so the bound is observed.
+		for range n {
+			release <- struct{}{}
+		}
+	}()
+	s := RunLoad(context.Background(), n, c, func(_ context.Context, i int) error {
+		cur := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if cur <= p || peak.CompareAndSwap(p, cur) {
+				break
+			}
+		}
+		seen[i].Add(1)
+		<-release
+		if i%10 == 0 {
+			return errors.New("boom")
+		}
+		return nil
+	})
+	for i := range seen {
+		assert.Equal(t, int32(1), seen[i].Load(), "index %d", i)
+	}
+	assert.LessOrEqual(t, peak.Load(), int32(c))
+	assert.Equal(t, n, s.Ops)
+	assert.Equal(t, 4, s.Errors)
+	assert.Equal(t, "boom", s.FirstError)
+	assert.Len(t, s.samples, n-4)
+	assert.Greater(t, s.OpsPerSec, 0.0)
+}
+
+func TestMergeAddsRoundsUp(t *testing.T) {
+	a := Stats{Ops: 10, Errors: 1, Concurrency: 5, Wall: Duration(2 * time.Second), Rounds: 1, good: 9,
+		samples: []time.Duration{time.Millisecond, 3 * time.Millisecond}}
+	b := Stats{Ops: 10, Concurrency: 5, Wall: Duration(time.Second), Rounds: 1, good: 10, FirstError: "",
+		samples: []time.Duration{2 * time.Millisecond}}
+	a.FirstError = "first"
+	m := Merge(a, b)
+	assert.Equal(t, 20, m.Ops)
+	assert.Equal(t, 1, m.Errors)
+	assert.Equal(t, 2, m.Rounds)
+	assert.Equal(t, 5, m.Concurrency)
+	assert.Equal(t, Duration(3*time.Second), m.Wall)
+	assert.InDelta(t, 19.0/3, m.OpsPerSec, 1e-9)
+	assert.Equal(t, Duration(2*time.Millisecond), m.P50)
+	assert.Equal(t, "first", m.FirstError)
+	assert.Nil(t, m.CPU, "no round measured CPU")
+
+	a.CPU = &CPUPerOp{Server: Duration(10 * time.Millisecond)}
+	b.CPU = &CPUPerOp{Server: Duration(20 * time.Millisecond), Bench: Duration(4 * time.Millisecond)}
+	m = Merge(a, b)
+	require.NotNil(t, m.CPU)
+	assert.Equal(t, Duration(15*time.Millisecond), m.CPU.Server, "weighted by operations")
+	assert.Equal(t, Duration(2*time.Millisecond), m.CPU.Bench)
+}
+
+func TestDurationMarshalsAsMilliseconds(t *testing.T) {
+	raw, err := json.Marshal(struct {
+		D Duration `json:"d"`
+	}{Duration(1500 * time.Microsecond)})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"d":1.5}`, string(raw))
+}
+
+// TestMarkdownHoldsEveryNumber renders a report and finds each side, ratio, the parking
+// measurement and the phases in the table.
+func TestMarkdownHoldsEveryNumber(t *testing.T) {
+	rep := &Report{Settings: settingsOf(DefaultConfig()), NumCPU: 2, GoVersion: "go"}
+	run := RunReport{Concurrency: 50,
+		Orchestrated: Stats{OpsPerSec: 24.5, P50: Duration(120 * time.Millisecond)},
+		Ceiling:      Stats{OpsPerSec: 30, P50: Duration(100 * time.Millisecond)},
+		CeilingLocal: Stats{OpsPerSec: 45},
+		Bare:         Stats{OpsPerSec: 200, P50: Duration(60 * time.Millisecond), Errors: 2},
+	}
+	run.ratios()
+	rep.Modes = []ModeReport{{Mode: ModeFile, Runs: []RunReport{run}, ServerRSS: 300 << 20, LoadBefore: "1.00 2.00 3.00"}}
+	rep.Park = &ParkReport{Workflows: 10000, Mode: ModeMemory, StickyCache: 2000,
+		After: ProcSample{WorkerRSS: 250 << 20, Goroutines: 2100, ServerRSS: 900 << 20}}
+	ph := rep.phase("file: start stack")
+	ph.end()
+	md := rep.Markdown()
+	for _, want := range []string{
+		"| file | 50 | orchestrated | 24.5 | 120 ms |",
+		"| file | 50 | ceiling (today's shape) | 30.0 | 100 ms |",
+		"| file | 50 | ceiling (Build, Broadcast local) | 45.0 |",
+		"| file | 50 | bare client | 200.0 | 60 ms |",
+		"| 2 |",
+		"| file | 50 | 0.82 | 1.20 | 0.12 | 2.00 | 1.50 |",
+		"Parked 10000 UnstakeWorkflows",
+		"| parked | 250 MiB |",
+		"| 2100 | 900 MiB |",
+		"load average 1.00 2.00 3.00",
+		"| file: start stack |",
+	} {
+		assert.Contains(t, md, want)
+	}
+}

@@ -1,0 +1,245 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Report is the outcome of one benchmark run.
+type Report struct {
+	// StartedAt is when the run began; GoVersion and NumCPU describe the benchmark's process.
+	StartedAt time.Time `json:"startedAt"`
+	GoVersion string    `json:"goVersion"`
+	NumCPU    int       `json:"numCpu"`
+	// Settings are the knobs the run used.
+	Settings Settings `json:"settings"`
+	// Modes holds one entry per server mode measured.
+	Modes []ModeReport `json:"modes"`
+	// Park is the parking measurement (nil when not run).
+	Park *ParkReport `json:"park,omitempty"`
+	// Phases lists how long each phase took, in order.
+	Phases []Phase  `json:"phases"`
+	Total  Duration `json:"total"`
+	mu     sync.Mutex
+}
+
+// Settings are the knobs the run used; each field is the Config field of the same name.
+type Settings struct {
+	Concurrency                []int    `json:"concurrency"`
+	Ops                        int      `json:"ops"`
+	SerialOps                  int      `json:"serialOps"`
+	Warmup                     int      `json:"warmup"`
+	Rounds                     int      `json:"rounds"`
+	Pollers                    int      `json:"pollers"`
+	StickyCache                int      `json:"stickyCache"`
+	MaxConcurrentActivities    int      `json:"maxConcurrentActivities"`
+	MaxConcurrentWorkflowTasks int      `json:"maxConcurrentWorkflowTasks"`
+	SlotDuration               Duration `json:"slotDuration"`
+	FinalizationDepth          uint64   `json:"finalizationDepth"`
+	BlockhashValidity          uint64   `json:"blockhashValidity"`
+	ConfirmPoll                Duration `json:"confirmPoll"`
+	Stakers                    int      `json:"stakers"`
+	Lamports                   uint64   `json:"lamports"`
+	// DynamicConfig are the dev server's dynamic config values; file mode adds
+	// --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal.
+	DynamicConfig []string `json:"dynamicConfig"`
+	EagerStart    bool     `json:"eagerStart"`
+}
+
+func settingsOf(c Config) Settings {
+	return Settings{
+		Concurrency: c.Concurrency, Ops: c.Ops, SerialOps: c.SerialOps, Warmup: c.Warmup, Rounds: c.Rounds,
+		Pollers: c.Pollers, StickyCache: c.StickyCache,
+		MaxConcurrentActivities: c.MaxConcurrentActivities, MaxConcurrentWorkflowTasks: c.MaxConcurrentWorkflowTasks,
+		SlotDuration: Duration(c.SlotDuration), FinalizationDepth: c.FinalizationDepth, BlockhashValidity: c.BlockhashValidity,
+		ConfirmPoll: Duration(c.ConfirmPoll), Stakers: c.Stakers, Lamports: c.Lamports,
+		DynamicConfig: append(append([]string{}, BaseServerFlags...), c.ServerDynamicConfig...),
+		EagerStart:    c.EagerStart,
+	}
+}
+
+// ModeReport holds the runs on one server mode.
+type ModeReport struct {
+	// Mode is ModeMemory or ModeFile; Runs holds one entry per concurrency.
+	Mode string      `json:"mode"`
+	Runs []RunReport `json:"runs"`
+	// ServerRSS is the dev server's resident set size after the runs.
+	ServerRSS uint64 `json:"serverRssBytes"`
+	// LoadBefore and LoadAfter are the machine's load averages (1, 5, 15 minutes) around the
+	// runs: the benchmark shares the machine with whatever else runs on it.
+	LoadBefore string `json:"loadBefore"`
+	LoadAfter  string `json:"loadAfter"`
+}
+
+// RunReport is every side at one concurrency, with the ratios the targets are stated in.
+type RunReport struct {
+	// Concurrency is how many operations each side ran at once.
+	Concurrency int `json:"concurrency"`
+	// Orchestrated ran StakeWorkflow; Bare the same work without Temporal.
+	Orchestrated Stats `json:"orchestrated"`
+	// Ceiling has StakeWorkflow's shape with no-op activities; CeilingLocal the same with Build
+	// and Broadcast as local activities.
+	Ceiling      Stats `json:"ceiling"`
+	CeilingLocal Stats `json:"ceilingLocal"`
+	// CeilingVisible is today's shape with StakeWorkflow's search-attribute upserts and current
+	// details.
+	CeilingVisible Stats `json:"ceilingVisible"`
+	Bare           Stats `json:"bare"`
+	// Throughput ratios (orchestrated ops/s over the other side's) and p50 latency ratios
+	// (orchestrated p50 over the other side's).
+	ThroughputVsCeiling float64 `json:"throughputVsCeiling"`
+	ThroughputVsBare    float64 `json:"throughputVsBare"`
+	P50VsCeiling        float64 `json:"p50VsCeiling"`
+	P50VsBare           float64 `json:"p50VsBare"`
+	// CeilingLocalGain is the local shape's throughput over today's shape's.
+	CeilingLocalGain float64 `json:"ceilingLocalGain"`
+}
+
+func (r *RunReport) ratios() {
+	r.ThroughputVsCeiling = ratio(r.Orchestrated.OpsPerSec, r.Ceiling.OpsPerSec)
+	r.ThroughputVsBare = ratio(r.Orchestrated.OpsPerSec, r.Bare.OpsPerSec)
+	r.P50VsCeiling = ratio(float64(r.Orchestrated.P50), float64(r.Ceiling.P50))
+	r.P50VsBare = ratio(float64(r.Orchestrated.P50), float64(r.Bare.P50))
+	r.CeilingLocalGain = ratio(r.CeilingLocal.OpsPerSec, r.Ceiling.OpsPerSec)
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// Phase is one timed part of the run.
+type Phase struct {
+	// Name says what ran; Took how long it took.
+	Name string   `json:"name"`
+	Took Duration `json:"took"`
+}
+
+type phaseHandle struct {
+	rep *Report
+	idx int
+	t0  time.Time
+}
+
+func (r *Report) phase(name string) *phaseHandle {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Phases = append(r.Phases, Phase{Name: name})
+	return &phaseHandle{rep: r, idx: len(r.Phases) - 1, t0: time.Now()}
+}
+
+func (p *phaseHandle) end() {
+	p.rep.mu.Lock()
+	defer p.rep.mu.Unlock()
+	p.rep.Phases[p.idx].Took = Duration(time.Since(p.t0))
+}
+
+func (p *phaseHandle) took() time.Duration {
+	p.rep.mu.Lock()
+	defer p.rep.mu.Unlock()
+	return p.rep.Phases[p.idx].Took.Std()
+}
+
+// Markdown renders the report as markdown tables.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	s := r.Settings
+	fmt.Fprintf(&b, "## Benchmark (%s, %d CPUs, %s)\n\n", r.StartedAt.Format(time.RFC3339), r.NumCPU, r.GoVersion)
+	fmt.Fprintf(&b, "Chain clock: slot %s, finalization depth %d slots, blockhash validity %d slots (mainnet: 400ms, 32, 150); "+
+		"confirmation poll %s. Worker: %d pollers, sticky cache %d, execution slots %s/%s (activities/workflow tasks). "+
+		"Ops per side: %d (%d at C=1) in %d alternating rounds, after %d warm-up. Server dynamic config: %s; eager start: %t.\n\n",
+		s.SlotDuration.Std(), s.FinalizationDepth, s.BlockhashValidity, s.ConfirmPoll.Std(), s.Pollers, s.StickyCache,
+		orDefault(s.MaxConcurrentActivities), orDefault(s.MaxConcurrentWorkflowTasks), s.Ops, s.SerialOps, s.Rounds, s.Warmup,
+		strings.Join(s.DynamicConfig, ", "), s.EagerStart)
+	b.WriteString("| server | C | side | ops/s | p50 | p95 | p99 | errors | CPU ms/op: server | bench process | runtime |\n" +
+		"|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, m := range r.Modes {
+		for _, run := range m.Runs {
+			for _, row := range []struct {
+				name string
+				s    Stats
+			}{
+				{"orchestrated", run.Orchestrated}, {"ceiling (today's shape)", run.Ceiling},
+				{"ceiling (Build, Broadcast local)", run.CeilingLocal},
+				{"ceiling (today's shape + search attributes)", run.CeilingVisible}, {"bare client", run.Bare},
+			} {
+				fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %s | %s | %s | %d | %s |\n", m.Mode, run.Concurrency, row.name,
+					row.s.OpsPerSec, ms(row.s.P50), ms(row.s.P95), ms(row.s.P99), row.s.Errors, cpuCells(row.s.CPU))
+			}
+		}
+	}
+	for _, m := range r.Modes {
+		fmt.Fprintf(&b, "\n%s server: load average %s before the runs, %s after; server RSS after the runs %s.\n",
+			m.Mode, m.LoadBefore, m.LoadAfter, mib(m.ServerRSS))
+	}
+	b.WriteString("\n| server | C | throughput orch/ceiling | p50 orch/ceiling | throughput orch/bare | p50 orch/bare | ceiling local/today |\n" +
+		"|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, m := range r.Modes {
+		for _, run := range m.Runs {
+			fmt.Fprintf(&b, "| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n", m.Mode, run.Concurrency,
+				run.ThroughputVsCeiling, run.P50VsCeiling, run.ThroughputVsBare, run.P50VsBare, run.CeilingLocalGain)
+		}
+	}
+	if p := r.Park; p != nil {
+		fmt.Fprintf(&b, "\nParked %d UnstakeWorkflows at the deactivation wait (%s server, worker in-process, sticky cache %d, %.1f parked/s):\n\n",
+			p.Workflows, p.Mode, p.StickyCache, p.StartRate)
+		b.WriteString("| | worker RSS | worker heap in use | goroutines | server RSS |\n|---|---:|---:|---:|---:|\n")
+		for _, row := range []struct {
+			name string
+			s    ProcSample
+		}{{"before", p.Before}, {"parked", p.After}} {
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %s |\n", row.name, mib(row.s.WorkerRSS), mib(row.s.WorkerHeap), row.s.Goroutines, mib(row.s.ServerRSS))
+		}
+	}
+	b.WriteString("\n| phase | took |\n|---|---:|\n")
+	for _, ph := range r.Phases {
+		fmt.Fprintf(&b, "| %s | %s |\n", ph.Name, ph.Took.Std().Round(100*time.Millisecond))
+	}
+	fmt.Fprintf(&b, "| total | %s |\n", r.Total.Std().Round(100*time.Millisecond))
+	return b.String()
+}
+
+func cpuCells(c *CPUPerOp) string {
+	if c == nil {
+		return "- | - | -"
+	}
+	f := func(d Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
+	return f(c.Server) + " | " + f(c.Bench) + " | " + f(c.Runtime)
+}
+
+func orDefault(n int) string {
+	if n == 0 {
+		return "default"
+	}
+	return fmt.Sprint(n)
+}
+
+func ms(d Duration) string {
+	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+}
+
+func mib(n uint64) string {
+	return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
+}
+
+// Write writes the report as bench.json and bench.md into dir, creating it.
+func (r *Report) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bench.json"), append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "bench.md"), []byte(r.Markdown()), 0o644)
+}

@@ -27,7 +27,20 @@ type operation struct {
 	metrics metrics.Operation
 	// decided is set once an approve or reject update was accepted, or the approval timed out.
 	decided bool
+	// coalesce queues search-attribute updates in pending and sends them as one upsert before the
+	// workflow task ends (see flush); histories from before it upserted every change at once.
+	coalesce bool
+	pending  []pendingAttribute
 }
+
+// pendingAttribute is a search-attribute update waiting for the next flush.
+type pendingAttribute struct {
+	name   string
+	update temporal.SearchAttributeUpdate
+}
+
+// versionCoalescedAttributes guards the change from one upsert per change to one per task.
+const versionCoalescedAttributes = "coalesced-search-attributes"
 
 // setup validates nothing itself (callers validate their input first), records the intent,
 // registers the query and update handlers and tags the workflow with its search attributes.
@@ -54,6 +67,7 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 		"operationId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID,
 		"operation", string(intent.Operation), "staker", intent.Staker, "network", intent.Network)
 	o.metrics = metrics.ForOperation(workflow.GetMetricsHandler(ctx), intent.Chain, intent.Network, string(intent.Operation))
+	o.coalesce = workflow.GetVersion(ctx, versionCoalescedAttributes, workflow.DefaultVersion, 1) == 1
 
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return o.status, nil }); err != nil {
 		return nil, err
@@ -89,12 +103,31 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 			return nil, err
 		}
 	}
-	o.upsert(ctx,
-		SAChain.ValueSet(intent.Chain), SANetwork.ValueSet(intent.Network),
-		SAOperation.ValueSet(string(intent.Operation)), SAStaker.ValueSet(intent.Staker))
-	o.setAmount(ctx, intent.Lamports)
-	if intent.StakeAccount != "" {
-		o.upsert(ctx, SAStakeAccount.ValueSet(intent.StakeAccount))
+	if o.coalesce {
+		// Attributes the starter already set at start need no upsert.
+		start := workflow.GetTypedSearchAttributes(ctx)
+		for _, kw := range []struct {
+			key   temporal.SearchAttributeKeyKeyword
+			value string
+		}{{SAChain, intent.Chain}, {SANetwork, intent.Network}, {SAOperation, string(intent.Operation)}, {SAStaker, intent.Staker}} {
+			if v, ok := start.GetKeyword(kw.key); !ok || v != kw.value {
+				o.set(ctx, kw.key.GetName(), kw.key.ValueSet(kw.value))
+			}
+		}
+		if v, ok := start.GetInt64(SAAmount); !ok || v != int64(intent.Lamports) {
+			o.setAmount(ctx, intent.Lamports)
+		}
+		if v, ok := start.GetKeyword(SAStakeAccount); intent.StakeAccount != "" && (!ok || v != intent.StakeAccount) {
+			o.set(ctx, SAStakeAccount.GetName(), SAStakeAccount.ValueSet(intent.StakeAccount))
+		}
+	} else {
+		o.upsert(ctx,
+			SAChain.ValueSet(intent.Chain), SANetwork.ValueSet(intent.Network),
+			SAOperation.ValueSet(string(intent.Operation)), SAStaker.ValueSet(intent.Staker))
+		o.setAmount(ctx, intent.Lamports)
+		if intent.StakeAccount != "" {
+			o.upsert(ctx, SAStakeAccount.ValueSet(intent.StakeAccount))
+		}
 	}
 	o.setStep(ctx, StepValidating)
 	o.metrics.Started()
@@ -107,11 +140,47 @@ func (o *operation) upsert(ctx workflow.Context, updates ...temporal.SearchAttri
 	}
 }
 
+// set records a search-attribute update: queued until the next flush, or (histories from before
+// coalescing) sent at once.
+func (o *operation) set(ctx workflow.Context, name string, update temporal.SearchAttributeUpdate) {
+	if !o.coalesce {
+		o.upsert(ctx, update)
+		return
+	}
+	for i := range o.pending {
+		if o.pending[i].name == name {
+			o.pending[i].update = update
+			return
+		}
+	}
+	o.pending = append(o.pending, pendingAttribute{name: name, update: update})
+}
+
+// flush sends the queued search-attribute updates as one upsert. It runs before every point where
+// the workflow task can end (an activity, a timer, an await) and when the operation ends.
+func (o *operation) flush(ctx workflow.Context) {
+	if len(o.pending) == 0 {
+		return
+	}
+	updates := make([]temporal.SearchAttributeUpdate, len(o.pending))
+	for i, p := range o.pending {
+		updates[i] = p.update
+	}
+	o.pending = o.pending[:0]
+	o.upsert(ctx, updates...)
+}
+
+// get flushes the queued search attributes, then waits for f.
+func (o *operation) get(ctx workflow.Context, f workflow.Future, v any) error {
+	o.flush(ctx)
+	return f.Get(ctx, v)
+}
+
 func (o *operation) setAmount(ctx workflow.Context, lamports uint64) {
 	o.intent.Lamports = lamports
 	o.status.Lamports = lamports
 	if lamports > 0 && lamports <= maxLamports {
-		o.upsert(ctx, SAAmount.ValueSet(int64(lamports)))
+		o.set(ctx, SAAmount.GetName(), SAAmount.ValueSet(int64(lamports)))
 	}
 }
 
@@ -121,7 +190,7 @@ func (o *operation) setStakeAccount(ctx workflow.Context, addr string) {
 	}
 	o.intent.StakeAccount = addr
 	o.status.StakeAccount = addr
-	o.upsert(ctx, SAStakeAccount.ValueSet(addr))
+	o.set(ctx, SAStakeAccount.GetName(), SAStakeAccount.ValueSet(addr))
 }
 
 // setStep records the step in the status, the StakeflowStep search attribute and the workflow's
@@ -129,8 +198,11 @@ func (o *operation) setStakeAccount(ctx workflow.Context, addr string) {
 func (o *operation) setStep(ctx workflow.Context, step string) {
 	o.status.Step = step
 	o.status.StepSince = workflow.Now(ctx)
-	o.upsert(ctx, SAStep.ValueSet(step))
+	o.set(ctx, SAStep.GetName(), SAStep.ValueSet(step))
 	workflow.SetCurrentDetails(ctx, o.details())
+	if step == StepDone || step == StepFailed || step == StepCancelled {
+		o.flush(ctx)
+	}
 	if step == StepDone {
 		// Every workflow ends a successful operation by stepping to done, exactly once.
 		o.metrics.Completed()
@@ -215,6 +287,7 @@ func (o *operation) checkPolicy(ctx workflow.Context) error {
 	if !o.decided {
 		o.setStep(ctx, StepAwaitingApproval)
 		o.logger.Info("Awaiting approval", "threshold", decision.ApprovalThreshold, "timeout", o.opts.ApprovalTimeout)
+		o.flush(ctx)
 		ok, err := workflow.AwaitWithTimeout(ctx, o.opts.ApprovalTimeout, func() bool { return o.decided })
 		if err != nil {
 			return err
@@ -249,8 +322,8 @@ func (o *operation) checkValidator(ctx workflow.Context, vote string) error {
 		},
 	})
 	var res activities.ValidatorCheckResult
-	return workflow.ExecuteActivity(actx, a.CheckValidator,
-		activities.ValidatorCheckInput{Network: o.intent.Network, VoteAccount: vote}).Get(ctx, &res)
+	return o.get(ctx, workflow.ExecuteActivity(actx, a.CheckValidator,
+		activities.ValidatorCheckInput{Network: o.intent.Network, VoteAccount: vote}), &res)
 }
 
 // readStakeState reads a stake account and the epoch clock. Reads retry until the chain answers:
@@ -264,8 +337,8 @@ func (o *operation) readStakeState(ctx workflow.Context) (activities.StakeState,
 		},
 	})
 	var st activities.StakeState
-	err := workflow.ExecuteActivity(actx, a.ReadStakeState,
-		activities.StakeStateInput{Network: o.intent.Network, StakeAccount: o.intent.StakeAccount}).Get(ctx, &st)
+	err := o.get(ctx, workflow.ExecuteActivity(actx, a.ReadStakeState,
+		activities.StakeStateInput{Network: o.intent.Network, StakeAccount: o.intent.StakeAccount}), &st)
 	return st, err
 }
 
@@ -299,7 +372,7 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 			},
 		})
 		var built activities.BuildResult
-		if err := workflow.ExecuteActivity(bctx, a.Build, intent).Get(ctx, &built); err != nil {
+		if err := o.get(ctx, workflow.ExecuteActivity(bctx, a.Build, intent), &built); err != nil {
 			return TxRecord{}, err
 		}
 		attempt := Attempt{Kind: intent.Operation, Build: build, BuiltAt: workflow.Now(ctx)}
@@ -344,7 +417,7 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 		}
 		// From here on the transaction may land: follow it to its end whatever happens to ctx.
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		o.upsert(ctx, SASignatures.ValueSet(o.signatures()))
+		o.set(ctx, SASignatures.GetName(), SASignatures.ValueSet(o.signatures()))
 		o.setStep(ctx, StepBroadcasting)
 		current.BroadcastAt = workflow.Now(ctx)
 		o.logger.Info("Broadcasting", "txSig", signed.Signature, "build", build)
@@ -357,9 +430,9 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 			},
 		})
 		var sent activities.BroadcastResult
-		berr := workflow.ExecuteActivity(brctx, a.Broadcast, activities.BroadcastInput{
+		berr := o.get(dctx, workflow.ExecuteActivity(brctx, a.Broadcast, activities.BroadcastInput{
 			Intent: intent, Signature: signed.Signature, SignedTransaction: signed.SignedTransaction,
-		}).Get(dctx, &sent)
+		}), &sent)
 		if berr != nil {
 			var appErr *temporal.ApplicationError
 			if errors.As(berr, &appErr) && appErr.Type() == activities.ErrTransactionRejected {
@@ -381,10 +454,10 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 			},
 		})
 		var conf activities.ConfirmResult
-		if err := workflow.ExecuteActivity(cctx, a.Confirm, activities.ConfirmInput{
+		if err := o.get(dctx, workflow.ExecuteActivity(cctx, a.Confirm, activities.ConfirmInput{
 			Network: intent.Network, Signature: signed.Signature, RecentBlockhash: signed.RecentBlockhash,
 			PollInterval: o.opts.ConfirmPollInterval,
-		}).Get(dctx, &conf); err != nil {
+		}), &conf); err != nil {
 			return TxRecord{}, err
 		}
 		o.metrics.Confirmed(conf.Outcome)
@@ -464,6 +537,7 @@ func (o *operation) waitInactive(ctx workflow.Context) (activities.StakeState, e
 		o.setStep(ctx, StepWaitingDeactivation)
 		o.logger.Info("Waiting for deactivation", "stakeAccount", st.StakeAccount, "epoch", st.Epoch,
 			"deactivationEpoch", st.DeactivationEpoch, "wait", wait)
+		o.flush(ctx)
 		if err := workflow.Sleep(ctx, wait); err != nil {
 			return st, temporal.NewCanceledError("cancelled while waiting for deactivation; withdraw was not sent")
 		}

@@ -29,8 +29,10 @@ type WorkflowSuite struct {
 	suite.Suite
 	testsuite.WorkflowTestSuite
 	env *testsuite.TestWorkflowEnvironment
-	// sa holds the latest value of every search attribute the workflow upserted, by name.
-	sa map[string]any
+	// sa holds the latest value of every search attribute the workflow upserted, by name;
+	// upserts counts the upsert calls (each is a history event and a visibility write).
+	sa      map[string]any
+	upserts int
 }
 
 func TestWorkflows(t *testing.T) { suite.Run(t, new(WorkflowSuite)) }
@@ -42,7 +44,9 @@ func (s *WorkflowSuite) SetupTest() {
 	s.env.RegisterWorkflow(WithdrawWorkflow)
 	s.env.RegisterActivity(a)
 	s.sa = map[string]any{}
+	s.upserts = 0
 	s.env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		s.upserts++
 		for k, v := range args.Get(0).(temporal.SearchAttributes).GetUntypedValues() {
 			s.sa[k.GetName()] = v
 		}
@@ -158,6 +162,8 @@ func (s *WorkflowSuite) TestStakeHappyPath() {
 	s.Equal(stakeAcc, s.sa[SAStakeAccount.GetName()])
 	s.Equal(staker, s.sa[SAStaker.GetName()])
 	s.Equal("stake", s.sa[SAOperation.GetName()])
+	// One upsert per workflow task (validator check, build, broadcast, confirm, end), not one per change.
+	s.LessOrEqual(s.upserts, 5)
 }
 
 func (s *WorkflowSuite) TestStakeServiceChosenValidatorIsCheckedAndPinned() {

@@ -43,6 +43,9 @@ type Config struct {
 	LogLevel    string
 	StopTimeout time.Duration
 	Pollers     int
+	// StickyCache is how many workflows the worker keeps cached (process-wide); each parked
+	// workflow in the cache holds a goroutine.
+	StickyCache int
 }
 
 // Register adds the worker's flags to fs.
@@ -65,6 +68,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 30*time.Second, "how long running activities get to finish on stop")
 	fs.IntVar(&c.Pollers, "pollers", 8, "workflow and activity task pollers each")
+	fs.IntVar(&c.StickyCache, "sticky-cache", 2000, "workflows kept cached by the worker (bounds memory when many operations wait)")
 }
 
 // Validate checks the configuration; the error names every setting that is wrong.
@@ -100,6 +104,9 @@ func (c *Config) Validate() error {
 		if u, err := url.Parse(c.SolanaRPC[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("--solana-rpc %s: %q is not an http(s) URL", n, c.SolanaRPC[n]))
 		}
+	}
+	if c.StickyCache < 0 {
+		errs = append(errs, errors.New("--sticky-cache must not be negative"))
 	}
 	if c.Pollers < 1 {
 		errs = append(errs, errors.New("--pollers must be at least 1"))

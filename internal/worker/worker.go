@@ -98,6 +98,10 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err := CheckNamespace(ctx, c, cfg.Temporal.Namespace); err != nil {
 		return err
 	}
+	if cfg.StickyCache > 0 {
+		// Process-wide, and read when the first worker is created.
+		sdkworker.SetStickyWorkflowCacheSize(cfg.StickyCache)
+	}
 	w := sdkworker.New(c, cfg.TaskQueue, sdkworker.Options{
 		MaxConcurrentWorkflowTaskPollers: cfg.Pollers,
 		MaxConcurrentActivityTaskPollers: cfg.Pollers,

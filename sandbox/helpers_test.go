@@ -160,9 +160,11 @@ func signTx(t *testing.T, unsigned string, key solana.PrivateKey) (*solana.Trans
 }
 
 // waitFinalized waits until sig is finalized.
-func waitFinalized(t *testing.T, sb *Sandbox, sig solana.Signature) {
+// waitFinalized waits until sig is finalized without error and returns the slot it landed in.
+func waitFinalized(t *testing.T, sb *Sandbox, sig solana.Signature) uint64 {
 	t.Helper()
 	cl := sb.Runtime().RPC()
+	var slot uint64
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		st, err := cl.GetSignatureStatuses(context.Background(), true, sig)
 		require.NoError(c, err)
@@ -170,7 +172,9 @@ func waitFinalized(t *testing.T, sb *Sandbox, sig solana.Signature) {
 		require.NotNil(c, st.Value[0])
 		require.Nil(c, st.Value[0].Err)
 		require.Equal(c, rpc.ConfirmationStatusFinalized, st.Value[0].ConfirmationStatus)
+		slot = st.Value[0].Slot
 	}, time.Minute, 50*time.Millisecond)
+	return slot
 }
 
 func balance(t *testing.T, sb *Sandbox, pk solana.PublicKey) uint64 {

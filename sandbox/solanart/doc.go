@@ -34,11 +34,19 @@
 //     cool-down);
 //   - Options.VoteAccounts real vote accounts, plus Options.DelinquentVoteAccounts that
 //     getVoteAccounts lists as delinquent, exist from start-up at addresses derived from
-//     fixed seeds, identical on every run.
+//     fixed seeds, identical on every run;
+//   - getVoteAccounts reports as activatedStake of a vote account the sum of the stake
+//     delegated to it by delegations that count in the current epoch: from the epoch after
+//     the activation epoch through the deactivation epoch. The runtime keeps these sums as
+//     transactions land (re-reading the accounts each one names) and as epochs pass, so
+//     getVoteAccounts, getSignatureStatuses and getTransaction cost the same however many
+//     accounts and transactions exist; only sandbox_ledger grows with the ledger.
 //
 // Test controls are JSON-RPC methods on the same endpoint (sandbox_advanceSlots,
 // sandbox_warpEpochs, sandbox_expireBlockhashes, sandbox_ledger, sandbox_voteAccounts,
-// sandbox_config) and have typed wrappers on Runtime.
+// sandbox_config, sandbox_stats) and have typed wrappers on Runtime. The diagnostic
+// sandbox_scanActivatedStake recomputes activated stake per vote account from every stake
+// account, to check the kept sums against.
 //
 // The node process ends when Close is called, when the Go process dies (parent-death
 // signal on Linux) and when its standard input closes. Node.js and npm must be on PATH;

@@ -385,6 +385,33 @@ func (r *Runtime) Ledger(ctx context.Context) ([]LedgerEntry, error) {
 	return out, nil
 }
 
+// Stats are the runtime's bookkeeping counters, as returned by Stats.
+type Stats struct {
+	// AccountsScanned counts the accounts the runtime has read for its own bookkeeping
+	// since start: one per account key of each landed transaction (to keep activated stake
+	// per vote account), plus every stake account of each full scan made by the
+	// sandbox_scanActivatedStake diagnostic. getVoteAccounts reads none.
+	AccountsScanned uint64 `json:"accountsScanned"`
+	// StakeAccountsIndexed is the number of stake accounts that hold a delegation.
+	StakeAccountsIndexed uint64 `json:"stakeAccountsIndexed"`
+	// EpochChangesApplied counts the epochs whose scheduled activations and deactivations
+	// have been folded into the activated stake.
+	EpochChangesApplied uint64 `json:"epochChangesApplied"`
+	// EpochChangesPending is the number of later epochs with scheduled changes.
+	EpochChangesPending uint64 `json:"epochChangesPending"`
+	// Transactions is the number of landed transactions, start-up and airdrops included.
+	Transactions uint64 `json:"transactions"`
+}
+
+// Stats returns the runtime's bookkeeping counters.
+func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
+	var s Stats
+	if err := r.call(ctx, &s, "sandbox_stats"); err != nil {
+		return Stats{}, err
+	}
+	return s, nil
+}
+
 func (r *Runtime) call(ctx context.Context, out any, method string, params ...any) error {
 	if out == nil {
 		out = new(json.RawMessage)

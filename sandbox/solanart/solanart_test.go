@@ -27,7 +27,7 @@ const (
 )
 
 // startRuntime starts a runtime that is closed when the test ends.
-func startRuntime(t *testing.T, opts Options) *Runtime {
+func startRuntime(t testing.TB, opts Options) *Runtime {
 	t.Helper()
 	if opts.SlotDuration == 0 {
 		opts.SlotDuration = testSlotDuration
@@ -47,14 +47,14 @@ func testContext(t *testing.T) context.Context {
 }
 
 // buildTx compiles instructions paid by payer on the latest blockhash and signs them.
-func buildTx(t *testing.T, ctx context.Context, c *rpc.Client, payer solana.PrivateKey, ixs ...solana.Instruction) *solana.Transaction {
+func buildTx(t testing.TB, ctx context.Context, c *rpc.Client, payer solana.PrivateKey, ixs ...solana.Instruction) *solana.Transaction {
 	t.Helper()
 	bh, err := c.GetLatestBlockhash(ctx, rpc.CommitmentConfirmed)
 	require.NoError(t, err)
 	return buildTxOn(t, bh.Value.Blockhash, payer, ixs...)
 }
 
-func buildTxOn(t *testing.T, blockhash solana.Hash, payer solana.PrivateKey, ixs ...solana.Instruction) *solana.Transaction {
+func buildTxOn(t testing.TB, blockhash solana.Hash, payer solana.PrivateKey, ixs ...solana.Instruction) *solana.Transaction {
 	t.Helper()
 	tx, err := solana.NewTransaction(ixs, blockhash, solana.TransactionPayer(payer.PublicKey()))
 	require.NoError(t, err)
@@ -79,14 +79,14 @@ func requireRPCError(t *testing.T, err error, code int, text string) *jsonrpc.RP
 	return rpcErr
 }
 
-func balance(t *testing.T, ctx context.Context, c *rpc.Client, k solana.PublicKey) uint64 {
+func balance(t testing.TB, ctx context.Context, c *rpc.Client, k solana.PublicKey) uint64 {
 	t.Helper()
 	b, err := c.GetBalance(ctx, k, rpc.CommitmentConfirmed)
 	require.NoError(t, err)
 	return b.Value
 }
 
-func fundedWallet(t *testing.T, ctx context.Context, r *Runtime, lamports uint64) solana.PrivateKey {
+func fundedWallet(t testing.TB, ctx context.Context, r *Runtime, lamports uint64) solana.PrivateKey {
 	t.Helper()
 	w := solana.NewWallet()
 	require.NoError(t, r.Airdrop(ctx, w.PublicKey(), lamports))
@@ -101,7 +101,7 @@ func transfer(from solana.PrivateKey, to solana.PublicKey, lamports uint64) sola
 // seedStakeInstructions creates, initializes and delegates a stake account derived from
 // the staker with a seed. solana-go marks the stake account as a signer in Initialize and
 // DelegateStake; a seed-derived account has no key, so those metas are corrected here.
-func seedStakeInstructions(t *testing.T, staker, stakeAccount, vote solana.PublicKey, seed string, lamports uint64) []solana.Instruction {
+func seedStakeInstructions(t testing.TB, staker, stakeAccount, vote solana.PublicKey, seed string, lamports uint64) []solana.Instruction {
 	t.Helper()
 	create := system.NewCreateAccountWithSeedInstruction(staker, seed, lamports, stakeAccountSize, solana.StakeProgramID, staker, stakeAccount, staker).Build()
 	initialize := stake.NewInitializeInstruction(staker, staker, stakeAccount)
@@ -575,4 +575,19 @@ func TestConcurrentStartsShareOneInstall(t *testing.T) {
 	}
 	require.Len(t, dirs, 1, "expected one install directory, found %v", dirs)
 	assert.True(t, isInstalled(filepath.Join(cache, dirs[0])))
+}
+
+// stakeFromSeed creates, initializes and delegates the stake account derived from the
+// payer and seed in one transaction, and returns the stake account and the transaction.
+func stakeFromSeed(t testing.TB, ctx context.Context, c *rpc.Client, payer solana.PrivateKey, vote solana.PublicKey, seed string, delegated uint64) (solana.PublicKey, *solana.Transaction) {
+	t.Helper()
+	staker := payer.PublicKey()
+	stakeAccount, err := solana.CreateWithSeed(staker, seed, solana.StakeProgramID)
+	require.NoError(t, err)
+	rent, err := c.GetMinimumBalanceForRentExemption(ctx, stakeAccountSize, rpc.CommitmentConfirmed)
+	require.NoError(t, err)
+	tx := buildTx(t, ctx, c, payer, seedStakeInstructions(t, staker, stakeAccount, vote, seed, rent+delegated)...)
+	_, err = c.SendTransaction(ctx, tx)
+	require.NoError(t, err)
+	return stakeAccount, tx
 }

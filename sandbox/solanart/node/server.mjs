@@ -481,6 +481,7 @@ function submit(bytes, { airdrop = false } = {}) {
     throw new RpcError(-32002, `Transaction simulation failed: ${text}`, txErrorData(sim.meta(), json));
   }
   const res = legacy ? svm.inner.sendLegacyTransaction(bytes) : svm.inner.sendVersionedTransaction(bytes);
+  refreshStakeAccounts(tx.accountKeys);
   if (typeof res.err === 'function') {
     const { json, text } = describeError(res.err());
     throw new RpcError(-32002, `Transaction simulation failed: ${text}`, txErrorData(res.meta(), json));
@@ -501,6 +502,138 @@ function submit(bytes, { airdrop = false } = {}) {
   ledger.push(entry);
   bySignature.set(signature, entry);
   return signature;
+}
+
+// ---------- activated stake ----------
+//
+// getVoteAccounts reports, per vote account, the delegations effective in the current
+// epoch: a delegation counts from the epoch after its activation epoch (from any epoch when
+// the activation epoch is u64::MAX) through its deactivation epoch. Stake accounts change
+// only when a transaction lands, so the runtime keeps an index of delegations refreshed from
+// the accounts of each landed transaction, the activated stake per vote account for one
+// epoch, and the changes that later epochs bring. Answering costs nothing per stake account;
+// landing a transaction costs one read per account key it names.
+
+const U64_MAX = 0xffffffffffffffffn;
+const STAKE_STATE_STAKE = 2;
+const DELEGATION_END = 180; // the delegation ends at this offset of the stake state
+
+const stakeIndex = new Map(); // base58 stake account -> delegation (see delegationOf)
+const activeByVoter = new Map(); // base58 vote account -> lamports effective in stakeEpoch
+const changesByEpoch = new Map(); // epoch > stakeEpoch -> Map(base58 vote account -> lamports delta)
+let stakeEpoch = 0n;
+const stats = { accountsScanned: 0n, epochChangesApplied: 0n };
+
+// delegationOf decodes the delegation a stake account holds, or returns null. first and last
+// bound the epochs in which it counts (last = u64::MAX: not deactivated).
+function delegationOf(acc) {
+  if (!acc || !Buffer.from(acc.owner()).equals(STAKE_PROGRAM)) return null;
+  const data = Buffer.from(acc.data());
+  if (data.length < DELEGATION_END || data.readUInt32LE(0) !== STAKE_STATE_STAKE) return null;
+  const activation = data.readBigUInt64LE(164);
+  return {
+    voter: b58encode(data.subarray(124, 156)),
+    stake: data.readBigUInt64LE(156),
+    first: activation === U64_MAX ? 0n : activation + 1n,
+    last: data.readBigUInt64LE(172),
+  };
+}
+
+function sameDelegation(a, b) {
+  if (!a || !b) return !a && !b;
+  return a.voter === b.voter && a.stake === b.stake && a.first === b.first && a.last === b.last;
+}
+
+function addTo(map, key, lamports) {
+  map.set(key, (map.get(key) ?? 0n) + lamports);
+}
+
+function scheduleChange(epoch, voter, lamports) {
+  let changes = changesByEpoch.get(epoch);
+  if (!changes) {
+    changes = new Map();
+    changesByEpoch.set(epoch, changes);
+  }
+  addTo(changes, voter, lamports);
+}
+
+// applyDelegation adds (sign 1n) or removes (sign -1n) a delegation's contribution to
+// stakeEpoch and to the epochs after it. Removing gives back exactly what adding gave,
+// whatever epochs passed in between, because passed changes are folded into activeByVoter.
+function applyDelegation(d, sign) {
+  if (d.first > d.last || d.last < stakeEpoch) return; // never counts, or no longer
+  const lamports = sign * d.stake;
+  if (d.first <= stakeEpoch) addTo(activeByVoter, d.voter, lamports);
+  else scheduleChange(d.first, d.voter, lamports);
+  if (d.last < U64_MAX) scheduleChange(d.last + 1n, d.voter, -lamports);
+}
+
+// syncStakeEpoch moves the activated stake to the current epoch.
+function syncStakeEpoch() {
+  const epoch = epochOf(slot);
+  if (epoch === stakeEpoch) return;
+  if (epoch < stakeEpoch) {
+    // Epochs only move forward; should one ever go back, recompute from the index.
+    stakeEpoch = epoch;
+    activeByVoter.clear();
+    changesByEpoch.clear();
+    for (const d of stakeIndex.values()) applyDelegation(d, 1n);
+    return;
+  }
+  for (const [at, changes] of changesByEpoch) {
+    if (at > epoch) continue;
+    for (const [voter, lamports] of changes) addTo(activeByVoter, voter, lamports);
+    stats.epochChangesApplied++;
+    changesByEpoch.delete(at);
+  }
+  stakeEpoch = epoch;
+}
+
+// refreshStakeAccounts re-reads the accounts a transaction named and updates the index
+// wherever a delegation appeared, changed or went away (delegate, deactivate, split,
+// merge, withdraw and close all show up here).
+function refreshStakeAccounts(keys) {
+  syncStakeEpoch();
+  for (const key of keys) {
+    stats.accountsScanned++;
+    const next = delegationOf(svm.inner.getAccount(key));
+    const k = b58encode(key);
+    const prev = stakeIndex.get(k);
+    if (sameDelegation(prev, next)) continue;
+    if (prev) {
+      applyDelegation(prev, -1n);
+      stakeIndex.delete(k);
+    }
+    if (next) {
+      applyDelegation(next, 1n);
+      stakeIndex.set(k, next);
+    }
+  }
+}
+
+// activeStakeByVoter returns the lamports effective in the current epoch per vote account.
+function activeStakeByVoter() {
+  syncStakeEpoch();
+  return activeByVoter;
+}
+
+// scanActiveStakeByVoter computes the same answer from every stake account; the
+// sandbox_scanActivatedStake diagnostic uses it to check the kept totals.
+function scanActiveStakeByVoter() {
+  const epoch = epochOf(slot);
+  const out = new Map();
+  for (const item of svm.inner.getProgramAccounts(STAKE_PROGRAM)) {
+    stats.accountsScanned++;
+    const data = Buffer.from(item.account().data());
+    if (data.length < DELEGATION_END || data.readUInt32LE(0) !== STAKE_STATE_STAKE) continue;
+    const voter = b58encode(data.subarray(124, 156));
+    const stake = data.readBigUInt64LE(156);
+    const activation = data.readBigUInt64LE(164);
+    const deactivation = data.readBigUInt64LE(172);
+    const active = (activation < epoch || activation === U64_MAX) && deactivation >= epoch;
+    if (active) out.set(voter, (out.get(voter) ?? 0n) + stake);
+  }
+  return out;
 }
 
 // ---------- faucet and vote accounts ----------
@@ -542,23 +675,6 @@ for (let i = 0; i < totalVotes; i++) {
   );
   submit(tx);
   voteAccounts.push({ vote: b58encode(vote.pub), node: b58encode(node.pub), commission: 10, delinquent: i >= opts.voteAccounts });
-}
-
-// activeStakeByVoter sums the delegations that are effective in the current epoch.
-function activeStakeByVoter() {
-  const epoch = epochOf(slot);
-  const out = new Map();
-  for (const item of svm.inner.getProgramAccounts(STAKE_PROGRAM)) {
-    const data = Buffer.from(item.account().data());
-    if (data.length < 180 || data.readUInt32LE(0) !== 2) continue;
-    const voter = b58encode(data.subarray(124, 156));
-    const stake = data.readBigUInt64LE(156);
-    const activation = data.readBigUInt64LE(164);
-    const deactivation = data.readBigUInt64LE(172);
-    const active = (activation < epoch || activation === 0xffffffffffffffffn) && deactivation >= epoch;
-    if (active) out.set(voter, (out.get(voter) ?? 0n) + stake);
-  }
-  return out;
 }
 
 // ---------- RPC ----------
@@ -745,6 +861,17 @@ const methods = {
   },
   sandbox_ledger: () =>
     ledger.map((e) => ({ signature: e.signature, slot: e.slot, feePayer: e.feePayer, accounts: e.accounts, airdrop: e.airdrop, err: null })),
+  sandbox_stats: () => {
+    syncStakeEpoch();
+    return {
+      accountsScanned: stats.accountsScanned,
+      stakeAccountsIndexed: BigInt(stakeIndex.size),
+      epochChangesApplied: stats.epochChangesApplied,
+      epochChangesPending: BigInt(changesByEpoch.size),
+      transactions: BigInt(ledger.length),
+    };
+  },
+  sandbox_scanActivatedStake: () => Object.fromEntries(scanActiveStakeByVoter()),
   sandbox_voteAccounts: () => voteAccounts.map((v) => ({ votePubkey: v.vote, nodePubkey: v.node, commission: v.commission, delinquent: v.delinquent })),
   sandbox_config: () => ({
     slotDurationMs: opts.slotDurationMs,

@@ -395,6 +395,7 @@ func (e *env) sides() []side {
 		{"ceiling", e.ceilingOp(CeilingWorkflowName), func(r *RunReport) *Stats { return &r.Ceiling }},
 		{"ceiling-local", e.ceilingOp(CeilingLocalWorkflowName), func(r *RunReport) *Stats { return &r.CeilingLocal }},
 		{"ceiling-visible", e.ceilingOp(CeilingVisibleWorkflowName), func(r *RunReport) *Stats { return &r.CeilingVisible }},
+		{"ceiling-naive", e.ceilingOp(CeilingNaiveWorkflowName), func(r *RunReport) *Stats { return &r.CeilingNaive }},
 		{"orchestrated", e.stakeOp, func(r *RunReport) *Stats { return &r.Orchestrated }},
 		{"bare", e.bareOp, func(r *RunReport) *Stats { return &r.Bare }},
 	}

@@ -22,8 +22,10 @@ const (
 	// only CheckValidator and Confirm are normal activities.
 	CeilingLocalWorkflowName = "BenchCeilingLocalWorkflow"
 	// CeilingVisibleWorkflowName is today's shape plus what StakeWorkflow shows the Web UI at each
-	// step: the same search-attribute upserts and current details.
+	// step: search attributes upserted once per workflow task, and current details.
 	CeilingVisibleWorkflowName = "BenchCeilingVisibleWorkflow"
+	// CeilingNaiveWorkflowName is the naive shape: all six activities normal, none local.
+	CeilingNaiveWorkflowName = "BenchCeilingNaiveWorkflow"
 	// noopPrefix prefixes the no-op activities' names.
 	noopPrefix = "BenchNoop"
 )
@@ -34,6 +36,8 @@ type Shape struct {
 	LocalBuildBroadcast bool
 	// Visible upserts the search attributes and sets the current details as StakeWorkflow does.
 	Visible bool
+	// Naive runs every activity as a normal activity (CheckPolicy and Sign too).
+	Naive bool
 }
 
 // CeilingInput is the input of the ceiling workflows; it carries about what StakeWorkflow's
@@ -87,6 +91,7 @@ func RegisterCeiling(r worker.Registry) {
 	r.RegisterWorkflowWithOptions(CeilingWorkflow, workflow.RegisterOptions{Name: CeilingWorkflowName})
 	r.RegisterWorkflowWithOptions(CeilingLocalWorkflow, workflow.RegisterOptions{Name: CeilingLocalWorkflowName})
 	r.RegisterWorkflowWithOptions(CeilingVisibleWorkflow, workflow.RegisterOptions{Name: CeilingVisibleWorkflowName})
+	r.RegisterWorkflowWithOptions(CeilingNaiveWorkflow, workflow.RegisterOptions{Name: CeilingNaiveWorkflowName})
 	r.RegisterActivityWithOptions(&NoopActivities{}, activity.RegisterOptions{Name: noopPrefix})
 }
 
@@ -106,6 +111,12 @@ func CeilingVisibleWorkflow(ctx workflow.Context, in CeilingInput) error {
 	return runCeiling(ctx, in, Shape{Visible: true})
 }
 
+// CeilingNaiveWorkflow runs the sequence with every activity normal: what the local CheckPolicy
+// and Sign save.
+func CeilingNaiveWorkflow(ctx workflow.Context, in CeilingInput) error {
+	return runCeiling(ctx, in, Shape{Naive: true})
+}
+
 func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
@@ -115,51 +126,62 @@ func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second},
 	})
+	// pending holds the search-attribute updates of the current workflow task: StakeWorkflow sends
+	// them as one upsert before the task ends (the starter sets chain, network, operation, staker
+	// and amount at start).
+	var pending []temporal.SearchAttributeUpdate
+	flush := func() {
+		if len(pending) > 0 {
+			_ = workflow.UpsertTypedSearchAttributes(ctx, pending...)
+			pending = nil
+		}
+	}
 	local := func(name string) error {
 		var out NoopResult
 		return workflow.ExecuteLocalActivity(lctx, noopPrefix+name, in).Get(ctx, &out)
 	}
 	normal := func(name string) error {
 		var out NoopResult
-		return workflow.ExecuteActivity(actx, noopPrefix+name, in).Get(ctx, &out)
+		f := workflow.ExecuteActivity(actx, noopPrefix+name, in)
+		flush()
+		return f.Get(ctx, &out)
 	}
 	buildOrBroadcast := normal
 	if shape.LocalBuildBroadcast {
 		buildOrBroadcast = local
 	}
+	policyOrSign := local
+	if shape.Naive {
+		policyOrSign = normal
+	}
 	step := func(name string) {
 		if !shape.Visible {
 			return
 		}
-		_ = workflow.UpsertTypedSearchAttributes(ctx, workflows.SAStep.ValueSet(name))
+		pending = append(pending, workflows.SAStep.ValueSet(name))
 		workflow.SetCurrentDetails(ctx, "**"+name+"**: stake")
-	}
-	if shape.Visible {
-		// What StakeWorkflow upserts before its first step.
-		_ = workflow.UpsertTypedSearchAttributes(ctx, workflows.SAChain.ValueSet(workflows.ChainSolana),
-			workflows.SANetwork.ValueSet("testnet"), workflows.SAOperation.ValueSet("stake"), workflows.SAStaker.ValueSet(in.Staker))
-		_ = workflow.UpsertTypedSearchAttributes(ctx, workflows.SAAmount.ValueSet(int64(in.Lamports)))
 	}
 	steps := []struct {
 		name, step string
 		run        func(string) error
 	}{
-		{"CheckPolicy", workflows.StepValidating, local},
+		{"CheckPolicy", workflows.StepValidating, policyOrSign},
 		{"CheckValidator", workflows.StepCheckingValidator, normal},
 		{"Build", workflows.StepBuilding, buildOrBroadcast},
-		{"Sign", workflows.StepSigning, local},
+		{"Sign", workflows.StepSigning, policyOrSign},
 		{"Broadcast", workflows.StepBroadcasting, buildOrBroadcast},
 		{"Confirm", workflows.StepConfirming, normal},
 	}
 	for _, s := range steps {
 		step(s.step)
 		if s.name == "Broadcast" && shape.Visible {
-			_ = workflow.UpsertTypedSearchAttributes(ctx, workflows.SASignatures.ValueSet([]string{"sig"}))
+			pending = append(pending, workflows.SASignatures.ValueSet([]string{"sig"}), workflows.SAStakeAccount.ValueSet(in.Staker))
 		}
 		if err := s.run(s.name); err != nil {
 			return err
 		}
 	}
 	step(workflows.StepDone)
+	flush()
 	return nil
 }

@@ -30,6 +30,7 @@ func (s *ceilingSuite) TestShapes() {
 		{CeilingWorkflow, map[string]bool{"CheckPolicy": true, "Sign": true}},
 		{CeilingLocalWorkflow, map[string]bool{"CheckPolicy": true, "Build": true, "Sign": true, "Broadcast": true}},
 		{CeilingVisibleWorkflow, map[string]bool{"CheckPolicy": true, "Sign": true}},
+		{CeilingNaiveWorkflow, map[string]bool{}},
 	} {
 		env := s.NewTestWorkflowEnvironment()
 		RegisterCeiling(env)

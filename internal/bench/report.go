@@ -89,7 +89,9 @@ type RunReport struct {
 	// CeilingVisible is today's shape with StakeWorkflow's search-attribute upserts and current
 	// details.
 	CeilingVisible Stats `json:"ceilingVisible"`
-	Bare           Stats `json:"bare"`
+	// CeilingNaive runs every activity as a normal activity.
+	CeilingNaive Stats `json:"ceilingNaive"`
+	Bare         Stats `json:"bare"`
 	// Throughput ratios (orchestrated ops/s over the other side's) and p50 latency ratios
 	// (orchestrated p50 over the other side's).
 	ThroughputVsCeiling float64 `json:"throughputVsCeiling"`
@@ -98,6 +100,9 @@ type RunReport struct {
 	P50VsBare           float64 `json:"p50VsBare"`
 	// CeilingLocalGain is the local shape's throughput over today's shape's.
 	CeilingLocalGain float64 `json:"ceilingLocalGain"`
+	// TodayVsNaive is today's shape's throughput over the naive shape's: what running CheckPolicy
+	// and Sign as local activities gains.
+	TodayVsNaive float64 `json:"todayVsNaive"`
 }
 
 func (r *RunReport) ratios() {
@@ -106,6 +111,7 @@ func (r *RunReport) ratios() {
 	r.P50VsCeiling = ratio(float64(r.Orchestrated.P50), float64(r.Ceiling.P50))
 	r.P50VsBare = ratio(float64(r.Orchestrated.P50), float64(r.Bare.P50))
 	r.CeilingLocalGain = ratio(r.CeilingLocal.OpsPerSec, r.Ceiling.OpsPerSec)
+	r.TodayVsNaive = ratio(r.Ceiling.OpsPerSec, r.CeilingNaive.OpsPerSec)
 }
 
 func ratio(a, b float64) float64 {
@@ -168,7 +174,8 @@ func (r *Report) Markdown() string {
 			}{
 				{"orchestrated", run.Orchestrated}, {"ceiling (today's shape)", run.Ceiling},
 				{"ceiling (Build, Broadcast local)", run.CeilingLocal},
-				{"ceiling (today's shape + search attributes)", run.CeilingVisible}, {"bare client", run.Bare},
+				{"ceiling (today's shape + search attributes)", run.CeilingVisible},
+				{"ceiling (naive: all six normal)", run.CeilingNaive}, {"bare client", run.Bare},
 			} {
 				fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %s | %s | %s | %d | %s |\n", m.Mode, run.Concurrency, row.name,
 					row.s.OpsPerSec, ms(row.s.P50), ms(row.s.P95), ms(row.s.P99), row.s.Errors, cpuCells(row.s.CPU))
@@ -179,12 +186,12 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "\n%s server: load average %s before the runs, %s after; server RSS after the runs %s.\n",
 			m.Mode, m.LoadBefore, m.LoadAfter, mib(m.ServerRSS))
 	}
-	b.WriteString("\n| server | C | throughput orch/ceiling | p50 orch/ceiling | throughput orch/bare | p50 orch/bare | ceiling local/today |\n" +
-		"|---|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\n| server | C | throughput orch/ceiling | p50 orch/ceiling | throughput orch/bare | p50 orch/bare | ceiling local/today | today/naive |\n" +
+		"|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range r.Modes {
 		for _, run := range m.Runs {
-			fmt.Fprintf(&b, "| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n", m.Mode, run.Concurrency,
-				run.ThroughputVsCeiling, run.P50VsCeiling, run.ThroughputVsBare, run.P50VsBare, run.CeilingLocalGain)
+			fmt.Fprintf(&b, "| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", m.Mode, run.Concurrency,
+				run.ThroughputVsCeiling, run.P50VsCeiling, run.ThroughputVsBare, run.P50VsBare, run.CeilingLocalGain, run.TodayVsNaive)
 		}
 	}
 	if p := r.Park; p != nil {

@@ -152,7 +152,15 @@ func (kr *SolanaKeyring) Len() int {
 
 func (kr *SolanaKeyring) key(addr string) (ed25519.PrivateKey, error) {
 	pk, err := solana.PublicKeyFromBase58(addr)
-	if err != nil || kr == nil {
+	if err != nil {
+		return nil, &UnknownKeyError{Address: addr}
+	}
+	return kr.keyFor(pk, addr)
+}
+
+// keyFor returns the key for pk, the decoding of the base58 address addr.
+func (kr *SolanaKeyring) keyFor(pk solana.PublicKey, addr string) (ed25519.PrivateKey, error) {
+	if kr == nil {
 		return nil, &UnknownKeyError{Address: addr}
 	}
 	k, ok := kr.keys[pk]

@@ -3,7 +3,6 @@ package signer
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -99,6 +98,10 @@ func (s *Solana) Verify(unsigned string, intent Intent) (*Verified, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.decodeVerify(unsigned, &pi)
+}
+
+func (s *Solana) decodeVerify(unsigned string, pi *parsedIntent) (*Verified, error) {
 	tx, enc, err := decodeSolanaTx(unsigned)
 	if err != nil {
 		return nil, err
@@ -117,11 +120,20 @@ func (s *Solana) Sign(ctx context.Context, unsigned string, intent Intent) (*Sig
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	key, err := s.keys.key(intent.Staker)
+	// The staker is decoded once, for both the key lookup and the intent.
+	staker, ok := decodeBase58Key(intent.Staker)
+	if !ok {
+		return nil, &UnknownKeyError{Address: intent.Staker}
+	}
+	key, err := s.keys.keyFor(staker, intent.Staker)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.Verify(unsigned, intent)
+	pi, err := parseIntentFor(intent, staker)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.decodeVerify(unsigned, &pi)
 	if err != nil {
 		return nil, err
 	}
@@ -131,8 +143,8 @@ func (s *Solana) Sign(ctx context.Context, unsigned string, intent Intent) (*Sig
 	sig := ed25519.Sign(key, t.message())
 	copy(out[t.sigOffset:t.sigOffset+solana.SignatureLength], sig)
 	return &Signed{
-		Signature:         solana.SignatureFromBytes(sig).String(),
-		SignedTransaction: base64.StdEncoding.EncodeToString(out),
+		Signature:         encodeBase58(sig),
+		SignedTransaction: encodeBase64(out),
 		RecentBlockhash:   v.RecentBlockhash,
 		StakeAccount:      v.StakeAccount,
 		VoteAccount:       v.VoteAccount,

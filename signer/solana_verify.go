@@ -33,52 +33,89 @@ func intentErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrIntent, fmt.Sprintf(format, args...))
 }
 
-func parseIntent(in Intent) (*parsedIntent, error) {
-	p := &parsedIntent{Intent: in}
+// parseIntent checks in and decodes its addresses.
+func parseIntent(in Intent) (parsedIntent, error) {
 	if in.Chain != "solana" {
-		return nil, intentErr("chain %q is not solana", in.Chain)
+		return parsedIntent{}, intentErr("chain %q is not solana", in.Chain)
 	}
-	var err error
-	if p.staker, err = solana.PublicKeyFromBase58(in.Staker); err != nil {
-		return nil, intentErr("staker %q is not a base58 address", in.Staker)
+	staker, ok := decodeBase58Key(in.Staker)
+	if !ok {
+		return parsedIntent{}, intentErr("staker %q is not a base58 address", in.Staker)
 	}
+	return parseIntentFor(in, staker)
+}
+
+// parseIntentFor is parseIntent for a staker already decoded from in.Staker.
+func parseIntentFor(in Intent, staker solana.PublicKey) (parsedIntent, error) {
+	if in.Chain != "solana" {
+		return parsedIntent{}, intentErr("chain %q is not solana", in.Chain)
+	}
+	p := parsedIntent{Intent: in, staker: staker}
+	var ok bool
 	switch in.Operation {
 	case OpStake:
 		if in.Lamports == 0 {
-			return nil, intentErr("stake of 0 lamports")
+			return parsedIntent{}, intentErr("stake of 0 lamports")
 		}
 		if in.VoteAccount != "" {
-			if p.vote, err = solana.PublicKeyFromBase58(in.VoteAccount); err != nil {
-				return nil, intentErr("vote account %q is not a base58 address", in.VoteAccount)
+			if p.vote, ok = decodeBase58Key(in.VoteAccount); !ok {
+				return parsedIntent{}, intentErr("vote account %q is not a base58 address", in.VoteAccount)
 			}
 			p.hasVote = true
 		}
 	case OpUnstake, OpWithdraw:
-		if p.stakeAccount, err = solana.PublicKeyFromBase58(in.StakeAccount); err != nil {
-			return nil, intentErr("stake account %q is not a base58 address", in.StakeAccount)
+		if p.stakeAccount, ok = decodeBase58Key(in.StakeAccount); !ok {
+			return parsedIntent{}, intentErr("stake account %q is not a base58 address", in.StakeAccount)
 		}
 		if in.Operation == OpUnstake && in.Lamports != 0 {
-			return nil, intentErr("unstake of %d lamports: Deactivate covers the whole stake account, so a partial amount cannot be verified (use 0)", in.Lamports)
+			return parsedIntent{}, intentErr("unstake of %d lamports: Deactivate covers the whole stake account, so a partial amount cannot be verified (use 0)", in.Lamports)
 		}
 		if in.Operation == OpWithdraw && in.Lamports == 0 {
-			return nil, intentErr("withdraw of 0 lamports")
+			return parsedIntent{}, intentErr("withdraw of 0 lamports")
 		}
 	default:
-		return nil, intentErr("unknown operation %q", in.Operation)
+		return parsedIntent{}, intentErr("unknown operation %q", in.Operation)
 	}
 	return p, nil
 }
 
-// decodedInstr is one instruction with its program and account keys resolved from the message.
+// instrKind says which accepted layout an instruction decoded as.
+type instrKind uint8
+
+const (
+	kindOther instrKind = iota // a system instruction other than CreateAccountWithSeed, or compute budget
+	kindCreateWithSeed
+	kindInitialize
+	kindDelegate
+	kindDeactivate
+	kindWithdraw
+)
+
+// decodedInstr is one instruction with its program resolved and, for the layouts a staking
+// transaction may contain, its data decoded. Account keys are read from the message on demand.
 type decodedInstr struct {
-	index    int
-	program  solana.PublicKey
-	accounts []solana.PublicKey
-	data     []byte
-	name     string // e.g. "system.Transfer"
-	system   *system.Instruction
-	stake    *stake.Instruction
+	index   int
+	program solana.PublicKey
+	keys    []solana.PublicKey // the message's account keys
+	idx     []uint8            // the instruction's account indexes into keys
+	data    []byte
+	name    string // e.g. "system.Transfer"
+	kind    instrKind
+
+	create   createWithSeedData // kindCreateWithSeed
+	init     initializeData     // kindInitialize
+	lamports uint64             // kindWithdraw
+
+	// system holds solana-go's decoding of a system instruction other than CreateAccountWithSeed.
+	// Such an instruction is always refused; the decoding only names it in the refusal.
+	system *system.Instruction
 }
+
+// numAccounts returns the number of accounts the instruction lists.
+func (d *decodedInstr) numAccounts() int { return len(d.idx) }
+
+// account returns the instruction's i-th account key.
+func (d *decodedInstr) account(i int) solana.PublicKey { return d.keys[d.idx[i]] }
 
 func (d *decodedInstr) String() string {
 	var b strings.Builder
@@ -87,8 +124,8 @@ func (d *decodedInstr) String() string {
 		switch x := d.system.Impl.(type) {
 		case *system.Transfer:
 			fmt.Fprintf(&b, " of %d lamports", deref(x.Lamports))
-			if len(d.accounts) > 1 {
-				fmt.Fprintf(&b, " to %s", d.accounts[1])
+			if d.numAccounts() > 1 {
+				fmt.Fprintf(&b, " to %s", d.account(1))
 			}
 		case *system.CreateAccount:
 			fmt.Fprintf(&b, " of %d lamports", deref(x.Lamports))
@@ -106,58 +143,60 @@ func deref[T any](p *T) T {
 }
 
 func programName(p solana.PublicKey) string {
-	switch {
-	case p.Equals(solana.SystemProgramID):
+	switch p {
+	case solana.SystemProgramID:
 		return "system"
-	case p.Equals(solana.StakeProgramID):
+	case solana.StakeProgramID:
 		return "stake"
-	case p.Equals(solana.ComputeBudget):
+	case solana.ComputeBudget:
 		return "computeBudget"
 	}
 	return p.String()
 }
 
-var systemNames = map[uint32]string{
-	system.Instruction_CreateAccount: "CreateAccount", system.Instruction_Assign: "Assign",
-	system.Instruction_Transfer: "Transfer", system.Instruction_CreateAccountWithSeed: "CreateAccountWithSeed",
-	system.Instruction_AdvanceNonceAccount: "AdvanceNonceAccount", system.Instruction_WithdrawNonceAccount: "WithdrawNonceAccount",
-	system.Instruction_InitializeNonceAccount: "InitializeNonceAccount", system.Instruction_AuthorizeNonceAccount: "AuthorizeNonceAccount",
-	system.Instruction_Allocate: "Allocate", system.Instruction_AllocateWithSeed: "AllocateWithSeed",
-	system.Instruction_AssignWithSeed: "AssignWithSeed", system.Instruction_TransferWithSeed: "TransferWithSeed",
-}
+// systemNames names the system instructions by discriminator.
+var systemNames = prefixed("system.", "CreateAccount", "Assign", "Transfer", "CreateAccountWithSeed",
+	"AdvanceNonceAccount", "WithdrawNonceAccount", "InitializeNonceAccount", "AuthorizeNonceAccount",
+	"Allocate", "AllocateWithSeed", "AssignWithSeed", "TransferWithSeed")
 
-var stakeNames = []string{"Initialize", "Authorize", "DelegateStake", "Split", "Withdraw", "Deactivate",
+// stakeNames names the stake instructions by discriminator.
+var stakeNames = prefixed("stake.", "Initialize", "Authorize", "DelegateStake", "Split", "Withdraw", "Deactivate",
 	"SetLockup", "Merge", "AuthorizeWithSeed", "InitializeChecked", "AuthorizeChecked",
 	"AuthorizeCheckedWithSeed", "SetLockupChecked", "GetMinimumDelegation", "DeactivateDelinquent",
-	"Redelegate", "MoveStake", "MoveLamports"}
+	"Redelegate", "MoveStake", "MoveLamports")
+
+// computeBudgetNames names the compute budget instructions by discriminator.
+var computeBudgetNames = prefixed("computeBudget.", "RequestUnits", "RequestHeapFrame", "SetComputeUnitLimit",
+	"SetComputeUnitPrice", "SetLoadedAccountsDataSizeLimit")
+
+func prefixed(prefix string, names ...string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
+}
 
 // instrName names an instruction by program and discriminator without decoding its body.
 func instrName(program solana.PublicKey, data []byte) string {
-	p := programName(program)
-	switch {
-	case program.Equals(solana.SystemProgramID) && len(data) >= 4:
-		if n, ok := systemNames[binary.LittleEndian.Uint32(data)]; ok {
-			return p + "." + n
+	switch program {
+	case solana.SystemProgramID:
+		if d, ok := discriminator(data); ok && d < uint32(len(systemNames)) {
+			return systemNames[d]
 		}
-	case program.Equals(solana.StakeProgramID) && len(data) >= 4:
-		if d := binary.LittleEndian.Uint32(data); d < uint32(len(stakeNames)) {
-			return p + "." + stakeNames[d]
+		return "system.unknown"
+	case solana.StakeProgramID:
+		if d, ok := discriminator(data); ok && d < uint32(len(stakeNames)) {
+			return stakeNames[d]
 		}
-	case program.Equals(solana.ComputeBudget) && len(data) >= 1:
-		switch data[0] {
-		case 0:
-			return p + ".RequestUnits"
-		case 1:
-			return p + ".RequestHeapFrame"
-		case cbSetComputeUnitLimit:
-			return p + ".SetComputeUnitLimit"
-		case cbSetComputeUnitPrice:
-			return p + ".SetComputeUnitPrice"
-		case 4:
-			return p + ".SetLoadedAccountsDataSizeLimit"
+		return "stake.unknown"
+	case solana.ComputeBudget:
+		if len(data) >= 1 && int(data[0]) < len(computeBudgetNames) {
+			return computeBudgetNames[data[0]]
 		}
+		return "computeBudget.unknown"
 	}
-	return p + ".unknown"
+	return programName(program) + ".unknown"
 }
 
 // decodeExact decodes data into v with solana-go's bincode decoder and refuses trailing bytes.
@@ -178,6 +217,41 @@ func decodeExact(data []byte, v any) (err error) {
 	return nil
 }
 
+// malformed refuses an instruction whose data is not its layout. It asks solana-go's decoder
+// (ref) why, so that the refusal reads the same whichever decoder found the fault; the
+// instruction is refused even if that decoder were to accept it.
+func malformed(d *decodedInstr, ref any) error {
+	reason := fmt.Sprintf("%d bytes that are not the %s layout", len(d.data), d.name)
+	if err := decodeExact(d.data, ref); err != nil {
+		reason = err.Error()
+	}
+	return mismatch(fmt.Sprintf("instruction %s", d), "well-formed instruction data", reason)
+}
+
+// decodeStake decodes the data of an accepted stake instruction by its discriminator.
+func decodeStake(d *decodedInstr) error {
+	disc, _ := discriminator(d.data)
+	ok := false
+	switch disc {
+	case stake.Instruction_Initialize:
+		d.kind = kindInitialize
+		d.init, ok = decodeInitialize(d.data)
+	case stake.Instruction_DelegateStake:
+		d.kind = kindDelegate
+		ok = decodeNoArgs(d.data, disc)
+	case stake.Instruction_Deactivate:
+		d.kind = kindDeactivate
+		ok = decodeNoArgs(d.data, disc)
+	case stake.Instruction_Withdraw:
+		d.kind = kindWithdraw
+		d.lamports, ok = decodeWithdraw(d.data)
+	}
+	if !ok {
+		return malformed(d, new(stake.Instruction))
+	}
+	return nil
+}
+
 func (s *Solana) verify(t *wireTx, in *parsedIntent) (*Verified, error) {
 	if t.versioned {
 		got := fmt.Sprintf("v%d", t.version)
@@ -190,7 +264,7 @@ func (s *Solana) verify(t *wireTx, in *parsedIntent) (*Verified, error) {
 	if t.sigCount != int(h.NumRequiredSignatures) {
 		return nil, mismatch("signature slots", fmt.Sprintf("%d (as the header requires)", h.NumRequiredSignatures), fmt.Sprint(t.sigCount))
 	}
-	if !t.keys[0].Equals(in.staker) {
+	if t.keys[0] != in.staker {
 		return nil, mismatch("fee payer", in.staker.String(), t.keys[0].String())
 	}
 	if h.NumRequiredSignatures != 1 {
@@ -207,46 +281,53 @@ func (s *Solana) verify(t *wireTx, in *parsedIntent) (*Verified, error) {
 	if int(h.NumReadonlyUnsignedAccounts) > len(t.keys)-1 {
 		return nil, mismatch("message header", fmt.Sprintf("at most %d read-only unsigned accounts", len(t.keys)-1), fmt.Sprint(h.NumReadonlyUnsignedAccounts))
 	}
-	seen := make(map[solana.PublicKey]int, len(t.keys))
-	for i, k := range t.keys {
-		if j, dup := seen[k]; dup {
-			return nil, mismatch("account keys", "no duplicates", fmt.Sprintf("%s at indexes %d and %d", k, j, i))
+	// A message holds at most a few dozen keys (it fits in 1232 bytes), so a pairwise scan is
+	// cheaper than a set. It reports the first key seen twice, with its first index.
+	for i := 1; i < len(t.keys); i++ {
+		for j := 0; j < i; j++ {
+			if t.keys[j] == t.keys[i] {
+				return nil, mismatch("account keys", "no duplicates", fmt.Sprintf("%s at indexes %d and %d", t.keys[i], j, i))
+			}
 		}
-		seen[k] = i
 	}
 
-	v := &Verified{Operation: in.Operation, Staker: in.staker.String(), RecentBlockhash: t.blockhash.String(), tx: t}
-	var main []*decodedInstr
+	v := &Verified{Operation: in.Operation, tx: t}
+	all := make([]decodedInstr, len(t.instrs))
+	main := make([]*decodedInstr, 0, 3)
 	var hasPrice, hasLimit bool
 	for i, wi := range t.instrs {
-		d := &decodedInstr{index: i, program: t.keys[wi.programIndex], data: wi.data}
-		for _, a := range wi.accounts {
-			d.accounts = append(d.accounts, t.keys[a])
-		}
+		d := &all[i]
+		*d = decodedInstr{index: i, program: t.keys[wi.programIndex], keys: t.keys, idx: wi.accounts, data: wi.data}
 		d.name = instrName(d.program, d.data)
 		if wi.programIndex == 0 {
 			return nil, mismatch(fmt.Sprintf("instruction #%d program", i), "system, stake or computeBudget", "the fee payer")
 		}
-		switch {
-		case d.program.Equals(solana.ComputeBudget):
+		switch d.program {
+		case solana.ComputeBudget:
 			if err := s.checkComputeBudget(d, v, &hasPrice, &hasLimit); err != nil {
 				return nil, err
 			}
 			continue
-		case d.program.Equals(solana.SystemProgramID):
+		case solana.SystemProgramID:
+			if disc, ok := discriminator(d.data); ok && disc == system.Instruction_CreateAccountWithSeed {
+				if d.create, ok = decodeCreateWithSeed(d.data); !ok {
+					return nil, malformed(d, new(system.Instruction))
+				}
+				d.kind = kindCreateWithSeed
+				break
+			}
 			d.system = new(system.Instruction)
 			if err := decodeExact(d.data, d.system); err != nil {
 				return nil, mismatch(fmt.Sprintf("instruction %s", d), "well-formed instruction data", err.Error())
 			}
-		case d.program.Equals(solana.StakeProgramID):
+		case solana.StakeProgramID:
 			switch d.name {
 			case "stake.Initialize", "stake.DelegateStake", "stake.Deactivate", "stake.Withdraw":
 			default:
 				return nil, mismatch(fmt.Sprintf("instruction #%d", i), "stake Initialize, DelegateStake, Deactivate or Withdraw", d.name)
 			}
-			d.stake = new(stake.Instruction)
-			if err := decodeExact(d.data, d.stake); err != nil {
-				return nil, mismatch(fmt.Sprintf("instruction %s", d), "well-formed instruction data", err.Error())
+			if err := decodeStake(d); err != nil {
+				return nil, err
 			}
 		default:
 			return nil, mismatch(fmt.Sprintf("instruction #%d program", i), "system, stake or computeBudget", d.program.String())
@@ -257,18 +338,18 @@ func (s *Solana) verify(t *wireTx, in *parsedIntent) (*Verified, error) {
 	var want []string
 	switch in.Operation {
 	case OpStake:
-		want = []string{"system.CreateAccountWithSeed", "stake.Initialize", "stake.DelegateStake"}
+		want = wantStake
 	case OpUnstake:
-		want = []string{"stake.Deactivate"}
+		want = wantUnstake
 	case OpWithdraw:
-		want = []string{"stake.Withdraw"}
-	}
-	got := make([]string, len(main))
-	for i, d := range main {
-		got[i] = d.String()
+		want = wantWithdraw
 	}
 	for i, w := range want {
 		if i >= len(main) {
+			got := make([]string, len(main))
+			for i, d := range main {
+				got[i] = d.String()
+			}
 			return nil, mismatch("instructions", strings.Join(want, ", "), "["+strings.Join(got, ", ")+"]")
 		}
 		if main[i].name != w {
@@ -291,24 +372,33 @@ func (s *Solana) verify(t *wireTx, in *parsedIntent) (*Verified, error) {
 	if err != nil {
 		return nil, err
 	}
+	v.Staker = in.Intent.Staker // the intent's spelling of the same key: base58 is canonical
+	v.RecentBlockhash = encodeBase58(t.blockhash[:])
 	return v, nil
 }
 
+// The instruction sequence of each operation, compute budget instructions aside.
+var (
+	wantStake    = []string{"system.CreateAccountWithSeed", "stake.Initialize", "stake.DelegateStake"}
+	wantUnstake  = []string{"stake.Deactivate"}
+	wantWithdraw = []string{"stake.Withdraw"}
+)
+
 func (s *Solana) checkComputeBudget(d *decodedInstr, v *Verified, hasPrice, hasLimit *bool) error {
-	check := "instruction " + d.String()
-	if len(d.accounts) != 0 {
-		return mismatch(check, "no accounts", fmt.Sprintf("%d accounts", len(d.accounts)))
+	check := func() string { return "instruction " + d.String() }
+	if d.numAccounts() != 0 {
+		return mismatch(check(), "no accounts", fmt.Sprintf("%d accounts", d.numAccounts()))
 	}
 	if len(d.data) == 0 {
-		return mismatch(check, "SetComputeUnitPrice or SetComputeUnitLimit", "empty data")
+		return mismatch(check(), "SetComputeUnitPrice or SetComputeUnitLimit", "empty data")
 	}
 	switch d.data[0] {
 	case cbSetComputeUnitPrice:
 		if len(d.data) != 9 {
-			return mismatch(check, "9 bytes of data", fmt.Sprintf("%d bytes", len(d.data)))
+			return mismatch(check(), "9 bytes of data", fmt.Sprintf("%d bytes", len(d.data)))
 		}
 		if *hasPrice {
-			return mismatch(check, "at most one SetComputeUnitPrice", "a second one")
+			return mismatch(check(), "at most one SetComputeUnitPrice", "a second one")
 		}
 		*hasPrice = true
 		v.ComputeUnitPrice = binary.LittleEndian.Uint64(d.data[1:])
@@ -317,10 +407,10 @@ func (s *Solana) checkComputeBudget(d *decodedInstr, v *Verified, hasPrice, hasL
 		}
 	case cbSetComputeUnitLimit:
 		if len(d.data) != 5 {
-			return mismatch(check, "5 bytes of data", fmt.Sprintf("%d bytes", len(d.data)))
+			return mismatch(check(), "5 bytes of data", fmt.Sprintf("%d bytes", len(d.data)))
 		}
 		if *hasLimit {
-			return mismatch(check, "at most one SetComputeUnitLimit", "a second one")
+			return mismatch(check(), "at most one SetComputeUnitLimit", "a second one")
 		}
 		*hasLimit = true
 		v.ComputeUnitLimit = binary.LittleEndian.Uint32(d.data[1:])
@@ -328,7 +418,7 @@ func (s *Solana) checkComputeBudget(d *decodedInstr, v *Verified, hasPrice, hasL
 			return mismatch("compute unit limit", fmt.Sprintf("at most %d units", s.policy.MaxComputeUnitLimit), fmt.Sprint(v.ComputeUnitLimit))
 		}
 	default:
-		return mismatch(check, "computeBudget.SetComputeUnitPrice or computeBudget.SetComputeUnitLimit", d.name)
+		return mismatch(check(), "computeBudget.SetComputeUnitPrice or computeBudget.SetComputeUnitLimit", d.name)
 	}
 	return nil
 }
@@ -336,85 +426,89 @@ func (s *Solana) checkComputeBudget(d *decodedInstr, v *Verified, hasPrice, hasL
 // wantAccounts checks an instruction's account list against exact expectations; a zero key in
 // want matches anything (the caller checks it).
 func wantAccounts(d *decodedInstr, roles []string, want []solana.PublicKey) error {
-	if len(d.accounts) != len(want) {
-		return mismatch(fmt.Sprintf("instruction %s accounts", d), fmt.Sprintf("%d accounts (%s)", len(want), strings.Join(roles, ", ")), fmt.Sprint(len(d.accounts)))
+	if d.numAccounts() != len(want) {
+		return mismatch(fmt.Sprintf("instruction %s accounts", d), fmt.Sprintf("%d accounts (%s)", len(want), strings.Join(roles, ", ")), fmt.Sprint(d.numAccounts()))
 	}
 	for i, w := range want {
 		if w.IsZero() {
 			continue
 		}
-		if !d.accounts[i].Equals(w) {
-			return mismatch(fmt.Sprintf("instruction %s %s", d, roles[i]), w.String(), d.accounts[i].String())
+		if got := d.account(i); got != w {
+			return mismatch(fmt.Sprintf("instruction %s %s", d, roles[i]), w.String(), got.String())
 		}
 	}
 	return nil
 }
 
+// Account roles of the instructions checked.
+var (
+	rolesCreate         = []string{"funding account", "new stake account"}
+	rolesCreateBase     = []string{"funding account", "new stake account", "base account"}
+	rolesInitialize     = []string{"stake account", "rent sysvar"}
+	rolesDelegate       = []string{"stake account", "vote account", "clock sysvar", "stake history sysvar", "stake config", "stake authority"}
+	rolesDeactivate     = []string{"stake account", "clock sysvar", "stake authority"}
+	rolesWithdraw       = []string{"stake account", "recipient", "clock sysvar", "stake history sysvar", "withdraw authority"}
+	rolesWithdrawLockup = []string{"stake account", "recipient", "clock sysvar", "stake history sysvar", "withdraw authority", "lockup custodian"}
+)
+
 func (s *Solana) checkStake(main []*decodedInstr, in *parsedIntent, v *Verified) error {
 	create, initInstr, delegate := main[0], main[1], main[2]
 
 	// CreateAccountWithSeed: funded and based on the staker, owned by the stake program.
-	c, ok := create.system.Impl.(*system.CreateAccountWithSeed)
-	if !ok || c.Base == nil || c.Seed == nil || c.Lamports == nil || c.Space == nil || c.Owner == nil {
-		return mismatch("instruction "+create.String(), "CreateAccountWithSeed data", "incomplete data")
+	c := &create.create
+	if c.base != in.staker {
+		return mismatch("new stake account base", in.staker.String(), c.base.String())
 	}
-	if !c.Base.Equals(in.staker) {
-		return mismatch("new stake account base", in.staker.String(), c.Base.String())
+	if c.owner != solana.StakeProgramID {
+		return mismatch("new stake account owner", solana.StakeProgramID.String(), c.owner.String())
 	}
-	if !c.Owner.Equals(solana.StakeProgramID) {
-		return mismatch("new stake account owner", solana.StakeProgramID.String(), c.Owner.String())
+	if c.lamports != in.Lamports {
+		return mismatch("stake amount", fmt.Sprintf("%d lamports", in.Lamports), fmt.Sprintf("%d lamports", c.lamports))
 	}
-	if *c.Lamports != in.Lamports {
-		return mismatch("stake amount", fmt.Sprintf("%d lamports", in.Lamports), fmt.Sprintf("%d lamports", *c.Lamports))
+	if c.space != stakeAccountSpace {
+		return mismatch("new stake account size", fmt.Sprintf("%d bytes", stakeAccountSpace), fmt.Sprintf("%d bytes", c.space))
 	}
-	if *c.Space != stakeAccountSpace {
-		return mismatch("new stake account size", fmt.Sprintf("%d bytes", stakeAccountSpace), fmt.Sprintf("%d bytes", *c.Space))
+	derived, ok := deriveWithSeed(in.staker, c.seed, solana.StakeProgramID)
+	if !ok {
+		return mismatch("new stake account seed", fmt.Sprintf("at most %d bytes", solana.MaxSeedLength), fmt.Sprintf("%d bytes", len(c.seed)))
 	}
-	derived, err := solana.CreateWithSeed(in.staker, *c.Seed, solana.StakeProgramID)
-	if err != nil {
-		return mismatch("new stake account seed", fmt.Sprintf("at most %d bytes", solana.MaxSeedLength), fmt.Sprintf("%d bytes", len(*c.Seed)))
-	}
-	switch len(create.accounts) {
+	var err error
+	switch create.numAccounts() {
 	case 2:
-		err = wantAccounts(create, []string{"funding account", "new stake account"}, []solana.PublicKey{in.staker, derived})
+		err = wantAccounts(create, rolesCreate, []solana.PublicKey{in.staker, derived})
 	default:
-		err = wantAccounts(create, []string{"funding account", "new stake account", "base account"}, []solana.PublicKey{in.staker, derived, in.staker})
+		err = wantAccounts(create, rolesCreateBase, []solana.PublicKey{in.staker, derived, in.staker})
 	}
 	if err != nil {
 		return err
 	}
 
 	// Initialize: both authorities are the staker; no lockup anyone but the staker could lift.
-	ini, ok := initInstr.stake.Impl.(*stake.Initialize)
-	if !ok || ini.Authorized == nil || ini.Authorized.Staker == nil || ini.Authorized.Withdrawer == nil ||
-		ini.Lockup == nil || ini.Lockup.UnixTimestamp == nil || ini.Lockup.Epoch == nil || ini.Lockup.Custodian == nil {
-		return mismatch("instruction "+initInstr.String(), "Initialize data", "incomplete data")
-	}
-	if err := wantAccounts(initInstr, []string{"stake account", "rent sysvar"}, []solana.PublicKey{derived, solana.SysVarRentPubkey}); err != nil {
+	ini := &initInstr.init
+	if err := wantAccounts(initInstr, rolesInitialize, []solana.PublicKey{derived, solana.SysVarRentPubkey}); err != nil {
 		return err
 	}
-	if !ini.Authorized.Staker.Equals(in.staker) {
-		return mismatch("stake authority", in.staker.String(), ini.Authorized.Staker.String())
+	if ini.staker != in.staker {
+		return mismatch("stake authority", in.staker.String(), ini.staker.String())
 	}
-	if !ini.Authorized.Withdrawer.Equals(in.staker) {
-		return mismatch("withdraw authority", in.staker.String(), ini.Authorized.Withdrawer.String())
+	if ini.withdrawer != in.staker {
+		return mismatch("withdraw authority", in.staker.String(), ini.withdrawer.String())
 	}
-	cust := *ini.Lockup.Custodian
-	if !cust.IsZero() && !cust.Equals(in.staker) {
+	cust := ini.custodian
+	if !cust.IsZero() && cust != in.staker {
 		return mismatch("lockup custodian", "none or the staker "+in.staker.String(), cust.String())
 	}
-	if cust.IsZero() && (*ini.Lockup.UnixTimestamp != 0 || *ini.Lockup.Epoch != 0) {
-		return mismatch("lockup", "none", fmt.Sprintf("until unix time %d / epoch %d", *ini.Lockup.UnixTimestamp, *ini.Lockup.Epoch))
+	if cust.IsZero() && (ini.unixTimestamp != 0 || ini.epoch != 0) {
+		return mismatch("lockup", "none", fmt.Sprintf("until unix time %d / epoch %d", ini.unixTimestamp, ini.epoch))
 	}
 
 	// DelegateStake: that account, by the staker, to the intended validator.
-	if err := wantAccounts(delegate,
-		[]string{"stake account", "vote account", "clock sysvar", "stake history sysvar", "stake config", "stake authority"},
+	if err := wantAccounts(delegate, rolesDelegate,
 		[]solana.PublicKey{derived, {}, solana.SysVarClockPubkey, solana.SysVarStakeHistoryPubkey, solana.SysVarStakeConfigPubkey, in.staker}); err != nil {
 		return err
 	}
-	vote := delegate.accounts[1]
-	if in.hasVote && !vote.Equals(in.vote) {
+	vote := delegate.account(1)
+	if in.hasVote && vote != in.vote {
 		return mismatch("vote account", in.vote.String(), vote.String())
 	}
 	if len(s.badVote) > 0 {
@@ -427,43 +521,46 @@ func (s *Solana) checkStake(main []*decodedInstr, in *parsedIntent, v *Verified)
 		return mismatch("vote account", "named in the intent or on an allow-list (neither is set)", vote.String())
 	}
 
-	v.StakeAccount = derived.String()
-	v.VoteAccount = vote.String()
-	v.Seed = *c.Seed
-	v.Lamports = *c.Lamports
+	v.StakeAccount = encodeBase58(derived[:])
+	if in.hasVote {
+		v.VoteAccount = in.VoteAccount // the intent's spelling of the same key: base58 is canonical
+	} else {
+		v.VoteAccount = encodeBase58(vote[:])
+	}
+	v.Seed = string(c.seed)
+	v.Lamports = c.lamports
 	return nil
 }
 
 func checkDeactivate(d *decodedInstr, in *parsedIntent, v *Verified) error {
-	if _, ok := d.stake.Impl.(*stake.Deactivate); !ok {
+	if d.kind != kindDeactivate {
 		return mismatch("instruction "+d.String(), "Deactivate", d.name)
 	}
-	if err := wantAccounts(d, []string{"stake account", "clock sysvar", "stake authority"},
+	if err := wantAccounts(d, rolesDeactivate,
 		[]solana.PublicKey{in.stakeAccount, solana.SysVarClockPubkey, in.staker}); err != nil {
 		return err
 	}
-	v.StakeAccount = in.stakeAccount.String()
+	v.StakeAccount = in.StakeAccount // the intent's spelling of the same key: base58 is canonical
 	return nil
 }
 
 func checkWithdraw(d *decodedInstr, in *parsedIntent, v *Verified) error {
-	w, ok := d.stake.Impl.(*stake.Withdraw)
-	if !ok || w.Lamports == nil {
+	if d.kind != kindWithdraw {
 		return mismatch("instruction "+d.String(), "Withdraw data", "incomplete data")
 	}
-	roles := []string{"stake account", "recipient", "clock sysvar", "stake history sysvar", "withdraw authority"}
-	want := []solana.PublicKey{in.stakeAccount, in.staker, solana.SysVarClockPubkey, solana.SysVarStakeHistoryPubkey, in.staker}
-	if len(d.accounts) == 6 {
-		roles = append(roles, "lockup custodian")
-		want = append(want, in.staker)
+	var err error
+	if d.numAccounts() == 6 {
+		err = wantAccounts(d, rolesWithdrawLockup, []solana.PublicKey{in.stakeAccount, in.staker, solana.SysVarClockPubkey, solana.SysVarStakeHistoryPubkey, in.staker, in.staker})
+	} else {
+		err = wantAccounts(d, rolesWithdraw, []solana.PublicKey{in.stakeAccount, in.staker, solana.SysVarClockPubkey, solana.SysVarStakeHistoryPubkey, in.staker})
 	}
-	if err := wantAccounts(d, roles, want); err != nil {
+	if err != nil {
 		return err
 	}
-	if *w.Lamports != in.Lamports {
-		return mismatch("withdraw amount", fmt.Sprintf("%d lamports", in.Lamports), fmt.Sprintf("%d lamports", *w.Lamports))
+	if d.lamports != in.Lamports {
+		return mismatch("withdraw amount", fmt.Sprintf("%d lamports", in.Lamports), fmt.Sprintf("%d lamports", d.lamports))
 	}
-	v.StakeAccount = in.stakeAccount.String()
-	v.Lamports = *w.Lamports
+	v.StakeAccount = in.StakeAccount // the intent's spelling of the same key: base58 is canonical
+	v.Lamports = d.lamports
 	return nil
 }

@@ -131,6 +131,8 @@ func parseWireTx(raw []byte) (*wireTx, error) {
 	if nkeys == 0 {
 		return nil, errors.New("message has no accounts")
 	}
+	// Room for the keys that fit in what is left; a count beyond that fails below as truncated.
+	t.keys = make([]solana.PublicKey, 0, min(nkeys, (len(raw)-r.pos)/solana.PublicKeyLength))
 	for i := 0; i < nkeys; i++ {
 		b, err := r.bytes(solana.PublicKeyLength)
 		if err != nil {
@@ -147,6 +149,8 @@ func parseWireTx(raw []byte) (*wireTx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("instruction count: %w", err)
 	}
+	// An instruction takes at least 3 bytes (program index and two empty lengths).
+	t.instrs = make([]wireInstr, 0, min(ninstr, (len(raw)-r.pos)/3))
 	for i := 0; i < ninstr; i++ {
 		var in wireInstr
 		if in.programIndex, err = r.byte(); err != nil {
@@ -215,18 +219,42 @@ type decodeCandidate struct {
 
 var solanaEncodings = []decodeCandidate{
 	{"base64", base64.StdEncoding.DecodeString},
-	{"base64 (unpadded)", base64.RawStdEncoding.DecodeString},
+	{"base64 (unpadded)", func(s string) ([]byte, error) {
+		// Padding is not in the unpadded alphabet: refuse it before decoding the whole string.
+		if strings.IndexByte(s, '=') >= 0 {
+			return nil, errNotEncoding
+		}
+		return base64.RawStdEncoding.DecodeString(s)
+	}},
 	{"hex", func(s string) ([]byte, error) {
 		s = strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+		// Refuse what hex.DecodeString refuses (odd length, a non-hex digit) before it copies s.
+		if len(s)%2 != 0 || !isHex(s) {
+			return nil, errNotEncoding
+		}
 		return hex.DecodeString(s)
 	}},
 	{"base58", func(s string) ([]byte, error) {
 		// Characters outside the alphabet (0, O, I, l, +, /, =) end the attempt before any arithmetic.
 		if strings.ContainsAny(s, "0OIl+/=") {
-			return nil, errors.New("not base58")
+			return nil, errNotEncoding
 		}
 		return base58.Decode(s)
 	}},
+}
+
+// errNotEncoding is what a decodeCandidate returns for a string it cannot be.
+var errNotEncoding = errors.New("not in this encoding")
+
+// isHex reports whether s holds hexadecimal digits only.
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeSolanaTx decodes the unsigned transaction string, choosing the encoding under which it
@@ -249,15 +277,15 @@ func decodeSolanaTx(s string) (*wireTx, string, error) {
 		if err != nil || len(b) == 0 {
 			continue
 		}
+		if found != nil && string(found.raw) == string(b) {
+			continue // the same bytes under a sibling encoding (padded and unpadded base64)
+		}
 		t, err := parseWireTx(b)
 		if err != nil {
 			reasons = append(reasons, fmt.Sprintf("as %s (%d bytes): %v", c.encoding, len(b), err))
 			continue
 		}
 		if found != nil {
-			if string(found.raw) == string(b) {
-				continue // the same bytes under a sibling encoding (padded and unpadded base64)
-			}
 			return nil, "", fmt.Errorf("%w: ambiguous encoding: the string is a well-formed transaction both as %s and as %s", ErrDecode, foundEnc, c.encoding)
 		}
 		found, foundEnc = t, c.encoding

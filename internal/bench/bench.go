@@ -20,6 +20,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -68,7 +69,7 @@ type Config struct {
 	BlockhashValidity uint64
 	ConfirmPoll       time.Duration
 	// ServerDynamicConfig are extra dev-server dynamic config values ("key=value"), added to
-	// BaseServerFlags.
+	// stack.BaseServerDynamicConfig.
 	ServerDynamicConfig []string
 	// EagerStart asks the server to hand each new workflow's first task to the starting worker
 	// (client.StartWorkflowOptions.EnableEagerStart), on every side.
@@ -202,7 +203,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // env is one running stack with the benchmark's worker and clients.
 type env struct {
 	cfg     Config
-	st      *localStack
+	st      *stack.Stack
 	c       client.Client
 	w       sdkworker.Worker
 	bare    *Bare
@@ -322,17 +323,17 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 	if err != nil {
 		return nil, err
 	}
-	e := &env{cfg: cfg, st: st, c: st.client, mode: mode}
+	e := &env{cfg: cfg, st: st, c: st.Client, mode: mode}
 	defer func() {
 		if err != nil {
 			e.close()
 		}
 	}()
-	acts, err := worker.NewActivities(st.workerConfig(), zap.NewNop())
+	acts, err := worker.NewActivities(st.WorkerConfig(), zap.NewNop())
 	if err != nil {
 		return nil, err
 	}
-	e.w = sdkworker.New(st.client, workflows.TaskQueue, sdkworker.Options{
+	e.w = sdkworker.New(st.Client, workflows.TaskQueue, sdkworker.Options{
 		MaxConcurrentWorkflowTaskPollers:       cfg.Pollers,
 		MaxConcurrentActivityTaskPollers:       cfg.Pollers,
 		MaxConcurrentActivityExecutionSize:     cfg.MaxConcurrentActivities,
@@ -345,29 +346,29 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		return nil, fmt.Errorf("starting the benchmark worker: %w", err)
 	}
 
-	keys, err := signer.LoadSolanaKeyring(st.keyDir)
+	keys, err := signer.LoadSolanaKeyring(st.KeyDir)
 	if err != nil {
 		return nil, err
 	}
-	token, err := os.ReadFile(st.tokenFile)
+	token, err := os.ReadFile(st.TokenFile)
 	if err != nil {
 		return nil, err
 	}
-	svc, err := apiclient.New(st.sandbox.URL(), apiclient.WithToken(string(token)), apiclient.WithTimeout(30*time.Second),
+	svc, err := apiclient.New(st.Sandbox.URL(), apiclient.WithToken(string(token)), apiclient.WithTimeout(30*time.Second),
 		apiclient.WithUserAgent("stakeflow-bench"))
 	if err != nil {
 		return nil, err
 	}
 	e.bare = &Bare{
 		Service: svc, Signer: signer.NewSolana(keys, signer.SolanaPolicy{}), Keys: keys,
-		Chain: solchain.New(st.sandbox.Runtime().URL()), Network: "testnet", Poll: cfg.ConfirmPoll,
+		Chain: solchain.New(st.Sandbox.Runtime().URL()), Network: "testnet", Poll: cfg.ConfirmPoll,
 	}
-	votes := st.sandbox.Runtime().VoteAccounts()
+	votes := st.Sandbox.Runtime().VoteAccounts()
 	if len(votes) == 0 {
 		return nil, errors.New("the runtime has no healthy vote account")
 	}
 	e.vote = votes[0].String()
-	for _, pk := range st.stakers {
+	for _, pk := range st.Stakers {
 		e.stakers = append(e.stakers, pk.String())
 	}
 	return e, nil
@@ -378,7 +379,7 @@ func (e *env) close() {
 		e.w.Stop()
 	}
 	if e.st != nil {
-		e.st.close()
+		e.st.Close()
 	}
 }
 

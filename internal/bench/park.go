@@ -82,7 +82,7 @@ func (e *env) park(ctx context.Context, rep *Report, n int) (*ParkReport, error)
 	}
 	log.Info("Stake accounts made", zap.Int("n", n), zap.Duration("took", ph.took()))
 	// Active from the next epoch on: a stake deactivated in its activation epoch is inactive at once.
-	if err := e.st.sandbox.Runtime().WarpEpochs(ctx, 1); err != nil {
+	if err := e.st.Sandbox.Runtime().WarpEpochs(ctx, 1); err != nil {
 		return nil, fmt.Errorf("warping an epoch: %w", err)
 	}
 	ph = rep.phase(fmt.Sprintf("%s: park: %d deactivations (bare client)", e.mode, n))

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/stakeflow/stakeflow/internal/stack"
 )
 
 // Report is the outcome of one benchmark run.
@@ -58,7 +60,7 @@ func settingsOf(c Config) Settings {
 		MaxConcurrentActivities: c.MaxConcurrentActivities, MaxConcurrentWorkflowTasks: c.MaxConcurrentWorkflowTasks,
 		SlotDuration: Duration(c.SlotDuration), FinalizationDepth: c.FinalizationDepth, BlockhashValidity: c.BlockhashValidity,
 		ConfirmPoll: Duration(c.ConfirmPoll), Stakers: c.Stakers, Lamports: c.Lamports,
-		DynamicConfig: append(append([]string{}, BaseServerFlags...), c.ServerDynamicConfig...),
+		DynamicConfig: append(append([]string{}, stack.BaseServerDynamicConfig...), c.ServerDynamicConfig...),
 		EagerStart:    c.EagerStart,
 	}
 }

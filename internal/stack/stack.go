@@ -41,6 +41,9 @@ type Options struct {
 	UIPort int
 	// TemporalPort is the frontend port (0: a free one).
 	TemporalPort int
+	// ServerDynamicConfig adds `key=value` dynamic-config settings to the dev server's own
+	// (BaseServerDynamicConfig).
+	ServerDynamicConfig []string
 	// SandboxAddr is the sandbox's listen address (default 127.0.0.1:0).
 	SandboxAddr string
 	// Runtime configures the Solana runtime.
@@ -52,6 +55,8 @@ type Options struct {
 	ApprovalThreshold uint64
 	// EpochRecheck is the worker's --epoch-recheck (0: its default, an hour).
 	EpochRecheck time.Duration
+	// NoWorker leaves the worker out: the caller runs its own (StartWorker starts the stack's).
+	NoWorker bool
 	// Logger receives the stack's own logs; WorkerLogger the worker's (both default no-op).
 	Logger       *zap.Logger
 	WorkerLogger *zap.Logger
@@ -131,11 +136,17 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		}
 		s.Stakers = append(s.Stakers, pk)
 	}
-	if err := s.StartWorker(ctx); err != nil {
-		return nil, err
+	if !opts.NoWorker {
+		if err := s.StartWorker(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
+
+// BaseServerDynamicConfig is the dynamic configuration every stack's dev server runs with: it
+// cuts the server's hop between a workflow's tasks from hundreds of milliseconds to a few.
+var BaseServerDynamicConfig = []string{"history.transferProcessorMaxPollRPS=1000"}
 
 func (s *Stack) startTemporal(ctx context.Context) error {
 	port := s.opts.TemporalPort
@@ -146,8 +157,9 @@ func (s *Stack) startTemporal(ctx context.Context) error {
 		}
 		port = p
 	}
-	args := []string{
-		"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
+	var args []string
+	for _, kv := range append(append([]string{}, BaseServerDynamicConfig...), s.opts.ServerDynamicConfig...) {
+		args = append(args, "--dynamic-config-value", kv)
 	}
 	for _, kv := range workflows.SearchAttributeTypes() {
 		args = append(args, "--search-attribute", kv[0]+"="+kv[1])

@@ -103,6 +103,13 @@ func (s *WorkflowSuite) mockValidator() {
 		Return(activities.ValidatorCheckResult{Status: "active"}, nil).Once()
 }
 
+// mockThroughSign answers the validator check and has c build and sign.
+func (s *WorkflowSuite) mockThroughSign(c *chain) {
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+}
+
 func (s *WorkflowSuite) mockHappyChain(c *chain) {
 	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
@@ -212,9 +219,7 @@ func (s *WorkflowSuite) TestVerificationFailureSignsAndSendsNothing() {
 func (s *WorkflowSuite) TestBlockhashExpiredBeforeBroadcastRebuildsOnlyAfterProof() {
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
-	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
-	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.mockThroughSign(c)
 	// First broadcast: the service says the blockhash is gone. Second: accepted.
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(activities.BroadcastResult{},
 		temporal.NewNonRetryableApplicationError("BlockhashNotFound", activities.ErrBlockhashExpired, nil)).Once()
@@ -240,9 +245,7 @@ func (s *WorkflowSuite) TestBlockhashExpiredBeforeBroadcastRebuildsOnlyAfterProo
 func (s *WorkflowSuite) TestBlockhashExpiredAfterBroadcastRebuilds() {
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
-	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
-	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil).Once()
@@ -257,9 +260,7 @@ func (s *WorkflowSuite) TestBlockhashExpiredAfterBroadcastRebuilds() {
 func (s *WorkflowSuite) TestLostBroadcastResponseResendsSameBytesAndNeverRebuilds() {
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
-	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
-	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.mockThroughSign(c)
 	var mu sync.Mutex
 	var sent []string
 	// Every answer is lost (the transaction may well have landed): retries until the broadcast window closes.
@@ -314,9 +315,7 @@ func (s *WorkflowSuite) TestRateLimitedBuildWaitsForRetryAfter() {
 func (s *WorkflowSuite) TestTooManyExpiredBuildsFailWithReason() {
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
-	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
-	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeExpired}, nil)
 	in := stakeInput()
@@ -331,9 +330,7 @@ func (s *WorkflowSuite) TestTooManyExpiredBuildsFailWithReason() {
 func (s *WorkflowSuite) TestTransactionFailedOnChainIsNotRetried() {
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
-	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
-	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFailed, Error: "InsufficientFunds"}, nil)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
@@ -345,9 +342,7 @@ func (s *WorkflowSuite) TestTransactionFailedOnChainIsNotRetried() {
 func (s *WorkflowSuite) TestBroadcastRejectedFailsWithoutRebuild() {
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
-	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
-	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(activities.BroadcastResult{},
 		temporal.NewNonRetryableApplicationError("InstructionError: insufficient lamports", activities.ErrTransactionRejected, nil))
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
@@ -462,9 +457,7 @@ func (s *WorkflowSuite) TestCancelDuringBuildSendsNothing() {
 func (s *WorkflowSuite) TestCancelAfterBroadcastStillConfirms() {
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
-	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
-	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).After(time.Minute).
 		Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 5}, nil)

@@ -97,6 +97,12 @@ func (t *temporalServer) stop(grace time.Duration) {
 	if cmd == nil {
 		return
 	}
+	terminate(cmd, done, grace)
+}
+
+// terminate sends SIGTERM to a child, SIGKILL if it is still running after grace, and waits for
+// done (closed when the child was reaped).
+func terminate(cmd *exec.Cmd, done <-chan struct{}, grace time.Duration) {
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-done:
@@ -246,13 +252,7 @@ func (w *workerProcess) stop(grace time.Duration) {
 	if cmd == nil {
 		return
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(grace):
-		_ = cmd.Process.Kill()
-		<-done
-	}
+	terminate(cmd, done, grace)
 	if w.loopDone != nil {
 		<-w.loopDone
 	}

@@ -12,6 +12,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/stakeflow/stakeflow/internal/metrics/metricstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,11 +22,7 @@ import (
 // healthURL is the base URL of the stack's worker health address (/healthz, /readyz, /metrics).
 func healthURL(t *testing.T) string {
 	t.Helper()
-	h, ok := any(st).(interface{ HealthURL() string })
-	require.True(t, ok, "the local stack does not expose its worker's health address (Stack.HealthURL)")
-	u := h.HealthURL()
-	require.NotEmpty(t, u, "the stack's worker runs without a health address")
-	return strings.TrimRight(u, "/")
+	return strings.TrimRight(st.HealthURL(), "/")
 }
 
 func get(t require.TestingT, url string) (int, string) {
@@ -43,23 +40,8 @@ func get(t require.TestingT, url string) (int, string) {
 
 // sumOf adds the values of the samples of family name whose labels include want.
 func sumOf(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
-	fam, ok := fams[name]
-	if !ok {
-		return 0, false
-	}
 	sum, found := 0.0, false
-	for _, m := range fam.GetMetric() {
-		got := map[string]string{}
-		for _, lp := range m.GetLabel() {
-			got[lp.GetName()] = lp.GetValue()
-		}
-		match := true
-		for k, v := range want {
-			match = match && got[k] == v
-		}
-		if !match {
-			continue
-		}
+	for _, m := range metricstest.Matching(fams, name, want) {
 		found = true
 		switch {
 		case m.Counter != nil:
@@ -81,8 +63,11 @@ func TestMetricsAfterStake(t *testing.T) {
 }
 
 func checkMetricsAfterStake(t *testing.T, base, staker string) {
-	code, body := get(t, base+"/readyz")
-	require.Equal(t, http.StatusOK, code, body)
+	// The worker starts in the background with the stack: wait until it reports ready.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		code, body := get(c, base+"/readyz")
+		assert.Equal(c, http.StatusOK, code, body)
+	}, time.Minute, 100*time.Millisecond)
 
 	id := operationID(t, "stake")
 	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker, "--sol", "2", "--id", id, "--wait", "--json")

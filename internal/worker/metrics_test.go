@@ -13,6 +13,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/stakeflow/stakeflow/internal/metrics/metricstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -158,22 +159,8 @@ func scrape(t require.TestingT, mux http.Handler) map[string]*dto.MetricFamily {
 
 // sample finds the one metric of family name whose labels include want.
 func sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) *dto.Metric {
-	fam, ok := fams[name]
-	if !ok {
-		return nil
-	}
-	for _, m := range fam.GetMetric() {
-		got := map[string]string{}
-		for _, lp := range m.GetLabel() {
-			got[lp.GetName()] = lp.GetValue()
-		}
-		match := true
-		for k, v := range want {
-			match = match && got[k] == v
-		}
-		if match {
-			return m
-		}
+	if ms := metricstest.Matching(fams, name, want); len(ms) > 0 {
+		return ms[0]
 	}
 	return nil
 }

@@ -44,7 +44,8 @@ type Policy struct {
 	AllowedVoteAccounts []string
 }
 
-// Activities are stakeflow's activities. Every field is required.
+// Activities are stakeflow's activities. Service, Signer, Keys and Chains are required; the
+// durations have defaults.
 type Activities struct {
 	Service StakingService
 	Signer  TxSigner
@@ -58,6 +59,9 @@ type Activities struct {
 	// EpochRecheck caps each wait for an epoch's end before the stake account is read again.
 	// Zero leaves the workflow's own cap (an hour).
 	EpochRecheck time.Duration
+	// ConfirmHeartbeatAfter is how long Confirm runs before it starts heartbeating; zero means
+	// five seconds, and never more than a quarter of the activity's heartbeat timeout.
+	ConfirmHeartbeatAfter time.Duration
 }
 
 // CheckPolicy applies the worker's policy to an intent before anything is built: the worker must

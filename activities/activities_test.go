@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -252,6 +254,8 @@ type fakeChain struct {
 	valid    []bool
 	heights  []uint64
 	reads    int
+	// heightReads counts block height reads.
+	heightReads int
 }
 
 func next[T any](s *[]T) T {
@@ -271,6 +275,7 @@ func (f *fakeChain) SignatureStatus(context.Context, string) (*solchain.Signatur
 func (f *fakeChain) BlockHeight(context.Context) (uint64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.heightReads++
 	return next(&f.heights), nil
 }
 func (f *fakeChain) IsBlockhashValid(context.Context, string) (bool, error) {
@@ -297,21 +302,64 @@ var (
 
 func confirm(t *testing.T, f *fakeChain) (ConfirmResult, error) {
 	t.Helper()
+	res, _, err := confirmWith(t, &Activities{Chains: map[string]SolanaReader{"testnet": f}})
+	return res, err
+}
+
+// confirmWith runs Confirm on acts and returns its result and the progress of every heartbeat.
+func confirmWith(t *testing.T, acts *Activities) (ConfirmResult, []confirmProgress, error) {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	acts := &Activities{Chains: map[string]SolanaReader{"testnet": f}}
 	env.RegisterActivity(acts)
+	var mu sync.Mutex
+	var beats []confirmProgress
+	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
+		var p confirmProgress
+		require.NoError(t, details.Get(&p))
+		mu.Lock()
+		beats = append(beats, p)
+		mu.Unlock()
+	})
 	v, err := env.ExecuteActivity(acts.Confirm, ConfirmInput{Network: "testnet", Signature: sig, RecentBlockhash: hash,
 		PollInterval: time.Millisecond, ExpiryMarginBlocks: 10})
+	mu.Lock()
+	defer mu.Unlock()
 	if err != nil {
-		return ConfirmResult{}, err
+		return ConfirmResult{}, beats, err
 	}
 	var res ConfirmResult
 	require.NoError(t, v.Get(&res))
-	return res, nil
+	return res, beats, nil
 }
 
 func TestConfirm(t *testing.T) {
+	t.Run("final at the first look: one read, no height, no heartbeat", func(t *testing.T) {
+		f := &fakeChain{statuses: []*solchain.SignatureStatus{finalized}}
+		res, beats, err := confirmWith(t, &Activities{Chains: map[string]SolanaReader{"testnet": f}})
+		require.NoError(t, err)
+		require.Equal(t, OutcomeFinalized, res.Outcome)
+		require.Equal(t, 1, f.reads)
+		require.Zero(t, f.heightReads)
+		require.Empty(t, beats)
+	})
+	t.Run("a short confirmation sends no heartbeat", func(t *testing.T) {
+		f := &fakeChain{statuses: []*solchain.SignatureStatus{absent, confirmed, finalized}, valid: []bool{true}, heights: []uint64{100}}
+		res, beats, err := confirmWith(t, &Activities{Chains: map[string]SolanaReader{"testnet": f}})
+		require.NoError(t, err)
+		require.Equal(t, OutcomeFinalized, res.Outcome)
+		require.Equal(t, 1, f.heightReads, "the start height is read once, after the first look")
+		require.Empty(t, beats)
+	})
+	t.Run("a lasting confirmation heartbeats its start height", func(t *testing.T) {
+		f := &fakeChain{statuses: []*solchain.SignatureStatus{absent, confirmed, finalized}, valid: []bool{true}, heights: []uint64{100}}
+		res, beats, err := confirmWith(t, &Activities{Chains: map[string]SolanaReader{"testnet": f}, ConfirmHeartbeatAfter: time.Nanosecond})
+		require.NoError(t, err)
+		require.Equal(t, OutcomeFinalized, res.Outcome)
+		// The SDK sends the first heartbeat at once and throttles the next ones.
+		require.NotEmpty(t, beats)
+		require.Equal(t, confirmProgress{StartHeight: 100}, beats[0])
+	})
 	t.Run("finalized after confirmed", func(t *testing.T) {
 		res, err := confirm(t, &fakeChain{statuses: []*solchain.SignatureStatus{absent, confirmed, confirmed, finalized}, valid: []bool{true}, heights: []uint64{100}})
 		require.NoError(t, err)

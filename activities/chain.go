@@ -47,8 +47,14 @@ func (a *Activities) chain(network string) (SolanaReader, error) {
 
 // Confirm follows a sent transaction until it is finalized, failed on chain, or provably unable
 // to land: its signature is absent, its blockhash is no longer valid, and the finalized block
-// height has moved ExpiryMarginBlocks past the height seen when confirmation began. It heartbeats
-// every poll and resumes from its last heartbeat when retried.
+// height has moved ExpiryMarginBlocks past the height seen when confirmation began. It resumes
+// from its last heartbeat when retried.
+//
+// A transaction already final at the first look costs one read and no heartbeat. Otherwise the
+// height that starts the expiry margin is read after that first look (a later start only makes
+// the proof of expiry stricter), and heartbeats begin once the confirmation has lasted
+// ConfirmHeartbeatAfter: a retry without them reads a new, later start height, which again only delays a
+// proof of expiry, never hastens it.
 func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResult, error) {
 	r, err := a.chain(in.Network)
 	if err != nil {
@@ -62,19 +68,20 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 	if margin == 0 {
 		margin = DefaultExpiryMarginBlocks
 	}
+	quiet := confirmQuiet
+	if a.ConfirmHeartbeatAfter > 0 {
+		quiet = a.ConfirmHeartbeatAfter
+	}
+	if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
+		quiet = min(quiet, hb/4)
+	}
+	began := time.Now()
 	logger := activity.GetLogger(ctx)
 	var progress confirmProgress
 	if activity.HasHeartbeatDetails(ctx) {
 		if err := activity.GetHeartbeatDetails(ctx, &progress); err != nil {
 			progress = confirmProgress{}
 		}
-	}
-	if progress.StartHeight == 0 {
-		h, err := r.BlockHeight(ctx)
-		if err != nil {
-			return ConfirmResult{}, chainErr("block height", err)
-		}
-		progress.StartHeight = h
 	}
 	for {
 		st, err := r.SignatureStatus(ctx, in.Signature)
@@ -87,9 +94,17 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 			return ConfirmResult{Outcome: OutcomeFailed, Slot: st.Slot, Error: st.Err}, nil
 		case st.Found && st.Finalized():
 			return ConfirmResult{Outcome: OutcomeFinalized, Slot: st.Slot}, nil
-		case st.Found:
+		}
+		if progress.StartHeight == 0 {
+			h, err := r.BlockHeight(ctx)
+			if err != nil {
+				return ConfirmResult{}, chainErr("block height", err)
+			}
+			progress.StartHeight = h
+		}
+		if st.Found {
 			progress.Seen = st.ConfirmationStatus
-		default:
+		} else {
 			expired, err := a.provenExpired(ctx, r, in, progress.StartHeight, margin)
 			if err != nil {
 				return ConfirmResult{}, err
@@ -99,7 +114,9 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 				return ConfirmResult{Outcome: OutcomeExpired}, nil
 			}
 		}
-		activity.RecordHeartbeat(ctx, progress)
+		if time.Since(began) >= quiet {
+			activity.RecordHeartbeat(ctx, progress)
+		}
 		select {
 		case <-ctx.Done():
 			return ConfirmResult{}, ctx.Err()
@@ -107,6 +124,11 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 		}
 	}
 }
+
+// confirmQuiet is how long Confirm runs before it starts heartbeating (at most a quarter of the
+// activity's heartbeat timeout). Each heartbeat is a write on the Temporal server; a transaction
+// that finalizes within it needs none.
+const confirmQuiet = 5 * time.Second
 
 // provenExpired reports whether an absent transaction can no longer land.
 func (a *Activities) provenExpired(ctx context.Context, r SolanaReader, in ConfirmInput, startHeight, margin uint64) (bool, error) {

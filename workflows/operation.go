@@ -27,10 +27,11 @@ type operation struct {
 	metrics metrics.Operation
 	// decided is set once an approve or reject update was accepted, or the approval timed out.
 	decided bool
-	// coalesce queues search-attribute updates in pending and sends them as one upsert before the
-	// workflow task ends (see flush); histories from before it upserted every change at once.
-	coalesce bool
-	pending  []pendingAttribute
+	// attributes is how search-attribute changes reach visibility (versionSearchAttributes): at
+	// once, once per workflow task, or only where the operation rests. Queued changes wait in
+	// pending until the next flush.
+	attributes workflow.Version
+	pending    []pendingAttribute
 }
 
 // pendingAttribute is a search-attribute update waiting for the next flush.
@@ -39,8 +40,22 @@ type pendingAttribute struct {
 	update temporal.SearchAttributeUpdate
 }
 
-// versionCoalescedAttributes guards the change from one upsert per change to one per task.
-const versionCoalescedAttributes = "coalesced-search-attributes"
+// versionSearchAttributes guards how search-attribute changes are sent. Each upsert is a history
+// event and a visibility write, the largest cost an operation adds to the Temporal server.
+const versionSearchAttributes = "coalesced-search-attributes"
+
+const (
+	// attributesPerChange upserts every change at once (histories from before the versioned change).
+	attributesPerChange = workflow.DefaultVersion
+	// attributesPerTask queues changes and sends them as one upsert before each wait.
+	attributesPerTask workflow.Version = 1
+	// attributesAtRest queues changes and sends them only where an operation can rest: awaiting
+	// approval, confirming a sent transaction, waiting for deactivation, and at its end. Steps in
+	// between (checking the validator, building, signing, broadcasting) take milliseconds when the
+	// service answers; when it does not, the Web UI shows the pending activity with its last
+	// failure, and the status query and current details always carry the exact step.
+	attributesAtRest workflow.Version = 2
+)
 
 // setup validates nothing itself (callers validate their input first), records the intent,
 // registers the query and update handlers and tags the workflow with its search attributes.
@@ -67,7 +82,7 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 		"operationId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID,
 		"operation", string(intent.Operation), "staker", intent.Staker, "network", intent.Network)
 	o.metrics = metrics.ForOperation(workflow.GetMetricsHandler(ctx), intent.Chain, intent.Network, string(intent.Operation))
-	o.coalesce = workflow.GetVersion(ctx, versionCoalescedAttributes, workflow.DefaultVersion, 1) == 1
+	o.attributes = workflow.GetVersion(ctx, versionSearchAttributes, attributesPerChange, attributesAtRest)
 
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return o.status, nil }); err != nil {
 		return nil, err
@@ -103,9 +118,11 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 			return nil, err
 		}
 	}
-	if o.coalesce {
+	startedWithout := false
+	if o.attributes != attributesPerChange {
 		// Attributes the starter already set at start need no upsert.
 		start := workflow.GetTypedSearchAttributes(ctx)
+		queued := len(o.pending)
 		for _, kw := range []struct {
 			key   temporal.SearchAttributeKeyKeyword
 			value string
@@ -120,6 +137,7 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 		if v, ok := start.GetKeyword(SAStakeAccount); intent.StakeAccount != "" && (!ok || v != intent.StakeAccount) {
 			o.set(ctx, SAStakeAccount.GetName(), SAStakeAccount.ValueSet(intent.StakeAccount))
 		}
+		startedWithout = len(o.pending) > queued
 	} else {
 		o.upsert(ctx,
 			SAChain.ValueSet(intent.Chain), SANetwork.ValueSet(intent.Network),
@@ -130,6 +148,10 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 		}
 	}
 	o.setStep(ctx, StepValidating)
+	if startedWithout && o.attributes == attributesAtRest {
+		// Started without its attributes (not through StartOptions): make it findable at once.
+		o.flush(ctx)
+	}
 	o.metrics.Started()
 	return o, nil
 }
@@ -143,7 +165,7 @@ func (o *operation) upsert(ctx workflow.Context, updates ...temporal.SearchAttri
 // set records a search-attribute update: queued until the next flush, or (histories from before
 // coalescing) sent at once.
 func (o *operation) set(ctx workflow.Context, name string, update temporal.SearchAttributeUpdate) {
-	if !o.coalesce {
+	if o.attributes == attributesPerChange {
 		o.upsert(ctx, update)
 		return
 	}
@@ -156,8 +178,9 @@ func (o *operation) set(ctx workflow.Context, name string, update temporal.Searc
 	o.pending = append(o.pending, pendingAttribute{name: name, update: update})
 }
 
-// flush sends the queued search-attribute updates as one upsert. It runs before every point where
-// the workflow task can end (an activity, a timer, an await) and when the operation ends.
+// flush sends the queued search-attribute updates as one upsert. It runs where the operation
+// rests (an approval wait, a confirmation, a deactivation wait) and when it ends; in histories
+// from before attributesAtRest also before every other wait (see get).
 func (o *operation) flush(ctx workflow.Context) {
 	if len(o.pending) == 0 {
 		return
@@ -170,9 +193,12 @@ func (o *operation) flush(ctx workflow.Context) {
 	o.upsert(ctx, updates...)
 }
 
-// get flushes the queued search attributes, then waits for f.
+// get waits for f; in histories from before attributesAtRest it flushes the queued search
+// attributes first.
 func (o *operation) get(ctx workflow.Context, f workflow.Future, v any) error {
-	o.flush(ctx)
+	if o.attributes == attributesPerTask {
+		o.flush(ctx)
+	}
 	return f.Get(ctx, v)
 }
 
@@ -454,10 +480,13 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 			},
 		})
 		var conf activities.ConfirmResult
-		if err := o.get(dctx, workflow.ExecuteActivity(cctx, a.Confirm, activities.ConfirmInput{
+		confirmed := workflow.ExecuteActivity(cctx, a.Confirm, activities.ConfirmInput{
 			Network: intent.Network, Signature: signed.Signature, RecentBlockhash: signed.RecentBlockhash,
 			PollInterval: o.opts.ConfirmPollInterval,
-		}), &conf); err != nil {
+		})
+		// Confirming is where a sent transaction rests: its step and signature become searchable.
+		o.flush(dctx)
+		if err := o.get(dctx, confirmed, &conf); err != nil {
 			return TxRecord{}, err
 		}
 		o.metrics.Confirmed(conf.Outcome)

@@ -45,8 +45,8 @@ const ChainSolana = "solana"
 // Solana networks the staking service serves.
 var SolanaNetworks = []string{"mainnet-beta", "testnet"}
 
-// Steps an operation goes through, as reported by the status query, the StakeflowStep search
-// attribute and the workflow's current details.
+// Steps an operation goes through, as reported by the status query and the workflow's current
+// details. The StakeflowStep search attribute records only the RestingSteps.
 const (
 	StepValidating          = "validating"
 	StepAwaitingApproval    = "awaiting-approval"
@@ -60,6 +60,13 @@ const (
 	StepFailed              = "failed"
 	StepCancelled           = "cancelled"
 )
+
+// RestingSteps are the steps the StakeflowStep search attribute records: where an operation
+// can stay a while, and its end. It reads validating from the start until the operation awaits
+// approval or its transaction is confirming; checking the validator, building, signing and
+// broadcasting take milliseconds when the service answers and leave the attribute at the step
+// before them (the status query and the current details carry the exact step).
+var RestingSteps = []string{StepValidating, StepAwaitingApproval, StepConfirming, StepWaitingDeactivation, StepDone, StepFailed, StepCancelled}
 
 // Search attributes, registered on the namespace by `starter setup` (and by the local stack).
 var (
@@ -326,8 +333,14 @@ func ValidateOperationID(id string) error {
 
 // StartOptions are the options every operation is started with: the operation ID as workflow ID,
 // refused when that ID was ever used (also after the first run finished), the project's task
-// queue, a one-line summary for the Web UI and the search attributes known at start.
+// queue, a one-line summary for the Web UI and the search attributes known at start (see
+// StakeAttributes and UnstakeAttributes). StakeflowStep starts at validating unless attrs set it.
+// Attributes set at start cost no upsert: the workflows send only what changes later.
 func StartOptions(operationID, summary string, attrs ...temporal.SearchAttributeUpdate) client.StartWorkflowOptions {
+	sa := temporal.NewSearchAttributes(attrs...)
+	if !sa.ContainsKey(SAStep) {
+		sa = temporal.NewSearchAttributes(append(attrs, SAStep.ValueSet(StepValidating))...)
+	}
 	return client.StartWorkflowOptions{
 		ID:                       operationID,
 		TaskQueue:                TaskQueue,
@@ -336,7 +349,29 @@ func StartOptions(operationID, summary string, attrs ...temporal.SearchAttribute
 		// Without this the client hands back the earlier run instead of refusing.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		StaticSummary:                            summary,
-		TypedSearchAttributes:                    temporal.NewSearchAttributes(attrs...),
+		TypedSearchAttributes:                    sa,
+	}
+}
+
+// StakeAttributes are the search attributes of a stake known at start.
+func StakeAttributes(in StakeInput) []temporal.SearchAttributeUpdate {
+	attrs := []temporal.SearchAttributeUpdate{
+		SAChain.ValueSet(ChainSolana), SANetwork.ValueSet(in.Network),
+		SAOperation.ValueSet(string(activities.OpStake)), SAStaker.ValueSet(in.Staker),
+	}
+	if in.Lamports > 0 && in.Lamports <= maxLamports {
+		attrs = append(attrs, SAAmount.ValueSet(int64(in.Lamports)))
+	}
+	return attrs
+}
+
+// UnstakeAttributes are the search attributes known at start of an unstake (op "unstake") or a
+// withdraw (op "withdraw").
+func UnstakeAttributes(op string, in UnstakeInput) []temporal.SearchAttributeUpdate {
+	return []temporal.SearchAttributeUpdate{
+		SAChain.ValueSet(ChainSolana), SANetwork.ValueSet(in.Network),
+		SAOperation.ValueSet(op), SAStaker.ValueSet(in.Staker),
+		SAStakeAccount.ValueSet(in.StakeAccount),
 	}
 }
 

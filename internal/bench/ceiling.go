@@ -21,8 +21,9 @@ const (
 	// CeilingLocalWorkflowName is the alternative shape: Build and Broadcast local too, so that
 	// only CheckValidator and Confirm are normal activities.
 	CeilingLocalWorkflowName = "BenchCeilingLocalWorkflow"
-	// CeilingVisibleWorkflowName is today's shape plus what StakeWorkflow shows the Web UI at each
-	// step: search attributes upserted once per workflow task, and current details.
+	// CeilingVisibleWorkflowName is today's shape plus what StakeWorkflow shows the Web UI: current
+	// details at each step, search attributes upserted where the operation rests (confirming, the
+	// end), and the workflow.GetVersion marker (whose TemporalChangeVersion upsert is one more).
 	CeilingVisibleWorkflowName = "BenchCeilingVisibleWorkflow"
 	// CeilingNaiveWorkflowName is the naive shape: all six activities normal, none local.
 	CeilingNaiveWorkflowName = "BenchCeilingNaiveWorkflow"
@@ -126,15 +127,18 @@ func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second},
 	})
-	// pending holds the search-attribute updates of the current workflow task: StakeWorkflow sends
-	// them as one upsert before the task ends (the starter sets chain, network, operation, staker
-	// and amount at start).
+	// pending holds search-attribute updates: StakeWorkflow sends them as one upsert where the
+	// operation rests, here before Confirm and at the end (the starter sets chain, network,
+	// operation, staker, amount and the first step at start).
 	var pending []temporal.SearchAttributeUpdate
 	flush := func() {
 		if len(pending) > 0 {
 			_ = workflow.UpsertTypedSearchAttributes(ctx, pending...)
 			pending = nil
 		}
+	}
+	if shape.Visible {
+		workflow.GetVersion(ctx, "bench-ceiling", workflow.DefaultVersion, 1)
 	}
 	local := func(name string) error {
 		var out NoopResult
@@ -143,7 +147,9 @@ func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
 	normal := func(name string) error {
 		var out NoopResult
 		f := workflow.ExecuteActivity(actx, noopPrefix+name, in)
-		flush()
+		if name == "Confirm" {
+			flush()
+		}
 		return f.Get(ctx, &out)
 	}
 	buildOrBroadcast := normal

@@ -21,19 +21,23 @@ type ceilingSuite struct {
 func TestCeiling(t *testing.T) { suite.Run(t, new(ceilingSuite)) }
 
 // TestShapes checks that each ceiling runs StakeWorkflow's six activities in order, with the
-// local/normal split of its shape.
+// local/normal split of its shape, and that only the visible one upserts search attributes, as
+// often as StakeWorkflow started through StartOptions does (confirming, done).
 func (s *ceilingSuite) TestShapes() {
 	for _, tc := range []struct {
-		wf    func(workflow.Context, CeilingInput) error
-		local map[string]bool
+		wf      func(workflow.Context, CeilingInput) error
+		local   map[string]bool
+		upserts int
 	}{
-		{CeilingWorkflow, map[string]bool{"CheckPolicy": true, "Sign": true}},
-		{CeilingLocalWorkflow, map[string]bool{"CheckPolicy": true, "Build": true, "Sign": true, "Broadcast": true}},
-		{CeilingVisibleWorkflow, map[string]bool{"CheckPolicy": true, "Sign": true}},
-		{CeilingNaiveWorkflow, map[string]bool{}},
+		{CeilingWorkflow, map[string]bool{"CheckPolicy": true, "Sign": true}, 0},
+		{CeilingLocalWorkflow, map[string]bool{"CheckPolicy": true, "Build": true, "Sign": true, "Broadcast": true}, 0},
+		{CeilingVisibleWorkflow, map[string]bool{"CheckPolicy": true, "Sign": true}, 2},
+		{CeilingNaiveWorkflow, map[string]bool{}, 0},
 	} {
 		env := s.NewTestWorkflowEnvironment()
 		RegisterCeiling(env)
+		upserts := 0
+		env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(mock.Arguments) { upserts++ }).Return(nil).Maybe()
 		var order []string
 		local := map[string]bool{}
 		env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
@@ -50,6 +54,7 @@ func (s *ceilingSuite) TestShapes() {
 		s.NoError(env.GetWorkflowError())
 		s.Equal([]string{"CheckPolicy", "CheckValidator", "Build", "Sign", "Broadcast", "Confirm"}, order)
 		s.Equal(tc.local, local, "local activities")
+		s.Equal(tc.upserts, upserts, "search-attribute upserts")
 		env.AssertExpectations(s.T())
 	}
 }

@@ -101,9 +101,7 @@ func (e *env) park(ctx context.Context, rep *Report, n int) (*ParkReport, error)
 		in := workflows.UnstakeInput{Network: "testnet", Staker: accounts[i].staker, StakeAccount: accounts[i].account,
 			Options: workflows.Options{ConfirmPollInterval: e.cfg.ConfirmPoll}}
 		_, err := e.c.ExecuteWorkflow(ctx, workflows.StartOptions(e.idFor("unstake", i), workflows.UnstakeSummary(in),
-			workflows.SAChain.ValueSet(workflows.ChainSolana), workflows.SANetwork.ValueSet(in.Network),
-			workflows.SAOperation.ValueSet("unstake"), workflows.SAStaker.ValueSet(in.Staker),
-			workflows.SAStakeAccount.ValueSet(in.StakeAccount)), workflows.UnstakeWorkflow, in)
+			workflows.UnstakeAttributes("unstake", in)...), workflows.UnstakeWorkflow, in)
 		return err
 	})
 	if s.Errors > 0 {

@@ -146,7 +146,7 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 			return err
 		}
 		defer c.Close()
-		start := workflows.StartOptions(*id, workflows.StakeSummary(in))
+		start := workflows.StartOptions(*id, workflows.StakeSummary(in), workflows.StakeAttributes(in)...)
 		_, err = c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 			ID:   *id,
 			Spec: spec,

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -192,10 +193,7 @@ func (r *runner) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
 		}
 		defer c.Close()
 		summary := workflows.StakeSummary(in)
-		run, err := r.start(ctx, c, id, summary, workflows.StakeWorkflow, in,
-			workflows.SAChain.ValueSet(workflows.ChainSolana), workflows.SANetwork.ValueSet(in.Network),
-			workflows.SAOperation.ValueSet("stake"), workflows.SAStaker.ValueSet(in.Staker),
-			workflows.SAAmount.ValueSet(int64(in.Lamports)))
+		run, err := r.start(ctx, c, id, summary, workflows.StakeWorkflow, in, workflows.StakeAttributes(in)...)
 		if err != nil {
 			return err
 		}
@@ -239,10 +237,7 @@ func (r *runner) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) e
 		if op == "withdraw" {
 			wf, name, summary = workflows.WithdrawWorkflow, "WithdrawWorkflow", workflows.WithdrawSummary(in)
 		}
-		run, err := r.start(ctx, c, id, summary, wf, in,
-			workflows.SAChain.ValueSet(workflows.ChainSolana), workflows.SANetwork.ValueSet(in.Network),
-			workflows.SAOperation.ValueSet(op), workflows.SAStaker.ValueSet(in.Staker),
-			workflows.SAStakeAccount.ValueSet(in.StakeAccount))
+		run, err := r.start(ctx, c, id, summary, wf, in, workflows.UnstakeAttributes(op, in)...)
 		if err != nil {
 			return err
 		}
@@ -468,11 +463,15 @@ func (r *runner) listCmd(fs *flag.FlagSet) func(context.Context) error {
 	var step, op string
 	var open bool
 	var limit int
-	fs.StringVar(&step, "step", "", "only operations at this step")
+	fs.StringVar(&step, "step", "", "only operations at this step: "+strings.Join(workflows.RestingSteps, ", "))
 	fs.StringVar(&op, "operation", "", "only stake, unstake or withdraw")
 	fs.BoolVar(&open, "open", false, "only operations still running")
 	fs.IntVar(&limit, "limit", 50, "at most this many")
 	return func(ctx context.Context) error {
+		if step != "" && !slices.Contains(workflows.RestingSteps, step) {
+			return &UsageError{Msg: fmt.Sprintf("list: --step %q: the list knows the steps %s (where an operation rests); `status --id` shows any operation's exact step",
+				step, strings.Join(workflows.RestingSteps, ", "))}
+		}
 		q := []string{fmt.Sprintf("%s IS NOT NULL", workflows.SAOperation.GetName())}
 		if step != "" {
 			q = append(q, fmt.Sprintf("%s = '%s'", workflows.SAStep.GetName(), quote(step)))

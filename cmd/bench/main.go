@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,9 @@ type Config struct {
 	DynamicConfig cli.StringList
 	KeepDir       bool
 	LogLevel      string
+	// CPUProfile, when set, receives a CPU profile of the benchmark's own process (worker,
+	// sandbox service, bare client) over the whole run.
+	CPUProfile string
 }
 
 func (c *Config) register(fs *flag.FlagSet) {
@@ -62,8 +66,10 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&b.Lamports, "lamports", d.Lamports, "lamports per stake")
 	fs.Var(&c.DynamicConfig, "dynamic-config", "extra dev-server dynamic config values key=value, comma-separated")
 	fs.BoolVar(&b.EagerStart, "eager-start", false, "start workflows eagerly on the starting worker (every side)")
+	fs.StringVar(&b.GRPCCompression, "grpc-compression", "none", "gRPC compression to Temporal of the worker and the client: none or gzip (every side)")
 	fs.BoolVar(&c.KeepDir, "keep", false, "keep the stacks' working directory (printed)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "progress log level")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process (worker, sandbox service, bare client) to this file")
 }
 
 func run() error {
@@ -101,6 +107,17 @@ func run() error {
 	}
 	cfg.Bench.Dir = dir
 
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()

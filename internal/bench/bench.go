@@ -74,6 +74,9 @@ type Config struct {
 	// EagerStart asks the server to hand each new workflow's first task to the starting worker
 	// (client.StartWorkflowOptions.EnableEagerStart), on every side.
 	EagerStart bool
+	// GRPCCompression is the compression of the benchmark's connections to Temporal (the
+	// worker's and the starting client's): none (default, loopback) or gzip.
+	GRPCCompression string
 	// Stakers is how many staker keys share the operations; Lamports what each stake moves.
 	Stakers  int
 	Lamports uint64
@@ -408,10 +411,7 @@ func (e *env) stakeOp(ctx context.Context, i int) error {
 		Options: workflows.Options{ConfirmPollInterval: e.cfg.ConfirmPoll},
 	}
 	id := e.idFor("stake", i)
-	opts := workflows.StartOptions(id, workflows.StakeSummary(in),
-		workflows.SAChain.ValueSet(workflows.ChainSolana), workflows.SANetwork.ValueSet(in.Network),
-		workflows.SAOperation.ValueSet("stake"), workflows.SAStaker.ValueSet(in.Staker),
-		workflows.SAAmount.ValueSet(int64(in.Lamports)))
+	opts := workflows.StartOptions(id, workflows.StakeSummary(in), workflows.StakeAttributes(in)...)
 	opts.EnableEagerStart = e.cfg.EagerStart
 	run, err := e.c.ExecuteWorkflow(ctx, opts, workflows.StakeWorkflow, in)
 	if err != nil {
@@ -424,9 +424,14 @@ func (e *env) stakeOp(ctx context.Context, i int) error {
 func (e *env) ceilingOp(name string) func(ctx context.Context, i int) error {
 	return func(ctx context.Context, i int) error {
 		in := CeilingInput{Staker: e.staker(i), VoteAccount: e.vote, Lamports: e.cfg.Lamports}
-		run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: e.idFor(name, i), TaskQueue: workflows.TaskQueue, EnableEagerStart: e.cfg.EagerStart,
-		}, name, in)
+		opts := client.StartWorkflowOptions{ID: e.idFor(name, i), TaskQueue: workflows.TaskQueue}
+		if name == CeilingVisibleWorkflowName {
+			// Started as a stake is: with its summary and search attributes.
+			stake := workflows.StakeInput{Network: "testnet", Staker: in.Staker, Lamports: in.Lamports, VoteAccount: in.VoteAccount}
+			opts = workflows.StartOptions(opts.ID, workflows.StakeSummary(stake), workflows.StakeAttributes(stake)...)
+		}
+		opts.EnableEagerStart = e.cfg.EagerStart
+		run, err := e.c.ExecuteWorkflow(ctx, opts, name, in)
 		if err != nil {
 			return err
 		}

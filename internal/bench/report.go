@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/stack"
 )
 
@@ -51,6 +53,8 @@ type Settings struct {
 	// --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal.
 	DynamicConfig []string `json:"dynamicConfig"`
 	EagerStart    bool     `json:"eagerStart"`
+	// GRPCCompression is the compression of the worker's and the client's gRPC to Temporal.
+	GRPCCompression string `json:"grpcCompression"`
 }
 
 func settingsOf(c Config) Settings {
@@ -60,8 +64,9 @@ func settingsOf(c Config) Settings {
 		MaxConcurrentActivities: c.MaxConcurrentActivities, MaxConcurrentWorkflowTasks: c.MaxConcurrentWorkflowTasks,
 		SlotDuration: Duration(c.SlotDuration), FinalizationDepth: c.FinalizationDepth, BlockhashValidity: c.BlockhashValidity,
 		ConfirmPoll: Duration(c.ConfirmPoll), Stakers: c.Stakers, Lamports: c.Lamports,
-		DynamicConfig: append(append([]string{}, stack.BaseServerDynamicConfig...), c.ServerDynamicConfig...),
-		EagerStart:    c.EagerStart,
+		DynamicConfig:   append(append([]string{}, stack.BaseServerDynamicConfig...), c.ServerDynamicConfig...),
+		EagerStart:      c.EagerStart,
+		GRPCCompression: cmp.Or(c.GRPCCompression, cli.CompressionNone),
 	}
 }
 
@@ -162,10 +167,10 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "## Benchmark (%s, %d CPUs, %s)\n\n", r.StartedAt.Format(time.RFC3339), r.NumCPU, r.GoVersion)
 	fmt.Fprintf(&b, "Chain clock: slot %s, finalization depth %d slots, blockhash validity %d slots (mainnet: 400ms, 32, 150); "+
 		"confirmation poll %s. Worker: %d pollers, sticky cache %d, execution slots %s/%s (activities/workflow tasks). "+
-		"Ops per side: %d (%d at C=1) in %d alternating rounds, after %d warm-up. Server dynamic config: %s; eager start: %t.\n\n",
+		"Ops per side: %d (%d at C=1) in %d alternating rounds, after %d warm-up. Server dynamic config: %s; eager start: %t; gRPC compression: %s.\n\n",
 		s.SlotDuration.Std(), s.FinalizationDepth, s.BlockhashValidity, s.ConfirmPoll.Std(), s.Pollers, s.StickyCache,
 		orDefault(s.MaxConcurrentActivities), orDefault(s.MaxConcurrentWorkflowTasks), s.Ops, s.SerialOps, s.Rounds, s.Warmup,
-		strings.Join(s.DynamicConfig, ", "), s.EagerStart)
+		strings.Join(s.DynamicConfig, ", "), s.EagerStart, s.GRPCCompression)
 	b.WriteString("| server | C | side | ops/s | p50 | p95 | p99 | errors | CPU ms/op: server | bench process | runtime |\n" +
 		"|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range r.Modes {

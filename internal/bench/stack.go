@@ -21,9 +21,10 @@ func startLocalStack(ctx context.Context, cfg Config, mode, dir string, lamports
 			// Epochs turn only when the benchmark warps them.
 			SlotsPerEpoch: 100_000_000,
 		},
-		Stakers:        cfg.Stakers,
-		StakerLamports: lamportsPerStaker,
-		NoWorker:       true,
-		Logger:         cfg.SDKLogger,
+		Stakers:         cfg.Stakers,
+		StakerLamports:  lamportsPerStaker,
+		NoWorker:        true,
+		GRPCCompression: cfg.GRPCCompression,
+		Logger:          cfg.SDKLogger,
 	})
 }

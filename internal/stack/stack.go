@@ -57,6 +57,9 @@ type Options struct {
 	EpochRecheck time.Duration
 	// NoWorker leaves the worker out: the caller runs its own (StartWorker starts the stack's).
 	NoWorker bool
+	// GRPCCompression is the compression of the stack's connections to Temporal (its client's
+	// and its worker's): none (the default; the server is on loopback) or gzip.
+	GRPCCompression string
 	// Logger receives the stack's own logs; WorkerLogger the worker's (both default no-op).
 	Logger       *zap.Logger
 	WorkerLogger *zap.Logger
@@ -174,13 +177,20 @@ func (s *Stack) startTemporal(ctx context.Context) error {
 		dbFile = filepath.Join(s.opts.Dir, "temporal.db")
 		args = append(args, "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal")
 	}
+	compression, err := cli.GRPCCompression(s.compression())
+	if err != nil {
+		return err
+	}
 	devOpts := testsuite.DevServerOptions{
-		ExistingPath:  s.opts.TemporalCLI,
-		ClientOptions: &client.Options{HostPort: "127.0.0.1:" + strconv.Itoa(port), Logger: cli.TemporalLogger(s.opts.Logger.Named("temporal"))},
-		DBFilename:    dbFile,
-		LogLevel:      "error",
-		ExtraArgs:     args,
-		Stdout:        &discard{}, Stderr: &discard{},
+		ExistingPath: s.opts.TemporalCLI,
+		ClientOptions: &client.Options{
+			HostPort: "127.0.0.1:" + strconv.Itoa(port), Logger: cli.TemporalLogger(s.opts.Logger.Named("temporal")),
+			ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression},
+		},
+		DBFilename: dbFile,
+		LogLevel:   "error",
+		ExtraArgs:  args,
+		Stdout:     &discard{}, Stderr: &discard{},
 	}
 	if s.opts.UIPort != 0 {
 		devOpts.EnableUI = true
@@ -194,6 +204,14 @@ func (s *Stack) startTemporal(ctx context.Context) error {
 	s.dev = dev
 	s.Client = dev.Client()
 	return nil
+}
+
+// compression is the gRPC compression of the stack's connections to Temporal.
+func (s *Stack) compression() string {
+	if s.opts.GRPCCompression == "" {
+		return cli.CompressionNone
+	}
+	return s.opts.GRPCCompression
 }
 
 // TemporalAddress is the frontend's host:port.
@@ -210,7 +228,7 @@ func (s *Stack) WorkerConfig() worker.Config {
 		slot = solanart.DefaultSlotDuration
 	}
 	cfg := worker.Config{
-		Temporal:           cli.Temporal{Address: s.TemporalAddress(), Namespace: "default"},
+		Temporal:           cli.Temporal{Address: s.TemporalAddress(), Namespace: "default", Compression: s.compression()},
 		TaskQueue:          workflows.TaskQueue,
 		ServiceURL:         s.Sandbox.URL(),
 		ServiceTokenFile:   s.TokenFile,

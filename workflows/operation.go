@@ -296,10 +296,7 @@ func (o *operation) result() Result {
 // decision. It runs before anything is built: blockhashes expire, so a transaction built before
 // a long approval wait could not land.
 func (o *operation) checkPolicy(ctx workflow.Context) error {
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: activities.NonRetryable},
-	})
+	lctx := workflow.WithLocalActivityOptions(ctx, policyOptions())
 	var decision activities.PolicyDecision
 	if err := workflow.ExecuteLocalActivity(lctx, a.CheckPolicy, o.intent).Get(ctx, &decision); err != nil {
 		return err
@@ -339,14 +336,7 @@ func (o *operation) checkPolicy(ctx workflow.Context) error {
 // checkValidator refuses a vote account the service does not report as active.
 func (o *operation) checkValidator(ctx workflow.Context, vote string) error {
 	o.setStep(ctx, StepCheckingValidator)
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout:    30 * time.Second,
-		ScheduleToCloseTimeout: 10 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-			NonRetryableErrorTypes: activities.NonRetryable,
-		},
-	})
+	actx := workflow.WithActivityOptions(ctx, validatorOptions())
 	var res activities.ValidatorCheckResult
 	return o.get(ctx, workflow.ExecuteActivity(actx, a.CheckValidator,
 		activities.ValidatorCheckInput{Network: o.intent.Network, VoteAccount: vote}), &res)
@@ -389,14 +379,7 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 		}
 
 		o.setStep(ctx, StepBuilding)
-		bctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout:    30 * time.Second,
-			ScheduleToCloseTimeout: o.opts.BuildTimeout,
-			RetryPolicy: &temporal.RetryPolicy{
-				InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
-				NonRetryableErrorTypes: activities.NonRetryable,
-			},
-		})
+		bctx := workflow.WithActivityOptions(ctx, buildOptions(o.opts))
 		var built activities.BuildResult
 		if err := o.get(ctx, workflow.ExecuteActivity(bctx, a.Build, intent), &built); err != nil {
 			return TxRecord{}, err
@@ -417,10 +400,7 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 		}
 
 		o.setStep(ctx, StepSigning)
-		sctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			StartToCloseTimeout: 30 * time.Second,
-			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: activities.NonRetryable},
-		})
+		sctx := workflow.WithLocalActivityOptions(ctx, signOptions())
 		var signed activities.SignResult
 		if err := workflow.ExecuteLocalActivity(sctx, a.Sign,
 			activities.SignInput{Intent: signIntent, UnsignedTransaction: built.UnsignedTransaction}).Get(ctx, &signed); err != nil {
@@ -447,14 +427,7 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 		o.setStep(ctx, StepBroadcasting)
 		current.BroadcastAt = workflow.Now(ctx)
 		o.logger.Info("Broadcasting", "txSig", signed.Signature, "build", build)
-		brctx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
-			StartToCloseTimeout:    30 * time.Second,
-			ScheduleToCloseTimeout: o.opts.BroadcastTimeout,
-			RetryPolicy: &temporal.RetryPolicy{
-				InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
-				NonRetryableErrorTypes: activities.NonRetryable,
-			},
-		})
+		brctx := workflow.WithActivityOptions(dctx, broadcastOptions(o.opts))
 		var sent activities.BroadcastResult
 		berr := o.get(dctx, workflow.ExecuteActivity(brctx, a.Broadcast, activities.BroadcastInput{
 			Intent: intent, Signature: signed.Signature, SignedTransaction: signed.SignedTransaction,
@@ -471,14 +444,7 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 		}
 
 		o.setStep(ctx, StepConfirming)
-		cctx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
-			StartToCloseTimeout: 10 * time.Minute,
-			HeartbeatTimeout:    30 * time.Second,
-			RetryPolicy: &temporal.RetryPolicy{
-				InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-				NonRetryableErrorTypes: activities.NonRetryable,
-			},
-		})
+		cctx := workflow.WithActivityOptions(dctx, confirmOptions())
 		var conf activities.ConfirmResult
 		confirmed := workflow.ExecuteActivity(cctx, a.Confirm, activities.ConfirmInput{
 			Network: intent.Network, Signature: signed.Signature, RecentBlockhash: signed.RecentBlockhash,

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -119,14 +118,19 @@ func CeilingNaiveWorkflow(ctx workflow.Context, in CeilingInput) error {
 }
 
 func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-	})
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second},
-	})
+	// Each activity runs with the options StakeWorkflow gives it (timeouts and retry policies,
+	// which cost the server timer tasks), moved to the other kind where the shape says so.
+	normalOpts, localOpts := workflows.StakeStepOptions()
+	for name, lo := range localOpts {
+		normalOpts[name] = workflow.ActivityOptions{StartToCloseTimeout: lo.StartToCloseTimeout, RetryPolicy: lo.RetryPolicy}
+	}
+	for name, ao := range normalOpts {
+		if _, ok := localOpts[name]; !ok {
+			localOpts[name] = workflow.LocalActivityOptions{
+				StartToCloseTimeout: ao.StartToCloseTimeout, ScheduleToCloseTimeout: ao.ScheduleToCloseTimeout, RetryPolicy: ao.RetryPolicy,
+			}
+		}
+	}
 	// pending holds search-attribute updates: StakeWorkflow sends them as one upsert where the
 	// operation rests, here before Confirm and at the end (the starter sets chain, network,
 	// operation, staker, amount and the first step at start).
@@ -142,10 +146,12 @@ func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
 	}
 	local := func(name string) error {
 		var out NoopResult
+		lctx := workflow.WithLocalActivityOptions(ctx, localOpts[name])
 		return workflow.ExecuteLocalActivity(lctx, noopPrefix+name, in).Get(ctx, &out)
 	}
 	normal := func(name string) error {
 		var out NoopResult
+		actx := workflow.WithActivityOptions(ctx, normalOpts[name])
 		f := workflow.ExecuteActivity(actx, noopPrefix+name, in)
 		if name == "Confirm" {
 			flush()

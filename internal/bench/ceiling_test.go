@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/suite"
@@ -37,6 +39,11 @@ func (s *ceilingSuite) TestShapes() {
 		env := s.NewTestWorkflowEnvironment()
 		RegisterCeiling(env)
 		upserts := 0
+		timeouts := map[string][3]time.Duration{}
+		env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+			timeouts[strings.TrimPrefix(info.ActivityType.Name, noopPrefix)] = [3]time.Duration{
+				info.StartToCloseTimeout, info.ScheduleToCloseTimeout, info.HeartbeatTimeout}
+		})
 		env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(mock.Arguments) { upserts++ }).Return(nil).Maybe()
 		var order []string
 		local := map[string]bool{}
@@ -55,6 +62,14 @@ func (s *ceilingSuite) TestShapes() {
 		s.Equal([]string{"CheckPolicy", "CheckValidator", "Build", "Sign", "Broadcast", "Confirm"}, order)
 		s.Equal(tc.local, local, "local activities")
 		s.Equal(tc.upserts, upserts, "search-attribute upserts")
+		if !tc.local["Build"] {
+			// StakeWorkflow's timeouts: they cost the server timer tasks.
+			s.Equal(30*time.Minute, timeouts["Build"][1], "Build schedule-to-close")
+			s.Equal(2*time.Minute, timeouts["Broadcast"][1], "Broadcast schedule-to-close")
+			s.Equal(10*time.Minute, timeouts["CheckValidator"][1], "CheckValidator schedule-to-close")
+			s.Equal(30*time.Second, timeouts["Confirm"][2], "Confirm heartbeat")
+			s.Equal(10*time.Minute, timeouts["Confirm"][0], "Confirm start-to-close")
+		}
 		env.AssertExpectations(s.T())
 	}
 }

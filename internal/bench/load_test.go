@@ -128,10 +128,13 @@ func TestDurationMarshalsAsMilliseconds(t *testing.T) {
 func TestMarkdownHoldsEveryNumber(t *testing.T) {
 	rep := &Report{Settings: settingsOf(DefaultConfig()), NumCPU: 2, GoVersion: "go"}
 	run := RunReport{Concurrency: 50,
-		Orchestrated: Stats{OpsPerSec: 24.5, P50: Duration(120 * time.Millisecond)},
-		Ceiling:      Stats{OpsPerSec: 30, P50: Duration(100 * time.Millisecond)},
-		CeilingLocal: Stats{OpsPerSec: 45},
-		Bare:         Stats{OpsPerSec: 200, P50: Duration(60 * time.Millisecond), Errors: 2},
+		Orchestrated: Stats{OpsPerSec: 24.5, P50: Duration(120 * time.Millisecond),
+			CPU: &CPUPerOp{Server: Duration(40 * time.Millisecond), Bench: Duration(8 * time.Millisecond), Runtime: Duration(2 * time.Millisecond)}},
+		Ceiling: Stats{OpsPerSec: 30, P50: Duration(100 * time.Millisecond),
+			CPU: &CPUPerOp{Server: Duration(35 * time.Millisecond), Bench: Duration(5 * time.Millisecond)}},
+		CeilingLocal:   Stats{OpsPerSec: 45},
+		CeilingVisible: Stats{OpsPerSec: 28},
+		Bare:           Stats{OpsPerSec: 200, P50: Duration(60 * time.Millisecond), Errors: 2},
 	}
 	run.ratios()
 	rep.Modes = []ModeReport{{Mode: ModeFile, Runs: []RunReport{run}, ServerRSS: 300 << 20, LoadBefore: "1.00 2.00 3.00"}}
@@ -146,7 +149,7 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 		"| file | 50 | ceiling (Build, Broadcast local) | 45.0 |",
 		"| file | 50 | bare client | 200.0 | 60 ms |",
 		"| 2 |",
-		"| file | 50 | 0.82 | 1.20 | 0.12 | 2.00 | 1.50 |",
+		"| file | 50 | 0.82 | 0.88 | 0.80 | 1.20 | 0.12 | 2.00 | 1.50 |",
 		"Parked 10000 UnstakeWorkflows",
 		"| parked | 250 MiB |",
 		"| 2100 | 900 MiB |",

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/log"
@@ -32,6 +33,8 @@ type operation struct {
 	// pending until the next flush.
 	attributes workflow.Version
 	pending    []pendingAttribute
+	// shown is the StakeflowStep value last sent (or set at start).
+	shown string
 }
 
 // pendingAttribute is a search-attribute update waiting for the next flush.
@@ -49,8 +52,9 @@ const (
 	attributesPerChange = workflow.DefaultVersion
 	// attributesPerTask queues changes and sends them as one upsert before each wait.
 	attributesPerTask workflow.Version = 1
-	// attributesAtRest queues changes and sends them only where an operation can rest: awaiting
-	// approval, confirming a sent transaction, waiting for deactivation, and at its end. Steps in
+	// attributesAtRest queues changes and sends them only where an operation can rest (awaiting
+	// approval, confirming a sent transaction, waiting for deactivation), when it leaves one, and
+	// at its end: StakeflowStep never names a resting step the operation has left. Steps in
 	// between (checking the validator, building, signing, broadcasting) take milliseconds when the
 	// service answers; when it does not, the Web UI shows the pending activity with its last
 	// failure, and the status query and current details always carry the exact step.
@@ -138,6 +142,7 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 			o.set(ctx, SAStakeAccount.GetName(), SAStakeAccount.ValueSet(intent.StakeAccount))
 		}
 		startedWithout = len(o.pending) > queued
+		o.shown, _ = start.GetKeyword(SAStep)
 	} else {
 		o.upsert(ctx,
 			SAChain.ValueSet(intent.Chain), SANetwork.ValueSet(intent.Network),
@@ -178,6 +183,11 @@ func (o *operation) set(ctx workflow.Context, name string, update temporal.Searc
 	o.pending = append(o.pending, pendingAttribute{name: name, update: update})
 }
 
+// unset drops a queued update of the named attribute.
+func (o *operation) unset(name string) {
+	o.pending = slices.DeleteFunc(o.pending, func(p pendingAttribute) bool { return p.name == name })
+}
+
 // flush sends the queued search-attribute updates as one upsert. It runs where the operation
 // rests (an approval wait, a confirmation, a deactivation wait) and when it ends; in histories
 // from before attributesAtRest also before every other wait (see get).
@@ -189,17 +199,31 @@ func (o *operation) flush(ctx workflow.Context) {
 	for i, p := range o.pending {
 		updates[i] = p.update
 	}
+	for _, p := range o.pending {
+		if p.name == SAStep.GetName() {
+			o.shown = o.status.Step
+		}
+	}
 	o.pending = o.pending[:0]
 	o.upsert(ctx, updates...)
 }
 
-// get waits for f; in histories from before attributesAtRest it flushes the queued search
-// attributes first.
+// get waits for f. It flushes the queued search attributes first when the operation has just
+// left a resting step (and, in histories from before attributesAtRest, always).
 func (o *operation) get(ctx workflow.Context, f workflow.Future, v any) error {
-	if o.attributes == attributesPerTask {
+	if o.attributes == attributesPerTask || (o.attributes == attributesAtRest && o.leftRest()) {
 		o.flush(ctx)
 	}
 	return f.Get(ctx, v)
+}
+
+// leftRest reports whether StakeflowStep still names a resting step the operation has left.
+func (o *operation) leftRest() bool {
+	switch o.shown {
+	case StepAwaitingApproval, StepConfirming, StepWaitingDeactivation:
+		return o.status.Step != o.shown
+	}
+	return false
 }
 
 func (o *operation) setAmount(ctx workflow.Context, lamports uint64) {
@@ -224,7 +248,12 @@ func (o *operation) setStakeAccount(ctx workflow.Context, addr string) {
 func (o *operation) setStep(ctx workflow.Context, step string) {
 	o.status.Step = step
 	o.status.StepSince = workflow.Now(ctx)
-	o.set(ctx, SAStep.GetName(), SAStep.ValueSet(step))
+	if o.attributes == attributesAtRest && step == o.shown {
+		// Visibility shows it already (a wait re-entered, say): nothing to send.
+		o.unset(SAStep.GetName())
+	} else {
+		o.set(ctx, SAStep.GetName(), SAStep.ValueSet(step))
+	}
 	workflow.SetCurrentDetails(ctx, o.details())
 	if step == StepDone || step == StepFailed || step == StepCancelled {
 		o.flush(ctx)

@@ -46,7 +46,7 @@ const ChainSolana = "solana"
 var SolanaNetworks = []string{"mainnet-beta", "testnet"}
 
 // Steps an operation goes through, as reported by the status query and the workflow's current
-// details. The StakeflowStep search attribute records only the RestingSteps.
+// details. The StakeflowStep search attribute records the RecordedSteps.
 const (
 	StepValidating          = "validating"
 	StepAwaitingApproval    = "awaiting-approval"
@@ -61,12 +61,14 @@ const (
 	StepCancelled           = "cancelled"
 )
 
-// RestingSteps are the steps the StakeflowStep search attribute records: where an operation
-// can stay a while, and its end. It reads validating from the start until the operation awaits
-// approval or its transaction is confirming; checking the validator, building, signing and
-// broadcasting take milliseconds when the service answers and leave the attribute at the step
-// before them (the status query and the current details carry the exact step).
-var RestingSteps = []string{StepValidating, StepAwaitingApproval, StepConfirming, StepWaitingDeactivation, StepDone, StepFailed, StepCancelled}
+// RecordedSteps are the values the StakeflowStep search attribute takes. It is written where an
+// operation comes to rest (awaiting-approval, confirming, waiting-deactivation), where it leaves
+// one (the step it moves on to: checking-validator after an approval, building after a wait or an
+// expired transaction), and at its end; it reads validating from the start until the first of
+// these. Signing and broadcasting take milliseconds and are never recorded there: the status query
+// and the current details carry every step.
+var RecordedSteps = []string{StepValidating, StepAwaitingApproval, StepCheckingValidator, StepBuilding,
+	StepConfirming, StepWaitingDeactivation, StepDone, StepFailed, StepCancelled}
 
 // Search attributes, registered on the namespace by `starter setup` (and by the local stack).
 var (

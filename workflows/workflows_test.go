@@ -34,8 +34,10 @@ type WorkflowSuite struct {
 	// upserts counts the upsert calls (each is a history event and a visibility write).
 	sa      map[string]any
 	upserts int
-	// upserted lists, per upsert, the attribute names it carried (sorted).
+	// upserted lists, per upsert, the attribute names it carried (sorted); steps the
+	// StakeflowStep values sent, in order.
 	upserted [][]string
+	steps    []string
 }
 
 func TestWorkflows(t *testing.T) { suite.Run(t, new(WorkflowSuite)) }
@@ -49,6 +51,7 @@ func (s *WorkflowSuite) SetupTest() {
 	s.sa = map[string]any{}
 	s.upserts = 0
 	s.upserted = nil
+	s.steps = nil
 	s.env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		s.upserts++
 		var names []string
@@ -58,6 +61,9 @@ func (s *WorkflowSuite) SetupTest() {
 		}
 		slices.Sort(names)
 		s.upserted = append(s.upserted, names)
+		if v, ok := args.Get(0).(temporal.SearchAttributes).GetKeyword(SAStep); ok {
+			s.steps = append(s.steps, v)
+		}
 	}).Return(nil).Maybe()
 }
 
@@ -290,6 +296,8 @@ func (s *WorkflowSuite) TestBlockhashExpiredAfterBroadcastRebuilds() {
 	s.Equal(2, c.builds)
 	s.Require().Len(c.broadcasts, 2)
 	s.NotEqual(c.broadcasts[0].SignedTransaction, c.broadcasts[1].SignedTransaction)
+	// Leaving confirming for a new build is recorded: the list never shows a step left behind.
+	s.Equal([]string{StepValidating, StepConfirming, StepBuilding, StepConfirming, StepDone}, s.steps)
 }
 
 func (s *WorkflowSuite) TestLostBroadcastResponseResendsSameBytesAndNeverRebuilds() {
@@ -405,6 +413,7 @@ func (s *WorkflowSuite) TestApprovalApproved() {
 	s.Equal("approved", st.Approval.Decision)
 	s.Equal("alice", st.Approval.Approver)
 	s.Equal(1, c.builds)
+	s.Equal([]string{StepValidating, StepAwaitingApproval, StepCheckingValidator, StepConfirming, StepDone}, s.steps)
 }
 
 func (s *WorkflowSuite) TestApprovalWithoutApproverIsRefused() {
@@ -569,6 +578,8 @@ func (s *WorkflowSuite) TestUnstakeWaitsDaysForDeactivationThenWithdraws() {
 	s.Equal(lamports, c.signs[1].Intent.Lamports)
 	s.Equal(stakeAcc, c.signs[1].Intent.StakeAccount)
 	s.env.AssertNumberOfCalls(s.T(), "ReadStakeState", 1+48+1)
+	// 48 timers, one waiting-deactivation upsert.
+	s.Equal([]string{StepValidating, StepConfirming, StepWaitingDeactivation, StepBuilding, StepConfirming, StepDone}, s.steps)
 }
 
 func (s *WorkflowSuite) TestUnstakeOfDeactivatingAccountDoesNotDeactivateAgain() {

@@ -463,14 +463,14 @@ func (r *runner) listCmd(fs *flag.FlagSet) func(context.Context) error {
 	var step, op string
 	var open bool
 	var limit int
-	fs.StringVar(&step, "step", "", "only operations at this step: "+strings.Join(workflows.RestingSteps, ", "))
+	fs.StringVar(&step, "step", "", "only operations whose recorded step is this: "+strings.Join(workflows.RecordedSteps, ", "))
 	fs.StringVar(&op, "operation", "", "only stake, unstake or withdraw")
 	fs.BoolVar(&open, "open", false, "only operations still running")
 	fs.IntVar(&limit, "limit", 50, "at most this many")
 	return func(ctx context.Context) error {
-		if step != "" && !slices.Contains(workflows.RestingSteps, step) {
-			return &UsageError{Msg: fmt.Sprintf("list: --step %q: the list knows the steps %s (where an operation rests); `status --id` shows any operation's exact step",
-				step, strings.Join(workflows.RestingSteps, ", "))}
+		if step != "" && !slices.Contains(workflows.RecordedSteps, step) {
+			return &UsageError{Msg: fmt.Sprintf("list: --step %q is never recorded; the recorded steps are %s (`status --id` shows any operation's exact step)",
+				step, strings.Join(workflows.RecordedSteps, ", "))}
 		}
 		q := []string{fmt.Sprintf("%s IS NOT NULL", workflows.SAOperation.GetName())}
 		if step != "" {

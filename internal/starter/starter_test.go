@@ -101,7 +101,8 @@ func TestBadInputRefusedBeforeAnyWorkflowStarts(t *testing.T) {
 		{"schedule create no amount", []string{"schedule", "create", "--schedule-id", "s", "--every", "1h", "--network", "testnet", "--staker", staker}, "--lamports or --sol"},
 		{"schedule create bad staker", []string{"schedule", "create", "--schedule-id", "s", "--every", "1h", "--network", "testnet", "--staker", "xyz", "--sol", "1"}, "invalid staker"},
 		{"schedule pause without id", []string{"schedule", "pause"}, "--schedule-id is required"},
-		{"list by a passing step", []string{"list", "--step", "building"}, `--step "building": the list knows the steps validating, awaiting-approval, confirming`},
+		{"list by a step never recorded", []string{"list", "--step", "signing"}, `--step "signing" is never recorded; the recorded steps are validating, awaiting-approval, checking-validator, building, confirming`},
+		{"list by an unknown step", []string{"list", "--step", "stuck"}, `--step "stuck" is never recorded`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

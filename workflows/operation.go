@@ -126,13 +126,14 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 	if o.attributes != attributesPerChange {
 		// Attributes the starter already set at start need no upsert.
 		start := workflow.GetTypedSearchAttributes(ctx)
-		queued := len(o.pending)
 		for _, kw := range []struct {
 			key   temporal.SearchAttributeKeyKeyword
 			value string
 		}{{SAChain, intent.Chain}, {SANetwork, intent.Network}, {SAOperation, string(intent.Operation)}, {SAStaker, intent.Staker}} {
 			if v, ok := start.GetKeyword(kw.key); !ok || v != kw.value {
 				o.set(ctx, kw.key.GetName(), kw.key.ValueSet(kw.value))
+				// What the operation is and whose: without these it cannot be found.
+				startedWithout = true
 			}
 		}
 		if v, ok := start.GetInt64(SAAmount); !ok || v != int64(intent.Lamports) {
@@ -141,7 +142,6 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 		if v, ok := start.GetKeyword(SAStakeAccount); intent.StakeAccount != "" && (!ok || v != intent.StakeAccount) {
 			o.set(ctx, SAStakeAccount.GetName(), SAStakeAccount.ValueSet(intent.StakeAccount))
 		}
-		startedWithout = len(o.pending) > queued
 		o.shown, _ = start.GetKeyword(SAStep)
 	} else {
 		o.upsert(ctx,

@@ -368,13 +368,18 @@ func StakeAttributes(in StakeInput) []temporal.SearchAttributeUpdate {
 }
 
 // UnstakeAttributes are the search attributes known at start of an unstake (op "unstake") or a
-// withdraw (op "withdraw").
+// withdraw (op "withdraw"); the amount when one was asked (otherwise the stake account's balance
+// is recorded once read).
 func UnstakeAttributes(op string, in UnstakeInput) []temporal.SearchAttributeUpdate {
-	return []temporal.SearchAttributeUpdate{
+	attrs := []temporal.SearchAttributeUpdate{
 		SAChain.ValueSet(ChainSolana), SANetwork.ValueSet(in.Network),
 		SAOperation.ValueSet(op), SAStaker.ValueSet(in.Staker),
 		SAStakeAccount.ValueSet(in.StakeAccount),
 	}
+	if in.Lamports > 0 && in.Lamports <= maxLamports {
+		attrs = append(attrs, SAAmount.ValueSet(int64(in.Lamports)))
+	}
+	return attrs
 }
 
 // ErrAlreadyStarted is returned by starters when the operation ID was used before.

@@ -281,6 +281,7 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 					e.resetSlowest()
 					cpu0 := e.cpu()
 					s := RunLoad(ctx, per, c, sides[j].op)
+					e.settle(ctx)
 					s.CPU = e.cpu().perOp(cpu0, per)
 					s.Slowest = e.takeSlowest()
 					rounds[j] = append(rounds[j], s)
@@ -524,6 +525,31 @@ func (e *env) longestGap(ctx context.Context, id, runID string) (time.Duration, 
 }
 
 // cpuSample is the CPU time used so far by the server, the benchmark and the runtime.
+// settle waits until the Temporal server is quiet (below a fifth of a core over settleWindow),
+// for at most settleLimit. Work a side leaves queued on the server when its last operation ends
+// (visibility writes above all) then counts in that side's CPU and not in the next side's.
+func (e *env) settle(ctx context.Context) {
+	prev := e.cpu()
+	deadline := time.Now().Add(settleLimit)
+	for prev.ok && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(settleWindow):
+		}
+		cur := e.cpu()
+		if !cur.ok || cur.server-prev.server < settleWindow/5 {
+			return
+		}
+		prev = cur
+	}
+}
+
+const (
+	settleWindow = 200 * time.Millisecond
+	settleLimit  = 15 * time.Second
+)
+
 type cpuSample struct {
 	server, bench, runtime time.Duration
 	ok                     bool

@@ -30,7 +30,7 @@ import (
 const (
 	// ModeMemory runs the Temporal dev server without a database file.
 	ModeMemory = "memory"
-	// ModeFile runs it on a SQLite file (WAL journal, synchronous=normal).
+	// ModeFile runs it on a SQLite file (stack.SQLitePragmas).
 	ModeFile = "file"
 )
 

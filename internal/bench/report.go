@@ -50,7 +50,7 @@ type Settings struct {
 	Stakers                    int      `json:"stakers"`
 	Lamports                   uint64   `json:"lamports"`
 	// DynamicConfig are the dev server's dynamic config values; file mode adds
-	// --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal.
+	// stack.SQLitePragmas.
 	DynamicConfig []string `json:"dynamicConfig"`
 	EagerStart    bool     `json:"eagerStart"`
 	// GRPCCompression is the compression of the worker's and the client's gRPC to Temporal.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/internal/cli"
 
+	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -47,8 +48,13 @@ func (t *temporalServer) args() []string {
 		"--ip", "127.0.0.1", "--port", strconv.Itoa(t.port), "--headless",
 		"--db-filename", t.dbFile,
 		"--log-level", "error",
-		"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
-		"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
+	}
+	// The local stack's server settings.
+	for _, kv := range stack.BaseServerDynamicConfig {
+		args = append(args, "--dynamic-config-value", kv)
+	}
+	for _, p := range stack.SQLitePragmas {
+		args = append(args, "--sqlite-pragma", p)
 	}
 	for _, kv := range workflows.SearchAttributeTypes() {
 		args = append(args, "--search-attribute", kv[0]+"="+kv[1])

@@ -10,7 +10,7 @@ import (
 
 func TestCompressionSetting(t *testing.T) {
 	for name, want := range map[string]client.GrpcCompression{
-		"":               &client.GrpcCompressionGzip{},
+		"":              &client.GrpcCompressionGzip{},
 		CompressionGzip: &client.GrpcCompressionGzip{},
 		CompressionNone: &client.GrpcCompressionNone{},
 	} {

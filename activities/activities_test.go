@@ -348,8 +348,16 @@ func TestConfirm(t *testing.T) {
 		res, beats, err := confirmWith(t, &Activities{Chains: map[string]SolanaReader{"testnet": f}})
 		require.NoError(t, err)
 		require.Equal(t, OutcomeFinalized, res.Outcome)
-		require.Equal(t, 1, f.heightReads, "the start height is read once, after the first look")
+		require.Equal(t, 1, f.heightReads, "the start height is read once, when the signature is first absent")
 		require.Empty(t, beats)
+	})
+	t.Run("a landed transaction is followed without reading the height", func(t *testing.T) {
+		f := &fakeChain{statuses: []*solchain.SignatureStatus{confirmed, confirmed, finalized}}
+		res, _, err := confirmWith(t, &Activities{Chains: map[string]SolanaReader{"testnet": f}})
+		require.NoError(t, err)
+		require.Equal(t, OutcomeFinalized, res.Outcome)
+		require.Equal(t, 3, f.reads)
+		require.Zero(t, f.heightReads)
 	})
 	t.Run("a lasting confirmation heartbeats its start height", func(t *testing.T) {
 		f := &fakeChain{statuses: []*solchain.SignatureStatus{absent, confirmed, finalized}, valid: []bool{true}, heights: []uint64{100}}

@@ -50,9 +50,9 @@ func (a *Activities) chain(network string) (SolanaReader, error) {
 // height has moved ExpiryMarginBlocks past the height seen when confirmation began. It resumes
 // from its last heartbeat when retried.
 //
-// A transaction already final at the first look costs one read and no heartbeat. Otherwise the
-// height that starts the expiry margin is read after that first look (a later start only makes
-// the proof of expiry stricter), and heartbeats begin once the confirmation has lasted
+// A transaction already final at the first look costs one read and no heartbeat. The height that
+// starts the expiry margin is read the first time the signature is found absent (a later start
+// only makes the proof of expiry stricter), and heartbeats begin once the confirmation has lasted
 // ConfirmHeartbeatAfter: a retry without them reads a new, later start height, which again only delays a
 // proof of expiry, never hastens it.
 func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResult, error) {
@@ -95,16 +95,16 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 		case st.Found && st.Finalized():
 			return ConfirmResult{Outcome: OutcomeFinalized, Slot: st.Slot}, nil
 		}
-		if progress.StartHeight == 0 {
-			h, err := r.BlockHeight(ctx)
-			if err != nil {
-				return ConfirmResult{}, chainErr("block height", err)
-			}
-			progress.StartHeight = h
-		}
 		if st.Found {
 			progress.Seen = st.ConfirmationStatus
 		} else {
+			if progress.StartHeight == 0 {
+				h, err := r.BlockHeight(ctx)
+				if err != nil {
+					return ConfirmResult{}, chainErr("block height", err)
+				}
+				progress.StartHeight = h
+			}
 			expired, err := a.provenExpired(ctx, r, in, progress.StartHeight, margin)
 			if err != nil {
 				return ConfirmResult{}, err

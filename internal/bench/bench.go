@@ -300,6 +300,7 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 				*side.into(&run) = s
 			}
 			run.ratios()
+			run.byRound(sides, rounds)
 			mr.Runs = append(mr.Runs, run)
 		}
 		mr.LoadAfter = loadAvg()

@@ -159,3 +159,20 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 		assert.Contains(t, md, want)
 	}
 }
+
+// TestRatiosByRoundPairRoundsOfTheSameTime checks that round-by-round ratios pair each round of
+// the orchestrated side with the same round of the ceiling, and that the table shows their spread.
+func TestRatiosByRoundPairRoundsOfTheSameTime(t *testing.T) {
+	sides := []side{{name: "ceiling"}, {name: "bare"}, {name: "orchestrated"}}
+	rounds := [][]Stats{
+		{{OpsPerSec: 40, P50: Duration(100 * time.Millisecond)}, {OpsPerSec: 30, P50: Duration(100 * time.Millisecond)}},
+		{{OpsPerSec: 500}, {OpsPerSec: 500}},
+		{{OpsPerSec: 32, P50: Duration(130 * time.Millisecond)}, {OpsPerSec: 27, P50: Duration(120 * time.Millisecond)}},
+	}
+	var run RunReport
+	run.byRound(sides, rounds)
+	assert.InDeltaSlice(t, []float64{0.8, 0.9}, run.ThroughputVsCeilingRounds, 1e-9)
+	assert.InDeltaSlice(t, []float64{1.3, 1.2}, run.P50VsCeilingRounds, 1e-9)
+	assert.Equal(t, " (rounds 0.80–0.90)", spread(run.ThroughputVsCeilingRounds))
+	assert.Empty(t, spread([]float64{0.8}))
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -105,6 +106,10 @@ type RunReport struct {
 	// ThroughputVsVisible compares with the ceiling that also writes what the workflow shows the
 	// Web UI (search attributes, version marker, current details).
 	ThroughputVsVisible float64 `json:"throughputVsVisible"`
+	// ThroughputVsCeilingRounds and P50VsCeilingRounds are the same ratios round by round: each
+	// pairs two runs close in time, so their spread shows how much the machine moved.
+	ThroughputVsCeilingRounds []float64 `json:"throughputVsCeilingRounds,omitempty"`
+	P50VsCeilingRounds        []float64 `json:"p50VsCeilingRounds,omitempty"`
 	// CPUVsCeiling is the ceiling's CPU per operation (server, benchmark process and runtime)
 	// over the orchestrated side's: the throughput ratio when CPU is the limit, steadier than
 	// the measured rates.
@@ -130,6 +135,28 @@ func (r *RunReport) ratios() {
 	r.P50VsBare = ratio(float64(r.Orchestrated.P50), float64(r.Bare.P50))
 	r.CeilingLocalGain = ratio(r.CeilingLocal.OpsPerSec, r.Ceiling.OpsPerSec)
 	r.TodayVsNaive = ratio(r.Ceiling.OpsPerSec, r.CeilingNaive.OpsPerSec)
+}
+
+// byRound sets the round-by-round ratios from each side's rounds (rounds[j] are sides[j]'s).
+func (r *RunReport) byRound(sides []side, rounds [][]Stats) {
+	orch, ceil := slices.IndexFunc(sides, func(s side) bool { return s.name == "orchestrated" }),
+		slices.IndexFunc(sides, func(s side) bool { return s.name == "ceiling" })
+	if orch < 0 || ceil < 0 {
+		return
+	}
+	for k := range min(len(rounds[orch]), len(rounds[ceil])) {
+		o, c := rounds[orch][k], rounds[ceil][k]
+		r.ThroughputVsCeilingRounds = append(r.ThroughputVsCeilingRounds, ratio(o.OpsPerSec, c.OpsPerSec))
+		r.P50VsCeilingRounds = append(r.P50VsCeilingRounds, ratio(float64(o.P50), float64(c.P50)))
+	}
+}
+
+// spread renders the lowest and highest of ratios, or nothing when there are none.
+func spread(ratios []float64) string {
+	if len(ratios) < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (rounds %.2f–%.2f)", slices.Min(ratios), slices.Max(ratios))
 }
 
 func ratio(a, b float64) float64 {
@@ -208,8 +235,9 @@ func (r *Report) Markdown() string {
 		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range r.Modes {
 		for _, run := range m.Runs {
-			fmt.Fprintf(&b, "| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", m.Mode, run.Concurrency,
-				run.ThroughputVsCeiling, run.ThroughputVsVisible, run.CPUVsCeiling, run.P50VsCeiling, run.ThroughputVsBare, run.P50VsBare,
+			fmt.Fprintf(&b, "| %s | %d | %.2f%s | %.2f | %.2f | %.2f%s | %.2f | %.2f | %.2f | %.2f |\n", m.Mode, run.Concurrency,
+				run.ThroughputVsCeiling, spread(run.ThroughputVsCeilingRounds), run.ThroughputVsVisible, run.CPUVsCeiling,
+				run.P50VsCeiling, spread(run.P50VsCeilingRounds), run.ThroughputVsBare, run.P50VsBare,
 				run.CeilingLocalGain, run.TodayVsNaive)
 		}
 	}

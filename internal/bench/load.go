@@ -19,8 +19,11 @@ type Stats struct {
 	Concurrency int `json:"concurrency"`
 	// Wall is the time from the first start to the last end.
 	Wall Duration `json:"wall"`
-	// OpsPerSec is successful operations per second of wall time.
-	OpsPerSec float64 `json:"opsPerSec"`
+	// OpsPerSec is successful operations per second in steady state: over the middle of the run,
+	// from the 10th to the 90th percentile of completion times, leaving out the ramp-up and the
+	// tail a few stragglers can stretch. WallOpsPerSec is over the whole wall time.
+	OpsPerSec     float64 `json:"opsPerSec"`
+	WallOpsPerSec float64 `json:"wallOpsPerSec"`
 	// P50, P95 and P99 are end-to-end latency percentiles of the successful operations.
 	P50 Duration `json:"p50"`
 	P95 Duration `json:"p95"`
@@ -37,6 +40,9 @@ type Stats struct {
 
 	samples []time.Duration
 	good    int
+	// steadyOps completed within steadyWall, the middle of the run (see OpsPerSec).
+	steadyOps  int
+	steadyWall time.Duration
 }
 
 // SlowOp names a workflow and the longest pause between two consecutive events of its history.
@@ -69,6 +75,8 @@ func Merge(rounds ...Stats) Stats {
 		out.Errors += r.Errors
 		out.Concurrency = r.Concurrency
 		out.good += r.good
+		out.steadyOps += r.steadyOps
+		out.steadyWall += r.steadyWall
 		out.samples = append(out.samples, r.samples...)
 		wall += r.Wall.Std()
 		if out.FirstError == "" {
@@ -94,7 +102,11 @@ func Merge(rounds ...Stats) Stats {
 		out.CPU = &cpu
 	}
 	if wall > 0 {
-		out.OpsPerSec = float64(out.good) / wall.Seconds()
+		out.WallOpsPerSec = float64(out.good) / wall.Seconds()
+	}
+	out.OpsPerSec = out.WallOpsPerSec
+	if out.steadyWall > 0 {
+		out.OpsPerSec = float64(out.steadyOps) / out.steadyWall.Seconds()
 	}
 	out.P50 = Duration(Percentile(out.samples, 50))
 	out.P95 = Duration(Percentile(out.samples, 95))
@@ -120,6 +132,7 @@ func RunLoad(ctx context.Context, n, c int, op func(ctx context.Context, i int) 
 		c = 1
 	}
 	lat := make([]time.Duration, n)
+	ended := make([]time.Duration, n)
 	ok := make([]bool, n)
 	var next atomic.Int64
 	var mu sync.Mutex
@@ -139,6 +152,7 @@ func RunLoad(ctx context.Context, n, c int, op func(ctx context.Context, i int) 
 				t0 := time.Now()
 				err := op(ctx, i)
 				lat[i] = time.Since(t0)
+				ended[i] = time.Since(start)
 				if err != nil {
 					mu.Lock()
 					errs++
@@ -154,10 +168,11 @@ func RunLoad(ctx context.Context, n, c int, op func(ctx context.Context, i int) 
 	}
 	wg.Wait()
 	wall := time.Since(start)
-	var good []time.Duration
+	var good, ends []time.Duration
 	for i, d := range lat {
 		if ok[i] {
 			good = append(good, d)
+			ends = append(ends, ended[i])
 		}
 	}
 	s := Stats{Ops: n, Errors: errs, Concurrency: c, Wall: Duration(wall), FirstError: first, Rounds: 1, good: len(good), samples: good}
@@ -165,10 +180,27 @@ func RunLoad(ctx context.Context, n, c int, op func(ctx context.Context, i int) 
 		s.Errors = n - len(good)
 	}
 	if wall > 0 {
-		s.OpsPerSec = float64(len(good)) / wall.Seconds()
+		s.WallOpsPerSec = float64(len(good)) / wall.Seconds()
+	}
+	s.OpsPerSec = s.WallOpsPerSec
+	s.steadyOps, s.steadyWall = steady(ends)
+	if s.steadyWall > 0 {
+		s.OpsPerSec = float64(s.steadyOps) / s.steadyWall.Seconds()
 	}
 	s.P50, s.P95, s.P99 = Duration(Percentile(good, 50)), Duration(Percentile(good, 95)), Duration(Percentile(good, 99))
 	return s
+}
+
+// steady returns how many operations completed between the 10th and the 90th percentile of the
+// completion times ends, and that interval; none for fewer than ten operations.
+func steady(ends []time.Duration) (int, time.Duration) {
+	if len(ends) < 10 {
+		return 0, 0
+	}
+	s := slices.Clone(ends)
+	slices.Sort(s)
+	lo, hi := len(s)/10, len(s)-1-len(s)/10
+	return hi - lo, s[hi] - s[lo]
 }
 
 // Percentile returns the p-th percentile (nearest rank) of ds; zero for no samples. ds is not

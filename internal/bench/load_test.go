@@ -176,3 +176,19 @@ func TestRatiosByRoundPairRoundsOfTheSameTime(t *testing.T) {
 	assert.Equal(t, " (rounds 0.80–0.90)", spread(run.ThroughputVsCeilingRounds))
 	assert.Empty(t, spread([]float64{0.8}))
 }
+
+// TestSteadyRateLeavesOutRampAndStragglers checks that the steady-state rate is taken over the
+// middle of the completions: one straggler that stretches the wall time 50-fold leaves it alone.
+func TestSteadyRateLeavesOutRampAndStragglers(t *testing.T) {
+	var ends []time.Duration
+	for i := 1; i <= 100; i++ {
+		ends = append(ends, time.Duration(i)*time.Millisecond)
+	}
+	ends = append(ends, 5*time.Second)
+	n, d := steady(ends)
+	assert.Equal(t, 80, n)
+	assert.Equal(t, 80*time.Millisecond, d)
+	n, d = steady(ends[:9])
+	assert.Zero(t, n)
+	assert.Zero(t, d)
+}

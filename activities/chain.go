@@ -53,8 +53,8 @@ func (a *Activities) chain(network string) (SolanaReader, error) {
 // A transaction already final at the first look costs one read and no heartbeat. The height that
 // starts the expiry margin is read the first time the signature is found absent (a later start
 // only makes the proof of expiry stricter), and heartbeats begin once the confirmation has lasted
-// ConfirmHeartbeatAfter: a retry without them reads a new, later start height, which again only delays a
-// proof of expiry, never hastens it.
+// ConfirmHeartbeatAfter: a retry without them reads a new, later start height, which again only
+// delays a proof of expiry, never hastens it.
 func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResult, error) {
 	r, err := a.chain(in.Network)
 	if err != nil {

@@ -525,7 +525,6 @@ func (e *env) longestGap(ctx context.Context, id, runID string) (time.Duration, 
 	return gap, between
 }
 
-// cpuSample is the CPU time used so far by the server, the benchmark and the runtime.
 // settle waits until the Temporal server is quiet (below a fifth of a core over settleWindow),
 // for at most settleLimit. Work a side leaves queued on the server when its last operation ends
 // (visibility writes above all) then counts in that side's CPU and not in the next side's.
@@ -551,6 +550,7 @@ const (
 	settleLimit  = 15 * time.Second
 )
 
+// cpuSample is the CPU time used so far by the server, the benchmark and the runtime.
 type cpuSample struct {
 	server, bench, runtime time.Duration
 	ok                     bool

@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/internal/cli"
-
 	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/workflows"
 )

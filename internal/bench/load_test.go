@@ -149,7 +149,7 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 		"| file | 50 | ceiling (Build, Broadcast local) | 45.0 |",
 		"| file | 50 | bare client | 200.0 | 60 ms |",
 		"| 2 |",
-		"| file | 50 | 0.82 | 0.88 | 0.80 | 1.20 | 0.12 | 2.00 | 1.50 |",
+		"| file | 50 | 0.82 | 0.88 | 0.80 | 1.20 | 0.60 | 0.12 | 2.00 | 1.50 |",
 		"Parked 10000 UnstakeWorkflows",
 		"| parked | 250 MiB |",
 		"| 2100 | 900 MiB |",

@@ -198,8 +198,6 @@ func (o *operation) flush(ctx workflow.Context) {
 	updates := make([]temporal.SearchAttributeUpdate, len(o.pending))
 	for i, p := range o.pending {
 		updates[i] = p.update
-	}
-	for _, p := range o.pending {
 		if p.name == SAStep.GetName() {
 			o.shown = o.status.Step
 		}

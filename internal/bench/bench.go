@@ -409,11 +409,16 @@ func (e *env) sides() []side {
 	}
 }
 
-func (e *env) stakeOp(ctx context.Context, i int) error {
-	in := workflows.StakeInput{
+// stakeInput is the i-th operation's stake.
+func (e *env) stakeInput(i int) workflows.StakeInput {
+	return workflows.StakeInput{
 		Network: "testnet", Staker: e.staker(i), Lamports: e.cfg.Lamports, VoteAccount: e.vote,
 		Options: workflows.Options{ConfirmPollInterval: e.cfg.ConfirmPoll},
 	}
+}
+
+func (e *env) stakeOp(ctx context.Context, i int) error {
+	in := e.stakeInput(i)
 	id := e.idFor("stake", i)
 	opts := workflows.StartOptions(id, workflows.StakeSummary(in), workflows.StakeAttributes(in)...)
 	opts.EnableEagerStart = e.cfg.EagerStart
@@ -431,7 +436,7 @@ func (e *env) ceilingOp(name string) func(ctx context.Context, i int) error {
 		opts := client.StartWorkflowOptions{ID: e.idFor(name, i), TaskQueue: workflows.TaskQueue}
 		if name == CeilingVisibleWorkflowName {
 			// Started as a stake is: with its summary and search attributes.
-			stake := workflows.StakeInput{Network: "testnet", Staker: in.Staker, Lamports: in.Lamports, VoteAccount: in.VoteAccount}
+			stake := e.stakeInput(i)
 			opts = workflows.StartOptions(opts.ID, workflows.StakeSummary(stake), workflows.StakeAttributes(stake)...)
 		}
 		opts.EnableEagerStart = e.cfg.EagerStart

@@ -65,13 +65,13 @@ test-chaos: tools
 chaos: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/chaos $(ARGS)
 
-## bench: orchestration benchmark on the local stack (in-memory server, about 3 minutes; results and table in .artifacts/bench/)
+## bench: orchestration benchmark on the local stack (in-memory server, about 12 minutes; results and table in .artifacts/bench/)
 bench: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench $(BENCH_FLAGS)
 
-## bench-full: both server modes and 10,000 parked unstakes (about 10 minutes on 2 cores)
+## bench-full: both server modes, the server's work per operation, and 10,000 parked unstakes (about 25 minutes on 2 cores)
 bench-full: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench -server memory,file -park 10000 -park-concurrency 48
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench -server memory,file -server-metrics -park 10000 -park-concurrency 48
 
 ## bench-go: Go benchmarks of the hot paths (decode, verify, sign; envelope decoding)
 bench-go:

@@ -67,6 +67,8 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Var(&c.DynamicConfig, "dynamic-config", "extra dev-server dynamic config values key=value, comma-separated")
 	fs.BoolVar(&b.EagerStart, "eager-start", false, "start workflows eagerly on the starting worker (every side)")
 	fs.StringVar(&b.GRPCCompression, "grpc-compression", "none", "gRPC compression to Temporal of the worker and the client: none or gzip (every side)")
+	fs.BoolVar(&b.ServerMetrics, "server-metrics", false, "record how much each of the dev server's counters grows per operation of each side (in bench.json)")
+	fs.DurationVar(&b.Drain, "drain", d.Drain, "wait this long after each side's last operation, so its workflow-task timers fire before the next side (0: no wait)")
 	fs.BoolVar(&c.KeepDir, "keep", false, "keep the stacks' working directory (printed)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "progress log level")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process (worker, sandbox service, bare client) to this file")

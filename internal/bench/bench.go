@@ -77,6 +77,13 @@ type Config struct {
 	// GRPCCompression is the compression of the benchmark's connections to Temporal (the
 	// worker's and the starting client's): none (default, loopback) or gzip.
 	GRPCCompression string
+	// ServerMetrics records how much each of the dev server's counters (its persistence calls,
+	// tasks and requests) grows per operation of each side.
+	ServerMetrics bool
+	// Drain is how long after a side's last operation the next side waits, so that the timers
+	// the server set for the side's workflow tasks (a sticky queue's 5 s schedule-to-start, the
+	// 10 s start-to-close) fire before the next side is measured; 0 measures the next side at once.
+	Drain time.Duration
 	// Stakers is how many staker keys share the operations; Lamports what each stake moves.
 	Stakers  int
 	Lamports uint64
@@ -95,6 +102,7 @@ func DefaultConfig() Config {
 		SerialOps:       90,
 		Warmup:          20,
 		Rounds:          3,
+		Drain:           11 * time.Second,
 		Park:            1000,
 		ParkMode:        ModeMemory,
 		ParkConcurrency: 32,
@@ -257,6 +265,7 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 					return nil, nil, fmt.Errorf("warm-up of %s: %d of %d failed, first: %s", side.name, s.Errors, s.Ops, s.FirstError)
 				}
 			}
+			e.drain(ctx, time.Now())
 			ph.end()
 		}
 		mr.LoadBefore = loadAvg()
@@ -279,10 +288,15 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 				for k := range sides {
 					j := (k + r) % len(sides)
 					e.resetSlowest()
+					counters0 := e.counters(ctx) // read first: the scrape is the server's work, not the side's
 					cpu0 := e.cpu()
 					s := RunLoad(ctx, per, c, sides[j].op)
+					ended := time.Now()
 					e.settle(ctx)
 					s.CPU = e.cpu().perOp(cpu0, per)
+					// The counters run through the drain: the timers the side left are its work.
+					e.drain(ctx, ended)
+					s.ServerCounters = e.counters(ctx).perOp(counters0, per)
 					s.Slowest = e.takeSlowest()
 					rounds[j] = append(rounds[j], s)
 				}
@@ -528,6 +542,35 @@ func (e *env) longestGap(ctx context.Context, id, runID string) (time.Duration, 
 		prev = ev
 	}
 	return gap, between
+}
+
+// counters reads the dev server's counters when Config.ServerMetrics is set; nil otherwise or
+// when they cannot be read (logged).
+func (e *env) counters(ctx context.Context) Counters {
+	if e.st.MetricsURL == "" {
+		return nil
+	}
+	c, err := scrapeCounters(ctx, e.st.MetricsURL)
+	if err != nil {
+		e.cfg.Logger.Warn("Server metrics unavailable", zap.Error(err))
+		return nil
+	}
+	return c
+}
+
+// drain waits until Config.Drain has passed since a side's last operation ended, then until the
+// server is quiet. Without it, each side pays for the timers the side before it left behind:
+// they fire 5–10 s after that side's workflow tasks, while the next side is measured.
+func (e *env) drain(ctx context.Context, ended time.Time) {
+	if e.cfg.Drain <= 0 {
+		return
+	}
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(time.Until(ended.Add(e.cfg.Drain))):
+	}
+	e.settle(ctx)
 }
 
 // settle waits until the Temporal server is quiet (below a fifth of a core over settleWindow),

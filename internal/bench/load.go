@@ -34,6 +34,9 @@ type Stats struct {
 	Rounds int `json:"rounds"`
 	// CPU is the CPU time each process spent per operation (see CPUPerOp).
 	CPU *CPUPerOp `json:"cpuPerOp,omitempty"`
+	// ServerCounters is how much each of the dev server's counters grew per operation
+	// (Config.ServerMetrics).
+	ServerCounters Counters `json:"serverCountersPerOp,omitempty"`
 	// Slowest is the slowest successful workflow and where its time went (orchestrated and
 	// ceiling sides only).
 	Slowest *SlowOp `json:"slowest,omitempty"`
@@ -94,6 +97,21 @@ func Merge(rounds ...Stats) Stats {
 			cpu.Runtime += r.CPU.Runtime * Duration(r.Ops)
 			withCPU += r.Ops
 		}
+	}
+	var withCounters int
+	for _, r := range rounds {
+		if r.ServerCounters != nil {
+			if out.ServerCounters == nil {
+				out.ServerCounters = Counters{}
+			}
+			for k, v := range r.ServerCounters {
+				out.ServerCounters[k] += v * float64(r.Ops)
+			}
+			withCounters += r.Ops
+		}
+	}
+	for k := range out.ServerCounters {
+		out.ServerCounters[k] /= float64(withCounters)
 	}
 	if withCPU > 0 {
 		cpu.Server /= Duration(withCPU)

@@ -40,6 +40,8 @@ type Settings struct {
 	SerialOps                  int      `json:"serialOps"`
 	Warmup                     int      `json:"warmup"`
 	Rounds                     int      `json:"rounds"`
+	Drain                      Duration `json:"drain"`
+	ServerMetrics              bool     `json:"serverMetrics"`
 	Pollers                    int      `json:"pollers"`
 	StickyCache                int      `json:"stickyCache"`
 	MaxConcurrentActivities    int      `json:"maxConcurrentActivities"`
@@ -60,7 +62,7 @@ type Settings struct {
 
 func settingsOf(c Config) Settings {
 	return Settings{
-		Concurrency: c.Concurrency, Ops: c.Ops, SerialOps: c.SerialOps, Warmup: c.Warmup, Rounds: c.Rounds,
+		Concurrency: c.Concurrency, Ops: c.Ops, SerialOps: c.SerialOps, Warmup: c.Warmup, Rounds: c.Rounds, Drain: Duration(c.Drain), ServerMetrics: c.ServerMetrics,
 		Pollers: c.Pollers, StickyCache: c.StickyCache,
 		MaxConcurrentActivities: c.MaxConcurrentActivities, MaxConcurrentWorkflowTasks: c.MaxConcurrentWorkflowTasks,
 		SlotDuration: Duration(c.SlotDuration), FinalizationDepth: c.FinalizationDepth, BlockhashValidity: c.BlockhashValidity,
@@ -209,23 +211,15 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "## Benchmark (%s, %d CPUs, %s)\n\n", r.StartedAt.Format(time.RFC3339), r.NumCPU, r.GoVersion)
 	fmt.Fprintf(&b, "Chain clock: slot %s, finalization depth %d slots, blockhash validity %d slots (mainnet: 400ms, 32, 150); "+
 		"confirmation poll %s. Worker: %d pollers, sticky cache %d, execution slots %s/%s (activities/workflow tasks). "+
-		"Ops per side: %d (%d at C=1) in %d alternating rounds, after %d warm-up. Server dynamic config: %s; eager start: %t; gRPC compression: %s.\n\n",
+		"Ops per side: %d (%d at C=1) in %d alternating rounds, after %d warm-up; %s drain after each side's round. Server dynamic config: %s; eager start: %t; gRPC compression: %s.\n\n",
 		s.SlotDuration.Std(), s.FinalizationDepth, s.BlockhashValidity, s.ConfirmPoll.Std(), s.Pollers, s.StickyCache,
-		orDefault(s.MaxConcurrentActivities), orDefault(s.MaxConcurrentWorkflowTasks), s.Ops, s.SerialOps, s.Rounds, s.Warmup,
+		orDefault(s.MaxConcurrentActivities), orDefault(s.MaxConcurrentWorkflowTasks), s.Ops, s.SerialOps, s.Rounds, s.Warmup, s.Drain.Std(),
 		strings.Join(s.DynamicConfig, ", "), s.EagerStart, s.GRPCCompression)
 	b.WriteString("| server | C | side | ops/s | p50 | p95 | p99 | errors | CPU ms/op: server | bench process | runtime |\n" +
 		"|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range r.Modes {
 		for _, run := range m.Runs {
-			for _, row := range []struct {
-				name string
-				s    Stats
-			}{
-				{"orchestrated", run.Orchestrated}, {"ceiling (today's shape)", run.Ceiling},
-				{"ceiling (Build, Broadcast local)", run.CeilingLocal},
-				{"ceiling (today's shape + search attributes)", run.CeilingVisible},
-				{"ceiling (naive: all six normal)", run.CeilingNaive}, {"bare client", run.Bare},
-			} {
+			for _, row := range run.rows() {
 				fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %s | %s | %s | %d | %s |\n", m.Mode, run.Concurrency, row.name,
 					row.s.OpsPerSec, ms(row.s.P50), ms(row.s.P95), ms(row.s.P99), row.s.Errors, cpuCells(row.s.CPU))
 			}
@@ -245,6 +239,23 @@ func (r *Report) Markdown() string {
 				run.CeilingLocalGain, run.TodayVsNaive)
 		}
 	}
+	if r.Settings.ServerMetrics {
+		b.WriteString("\nServer work per operation, from the dev server's counters (through the drain after each round):\n\n" +
+			"| server | C | side | workflow tasks | activity tasks | history writes | visibility writes | timer tasks | persistence requests |\n" +
+			"|---|---:|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, m := range r.Modes {
+			for _, run := range m.Runs {
+				for _, row := range run.rows() {
+					if row.s.ServerCounters == nil {
+						continue
+					}
+					w := row.s.ServerCounters.Work()
+					fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", m.Mode, run.Concurrency, row.name,
+						w.WorkflowTasks, w.ActivityTasks, w.HistoryWrites, w.VisibilityWrites, w.TimerTasks, w.PersistenceRequests)
+				}
+			}
+		}
+	}
 	if p := r.Park; p != nil {
 		fmt.Fprintf(&b, "\nParked %d UnstakeWorkflows at the deactivation wait (%s server, worker in-process, sticky cache %d, %.1f parked/s):\n\n",
 			p.Workflows, p.Mode, p.StickyCache, p.StartRate)
@@ -262,6 +273,21 @@ func (r *Report) Markdown() string {
 	}
 	fmt.Fprintf(&b, "| total | %s |\n", r.Total.Std().Round(100*time.Millisecond))
 	return b.String()
+}
+
+// sideRow is one side's results, named as the tables name it.
+type sideRow struct {
+	name string
+	s    Stats
+}
+
+func (r RunReport) rows() []sideRow {
+	return []sideRow{
+		{"orchestrated", r.Orchestrated}, {"ceiling (today's shape)", r.Ceiling},
+		{"ceiling (Build, Broadcast local)", r.CeilingLocal},
+		{"ceiling (today's shape + search attributes)", r.CeilingVisible},
+		{"ceiling (naive: all six normal)", r.CeilingNaive}, {"bare client", r.Bare},
+	}
 }
 
 // total is the CPU of every process per operation.

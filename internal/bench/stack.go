@@ -25,6 +25,7 @@ func startLocalStack(ctx context.Context, cfg Config, mode, dir string, lamports
 		StakerLamports:  lamportsPerStaker,
 		NoWorker:        true,
 		GRPCCompression: cfg.GRPCCompression,
+		ServerMetrics:   cfg.ServerMetrics,
 		Logger:          cfg.SDKLogger,
 	})
 }

@@ -41,6 +41,8 @@ type Options struct {
 	UIPort int
 	// TemporalPort is the frontend port (0: a free one).
 	TemporalPort int
+	// ServerMetrics has the dev server serve its Prometheus metrics on a free port (MetricsURL).
+	ServerMetrics bool
 	// ServerDynamicConfig adds `key=value` dynamic-config settings to the dev server's own
 	// (BaseServerDynamicConfig).
 	ServerDynamicConfig []string
@@ -75,6 +77,8 @@ type Stack struct {
 	TokenFile string
 	KeyDir    string
 	UIURL     string
+	// MetricsURL is the dev server's Prometheus endpoint when Options.ServerMetrics is set.
+	MetricsURL string
 
 	healthAddr string
 
@@ -171,6 +175,14 @@ func (s *Stack) startTemporal(ctx context.Context) error {
 	}
 	for _, kv := range workflows.SearchAttributeTypes() {
 		args = append(args, "--search-attribute", kv[0]+"="+kv[1])
+	}
+	if s.opts.ServerMetrics {
+		p, err := freePort()
+		if err != nil {
+			return err
+		}
+		args = append(args, "--metrics-port", strconv.Itoa(p))
+		s.MetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", p)
 	}
 	dbFile := ""
 	if s.opts.Persist {

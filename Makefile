@@ -69,9 +69,9 @@ chaos: tools
 bench: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench $(BENCH_FLAGS)
 
-## bench-full: both server modes, the server's work per operation, and 10,000 parked unstakes (about 25 minutes on 2 cores)
+## bench-full: both server modes and 10,000 parked unstakes (about 25 minutes on 2 cores)
 bench-full: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench -server memory,file -server-metrics -park 10000 -park-concurrency 48
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench -server memory,file -park 10000 -park-concurrency 48
 
 ## bench-go: Go benchmarks of the hot paths (decode, verify, sign; envelope decoding)
 bench-go:

@@ -67,7 +67,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Var(&c.DynamicConfig, "dynamic-config", "extra dev-server dynamic config values key=value, comma-separated")
 	fs.BoolVar(&b.EagerStart, "eager-start", false, "start workflows eagerly on the starting worker (every side)")
 	fs.StringVar(&b.GRPCCompression, "grpc-compression", "none", "gRPC compression to Temporal of the worker and the client: none or gzip (every side)")
-	fs.BoolVar(&b.ServerMetrics, "server-metrics", false, "record how much each of the dev server's counters grows per operation of each side (in bench.json)")
+	fs.BoolVar(&b.ServerMetrics, "server-metrics", false, "record the dev server's work per operation of each side from its counters (exact counts; the server's metrics slow it, about 10 ms per stake at C=1, so compare timings only between runs that both set it)")
 	fs.DurationVar(&b.Drain, "drain", d.Drain, "wait this long after each side's last operation, so its workflow-task timers fire before the next side (0: no wait)")
 	fs.BoolVar(&c.KeepDir, "keep", false, "keep the stacks' working directory (printed)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "progress log level")

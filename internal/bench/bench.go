@@ -78,7 +78,9 @@ type Config struct {
 	// worker's and the starting client's): none (default, loopback) or gzip.
 	GRPCCompression string
 	// ServerMetrics records how much each of the dev server's counters (its persistence calls,
-	// tasks and requests) grows per operation of each side.
+	// tasks and requests) grows per operation of each side. The counts are exact, but serving
+	// metrics slows the server (about 10 ms per operation at C=1), so a run with them is compared
+	// only with another run with them.
 	ServerMetrics bool
 	// Drain is how long after a side's last operation the next side waits, so that the timers
 	// the server set for the side's workflow tasks (a sticky queue's 5 s schedule-to-start, the

@@ -157,11 +157,10 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 // worker that completed it (eager activity execution), saving a round trip and server CPU. The
 // third turns the search-attribute cache back on, as every other server has it: the dev server
 // turns it off unless told, so that attributes added while it runs show at once, and then reads
-// its cluster metadata from the database each time a workflow starts with, upserts or records
-// search attributes: about 22 more database reads per stake than per workflow without them, by
-// the server's counters (`make bench-full`).
-// The stack registers its attributes before the server takes its first request, so it never
-// needs the refresh.
+// its cluster metadata and namespace from the database each time a workflow starts with, upserts
+// or records search attributes (66 database requests per stake instead of 34, by the server's
+// counters: `go run ./cmd/bench -server-metrics`). The stack registers its attributes before the
+// server takes its first request, so it never needs the refresh.
 var BaseServerDynamicConfig = []string{
 	"history.transferProcessorMaxPollRPS=1000",
 	"system.enableActivityEagerExecution=true",

@@ -89,7 +89,7 @@ func Merge(rounds ...Stats) Stats {
 	}
 	out.Wall = Duration(wall)
 	var cpu CPUPerOp
-	var withCPU int
+	var withCPU, withCounters int
 	for _, r := range rounds {
 		if r.CPU != nil {
 			cpu.Server += r.CPU.Server * Duration(r.Ops)
@@ -97,9 +97,6 @@ func Merge(rounds ...Stats) Stats {
 			cpu.Runtime += r.CPU.Runtime * Duration(r.Ops)
 			withCPU += r.Ops
 		}
-	}
-	var withCounters int
-	for _, r := range rounds {
 		if r.ServerCounters != nil {
 			if out.ServerCounters == nil {
 				out.ServerCounters = Counters{}

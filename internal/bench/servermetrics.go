@@ -96,32 +96,27 @@ type ServerWork struct {
 
 // Work sums c into ServerWork.
 func (c Counters) Work() ServerWork {
+	in := func(values ...string) func(string) bool {
+		return func(v string) bool { return slices.Contains(values, v) }
+	}
+	prefix := func(p string) func(string) bool {
+		return func(v string) bool { return strings.HasPrefix(v, p) }
+	}
 	return ServerWork{
-		WorkflowTasks:       c.sum("service_requests", "operation", "RespondWorkflowTaskCompleted"),
-		ActivityTasks:       c.sum("service_requests", "operation", "RespondActivityTaskCompleted"),
-		HistoryWrites:       c.sum("persistence_requests", "operation", "CreateWorkflowExecution", "UpdateWorkflowExecution"),
-		VisibilityWrites:    c.sum("visibility_persistence_requests", "operation", "RecordWorkflowExecutionStarted", "UpsertWorkflowExecution", "RecordWorkflowExecutionClosed"),
-		TimerTasks:          c.sumPrefix("task_requests", "task_type", "TimerActive"),
-		PersistenceRequests: c.sumPrefix("persistence_requests", "operation", ""),
+		WorkflowTasks:       c.sum("service_requests", "operation", in("RespondWorkflowTaskCompleted")),
+		ActivityTasks:       c.sum("service_requests", "operation", in("RespondActivityTaskCompleted")),
+		HistoryWrites:       c.sum("persistence_requests", "operation", in("CreateWorkflowExecution", "UpdateWorkflowExecution")),
+		VisibilityWrites:    c.sum("visibility_persistence_requests", "operation", in("RecordWorkflowExecutionStarted", "UpsertWorkflowExecution", "RecordWorkflowExecutionClosed")),
+		TimerTasks:          c.sum("task_requests", "task_type", prefix("TimerActive")),
+		PersistenceRequests: c.sum("persistence_requests", "operation", prefix("")),
 	}
 }
 
-// sum adds the counters named name whose label has one of values.
-func (c Counters) sum(name, label string, values ...string) float64 {
+// sum adds the counters named name whose label's value keep accepts.
+func (c Counters) sum(name, label string, keep func(string) bool) float64 {
 	var t float64
 	for k, v := range c {
-		if n, l := splitKey(k); n == name && slices.Contains(values, l[label]) {
-			t += v
-		}
-	}
-	return t
-}
-
-// sumPrefix adds the counters named name whose label starts with prefix.
-func (c Counters) sumPrefix(name, label, prefix string) float64 {
-	var t float64
-	for k, v := range c {
-		if n, l := splitKey(k); n == name && strings.HasPrefix(l[label], prefix) {
+		if n, l := splitKey(k); n == name && keep(l[label]) {
 			t += v
 		}
 	}

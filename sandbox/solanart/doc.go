@@ -13,7 +13,8 @@
 // getVoteAccounts. Versioned transactions are accepted without address lookup tables.
 //
 // Chain semantics the runtime guarantees:
-//   - slots advance with wall time (Options.SlotDuration); block height equals the slot;
+//   - slots advance with wall time (Options.SlotDuration), read when a request arrives, so
+//     an idle runtime uses no CPU; block height equals the slot;
 //     every slot has a new blockhash;
 //   - a transaction is accepted only when its recent blockhash was produced within the
 //     last Options.BlockhashValidity blocks; lastValidBlockHeight is issue height plus

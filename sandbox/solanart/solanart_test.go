@@ -417,6 +417,16 @@ func TestEpochsAndSlots(t *testing.T) {
 	assert.GreaterOrEqual(t, epoch, info.Epoch+2)
 	assert.Greater(t, unix, int64(0))
 
+	// Wall time moves the clock on from where the warp left it, and a blockhash handed out
+	// before the warp is still within its validity.
+	require.Eventually(t, func() bool {
+		s, err := c.GetSlot(ctx, rpc.CommitmentConfirmed)
+		return err == nil && s >= after.AbsoluteSlot+3
+	}, slotsPerEpoch*testSlotDuration, pollEvery)
+	valid, err := c.IsBlockhashValid(ctx, bh2.Value.Blockhash, rpc.CommitmentConfirmed)
+	require.NoError(t, err)
+	assert.True(t, valid.Value, "a blockhash %d slots old is valid", after.AbsoluteSlot-bh2.Context.Slot)
+
 	genesis, err := c.GetGenesisHash(ctx)
 	require.NoError(t, err)
 	assert.False(t, genesis.IsZero())

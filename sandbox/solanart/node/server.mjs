@@ -430,8 +430,27 @@ function setSlot(s) {
   }
 }
 
+// The clock follows wall time lazily: a request first moves the chain to the slot due
+// (catchUp), so an idle runtime does no work and a busy one does not step slot by slot.
+// Only the slots someone is shown register a blockhash, and nobody is shown a skipped one.
+// Slots moved by hand (airdrop retries, sandbox_advanceSlots, sandbox_warpEpochs) put the
+// chain ahead of wall time by `lead`.
+const clockStart = process.hrtime.bigint();
+const slotNs = slotMs * 1_000_000n;
+let lead = 0n;
+
+function catchUp() {
+  const due = (process.hrtime.bigint() - clockStart) / slotNs + lead;
+  if (due > slot) setSlot(due);
+}
+
+function moveTo(s) {
+  lead += s - slot;
+  setSlot(s);
+}
+
 function advance(n) {
-  for (let i = 0n; i < n; i++) setSlot(slot + 1n);
+  moveTo(slot + n);
 }
 
 function latestBlockhash() {
@@ -852,7 +871,7 @@ const methods = {
   },
   sandbox_warpEpochs: (p) => {
     const n = BigInt(sandboxArg(p, 'n'));
-    setSlot((epochOf(slot) + n) * SLOTS_PER_EPOCH);
+    moveTo((epochOf(slot) + n) * SLOTS_PER_EPOCH);
     return { slot, epoch: epochOf(slot) };
   },
   sandbox_expireBlockhashes: () => {
@@ -903,6 +922,7 @@ function handle(req) {
   const fn = Object.hasOwn(methods, req.method) ? methods[req.method] : undefined;
   if (!fn) return { jsonrpc: '2.0', id: req.id ?? null, error: { code: -32601, message: 'Method not found' } };
   try {
+    catchUp();
     return { jsonrpc: '2.0', id: req.id ?? null, result: fn(req.params ?? []) };
   } catch (e) {
     if (e instanceof RpcError) {
@@ -937,14 +957,11 @@ const server = http.createServer((req, res) => {
   });
 });
 
-const ticker = setInterval(() => advance(1n), opts.slotDurationMs);
-
 server.listen(opts.port, opts.host, () => {
   process.stdout.write(`SOLANART_READY ${server.address().port}\n`);
 });
 
 function shutdown() {
-  clearInterval(ticker);
   server.close();
   process.exit(0);
 }

@@ -100,8 +100,8 @@ func DefaultConfig() Config {
 	return Config{
 		Modes:           []string{ModeMemory},
 		Concurrency:     []int{1, 50},
-		Ops:             600,
-		SerialOps:       90,
+		Ops:             1200,
+		SerialOps:       150,
 		Warmup:          20,
 		Rounds:          3,
 		Drain:           11 * time.Second,
@@ -179,8 +179,8 @@ func setDefault[T comparable](v *T, d T) {
 	}
 }
 
-// Run runs the benchmark: for each server mode a fresh local stack, every concurrency with the
-// four sides (orchestrated, ceiling in both shapes, bare), then the parking measurement.
+// Run runs the benchmark: for each server mode a fresh local stack, every concurrency with every
+// side (orchestrated, the ceilings, bare), then the parking measurement.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -418,7 +418,7 @@ func (e *env) sides() []side {
 	return []side{
 		{"ceiling", e.ceilingOp(CeilingWorkflowName), func(r *RunReport) *Stats { return &r.Ceiling }},
 		{"ceiling-local", e.ceilingOp(CeilingLocalWorkflowName), func(r *RunReport) *Stats { return &r.CeilingLocal }},
-		{"ceiling-visible", e.ceilingOp(CeilingVisibleWorkflowName), func(r *RunReport) *Stats { return &r.CeilingVisible }},
+		{"ceiling-plain", e.ceilingOp(CeilingPlainWorkflowName), func(r *RunReport) *Stats { return &r.CeilingPlain }},
 		{"ceiling-naive", e.ceilingOp(CeilingNaiveWorkflowName), func(r *RunReport) *Stats { return &r.CeilingNaive }},
 		{"orchestrated", e.stakeOp, func(r *RunReport) *Stats { return &r.Orchestrated }},
 		{"bare", e.bareOp, func(r *RunReport) *Stats { return &r.Bare }},
@@ -450,7 +450,7 @@ func (e *env) ceilingOp(name string) func(ctx context.Context, i int) error {
 	return func(ctx context.Context, i int) error {
 		in := CeilingInput{Staker: e.staker(i), VoteAccount: e.vote, Lamports: e.cfg.Lamports}
 		opts := client.StartWorkflowOptions{ID: e.idFor(name, i), TaskQueue: workflows.TaskQueue}
-		if name == CeilingVisibleWorkflowName {
+		if name == CeilingWorkflowName {
 			// Started as a stake is: with its summary and search attributes.
 			stake := e.stakeInput(i)
 			opts = workflows.StartOptions(opts.ID, workflows.StakeSummary(stake), workflows.StakeAttributes(stake)...)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"strings"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -14,28 +15,36 @@ import (
 // Names under which the ceiling workflows and their activities are registered. They exist only
 // in the benchmark's own worker.
 const (
-	// CeilingWorkflowName has StakeWorkflow's shape today: CheckPolicy and Sign local,
-	// CheckValidator, Build, Broadcast and Confirm normal activities.
+	// CeilingWorkflowName is StakeWorkflow with activities that do nothing: its shape (CheckPolicy
+	// and Sign local; CheckValidator, Build, Broadcast and Confirm normal activities) and what it
+	// writes for the Web UI: current details at each step, search attributes upserted where the
+	// operation rests (confirming, the end), and the workflow.GetVersion marker (whose
+	// TemporalChangeVersion upsert is one more). It is started as a stake is, with the stake's
+	// search attributes.
 	CeilingWorkflowName = "BenchCeilingWorkflow"
-	// CeilingLocalWorkflowName is the alternative shape: Build and Broadcast local too, so that
+	// CeilingPlainWorkflowName is the same shape without search attributes, current details or
+	// version marker: what those cost the server.
+	CeilingPlainWorkflowName = "BenchCeilingPlainWorkflow"
+	// CeilingLocalWorkflowName is the plain ceiling with Build and Broadcast local too, so that
 	// only CheckValidator and Confirm are normal activities.
 	CeilingLocalWorkflowName = "BenchCeilingLocalWorkflow"
-	// CeilingVisibleWorkflowName is today's shape plus what StakeWorkflow shows the Web UI: current
-	// details at each step, search attributes upserted where the operation rests (confirming, the
-	// end), and the workflow.GetVersion marker (whose TemporalChangeVersion upsert is one more).
-	CeilingVisibleWorkflowName = "BenchCeilingVisibleWorkflow"
-	// CeilingNaiveWorkflowName is the naive shape: all six activities normal, none local.
+	// CeilingNaiveWorkflowName is the plain ceiling with all six activities normal, none local.
 	CeilingNaiveWorkflowName = "BenchCeilingNaiveWorkflow"
 	// noopPrefix prefixes the no-op activities' names.
 	noopPrefix = "BenchNoop"
 )
 
-// Shape tells which activities of a ceiling workflow run as local activities.
+// signatureLike stands for a transaction signature in the ceiling's search attributes: as long
+// as the longest base58 ed25519 signature, so that it costs alike.
+var signatureLike = strings.Repeat("5", 88)
+
+// Shape tells which activities of a ceiling workflow run as local activities, and whether it
+// writes what StakeWorkflow shows the Web UI.
 type Shape struct {
 	// LocalBuildBroadcast runs Build and Broadcast as local activities.
 	LocalBuildBroadcast bool
-	// Visible upserts the search attributes and sets the current details as StakeWorkflow does.
-	Visible bool
+	// Plain leaves out the search-attribute upserts, current details and version marker.
+	Plain bool
 	// Naive runs every activity as a normal activity (CheckPolicy and Sign too).
 	Naive bool
 }
@@ -86,35 +95,36 @@ func (*NoopActivities) Confirm(context.Context, CeilingInput) (NoopResult, error
 	return NoopResult{}, nil
 }
 
-// RegisterCeiling registers both ceiling workflows and the no-op activities on r.
+// RegisterCeiling registers the ceiling workflows and the no-op activities on r.
 func RegisterCeiling(r worker.Registry) {
 	r.RegisterWorkflowWithOptions(CeilingWorkflow, workflow.RegisterOptions{Name: CeilingWorkflowName})
+	r.RegisterWorkflowWithOptions(CeilingPlainWorkflow, workflow.RegisterOptions{Name: CeilingPlainWorkflowName})
 	r.RegisterWorkflowWithOptions(CeilingLocalWorkflow, workflow.RegisterOptions{Name: CeilingLocalWorkflowName})
-	r.RegisterWorkflowWithOptions(CeilingVisibleWorkflow, workflow.RegisterOptions{Name: CeilingVisibleWorkflowName})
 	r.RegisterWorkflowWithOptions(CeilingNaiveWorkflow, workflow.RegisterOptions{Name: CeilingNaiveWorkflowName})
 	r.RegisterActivityWithOptions(&NoopActivities{}, activity.RegisterOptions{Name: noopPrefix})
 }
 
-// CeilingWorkflow runs StakeWorkflow's activity sequence with no-op activities, in today's shape.
+// CeilingWorkflow runs StakeWorkflow's sequence with no-op activities, writing what
+// StakeWorkflow writes for the Web UI.
 func CeilingWorkflow(ctx workflow.Context, in CeilingInput) error {
 	return runCeiling(ctx, in, Shape{})
 }
 
-// CeilingLocalWorkflow runs the sequence with Build and Broadcast as local activities.
+// CeilingPlainWorkflow runs the sequence without search attributes, current details or version
+// marker.
+func CeilingPlainWorkflow(ctx workflow.Context, in CeilingInput) error {
+	return runCeiling(ctx, in, Shape{Plain: true})
+}
+
+// CeilingLocalWorkflow runs the plain sequence with Build and Broadcast as local activities.
 func CeilingLocalWorkflow(ctx workflow.Context, in CeilingInput) error {
-	return runCeiling(ctx, in, Shape{LocalBuildBroadcast: true})
+	return runCeiling(ctx, in, Shape{Plain: true, LocalBuildBroadcast: true})
 }
 
-// CeilingVisibleWorkflow runs today's shape with StakeWorkflow's search-attribute upserts and
-// current details.
-func CeilingVisibleWorkflow(ctx workflow.Context, in CeilingInput) error {
-	return runCeiling(ctx, in, Shape{Visible: true})
-}
-
-// CeilingNaiveWorkflow runs the sequence with every activity normal: what the local CheckPolicy
-// and Sign save.
+// CeilingNaiveWorkflow runs the plain sequence with every activity normal: what the local
+// CheckPolicy and Sign save.
 func CeilingNaiveWorkflow(ctx workflow.Context, in CeilingInput) error {
-	return runCeiling(ctx, in, Shape{Naive: true})
+	return runCeiling(ctx, in, Shape{Plain: true, Naive: true})
 }
 
 func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
@@ -141,7 +151,7 @@ func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
 			pending = nil
 		}
 	}
-	if shape.Visible {
+	if !shape.Plain {
 		workflow.GetVersion(ctx, "bench-ceiling", workflow.DefaultVersion, 1)
 	}
 	local := func(name string) error {
@@ -167,7 +177,7 @@ func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
 		policyOrSign = normal
 	}
 	step := func(name string) {
-		if !shape.Visible {
+		if shape.Plain {
 			return
 		}
 		pending = append(pending, workflows.SAStep.ValueSet(name))
@@ -186,8 +196,8 @@ func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
 	}
 	for _, s := range steps {
 		step(s.step)
-		if s.name == "Broadcast" && shape.Visible {
-			pending = append(pending, workflows.SASignatures.ValueSet([]string{"sig"}), workflows.SAStakeAccount.ValueSet(in.Staker))
+		if s.name == "Broadcast" && !shape.Plain {
+			pending = append(pending, workflows.SASignatures.ValueSet([]string{signatureLike}), workflows.SAStakeAccount.ValueSet(in.Staker))
 		}
 		if err := s.run(s.name); err != nil {
 			return err

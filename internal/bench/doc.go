@@ -4,10 +4,12 @@
 //
 //   - orchestrated: N StakeWorkflows at concurrency C through the real workflows, activities,
 //     signer and sandbox;
-//   - ceiling: a workflow of StakeWorkflow's shape (CheckPolicy and Sign local, CheckValidator,
-//     Build, Broadcast and Confirm normal activities) whose activities do nothing, the same with
-//     Build and Broadcast local, and the same with StakeWorkflow's search-attribute upserts and
-//     current details, registered under bench-only names in the benchmark's worker;
+//   - ceiling: StakeWorkflow with activities that do nothing: its shape (CheckPolicy and Sign
+//     local, CheckValidator, Build, Broadcast and Confirm normal activities) and what it writes
+//     for the Web UI (search attributes, version marker, current details); beside it the plain
+//     ceiling (the same shape writing none of that), and the plain one with Build and Broadcast
+//     local and with every activity normal, registered under bench-only names in the
+//     benchmark's worker;
 //   - bare: the same service calls, verification, signing and confirmation from plain Go, with
 //     no Temporal;
 //   - parking: UnstakeWorkflows waiting for deactivation, with the worker's and the server's

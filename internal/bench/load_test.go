@@ -132,9 +132,10 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 			CPU: &CPUPerOp{Server: Duration(40 * time.Millisecond), Bench: Duration(8 * time.Millisecond), Runtime: Duration(2 * time.Millisecond)}},
 		Ceiling: Stats{OpsPerSec: 30, P50: Duration(100 * time.Millisecond),
 			CPU: &CPUPerOp{Server: Duration(35 * time.Millisecond), Bench: Duration(5 * time.Millisecond)}},
-		CeilingLocal:   Stats{OpsPerSec: 45},
-		CeilingVisible: Stats{OpsPerSec: 28},
-		Bare:           Stats{OpsPerSec: 200, P50: Duration(60 * time.Millisecond), Errors: 2},
+		CeilingPlain: Stats{OpsPerSec: 35, P50: Duration(80 * time.Millisecond)},
+		CeilingLocal: Stats{OpsPerSec: 52.5},
+		CeilingNaive: Stats{OpsPerSec: 25},
+		Bare:         Stats{OpsPerSec: 200, P50: Duration(60 * time.Millisecond), Errors: 2},
 	}
 	run.ratios()
 	rep.Modes = []ModeReport{{Mode: ModeFile, Runs: []RunReport{run}, ServerRSS: 300 << 20, LoadBefore: "1.00 2.00 3.00"}}
@@ -145,11 +146,15 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 	md := rep.Markdown()
 	for _, want := range []string{
 		"| file | 50 | orchestrated | 24.5 | 120 ms |",
-		"| file | 50 | ceiling (today's shape) | 30.0 | 100 ms |",
-		"| file | 50 | ceiling (Build, Broadcast local) | 45.0 |",
+		"| file | 50 | ceiling | 30.0 | 100 ms |",
+		"| file | 50 | ceiling, plain | 35.0 | 80 ms |",
+		"| file | 50 | ceiling, plain, Build + Broadcast local | 52.5 |",
+		"| file | 50 | ceiling, plain, naive (all six normal) | 25.0 |",
 		"| file | 50 | bare client | 200.0 | 60 ms |",
 		"| 2 |",
-		"| file | 50 | 0.82 | 0.88 | 0.80 | 1.20 | 0.60 | 0.12 | 2.00 | 1.50 |",
+		// orch/ceiling, CPU ceiling/orch, p50 orch/ceiling, p50 (orch-bare)/ceiling, orch/plain,
+		// p50 orch/plain, orch/bare, p50 orch/bare, local/plain, plain/naive.
+		"| file | 50 | 0.82 | 0.80 | 1.20 | 0.60 | 0.70 | 1.50 | 0.12 | 2.00 | 1.50 | 1.40 |",
 		"Parked 10000 UnstakeWorkflows",
 		"| parked | 250 MiB |",
 		"| 2100 | 900 MiB |",

@@ -31,6 +31,7 @@ type Config struct {
 	Out         string
 	Modes       cli.StringList
 	Concurrency string
+	Sides       cli.StringList
 	// DynamicConfig are extra dev-server dynamic config values.
 	DynamicConfig cli.StringList
 	KeepDir       bool
@@ -47,6 +48,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Out, "out", ".artifacts/bench", "directory for bench.json and bench.md")
 	fs.Var(&c.Modes, "server", "server modes to measure, comma-separated: memory, file (default memory)")
 	fs.StringVar(&c.Concurrency, "concurrency", joinInts(d.Concurrency), "concurrencies, comma-separated")
+	fs.Var(&c.Sides, "sides", "measure only these sides, comma-separated: "+strings.Join(bench.SideNames(), ", ")+" (default all)")
 	fs.IntVar(&b.Ops, "n", d.Ops, "operations per side at each concurrency above 1")
 	fs.IntVar(&b.SerialOps, "n-serial", d.SerialOps, "operations per side at concurrency 1")
 	fs.IntVar(&b.Warmup, "warmup", d.Warmup, "warm-up operations per side on each stack")
@@ -68,7 +70,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.BoolVar(&b.EagerStart, "eager-start", false, "start workflows eagerly on the starting worker (every side)")
 	fs.StringVar(&b.GRPCCompression, "grpc-compression", "none", "gRPC compression to Temporal of the worker and the client: none or gzip (every side)")
 	fs.BoolVar(&b.ServerMetrics, "server-metrics", false, "record the dev server's work per operation of each side from its counters (exact counts; the server's metrics slow it, about 10 ms per stake at C=1, so compare timings only between runs that both set it)")
-	fs.DurationVar(&b.Drain, "drain", d.Drain, "wait this long after each side's last operation, so its workflow-task timers fire before the next side (0: no wait)")
+	fs.DurationVar(&b.Drain, "drain", d.Drain, "wait this long after each side's last operation, so the timers its workflow and activity tasks set (up to the activities' 30 s timeouts) fire before the next side (0: no wait)")
 	fs.BoolVar(&c.KeepDir, "keep", false, "keep the stacks' working directory (printed)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "progress log level")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process (worker, sandbox service, bare client) to this file")
@@ -90,6 +92,7 @@ func run() error {
 	}
 	cfg.Bench.Concurrency = conc
 	cfg.Bench.Modes = cfg.Modes
+	cfg.Bench.Sides = cfg.Sides
 	cfg.Bench.ServerDynamicConfig = cfg.DynamicConfig
 	logger, err := cli.NewLogger("console", cfg.LogLevel)
 	if err != nil {

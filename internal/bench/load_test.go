@@ -197,3 +197,19 @@ func TestSteadyRateLeavesOutRampAndStragglers(t *testing.T) {
 	assert.Zero(t, n)
 	assert.Zero(t, d)
 }
+
+// TestSidesSelectsAndRefuses checks that Config.Sides keeps only the sides named, in the order
+// they run, and that an unknown side is refused by name before anything starts.
+func TestSidesSelectsAndRefuses(t *testing.T) {
+	e := env{cfg: Config{Sides: []string{"orchestrated", "ceiling"}}}
+	var names []string
+	for _, s := range e.sides() {
+		names = append(names, s.name)
+	}
+	assert.Equal(t, []string{"ceiling", "orchestrated"}, names)
+	assert.Len(t, (&env{}).sides(), len(SideNames()))
+
+	_, err := Config{TemporalCLI: "t", Dir: "d", Sides: []string{"ceiling", "ceilng"}}.withDefaults()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unknown side "ceilng"`)
+}

@@ -36,6 +36,7 @@ type Report struct {
 // Settings are the knobs the run used; each field is the Config field of the same name.
 type Settings struct {
 	Concurrency                []int    `json:"concurrency"`
+	Sides                      []string `json:"sides,omitempty"`
 	Ops                        int      `json:"ops"`
 	SerialOps                  int      `json:"serialOps"`
 	Warmup                     int      `json:"warmup"`
@@ -62,7 +63,7 @@ type Settings struct {
 
 func settingsOf(c Config) Settings {
 	return Settings{
-		Concurrency: c.Concurrency, Ops: c.Ops, SerialOps: c.SerialOps, Warmup: c.Warmup, Rounds: c.Rounds, Drain: Duration(c.Drain), ServerMetrics: c.ServerMetrics,
+		Concurrency: c.Concurrency, Sides: c.Sides, Ops: c.Ops, SerialOps: c.SerialOps, Warmup: c.Warmup, Rounds: c.Rounds, Drain: Duration(c.Drain), ServerMetrics: c.ServerMetrics,
 		Pollers: c.Pollers, StickyCache: c.StickyCache,
 		MaxConcurrentActivities: c.MaxConcurrentActivities, MaxConcurrentWorkflowTasks: c.MaxConcurrentWorkflowTasks,
 		SlotDuration: Duration(c.SlotDuration), FinalizationDepth: c.FinalizationDepth, BlockhashValidity: c.BlockhashValidity,
@@ -211,10 +212,13 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "## Benchmark (%s, %d CPUs, %s)\n\n", r.StartedAt.Format(time.RFC3339), r.NumCPU, r.GoVersion)
 	fmt.Fprintf(&b, "Chain clock: slot %s, finalization depth %d slots, blockhash validity %d slots (mainnet: 400ms, 32, 150); "+
 		"confirmation poll %s. Worker: %d pollers, sticky cache %d, execution slots %s/%s (activities/workflow tasks). "+
-		"Ops per side: %d (%d at C=1) in %d alternating rounds, after %d warm-up; %s drain after each side's round. Server dynamic config: %s; eager start: %t; gRPC compression: %s.\n\n",
+		"Ops per side: %d (%d at C=1) in %d alternating rounds, after %d warm-up; %s drain after each Temporal side's round. Server dynamic config: %s; eager start: %t; gRPC compression: %s.\n\n",
 		s.SlotDuration.Std(), s.FinalizationDepth, s.BlockhashValidity, s.ConfirmPoll.Std(), s.Pollers, s.StickyCache,
 		orDefault(s.MaxConcurrentActivities), orDefault(s.MaxConcurrentWorkflowTasks), s.Ops, s.SerialOps, s.Rounds, s.Warmup, s.Drain.Std(),
 		strings.Join(s.DynamicConfig, ", "), s.EagerStart, s.GRPCCompression)
+	if len(s.Sides) > 0 {
+		fmt.Fprintf(&b, "Only these sides were measured: %s.\n\n", strings.Join(s.Sides, ", "))
+	}
 	b.WriteString("| server | C | side | ops/s | p50 | p95 | p99 | errors | CPU ms/op: server | bench process | runtime |\n" +
 		"|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range r.Modes {

@@ -167,9 +167,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ParkMode == "" {
 		c.ParkMode = c.Modes[0]
 	}
+	known := SideNames()
 	for _, name := range c.Sides {
-		if !slices.Contains(SideNames(), name) {
-			return c, fmt.Errorf("bench: unknown side %q (want one of %s)", name, strings.Join(SideNames(), ", "))
+		if !slices.Contains(known, name) {
+			return c, fmt.Errorf("bench: unknown side %q (want one of %s)", name, strings.Join(known, ", "))
 		}
 	}
 	if c.Warmup < 0 || c.Park < 0 {
@@ -597,9 +598,8 @@ func (e *env) counters(ctx context.Context) Counters {
 // drain waits until Config.Drain has passed since a side's last operation ended, then until the
 // server is quiet. Without it, each side pays for the timers the sides before it left behind:
 // they fire 5–10 s after a workflow task and 30 s after an activity starts, while the next
-// sides are measured. With 11 s, the stake (which followed the naive ceiling, the side leaving
-// the most timers) paid 10 ms of server CPU per operation more than the ceiling; with 31 s the
-// two match and the round-by-round spread of their ratio shrank from 0.64–0.77 to 0.91–0.94.
+// sides are measured. With 11 s, the side after the naive ceiling (which leaves the most
+// timers) paid up to 10 ms of server CPU per operation for them.
 func (e *env) drain(ctx context.Context, ended time.Time) {
 	if e.cfg.Drain <= 0 {
 		return

@@ -33,11 +33,15 @@ lint:
 test-unit:
 	$(GO) test -race -count=1 $(PKGS)
 
-## fuzz-smoke: run each fuzz target briefly on top of its committed seed corpus
+## fuzz-smoke: run each fuzz target for FUZZ_EXECS inputs on top of its committed seed corpus
+# The budget is a count, not a duration: with a duration, Go up to 1.26 can fail a target with a bare
+# "context deadline exceeded" when the time runs out while a worker is mid-input (go.dev/issue/75804).
+# Minimizing a new input is bounded by a count too; its 60 s default stalled FuzzBase58 for a minute.
+FUZZ_EXECS ?= 50000
 fuzz-smoke:
 	@set -e; for spec in $$(grep -rl --include='*_test.go' -E '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
 	  for f in $$(grep -hoE '^func (Fuzz[A-Za-z0-9_]+)' $$spec/*_test.go | awk '{print $$2}'); do \
-	    echo "fuzz $$spec $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 10s $$spec; \
+	    echo "fuzz $$spec $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZ_EXECS)x -fuzzminimizetime 200x $$spec; \
 	  done; \
 	done
 

@@ -52,7 +52,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.IntVar(&b.Ops, "n", d.Ops, "operations per side at each concurrency above 1")
 	fs.IntVar(&b.SerialOps, "n-serial", d.SerialOps, "operations per side at concurrency 1")
 	fs.IntVar(&b.Warmup, "warmup", d.Warmup, "warm-up operations per side on each stack")
-	fs.IntVar(&b.Rounds, "rounds", d.Rounds, "rounds each side's operations are split into, alternating between sides")
+	fs.IntVar(&b.Rounds, "rounds", d.Rounds, "rounds each side's operations are split into, alternating between sides (at C=1 operations interleave one by one; rounds group them)")
 	fs.IntVar(&b.Park, "park", d.Park, "UnstakeWorkflows to park at the deactivation wait (0: skip)")
 	fs.StringVar(&b.ParkMode, "park-server", d.ParkMode, "server mode the workflows are parked on")
 	fs.IntVar(&b.ParkConcurrency, "park-concurrency", d.ParkConcurrency, "concurrent calls while preparing and starting parked workflows")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strconv"
@@ -50,7 +51,9 @@ type Config struct {
 	SerialOps int
 	// Warmup operations per side before the first measurement of a stack.
 	Warmup int
-	// Rounds splits each side's operations into rounds that alternate between the sides.
+	// Rounds splits each side's operations into rounds that alternate between the sides. At
+	// concurrency 1 the sides' operations interleave one by one instead, and rounds only group
+	// them for the by-round ratios.
 	Rounds int
 	// Park is how many UnstakeWorkflows are parked waiting for deactivation (0: none); ParkMode
 	// the server mode they are parked on; ParkConcurrency how many setup calls run at once.
@@ -241,6 +244,9 @@ type env struct {
 
 	slowMu  sync.Mutex
 	slowest *SlowOp
+
+	// serverPID and nodePID are the dev server's and the Solana runtime's processes (see cpu).
+	serverPID, nodePID int
 }
 
 func (e *env) resetSlowest() {
@@ -291,41 +297,18 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 			}
 			run := RunReport{Concurrency: c}
 			sides := e.sides()
-			rounds := make([][]Stats, len(sides))
-			ph := rep.phase(fmt.Sprintf("%s: C=%d, %d ops per side in %d rounds", mode, c, n, cfg.Rounds))
-			// Sides take turns, round by round, in a rotating order, so that a change in the
-			// machine's background load falls on every side alike.
-			for r := range cfg.Rounds {
-				per := n / cfg.Rounds
-				if r == cfg.Rounds-1 {
-					per = n - per*(cfg.Rounds-1)
-				}
-				for k := range sides {
-					j := (k + r) % len(sides)
-					e.resetSlowest()
-					counters0 := e.counters(ctx) // read first: the scrape is the server's work, not the side's
-					cpu0 := e.cpu()
-					s := RunLoad(ctx, per, c, sides[j].op)
-					ended := time.Now()
-					e.settle(ctx)
-					s.CPU = e.cpu().perOp(cpu0, per)
-					// The counters run through the drain: the timers the side left are its work.
-					if sides[j].timers {
-						e.drain(ctx, ended)
-					}
-					s.ServerCounters = e.counters(ctx).perOp(counters0, per)
-					s.Slowest = e.takeSlowest()
-					rounds[j] = append(rounds[j], s)
-				}
+			var rounds [][]Stats
+			if c == 1 {
+				ph := rep.phase(fmt.Sprintf("%s: C=1, %d ops per side interleaved, in %d rounds", mode, n, cfg.Rounds))
+				rounds = e.interleaved(ctx, sides, n)
+				ph.end()
+			} else {
+				ph := rep.phase(fmt.Sprintf("%s: C=%d, %d ops per side in %d rounds", mode, c, n, cfg.Rounds))
+				rounds = e.rotating(ctx, sides, n, c)
+				ph.end()
 			}
-			ph.end()
 			for j, side := range sides {
 				s := Merge(rounds[j]...)
-				for _, r := range rounds[j] {
-					if r.Slowest != nil && (s.Slowest == nil || r.Slowest.Took > s.Slowest.Took) {
-						s.Slowest = r.Slowest
-					}
-				}
 				log.Info("Measured", zap.String("side", side.name), zap.Int("concurrency", c), zap.Int("ops", n),
 					zap.Float64("opsPerSec", s.OpsPerSec), zap.Duration("p50", s.P50.Std()), zap.Int("errors", s.Errors))
 				*side.into(&run) = s
@@ -347,6 +330,86 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 		}
 	}
 	return mr, pr, nil
+}
+
+// rotating runs each side's n operations at concurrency c in Config.Rounds rounds. Sides take
+// turns, round by round, in a rotating order, so that a change in the machine's background load
+// falls on every side alike; after each round of a side that runs workflows, the drain. It
+// returns each side's rounds (rounds[j] are sides[j]'s).
+func (e *env) rotating(ctx context.Context, sides []side, n, c int) [][]Stats {
+	rounds := make([][]Stats, len(sides))
+	for r := range e.cfg.Rounds {
+		per := perRound(n, e.cfg.Rounds, r)
+		for k := range sides {
+			j := (k + r) % len(sides)
+			e.resetSlowest()
+			counters0 := e.counters(ctx) // read first: the scrape is the server's work, not the side's
+			cpu0 := e.cpu()
+			s := RunLoad(ctx, per, c, sides[j].op)
+			ended := time.Now()
+			e.settle(ctx)
+			s.CPU = e.cpu().perOp(cpu0, per)
+			// The counters run through the drain: the timers the side left are its work.
+			if sides[j].timers {
+				e.drain(ctx, ended)
+			}
+			s.ServerCounters = e.counters(ctx).perOp(counters0, per)
+			s.Slowest = e.takeSlowest()
+			rounds[j] = append(rounds[j], s)
+		}
+	}
+	return rounds
+}
+
+// interleaved runs each side's n operations one at a time, one operation of every side per
+// cycle, in an order shuffled anew each cycle. Every side then meets the same server: the same
+// database, the same work queued by the operations before, the same timers firing. At
+// concurrency 1 an operation lasts tens of milliseconds and the server's state drifts over a
+// round of them by more than the sides differ: in rotating rounds the stake's p50 over the
+// ceiling's moved by a third from run to run on a database file. No side is drained, as
+// every side pays alike for the timers of every other; work an operation leaves queued falls on
+// whichever operation comes next. CPU is read around each operation. Rounds group the cycles for
+// the by-round ratios. It returns each side's rounds (rounds[j] are sides[j]'s).
+func (e *env) interleaved(ctx context.Context, sides []side, n int) [][]Stats {
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(len(sides)))) // the same order for the same run
+	rounds := make([][]Stats, len(sides))
+	done := 0
+	for r := range e.cfg.Rounds {
+		per := perRound(n, e.cfg.Rounds, r)
+		ops := make([][]Stats, len(sides))
+		for range per {
+			i := done
+			done++
+			for _, j := range rng.Perm(len(sides)) {
+				e.resetSlowest()
+				cpu0 := e.cpu()
+				s := RunLoad(ctx, 1, 1, func(ctx context.Context, _ int) error { return sides[j].op(ctx, i) })
+				s.CPU = e.cpu().perOp(cpu0, 1)
+				s.Slowest = e.takeSlowest()
+				ops[j] = append(ops[j], s)
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		for j := range sides {
+			s := Merge(ops[j]...)
+			s.Rounds = 1
+			rounds[j] = append(rounds[j], s)
+		}
+	}
+	e.drain(ctx, time.Now())
+	return rounds
+}
+
+// perRound is how many of n operations round r of rounds runs: an even share, the last round
+// taking the remainder.
+func perRound(n, rounds, r int) int {
+	per := n / rounds
+	if r == rounds-1 {
+		return n - per*(rounds-1)
+	}
+	return per
 }
 
 func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) {
@@ -645,11 +708,17 @@ type cpuSample struct {
 
 func (e *env) cpu() cpuSample {
 	self := os.Getpid()
-	server, err1 := ChildByName(self, filepath.Base(e.cfg.TemporalCLI))
-	node, err2 := ChildByName(self, "node")
-	if err1 != nil || err2 != nil {
-		return cpuSample{}
+	// Found once per stack: the interleaved runs read CPU around every operation, and a scan of
+	// /proc costs about a millisecond.
+	if e.serverPID == 0 || e.nodePID == 0 {
+		server, err1 := ChildByName(self, filepath.Base(e.cfg.TemporalCLI))
+		node, err2 := ChildByName(self, "node")
+		if err1 != nil || err2 != nil {
+			return cpuSample{}
+		}
+		e.serverPID, e.nodePID = server, node
 	}
+	server, node := e.serverPID, e.nodePID
 	var s cpuSample
 	var errs [3]error
 	s.server, errs[0] = CPUTime(server)

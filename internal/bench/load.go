@@ -69,7 +69,8 @@ type CPUPerOp struct {
 }
 
 // Merge combines the stats of several rounds of the same side: operations and errors add up,
-// throughput is successes over the summed wall time, percentiles are over every sample.
+// throughput is successes over the summed wall time, percentiles are over every sample, and
+// the slowest operation is the slowest of all.
 func Merge(rounds ...Stats) Stats {
 	var out Stats
 	var wall time.Duration
@@ -86,6 +87,9 @@ func Merge(rounds ...Stats) Stats {
 			out.FirstError = r.FirstError
 		}
 		out.Rounds += max(r.Rounds, 1)
+		if r.Slowest != nil && (out.Slowest == nil || r.Slowest.Took > out.Slowest.Took) {
+			out.Slowest = r.Slowest
+		}
 	}
 	out.Wall = Duration(wall)
 	var cpu CPUPerOp

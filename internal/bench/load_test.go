@@ -106,6 +106,13 @@ func TestMergeAddsRoundsUp(t *testing.T) {
 	assert.Equal(t, Duration(2*time.Millisecond), m.P50)
 	assert.Equal(t, "first", m.FirstError)
 	assert.Nil(t, m.CPU, "no round measured CPU")
+	assert.Nil(t, m.Slowest)
+
+	a.Slowest = &SlowOp{WorkflowID: "a", Took: Duration(time.Second)}
+	b.Slowest = &SlowOp{WorkflowID: "b", Took: Duration(2 * time.Second)}
+	assert.Equal(t, "b", Merge(a, b).Slowest.WorkflowID, "the slowest of every round")
+	assert.Equal(t, "b", Merge(b, a).Slowest.WorkflowID)
+	a.Slowest, b.Slowest = nil, nil
 
 	a.CPU = &CPUPerOp{Server: Duration(10 * time.Millisecond)}
 	b.CPU = &CPUPerOp{Server: Duration(20 * time.Millisecond), Bench: Duration(4 * time.Millisecond)}
@@ -212,4 +219,61 @@ func TestSidesSelectsAndRefuses(t *testing.T) {
 	_, err := Config{TemporalCLI: "t", Dir: "d", Sides: []string{"ceiling", "ceilng"}}.withDefaults()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `unknown side "ceilng"`)
+}
+
+// TestInterleavedRunsEverySideOncePerCycle checks the C=1 schedule: one operation at a time,
+// each cycle one operation of every side with the cycle's index, the order changing between
+// cycles, and the rounds grouping the cycles with every operation counted once.
+func TestInterleavedRunsEverySideOncePerCycle(t *testing.T) {
+	const n, rounds = 20, 3
+	var running atomic.Int32
+	type call struct{ side, i int }
+	var calls []call
+	op := func(side int) func(context.Context, int) error {
+		return func(_ context.Context, i int) error {
+			if running.Add(1) != 1 {
+				t.Error("two operations ran at once")
+			}
+			defer running.Add(-1)
+			calls = append(calls, call{side, i})
+			if side == 2 && i == 7 {
+				return errors.New("refused")
+			}
+			return nil
+		}
+	}
+	sides := []side{{name: "a", op: op(0)}, {name: "b", op: op(1)}, {name: "c", op: op(2)}}
+	e := &env{cfg: Config{Rounds: rounds, TemporalCLI: "no-such-server"}}
+	got := e.interleaved(context.Background(), sides, n)
+
+	require.Len(t, calls, n*len(sides))
+	orders := map[[3]int]bool{}
+	for cycle := range n {
+		var order [3]int
+		seen := map[int]bool{}
+		for k, c := range calls[cycle*3 : cycle*3+3] {
+			assert.Equal(t, cycle, c.i, "cycle %d runs operation %d of every side", cycle, cycle)
+			seen[c.side] = true
+			order[k] = c.side
+		}
+		assert.Len(t, seen, 3, "cycle %d runs every side once", cycle)
+		orders[order] = true
+	}
+	assert.Greater(t, len(orders), 1, "the order is shuffled between cycles")
+
+	require.Len(t, got, len(sides))
+	for j, rs := range got {
+		require.Len(t, rs, rounds, "side %d", j)
+		assert.Equal(t, []int{6, 6, 8}, []int{rs[0].Ops, rs[1].Ops, rs[2].Ops}, "side %d: the last round takes the remainder", j)
+		m := Merge(rs...)
+		assert.Equal(t, n, m.Ops)
+		assert.Equal(t, rounds, m.Rounds)
+		if j == 2 {
+			assert.Equal(t, 1, m.Errors)
+			assert.Equal(t, "refused", m.FirstError)
+		} else {
+			assert.Zero(t, m.Errors)
+		}
+		assert.Greater(t, m.OpsPerSec, 0.0)
+	}
 }

@@ -212,9 +212,9 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "## Benchmark (%s, %d CPUs, %s)\n\n", r.StartedAt.Format(time.RFC3339), r.NumCPU, r.GoVersion)
 	fmt.Fprintf(&b, "Chain clock: slot %s, finalization depth %d slots, blockhash validity %d slots (mainnet: 400ms, 32, 150); "+
 		"confirmation poll %s. Worker: %d pollers, sticky cache %d, execution slots %s/%s (activities/workflow tasks). "+
-		"Ops per side: %d (%d at C=1) in %d alternating rounds, after %d warm-up; %s drain after each Temporal side's round. Server dynamic config: %s; eager start: %t; gRPC compression: %s.\n\n",
+		"Ops per side: %d in %d alternating rounds, %s drain after each Temporal side's round; at C=1, %d interleaved one by one in a shuffled order, grouped in as many rounds; after %d warm-up. Server dynamic config: %s; eager start: %t; gRPC compression: %s.\n\n",
 		s.SlotDuration.Std(), s.FinalizationDepth, s.BlockhashValidity, s.ConfirmPoll.Std(), s.Pollers, s.StickyCache,
-		orDefault(s.MaxConcurrentActivities), orDefault(s.MaxConcurrentWorkflowTasks), s.Ops, s.SerialOps, s.Rounds, s.Warmup, s.Drain.Std(),
+		orDefault(s.MaxConcurrentActivities), orDefault(s.MaxConcurrentWorkflowTasks), s.Ops, s.Rounds, s.Drain.Std(), s.SerialOps, s.Warmup,
 		strings.Join(s.DynamicConfig, ", "), s.EagerStart, s.GRPCCompression)
 	if len(s.Sides) > 0 {
 		fmt.Fprintf(&b, "Only these sides were measured: %s.\n\n", strings.Join(s.Sides, ", "))

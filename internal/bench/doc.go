@@ -17,7 +17,8 @@
 //
 // Each side reports operations per second, p50/p95/p99 end-to-end latency and the CPU time per
 // operation of the server, the benchmark's process and the Solana runtime (robust to other load
-// on the machine, unlike the rates). Sides alternate in rounds on one stack. The report holds
+// on the machine, unlike the rates). Sides alternate in rounds on one stack; at concurrency 1
+// they interleave operation by operation, in a shuffled order. The report holds
 // the ratios orchestrated/ceiling and orchestrated/bare, every setting used, and how long each
 // phase took. Nothing here is faked: failures are counted and reported, not retried away.
 package bench

@@ -355,6 +355,7 @@ func (e *env) rotating(ctx context.Context, sides []side, n, c int) [][]Stats {
 			}
 			s.ServerCounters = e.counters(ctx).perOp(counters0, per)
 			s.Slowest = e.takeSlowest()
+			e.explain(ctx, s.Slowest)
 			rounds[j] = append(rounds[j], s)
 		}
 	}
@@ -395,6 +396,7 @@ func (e *env) interleaved(ctx context.Context, sides []side, n int) [][]Stats {
 		for j := range sides {
 			s := Merge(ops[j]...)
 			s.Rounds = 1
+			e.explain(ctx, s.Slowest)
 			rounds[j] = append(rounds[j], s)
 		}
 	}
@@ -597,8 +599,8 @@ func contains(list []string, v string) bool {
 	return false
 }
 
-// wait waits for a workflow's result and keeps the slowest successful one of the round, with
-// where its time went.
+// wait waits for a workflow's result and keeps the slowest successful one of the round. Where its
+// time went is read later (explain), outside the operation's measured time.
 func (e *env) wait(ctx context.Context, run client.WorkflowRun, out any) error {
 	t0 := time.Now()
 	err := run.Get(ctx, out)
@@ -607,20 +609,20 @@ func (e *env) wait(ctx context.Context, run client.WorkflowRun, out any) error {
 		return err
 	}
 	e.slowMu.Lock()
-	slower := e.slowest == nil || took > e.slowest.Took.Std()
-	if slower {
-		e.slowest = &SlowOp{WorkflowID: run.GetID(), Took: Duration(took)}
-	}
-	e.slowMu.Unlock()
-	if slower {
-		gap, between := e.longestGap(ctx, run.GetID(), run.GetRunID())
-		e.slowMu.Lock()
-		if e.slowest != nil && e.slowest.WorkflowID == run.GetID() {
-			e.slowest.LongestGap, e.slowest.Between = Duration(gap), between
-		}
-		e.slowMu.Unlock()
+	defer e.slowMu.Unlock()
+	if e.slowest == nil || took > e.slowest.Took.Std() {
+		e.slowest = &SlowOp{WorkflowID: run.GetID(), runID: run.GetRunID(), Took: Duration(took)}
 	}
 	return nil
+}
+
+// explain reads the history of a slowest operation and records its longest pause.
+func (e *env) explain(ctx context.Context, s *SlowOp) {
+	if s == nil || s.Between != "" {
+		return
+	}
+	gap, between := e.longestGap(ctx, s.WorkflowID, s.runID)
+	s.LongestGap, s.Between = Duration(gap), between
 }
 
 // longestGap finds the longest pause between two consecutive events of a workflow's history.

@@ -54,6 +54,8 @@ type SlowOp struct {
 	Took       Duration `json:"took"`
 	LongestGap Duration `json:"longestGap"`
 	Between    string   `json:"between"`
+
+	runID string
 }
 
 // CPUPerOp is CPU time per operation, by process: it does not depend on how busy the machine

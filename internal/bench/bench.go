@@ -300,8 +300,18 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 			var rounds [][]Stats
 			if c == 1 {
 				ph := rep.phase(fmt.Sprintf("%s: C=1, %d ops per side interleaved, in %d rounds", mode, n, cfg.Rounds))
-				rounds = e.interleaved(ctx, sides, n)
+				var ran [][]*SlowOp
+				rounds, ran = e.interleaved(ctx, sides, n)
 				ph.end()
+				for _, name := range []string{"orchestrated", "ceiling"} {
+					j := slices.IndexFunc(sides, func(s side) bool { return s.name == name })
+					if j < 0 {
+						continue
+					}
+					if b := e.breakdown(ctx, ran[j]); b != nil {
+						run.Breakdowns = append(run.Breakdowns, SideBreakdown{Side: name, Breakdown: *b})
+					}
+				}
 			} else {
 				ph := rep.phase(fmt.Sprintf("%s: C=%d, %d ops per side in %d rounds", mode, c, n, cfg.Rounds))
 				rounds = e.rotating(ctx, sides, n, c)
@@ -370,10 +380,12 @@ func (e *env) rotating(ctx context.Context, sides []side, n, c int) [][]Stats {
 // ceiling's moved by a third from run to run on a database file. No side is drained, as
 // every side pays alike for the timers of every other; work an operation leaves queued falls on
 // whichever operation comes next. CPU is read around each operation. Rounds group the cycles for
-// the by-round ratios. It returns each side's rounds (rounds[j] are sides[j]'s).
-func (e *env) interleaved(ctx context.Context, sides []side, n int) [][]Stats {
+// the by-round ratios. It returns each side's rounds (rounds[j] are sides[j]'s) and the
+// workflows each side ran.
+func (e *env) interleaved(ctx context.Context, sides []side, n int) ([][]Stats, [][]*SlowOp) {
 	rng := rand.New(rand.NewPCG(uint64(n), uint64(len(sides)))) // the same order for the same run
 	rounds := make([][]Stats, len(sides))
+	ran := make([][]*SlowOp, len(sides))
 	done := 0
 	for r := range e.cfg.Rounds {
 		per := perRound(n, e.cfg.Rounds, r)
@@ -386,7 +398,10 @@ func (e *env) interleaved(ctx context.Context, sides []side, n int) [][]Stats {
 				cpu0 := e.cpu()
 				s := RunLoad(ctx, 1, 1, func(ctx context.Context, _ int) error { return sides[j].op(ctx, i) })
 				s.CPU = e.cpu().perOp(cpu0, 1)
-				s.Slowest = e.takeSlowest()
+				s.Slowest = e.takeSlowest() // this operation's workflow, if it ran one
+				if s.Slowest != nil {
+					ran[j] = append(ran[j], s.Slowest)
+				}
 				ops[j] = append(ops[j], s)
 			}
 			if ctx.Err() != nil {
@@ -401,7 +416,7 @@ func (e *env) interleaved(ctx context.Context, sides []side, n int) [][]Stats {
 		}
 	}
 	e.drain(ctx, time.Now())
-	return rounds
+	return rounds, ran
 }
 
 // perRound is how many of n operations round r of rounds runs: an even share, the last round

@@ -145,7 +145,13 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 		Bare:         Stats{OpsPerSec: 200, P50: Duration(60 * time.Millisecond), Errors: 2},
 	}
 	run.ratios()
-	rep.Modes = []ModeReport{{Mode: ModeFile, Runs: []RunReport{run}, ServerRSS: 300 << 20, LoadBefore: "1.00 2.00 3.00"}}
+	serial := RunReport{Concurrency: 1, Breakdowns: []SideBreakdown{
+		{Side: "orchestrated", Breakdown: Breakdown{Ops: 60, Total: Duration(50 * time.Millisecond), Phases: []PhaseTime{
+			{phaseActivity + "Build", Duration(4500 * time.Microsecond)}, {phaseUnaccounted, 0}}}},
+		{Side: "ceiling", Breakdown: Breakdown{Ops: 59, Total: Duration(40 * time.Millisecond), Phases: []PhaseTime{
+			{phaseActivity + "Build", Duration(2500 * time.Microsecond)}, {phaseActivity + "Confirm", Duration(time.Millisecond)}}}},
+	}}
+	rep.Modes = []ModeReport{{Mode: ModeFile, Runs: []RunReport{serial, run}, ServerRSS: 300 << 20, LoadBefore: "1.00 2.00 3.00"}}
 	rep.Park = &ParkReport{Workflows: 10000, Mode: ModeMemory, StickyCache: 2000,
 		After: ProcSample{WorkerRSS: 250 << 20, Goroutines: 2100, ServerRSS: 900 << 20}}
 	ph := rep.phase("file: start stack")
@@ -167,6 +173,11 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 		"| 2100 | 900 MiB |",
 		"load average 1.00 2.00 3.00",
 		"| file: start stack |",
+		"Where the time goes at C=1, file server: medians over the histories of 60 orchestrated operations, 59 ceiling operations",
+		"| phase | orchestrated | ceiling | orchestrated − ceiling |",
+		"| activity Build | 4.5 ms | 2.5 ms | 2.0 ms |",
+		"| activity Confirm | - | 1.0 ms | -1.0 ms |\n| unaccounted | 0.0 ms | - | 0.0 ms |",
+		"| total (median) | 50.0 ms | 40.0 ms | 10.0 ms |",
 	} {
 		assert.Contains(t, md, want)
 	}
@@ -244,7 +255,11 @@ func TestInterleavedRunsEverySideOncePerCycle(t *testing.T) {
 	}
 	sides := []side{{name: "a", op: op(0)}, {name: "b", op: op(1)}, {name: "c", op: op(2)}}
 	e := &env{cfg: Config{Rounds: rounds, TemporalCLI: "no-such-server"}}
-	got := e.interleaved(context.Background(), sides, n)
+	got, ran := e.interleaved(context.Background(), sides, n)
+	require.Len(t, ran, len(sides))
+	for j := range ran {
+		assert.Empty(t, ran[j], "side %d ran no workflow", j)
+	}
 
 	require.Len(t, calls, n*len(sides))
 	orders := map[[3]int]bool{}

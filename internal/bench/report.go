@@ -122,11 +122,20 @@ type RunReport struct {
 	// the chain's time, which no orchestration removes) over the ceiling's p50.
 	P50OverheadVsCeiling float64 `json:"p50OverheadVsCeiling"`
 	P50VsBare            float64 `json:"p50VsBare"`
+	// Breakdowns say where the orchestrated side's and the ceiling's operations spent their time
+	// (concurrency 1 only).
+	Breakdowns []SideBreakdown `json:"breakdowns,omitempty"`
 	// CeilingLocalGain is the local shape's throughput over the plain ceiling's (today's shape).
 	CeilingLocalGain float64 `json:"ceilingLocalGain"`
 	// TodayVsNaive is the plain ceiling's throughput over the naive shape's: what running
 	// CheckPolicy and Sign as local activities gains.
 	TodayVsNaive float64 `json:"todayVsNaive"`
+}
+
+// SideBreakdown is one side's Breakdown.
+type SideBreakdown struct {
+	Side string `json:"side"`
+	Breakdown
 }
 
 func (r *RunReport) ratios() {
@@ -246,6 +255,11 @@ func (r *Report) Markdown() string {
 				run.CeilingLocalGain, run.TodayVsNaive)
 		}
 	}
+	for _, m := range r.Modes {
+		for _, run := range m.Runs {
+			writeBreakdowns(&b, m.Mode, run)
+		}
+	}
 	if r.Settings.ServerMetrics {
 		b.WriteString("\nServer work per operation, from the dev server's counters (through the drain after each round):\n\n" +
 			"| server | C | side | workflow tasks | activity tasks | history writes | visibility writes | timer tasks | persistence requests |\n" +
@@ -280,6 +294,69 @@ func (r *Report) Markdown() string {
 	}
 	fmt.Fprintf(&b, "| total | %s |\n", r.Total.Std().Round(100*time.Millisecond))
 	return b.String()
+}
+
+// writeBreakdowns renders the run's breakdowns side by side, one column per side, phases in the
+// order the first side has them (a phase a side lacks reads "-"), and with two sides the first
+// less the second.
+func writeBreakdowns(b *strings.Builder, mode string, run RunReport) {
+	if len(run.Breakdowns) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nWhere the time goes at C=%d, %s server: medians over the histories of", run.Concurrency, mode)
+	for i, sb := range run.Breakdowns {
+		fmt.Fprintf(b, "%s %d %s operations", map[bool]string{true: ",", false: ""}[i > 0], sb.Ops, sb.Side)
+	}
+	b.WriteString(", by the server's event times; the phases add up to about the total, the time from start event to completion event.\n\n| phase |")
+	for _, sb := range run.Breakdowns {
+		fmt.Fprintf(b, " %s |", sb.Side)
+	}
+	two := len(run.Breakdowns) == 2
+	cols := len(run.Breakdowns)
+	if two {
+		fmt.Fprintf(b, " %s − %s |", run.Breakdowns[0].Side, run.Breakdowns[1].Side)
+		cols++
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", cols) + "\n")
+	var names []string
+	for _, sb := range run.Breakdowns {
+		for _, p := range sb.Phases {
+			if !slices.Contains(names, p.Name) {
+				names = append(names, p.Name)
+			}
+		}
+	}
+	// Unaccounted last, whichever side named it first.
+	if i := slices.Index(names, phaseUnaccounted); i >= 0 {
+		names = append(slices.Delete(names, i, i+1), phaseUnaccounted)
+	}
+	ms := func(d Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+	for _, name := range names {
+		fmt.Fprintf(b, "| %s |", name)
+		var got []Duration
+		for _, sb := range run.Breakdowns {
+			i := slices.IndexFunc(sb.Phases, func(p PhaseTime) bool { return p.Name == name })
+			if i < 0 {
+				b.WriteString(" - |")
+				got = append(got, 0)
+				continue
+			}
+			fmt.Fprintf(b, " %s |", ms(sb.Phases[i].Median))
+			got = append(got, sb.Phases[i].Median)
+		}
+		if two {
+			fmt.Fprintf(b, " %s |", ms(got[0]-got[1]))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| total (median) |")
+	for _, sb := range run.Breakdowns {
+		fmt.Fprintf(b, " %s |", ms(sb.Total))
+	}
+	if two {
+		fmt.Fprintf(b, " %s |", ms(run.Breakdowns[0].Total-run.Breakdowns[1].Total))
+	}
+	b.WriteString("\n")
 }
 
 // sideRow is one side's results, named as the tables name it.

@@ -292,3 +292,44 @@ func TestInterleavedRunsEverySideOncePerCycle(t *testing.T) {
 		assert.Greater(t, m.OpsPerSec, 0.0)
 	}
 }
+
+// TestBalancedOrderIsAWilliamsDesign checks, for side counts even and odd, that every round is
+// an order of all the sides and that over a full design every side takes every position equally
+// often and follows every other side equally often.
+func TestBalancedOrderIsAWilliamsDesign(t *testing.T) {
+	for n := 2; n <= 7; n++ {
+		rows := n
+		if n%2 == 1 {
+			rows = 2 * n
+		}
+		position := map[[2]int]int{}
+		follows := map[[2]int]int{}
+		for r := range rows {
+			order := balancedOrder(n, r)
+			require.ElementsMatch(t, seq(n), plus1(order), "n=%d round %d is an order of every side", n, r)
+			for k, j := range order {
+				position[[2]int{j, k}]++
+				if k > 0 {
+					follows[[2]int{order[k-1], j}]++
+				}
+			}
+		}
+		for a := range n {
+			for b := range n {
+				assert.Equal(t, rows/n, position[[2]int{a, b}], "n=%d: side %d in position %d", n, a, b)
+				if a != b {
+					assert.Equal(t, rows/n, follows[[2]int{a, b}], "n=%d: side %d right after side %d", n, b, a)
+				}
+			}
+		}
+		assert.Equal(t, balancedOrder(n, 0), balancedOrder(n, rows), "n=%d: the design repeats", n)
+	}
+}
+
+func plus1(xs []int) []int {
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = x + 1
+	}
+	return out
+}

@@ -134,19 +134,22 @@ func breakdownOf(histories [][]*history.HistoryEvent) *Breakdown {
 	}
 	b := &Breakdown{Ops: len(totals), Total: Duration(Percentile(totals, 50))}
 	// A phase not in every history (an activity that did not run) counts zero where it is absent.
-	for _, n := range order {
+	for _, n := range unaccountedLast(order) {
 		s := samples[n]
 		for len(s) < len(totals) {
 			s = append(s, 0)
 		}
 		b.Phases = append(b.Phases, PhaseTime{Name: n, Median: Duration(Percentile(s, 50))})
 	}
-	// Unaccounted last.
-	if i := slices.IndexFunc(b.Phases, func(p PhaseTime) bool { return p.Name == phaseUnaccounted }); i >= 0 {
-		p := b.Phases[i]
-		b.Phases = append(slices.Delete(b.Phases, i, i+1), p)
-	}
 	return b
+}
+
+// unaccountedLast moves the unaccounted phase, if named, to the end of names.
+func unaccountedLast(names []string) []string {
+	if i := slices.Index(names, phaseUnaccounted); i >= 0 {
+		names = append(slices.Delete(names, i, i+1), phaseUnaccounted)
+	}
+	return names
 }
 
 // breakdown reads the histories of the workflows ops names (at most breakdownOps of them, spread

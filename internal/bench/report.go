@@ -326,10 +326,7 @@ func writeBreakdowns(b *strings.Builder, mode string, run RunReport) {
 			}
 		}
 	}
-	// Unaccounted last, whichever side named it first.
-	if i := slices.Index(names, phaseUnaccounted); i >= 0 {
-		names = append(slices.Delete(names, i, i+1), phaseUnaccounted)
-	}
+	names = unaccountedLast(names) // whichever side named it first
 	ms := func(d Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
 	for _, name := range names {
 		fmt.Fprintf(b, "| %s |", name)

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -439,9 +440,6 @@ func balancedOrder(n, r int) []int {
 		}
 	}
 	row := r % n
-	if n%2 == 1 {
-		row = r % (2 * n) % n
-	}
 	out := make([]int, n)
 	for k, v := range first {
 		out[k] = (v + row) % n
@@ -631,11 +629,11 @@ var idSeq = func() *atomic.Int64 {
 
 // serverRSS reads the Temporal dev server's resident set size.
 func (e *env) serverRSS() (uint64, error) {
-	pid, err := ChildByName(os.Getpid(), filepath.Base(e.cfg.TemporalCLI))
+	server, _, err := e.pids()
 	if err != nil {
 		return 0, err
 	}
-	return VmRSS(pid)
+	return VmRSS(server)
 }
 
 func contains(list []string, v string) bool {
@@ -675,23 +673,33 @@ func (e *env) explain(ctx context.Context, s *SlowOp) {
 
 // longestGap finds the longest pause between two consecutive events of a workflow's history.
 func (e *env) longestGap(ctx context.Context, id, runID string) (time.Duration, string) {
-	it := e.c.GetWorkflowHistory(ctx, id, runID, false, 0)
-	var prev *history.HistoryEvent
+	events, err := e.history(ctx, id, runID)
 	var gap time.Duration
 	var between string
+	for k := 1; k < len(events); k++ {
+		prev, ev := events[k-1], events[k]
+		if d := ev.GetEventTime().AsTime().Sub(prev.GetEventTime().AsTime()); d > gap {
+			gap, between = d, fmt.Sprintf("%d %s -> %d %s", prev.GetEventId(), prev.GetEventType(), ev.GetEventId(), ev.GetEventType())
+		}
+	}
+	if err != nil {
+		between += " (history incomplete: " + err.Error() + ")"
+	}
+	return gap, between
+}
+
+// history reads a workflow's events; on an error, those read before it and the error.
+func (e *env) history(ctx context.Context, id, runID string) ([]*history.HistoryEvent, error) {
+	it := e.c.GetWorkflowHistory(ctx, id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var events []*history.HistoryEvent
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
-			return gap, between + " (history incomplete: " + err.Error() + ")"
+			return events, err
 		}
-		if prev != nil {
-			if d := ev.GetEventTime().AsTime().Sub(prev.GetEventTime().AsTime()); d > gap {
-				gap, between = d, fmt.Sprintf("%d %s -> %d %s", prev.GetEventId(), prev.GetEventType(), ev.GetEventId(), ev.GetEventType())
-			}
-		}
-		prev = ev
+		events = append(events, ev)
 	}
-	return gap, between
+	return events, nil
 }
 
 // counters reads the dev server's counters when Config.ServerMetrics is set; nil otherwise or
@@ -756,19 +764,31 @@ type cpuSample struct {
 	ok                     bool
 }
 
-func (e *env) cpu() cpuSample {
-	self := os.Getpid()
-	// Found once per stack: the interleaved runs read CPU around every operation, and a scan of
-	// /proc costs about a millisecond.
+// pids finds the dev server's and the Solana runtime's processes, once per stack: the
+// interleaved runs read CPU around every operation, and a scan of /proc costs about a
+// millisecond.
+func (e *env) pids() (server, node int, err error) {
 	if e.serverPID == 0 || e.nodePID == 0 {
-		server, err1 := ChildByName(self, filepath.Base(e.cfg.TemporalCLI))
-		node, err2 := ChildByName(self, "node")
-		if err1 != nil || err2 != nil {
-			return cpuSample{}
+		self := os.Getpid()
+		server, err := ChildByName(self, filepath.Base(e.cfg.TemporalCLI))
+		if err != nil {
+			return 0, 0, err
+		}
+		node, err := ChildByName(self, "node")
+		if err != nil {
+			return 0, 0, err
 		}
 		e.serverPID, e.nodePID = server, node
 	}
-	server, node := e.serverPID, e.nodePID
+	return e.serverPID, e.nodePID, nil
+}
+
+func (e *env) cpu() cpuSample {
+	self := os.Getpid()
+	server, node, err := e.pids()
+	if err != nil {
+		return cpuSample{}
+	}
 	var s cpuSample
 	var errs [3]error
 	s.server, errs[0] = CPUTime(server)

@@ -158,17 +158,10 @@ func (e *env) breakdown(ctx context.Context, ops []*SlowOp) *Breakdown {
 	step := max((len(ops)+breakdownOps-1)/breakdownOps, 1)
 	var histories [][]*history.HistoryEvent
 	for i := 0; i < len(ops); i += step {
-		var events []*history.HistoryEvent
-		it := e.c.GetWorkflowHistory(ctx, ops[i].WorkflowID, ops[i].runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for it.HasNext() {
-			ev, err := it.Next()
-			if err != nil {
-				events = nil
-				break
-			}
-			events = append(events, ev)
+		// A history cut short by an error is left out: it did not complete.
+		if events, err := e.history(ctx, ops[i].WorkflowID, ops[i].runID); err == nil {
+			histories = append(histories, events)
 		}
-		histories = append(histories, events)
 	}
 	return breakdownOf(histories)
 }

@@ -55,6 +55,16 @@ type config struct {
 	userAgent   string
 	log         *zap.Logger
 	statusParam string
+	now         func() time.Time
+}
+
+// withClock sets the clock the client reads for durations, Retry-After dates
+// and token reloads (time.Now by default).
+func withClock(now func() time.Time) Option {
+	return func(c *config) error {
+		c.now = now
+		return nil
+	}
 }
 
 // WithToken sets the bearer token sent on every request.
@@ -148,6 +158,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		userAgent:   DefaultUserAgent,
 		log:         zap.NewNop(),
 		statusParam: DefaultValidatorStatusParam,
+		now:         time.Now,
 	}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
@@ -182,7 +193,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		userAgent:   cfg.userAgent,
 		log:         cfg.log,
 		statusParam: cfg.statusParam,
-		now:         time.Now,
+		now:         cfg.now,
 	}, nil
 }
 

@@ -36,8 +36,11 @@
 //     truncated, or an undecodable result) is an *UnexpectedResponseError
 //     keeping the status and a short excerpt. A failure to reach the service
 //     is a *TransportError wrapping the cause. APIError and
-//     UnexpectedResponseError are Retryable for 429 and 5xx and report
-//     RetryAfter from the Retry-After header (or RateLimit-Reset on a 429);
+//     UnexpectedResponseError are Retryable for 429 and 5xx; an APIError is
+//     also Retryable for 408 (the service's request timeout) and 409 (a
+//     conflict while the service is busy with the same request). Both report
+//     RetryAfter from the Retry-After header, seconds or HTTP date, on any
+//     status (a 503 as a 429), or from RateLimit-Reset on a 429 without it;
 //     IsRetryable and RetryAfterOf do the same on any error chain. The
 //     client itself never retries.
 //   - Request IDs. Every error from a response carries its request ID

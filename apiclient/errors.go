@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -121,11 +122,15 @@ func joinConstraints(m map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
-// Retryable reports whether the same request may succeed later: 429 and 5xx.
-func (e *APIError) Retryable() bool { return retryableStatus(e.StatusCode) }
+// Retryable reports whether the same request may succeed later: 408, 409,
+// 429 and 5xx. 408 is the service's request timeout and 409 a conflict while
+// it is busy with the same request; neither settles the request.
+func (e *APIError) Retryable() bool { return retryableEnvelopeStatus(e.StatusCode) }
 
-// RetryAfter returns the delay the service asked for: the Retry-After header,
-// or for a 429 without it, RateLimit-Reset. ok is false when neither was sent.
+// RetryAfter returns the delay the service asked for: the Retry-After header
+// in either form (seconds, or an HTTP date turned into the delay from the
+// response's arrival) on any status, 429 and 503 included; or for a 429
+// without it, RateLimit-Reset. ok is false when neither was sent.
 func (e *APIError) RetryAfter() (d time.Duration, ok bool) {
 	return retryAfter(e.StatusCode, e.RateLimit)
 }
@@ -174,8 +179,9 @@ func (e *UnexpectedResponseError) Unwrap() error { return e.Err }
 // Retryable reports whether the same request may succeed later: 429 and 5xx.
 func (e *UnexpectedResponseError) Retryable() bool { return retryableStatus(e.StatusCode) }
 
-// RetryAfter returns the delay asked for by the Retry-After header (or
-// RateLimit-Reset on a 429); ok is false when neither was sent.
+// RetryAfter returns the delay asked for by the Retry-After header in either
+// form on any status, 429 and 503 included (or RateLimit-Reset on a 429); ok
+// is false when neither was sent.
 func (e *UnexpectedResponseError) RetryAfter() (time.Duration, bool) {
 	return retryAfter(e.StatusCode, e.RateLimit)
 }
@@ -215,8 +221,26 @@ func argErr(field, format string, args ...any) *ArgumentError {
 	return &ArgumentError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
+// retryableStatus reports whether a response with this status may succeed if
+// the same request is sent again: 429 (throttled) and 5xx (the service or a
+// proxy in front of it failed). An error envelope answered with 408 or 409 is
+// retryable too, see retryableEnvelopeStatus.
 func retryableStatus(status int) bool {
-	return status == 429 || status >= 500
+	return status == http.StatusTooManyRequests || status >= 500
+}
+
+// retryableEnvelopeStatus is retryableStatus for a response that carries the
+// service's error envelope, plus two statuses that say "not now" rather than
+// "never": 408 (the service gave up waiting for the request; nothing was
+// decided, so the same request can be sent again) and 409 (a conflict while
+// the service is still busy with the same request, such as a broadcast of
+// bytes it is already submitting; once it is done, sending the same request
+// again gets the settled answer). Retrying either is safe because a request is
+// always re-sent with the same body: a broadcast re-sends the same signed
+// bytes. Without the envelope, such a status did not come from the service
+// and is not known to mean the same.
+func retryableEnvelopeStatus(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusConflict || retryableStatus(status)
 }
 
 func retryAfter(status int, rl *RateLimit) (time.Duration, bool) {
@@ -309,8 +333,9 @@ func IsArgument(err error) bool {
 }
 
 // IsRetryable reports whether the request that failed with err may succeed if
-// sent again: 429 and 5xx responses (enveloped or not) and transport failures
-// other than the caller's own cancellation.
+// sent again: 429 and 5xx responses (enveloped or not), 408 and 409 answered
+// with the service's error envelope (see APIError.Retryable), and transport
+// failures other than the caller's own cancellation.
 func IsRetryable(err error) bool {
 	if e, ok := asAPIError(err); ok {
 		return e.Retryable()
@@ -327,7 +352,8 @@ func IsRetryable(err error) bool {
 }
 
 // RetryAfterOf returns the delay the service asked for in the response behind
-// err, if any.
+// err, if any: Retry-After (seconds or HTTP date) on any status, 429 and 503
+// alike, or RateLimit-Reset on a 429 without Retry-After.
 func RetryAfterOf(err error) (time.Duration, bool) {
 	if e, ok := asAPIError(err); ok {
 		return e.RetryAfter()

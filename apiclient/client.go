@@ -475,7 +475,7 @@ func decodeAPIError(m responseMeta, body []byte, env wireEnvelope) error {
 		e.RequestID = *env.RequestID
 	}
 	if ts := rawText(env.Timestamp); ts != "" {
-		if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+		if t, err := ParseDateTime(ts); err == nil {
 			e.Timestamp = t
 		}
 	}

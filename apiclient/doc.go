@@ -49,7 +49,12 @@
 //   - Pagination. DelegatorAPRAll, NetworkAPYAll and SSVRequestsAll are
 //     iter.Seq2 iterators that walk limit/offset until a short or empty page,
 //     or (endpoint 8) until totalCount is reached.
-//   - Time. Date-times are time.Time, RFC 3339 on the wire.
+//   - Time. Date-times are time.Time. Queries send RFC 3339. Results and the
+//     error envelope's timestamp are read in any ISO 8601 form services emit
+//     (ParseDateTime): RFC 3339 with or without fractional seconds, an offset
+//     with or without a colon, a space instead of the 'T', or no zone at all,
+//     read as UTC. Any other value fails the call with an
+//     *UnexpectedResponseError naming the field and quoting the value.
 //
 // # Where the interface is silent
 //
@@ -65,8 +70,10 @@
 //   - The SSV set-up request's four nullable fields (ecdhPublicKey,
 //     validatorRegistrationTxs, feeRecipientTx, approveTx) have no documented
 //     type: they are json.RawMessage.
-//   - The withdraw extraData.amount has no documented JSON type: FlexInt
-//     accepts an integer number or a string holding one.
+//   - The unsigned transaction's amount is documented as an integer and the
+//     withdraw extraData.amount has no documented JSON type: both accept an
+//     integer number or a string holding one (FlexInt), and a refused value
+//     names its field.
 //   - Endpoint 4's success payload is not documented: PolygonSend returns
 //     the envelope's result as json.RawMessage.
 //   - Hyperliquid's amount is a JSON number; it is a json.Number so it is

@@ -413,7 +413,8 @@ type BroadcastRequest struct {
 
 // UnsignedTransaction is the result of endpoints 10, 11 and 12.
 type UnsignedTransaction struct {
-	// Amount is present in stake and withdraw responses (nil otherwise).
+	// Amount is present in stake and withdraw responses (nil otherwise). It
+	// decodes from a JSON number or a string holding an integer.
 	Amount                  *int64            `json:"amount,omitempty"`
 	StakerAddress           string            `json:"stakerAddress"`
 	UnsignedTransactionData string            `json:"unsignedTransactionData"`
@@ -445,22 +446,32 @@ type FlexInt int64
 
 // UnmarshalJSON accepts an integer number or a string holding an integer.
 func (f *FlexInt) UnmarshalJSON(b []byte) error {
-	s := string(bytes.TrimSpace(b))
-	if s == "null" {
+	if isNull(b) {
 		return nil
 	}
+	n, err := parseFlexInt(b)
+	if err != nil {
+		return fmt.Errorf("apiclient: FlexInt: %w", err)
+	}
+	*f = FlexInt(n)
+	return nil
+}
+
+// parseFlexInt reads a JSON integer number, or a JSON string holding one
+// (white space around it allowed), that fits in 64 bits.
+func parseFlexInt(b []byte) (int64, error) {
+	s := string(bytes.TrimSpace(b))
 	if strings.HasPrefix(s, `"`) {
 		if err := json.Unmarshal(b, &s); err != nil {
-			return fmt.Errorf("apiclient: FlexInt: %w", err)
+			return 0, err
 		}
 		s = strings.TrimSpace(s)
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return fmt.Errorf("apiclient: FlexInt: %.40q is not an integer", s)
+		return 0, fmt.Errorf("%.40q is not an integer", s)
 	}
-	*f = FlexInt(n)
-	return nil
+	return n, nil
 }
 
 // MarshalJSON writes f as a JSON number.

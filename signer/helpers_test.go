@@ -98,19 +98,27 @@ func meta(pk solana.PublicKey, writable, signer bool) *solana.AccountMeta {
 	return &solana.AccountMeta{PublicKey: pk, IsWritable: writable, IsSigner: signer}
 }
 
-// createWithSeed funds a seed-derived account from the staker; the base is the funder, so the
-// optional base account is left out.
+// createWithSeed is system CreateAccountWithSeed of created from base and seed, funded by the
+// staker, in the honest form: funding, new and base account.
 func (f *fixture) createWithSeed(base solana.PublicKey, seed string, created solana.PublicKey, lamports uint64, owner solana.PublicKey) solana.Instruction {
-	data := mustData(system.NewCreateAccountWithSeedInstructionBuilder().
-		SetBase(base).SetSeed(seed).SetLamports(lamports).SetSpace(stakeAccountSpace).SetOwner(owner).
-		SetFundingAccount(f.staker).SetCreatedAccount(created).SetBaseAccount(base).Build())
-	return solana.NewInstruction(solana.SystemProgramID, solana.AccountMetaSlice{meta(f.staker, true, true), meta(created, true, false)}, data)
+	return system.NewCreateAccountWithSeedInstruction(base, seed, lamports, stakeAccountSpace, owner, f.staker, created, base).Build()
+}
+
+// createWithSeedTwoAccounts is createWithSeed without the optional base account.
+func (f *fixture) createWithSeedTwoAccounts(created solana.PublicKey) solana.Instruction {
+	in := f.createWithSeed(f.staker, f.seed, created, f.lamports, solana.StakeProgramID)
+	return solana.NewInstruction(solana.SystemProgramID, in.Accounts()[:2], mustData(in))
 }
 
 // initialize is stake Initialize with the corrected metas: the stake account is not a signer.
 func initialize(stakeAcct, staker, withdrawer, custodian solana.PublicKey, lockupEpoch uint64) solana.Instruction {
+	return initializeLockup(stakeAcct, staker, withdrawer, custodian, 0, lockupEpoch)
+}
+
+// initializeLockup is initialize with a lockup until unixTimestamp and epoch.
+func initializeLockup(stakeAcct, staker, withdrawer, custodian solana.PublicKey, unixTimestamp int64, epoch uint64) solana.Instruction {
 	b := stake.NewInitializeInstructionBuilder().SetStaker(staker).SetWithdrawer(withdrawer).
-		SetLockupTimestamp(0).SetLockupEpoch(lockupEpoch).SetCustodian(custodian).
+		SetLockupTimestamp(unixTimestamp).SetLockupEpoch(epoch).SetCustodian(custodian).
 		SetStakeAccount(stakeAcct).SetRentSysvarAccount(solana.SysVarRentPubkey)
 	return solana.NewInstruction(solana.StakeProgramID,
 		solana.AccountMetaSlice{meta(stakeAcct, true, false), meta(solana.SysVarRentPubkey, false, false)}, mustData(b.Build()))
@@ -162,20 +170,31 @@ func authorize(stakeAcct, newAuthority, authority solana.PublicKey) solana.Instr
 		meta(stakeAcct, true, false), meta(solana.SysVarClockPubkey, false, false), meta(authority, false, true)}, data)
 }
 
+// must returns ix, failing on a build error.
+func must(ix solana.Instruction, err error) solana.Instruction {
+	if err != nil {
+		panic(err)
+	}
+	return ix
+}
+
+// stakeInstrs is the stake of the fixture's intent, built as the sandbox builds it.
 func (f *fixture) stakeInstrs() []solana.Instruction {
 	return []solana.Instruction{
-		f.createWithSeed(f.staker, f.seed, f.derived, f.lamports, solana.StakeProgramID),
-		initialize(f.derived, f.staker, f.staker, solana.PublicKey{}, 0),
-		delegate(f.derived, f.vote, f.staker),
+		must(createStakeAccountIx(f.staker, f.derived, f.seed, f.lamports)),
+		must(initializeIx(f.derived, f.staker, f.staker)),
+		must(delegateIx(f.derived, f.vote, f.staker)),
 	}
 }
 
+// unstakeInstrs is the unstake of the fixture's intent, built as the sandbox builds it.
 func (f *fixture) unstakeInstrs() []solana.Instruction {
-	return []solana.Instruction{deactivate(f.stakeAccount, solana.SysVarClockPubkey, f.staker, true)}
+	return []solana.Instruction{must(deactivateIx(f.stakeAccount, f.staker))}
 }
 
+// withdrawInstrs is the withdraw of the fixture's intent, built as the sandbox builds it.
 func (f *fixture) withdrawInstrs() []solana.Instruction {
-	return []solana.Instruction{withdraw(f.stakeAccount, f.staker, f.staker, 1_500_000_000)}
+	return []solana.Instruction{must(withdrawIx(f.stakeAccount, f.staker, f.staker, 1_500_000_000))}
 }
 
 // txBytes compiles instructions into an unsigned legacy wire transaction paid by payer.
@@ -247,6 +266,10 @@ func mustJSON(tb testing.TB, v any) []byte {
 func withdrawCustodian(stakeAcct, recipient, authority solana.PublicKey, lamports uint64, custodian solana.PublicKey) solana.Instruction {
 	in := withdraw(stakeAcct, recipient, authority, lamports)
 	metas := append(in.Accounts(), meta(custodian, false, false))
-	data, _ := in.Data()
-	return solana.NewInstruction(solana.StakeProgramID, metas, data)
+	return solana.NewInstruction(solana.StakeProgramID, metas, mustData(in))
+}
+
+// withAccount is in with one more account, read-only, at the end.
+func withAccount(in solana.Instruction, extra solana.PublicKey) solana.Instruction {
+	return solana.NewInstruction(in.ProgramID(), append(in.Accounts(), meta(extra, false, false)), mustData(in))
 }

@@ -61,9 +61,13 @@ type Signed struct {
 	StakeAccount string
 	// VoteAccount is, for stake, the delegation target found in the transaction.
 	VoteAccount string
+	// FeeLamports is the most the transaction pays if it lands: the base fee of its signatures
+	// plus the priority fee of its compute budget (see Verified.FeeLamports).
+	FeeLamports uint64
 }
 
-// Sentinel errors. Every error returned by this package wraps exactly one of them.
+// Sentinel errors. Every error returned by this package wraps exactly one of them, except the
+// context's own error when Sign is cancelled.
 var (
 	// ErrVerification means the transaction does not match the intent or the policy.
 	ErrVerification = errors.New("transaction verification failed")

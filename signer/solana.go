@@ -3,20 +3,33 @@ package signer
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
 	"github.com/gagliardetto/solana-go"
+	"github.com/mr-tron/base58"
 )
 
-// Compute-budget caps applied when the policy leaves them at zero.
+// Caps applied when the policy leaves them at zero.
 const (
 	// DefaultMaxComputeUnitPrice is the unit-price cap, in micro-lamports per compute unit, used
 	// when SolanaPolicy.MaxComputeUnitPrice is 0: 1 lamport per unit.
 	DefaultMaxComputeUnitPrice uint64 = 1_000_000
 	// DefaultMaxComputeUnitLimit is the unit-limit cap used when SolanaPolicy.MaxComputeUnitLimit
-	// is 0: the most a Solana transaction may request.
-	DefaultMaxComputeUnitLimit uint32 = 1_400_000
+	// is 0. A stake (CreateAccountWithSeed, Initialize, DelegateStake), a Deactivate or a Withdraw
+	// consumes a few thousand units; 200,000 is what the runtime grants one instruction when no
+	// limit is set, so it leaves a wide margin without letting a service buy a
+	// 1,400,000-unit limit (the most a transaction may request) at our expense.
+	DefaultMaxComputeUnitLimit uint32 = 200_000
+	// DefaultMaxFeeLamports is the total-fee cap, in lamports, used when
+	// SolanaPolicy.MaxFeeLamports is 0: 100,000 lamports (0.0001 SOL), twenty times the
+	// 5,000-lamport base fee of a one-signature transaction. The 95,000 lamports left for priority
+	// buy 475,000 micro-lamports per unit at a 200,000-unit limit, or the whole default unit-price
+	// cap at a 95,000-unit limit: generous for landing a staking transaction in congestion. Without
+	// it, the unit-price cap alone would let a service make one signed transaction pay about
+	// 1,400,000 lamports (1 lamport per unit at the largest limit the runtime grants).
+	DefaultMaxFeeLamports uint64 = 100_000
 )
 
 // SolanaPolicy is what the operator allows beyond any single intent.
@@ -30,6 +43,11 @@ type SolanaPolicy struct {
 	MaxComputeUnitPrice uint64
 	// MaxComputeUnitLimit caps SetComputeUnitLimit. 0 means DefaultMaxComputeUnitLimit applies.
 	MaxComputeUnitLimit uint32
+	// MaxFeeLamports caps the most a transaction pays if it lands: 5,000 lamports per signature
+	// plus the priority fee, unit price × unit limit (rounded up to whole lamports). Without a
+	// SetComputeUnitLimit the runtime's default limit counts: 200,000 units per instruction other
+	// than compute budget, at most 1,400,000. 0 means DefaultMaxFeeLamports applies.
+	MaxFeeLamports uint64
 }
 
 // Solana verifies and signs Solana staking transactions with keys from a SolanaKeyring.
@@ -60,6 +78,9 @@ func NewSolana(keys *SolanaKeyring, policy SolanaPolicy) *Solana {
 	if s.policy.MaxComputeUnitLimit == 0 {
 		s.policy.MaxComputeUnitLimit = DefaultMaxComputeUnitLimit
 	}
+	if s.policy.MaxFeeLamports == 0 {
+		s.policy.MaxFeeLamports = DefaultMaxFeeLamports
+	}
 	return s
 }
 
@@ -86,6 +107,11 @@ type Verified struct {
 	ComputeUnitPrice uint64
 	// ComputeUnitLimit is the requested unit limit, 0 if not set.
 	ComputeUnitLimit uint32
+	// FeeLamports is the most the transaction pays if it lands, whether it succeeds or fails:
+	// 5,000 lamports per signature plus ComputeUnitPrice × the unit limit in force (the requested
+	// one, or the runtime's default when none is requested), rounded up to whole lamports. It is
+	// at most the policy's MaxFeeLamports.
+	FeeLamports uint64
 	// Encoding is the encoding the unsigned string was read as ("base64", "base58", "hex", ...).
 	Encoding string
 
@@ -115,14 +141,15 @@ func (s *Solana) decodeVerify(unsigned string, pi *parsedIntent) (*Verified, err
 }
 
 // Sign decodes unsigned, verifies it against intent and the policy, and only then writes the
-// staker's signature into the staker's slot. Nothing is signed when any step fails.
+// staker's signature into the staker's slot. Nothing is signed when any step fails. When ctx is
+// cancelled before the signature is made, Sign returns ctx.Err(), whatever the verification found.
 func (s *Solana) Sign(ctx context.Context, unsigned string, intent Intent) (*Signed, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	// The staker is decoded once, for both the key lookup and the intent.
-	staker, ok := decodeBase58Key(intent.Staker)
-	if !ok {
+	staker, err := solana.PublicKeyFromBase58(intent.Staker)
+	if err != nil {
 		return nil, &UnknownKeyError{Address: intent.Staker}
 	}
 	key, err := s.keys.keyFor(staker, intent.Staker)
@@ -134,6 +161,9 @@ func (s *Solana) Sign(ctx context.Context, unsigned string, intent Intent) (*Sig
 		return nil, err
 	}
 	v, err := s.decodeVerify(unsigned, &pi)
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -143,18 +173,19 @@ func (s *Solana) Sign(ctx context.Context, unsigned string, intent Intent) (*Sig
 	sig := ed25519.Sign(key, t.message())
 	copy(out[t.sigOffset:t.sigOffset+solana.SignatureLength], sig)
 	return &Signed{
-		Signature:         encodeBase58(sig),
-		SignedTransaction: encodeBase64(out),
+		Signature:         base58.Encode(sig),
+		SignedTransaction: base64.StdEncoding.EncodeToString(out),
 		RecentBlockhash:   v.RecentBlockhash,
 		StakeAccount:      v.StakeAccount,
 		VoteAccount:       v.VoteAccount,
+		FeeLamports:       v.FeeLamports,
 	}, nil
 }
 
 // String describes the signer without key material.
 func (s Solana) String() string {
-	return fmt.Sprintf("signer.Solana{keys: %v, allowedVoteAccounts: %v, maxComputeUnitPrice: %d, maxComputeUnitLimit: %d}",
-		s.keys, s.policy.AllowedVoteAccounts, s.policy.MaxComputeUnitPrice, s.policy.MaxComputeUnitLimit)
+	return fmt.Sprintf("signer.Solana{keys: %v, allowedVoteAccounts: %v, maxComputeUnitPrice: %d, maxComputeUnitLimit: %d, maxFeeLamports: %d}",
+		s.keys, s.policy.AllowedVoteAccounts, s.policy.MaxComputeUnitPrice, s.policy.MaxComputeUnitLimit, s.policy.MaxFeeLamports)
 }
 
 // GoString is String, so that %#v reveals nothing either.

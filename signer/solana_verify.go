@@ -1,7 +1,6 @@
 package signer
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -13,12 +12,6 @@ import (
 
 // stakeAccountSpace is the size of a stake account (StakeStateV2).
 const stakeAccountSpace = 200
-
-// Compute Budget instruction discriminators (first data byte).
-const (
-	cbSetComputeUnitLimit = 2
-	cbSetComputeUnitPrice = 3
-)
 
 // parsedIntent is an Intent with its addresses decoded.
 type parsedIntent struct {
@@ -38,8 +31,8 @@ func parseIntent(in Intent) (parsedIntent, error) {
 	if in.Chain != "solana" {
 		return parsedIntent{}, intentErr("chain %q is not solana", in.Chain)
 	}
-	staker, ok := decodeBase58Key(in.Staker)
-	if !ok {
+	staker, err := solana.PublicKeyFromBase58(in.Staker)
+	if err != nil {
 		return parsedIntent{}, intentErr("staker %q is not a base58 address", in.Staker)
 	}
 	return parseIntentFor(in, staker)
@@ -51,20 +44,20 @@ func parseIntentFor(in Intent, staker solana.PublicKey) (parsedIntent, error) {
 		return parsedIntent{}, intentErr("chain %q is not solana", in.Chain)
 	}
 	p := parsedIntent{Intent: in, staker: staker}
-	var ok bool
+	var err error
 	switch in.Operation {
 	case OpStake:
 		if in.Lamports == 0 {
 			return parsedIntent{}, intentErr("stake of 0 lamports")
 		}
 		if in.VoteAccount != "" {
-			if p.vote, ok = decodeBase58Key(in.VoteAccount); !ok {
+			if p.vote, err = solana.PublicKeyFromBase58(in.VoteAccount); err != nil {
 				return parsedIntent{}, intentErr("vote account %q is not a base58 address", in.VoteAccount)
 			}
 			p.hasVote = true
 		}
 	case OpUnstake, OpWithdraw:
-		if p.stakeAccount, ok = decodeBase58Key(in.StakeAccount); !ok {
+		if p.stakeAccount, err = solana.PublicKeyFromBase58(in.StakeAccount); err != nil {
 			return parsedIntent{}, intentErr("stake account %q is not a base58 address", in.StakeAccount)
 		}
 		if in.Operation == OpUnstake && in.Lamports != 0 {
@@ -252,85 +245,101 @@ func decodeStake(d *decodedInstr) error {
 	return nil
 }
 
+// verify checks t against the intent and the policy and returns what it verified, in two passes.
+// The named checks look for the known ways a transaction differs from what was asked, and name
+// the difference in the operator's terms ("vote account", "stake amount", "lockup"). The gate
+// then builds the transaction stakeflow expects and accepts t only if it is that transaction: the
+// named checks give the message, the gate decides.
 func (s *Solana) verify(t *wireTx, in *parsedIntent) (*Verified, error) {
+	if err := s.checkNamed(t, in); err != nil {
+		return nil, err
+	}
+	return s.gate(t, in)
+}
+
+// checkNamed runs the named checks.
+func (s *Solana) checkNamed(t *wireTx, in *parsedIntent) error {
 	if t.versioned {
 		got := fmt.Sprintf("v%d", t.version)
 		if t.numLookups > 0 {
 			got += fmt.Sprintf(" with %d address lookup tables", t.numLookups)
 		}
-		return nil, mismatch("message version", "legacy", got)
+		return mismatch("message version", "legacy", got)
 	}
 	h := t.header
 	if t.sigCount != int(h.NumRequiredSignatures) {
-		return nil, mismatch("signature slots", fmt.Sprintf("%d (as the header requires)", h.NumRequiredSignatures), fmt.Sprint(t.sigCount))
+		return mismatch("signature slots", fmt.Sprintf("%d (as the header requires)", h.NumRequiredSignatures), fmt.Sprint(t.sigCount))
 	}
 	if t.keys[0] != in.staker {
-		return nil, mismatch("fee payer", in.staker.String(), t.keys[0].String())
+		return mismatch("fee payer", in.staker.String(), t.keys[0].String())
 	}
 	if h.NumRequiredSignatures != 1 {
 		signers := make([]string, 0, len(t.keys))
 		for i := 0; i < int(h.NumRequiredSignatures) && i < len(t.keys); i++ {
 			signers = append(signers, t.keys[i].String())
 		}
-		return nil, mismatch("required signers", "only the staker "+in.staker.String(),
+		return mismatch("required signers", "only the staker "+in.staker.String(),
 			fmt.Sprintf("%d signers [%s]", h.NumRequiredSignatures, strings.Join(signers, ", ")))
 	}
 	if h.NumReadonlySignedAccounts != 0 {
-		return nil, mismatch("fee payer", "writable", "read-only")
+		return mismatch("fee payer", "writable", "read-only")
 	}
 	if int(h.NumReadonlyUnsignedAccounts) > len(t.keys)-1 {
-		return nil, mismatch("message header", fmt.Sprintf("at most %d read-only unsigned accounts", len(t.keys)-1), fmt.Sprint(h.NumReadonlyUnsignedAccounts))
+		return mismatch("message header", fmt.Sprintf("at most %d read-only unsigned accounts", len(t.keys)-1), fmt.Sprint(h.NumReadonlyUnsignedAccounts))
 	}
 	// A message holds at most a few dozen keys (it fits in 1232 bytes), so a pairwise scan is
 	// cheaper than a set. It reports the first key seen twice, with its first index.
 	for i := 1; i < len(t.keys); i++ {
 		for j := 0; j < i; j++ {
 			if t.keys[j] == t.keys[i] {
-				return nil, mismatch("account keys", "no duplicates", fmt.Sprintf("%s at indexes %d and %d", t.keys[i], j, i))
+				return mismatch("account keys", "no duplicates", fmt.Sprintf("%s at indexes %d and %d", t.keys[i], j, i))
 			}
 		}
 	}
+	if _, err := s.chooseBudget(t); err != nil {
+		return err
+	}
 
-	v := &Verified{Operation: in.Operation, tx: t}
 	all := make([]decodedInstr, len(t.instrs))
 	main := make([]*decodedInstr, 0, 3)
-	var hasPrice, hasLimit bool
 	for i, wi := range t.instrs {
 		d := &all[i]
 		*d = decodedInstr{index: i, program: t.keys[wi.programIndex], keys: t.keys, idx: wi.accounts, data: wi.data}
 		d.name = instrName(d.program, d.data)
 		if wi.programIndex == 0 {
-			return nil, mismatch(fmt.Sprintf("instruction #%d program", i), "system, stake or computeBudget", "the fee payer")
+			return mismatch(fmt.Sprintf("instruction #%d program", i), "system, stake or computeBudget", "the fee payer")
 		}
 		switch d.program {
 		case solana.ComputeBudget:
-			if err := s.checkComputeBudget(d, v, &hasPrice, &hasLimit); err != nil {
-				return nil, err
+			// The runtime reads the compute budget wherever it is; stakeflow's transactions set it
+			// first, so a service has no reason to put it anywhere else.
+			if len(main) > 0 {
+				return mismatch(fmt.Sprintf("instruction %s position", d), "before the staking instructions", "after "+main[len(main)-1].String())
 			}
 			continue
 		case solana.SystemProgramID:
 			if disc, ok := discriminator(d.data); ok && disc == system.Instruction_CreateAccountWithSeed {
 				if d.create, ok = decodeCreateWithSeed(d.data); !ok {
-					return nil, malformed(d, new(system.Instruction))
+					return malformed(d, new(system.Instruction))
 				}
 				d.kind = kindCreateWithSeed
 				break
 			}
 			d.system = new(system.Instruction)
 			if err := decodeExact(d.data, d.system); err != nil {
-				return nil, mismatch(fmt.Sprintf("instruction %s", d), "well-formed instruction data", err.Error())
+				return mismatch(fmt.Sprintf("instruction %s", d), "well-formed instruction data", err.Error())
 			}
 		case solana.StakeProgramID:
 			switch d.name {
 			case "stake.Initialize", "stake.DelegateStake", "stake.Deactivate", "stake.Withdraw":
 			default:
-				return nil, mismatch(fmt.Sprintf("instruction #%d", i), "stake Initialize, DelegateStake, Deactivate or Withdraw", d.name)
+				return mismatch(fmt.Sprintf("instruction #%d", i), "stake Initialize, DelegateStake, Deactivate or Withdraw", d.name)
 			}
 			if err := decodeStake(d); err != nil {
-				return nil, err
+				return err
 			}
 		default:
-			return nil, mismatch(fmt.Sprintf("instruction #%d program", i), "system, stake or computeBudget", d.program.String())
+			return mismatch(fmt.Sprintf("instruction #%d program", i), "system, stake or computeBudget", d.program.String())
 		}
 		main = append(main, d)
 	}
@@ -350,31 +359,24 @@ func (s *Solana) verify(t *wireTx, in *parsedIntent) (*Verified, error) {
 			for i, d := range main {
 				got[i] = d.String()
 			}
-			return nil, mismatch("instructions", strings.Join(want, ", "), "["+strings.Join(got, ", ")+"]")
+			return mismatch("instructions", strings.Join(want, ", "), "["+strings.Join(got, ", ")+"]")
 		}
 		if main[i].name != w {
-			return nil, mismatch(fmt.Sprintf("instruction %d of %s", i+1, in.Operation), w, main[i].String())
+			return mismatch(fmt.Sprintf("instruction %d of %s", i+1, in.Operation), w, main[i].String())
 		}
 	}
 	if len(main) > len(want) {
-		return nil, mismatch("unexpected instruction", "only "+strings.Join(want, ", "), main[len(want)].String())
+		return mismatch("unexpected instruction", "only "+strings.Join(want, ", "), main[len(want)].String())
 	}
 
-	var err error
 	switch in.Operation {
 	case OpStake:
-		err = s.checkStake(main, in, v)
+		return s.checkStake(main, in)
 	case OpUnstake:
-		err = checkDeactivate(main[0], in, v)
-	case OpWithdraw:
-		err = checkWithdraw(main[0], in, v)
+		return checkDeactivate(main[0], in)
+	default:
+		return checkWithdraw(main[0], in)
 	}
-	if err != nil {
-		return nil, err
-	}
-	v.Staker = in.Intent.Staker // the intent's spelling of the same key: base58 is canonical
-	v.RecentBlockhash = encodeBase58(t.blockhash[:])
-	return v, nil
 }
 
 // The instruction sequence of each operation, compute budget instructions aside.
@@ -383,45 +385,6 @@ var (
 	wantUnstake  = []string{"stake.Deactivate"}
 	wantWithdraw = []string{"stake.Withdraw"}
 )
-
-func (s *Solana) checkComputeBudget(d *decodedInstr, v *Verified, hasPrice, hasLimit *bool) error {
-	check := func() string { return "instruction " + d.String() }
-	if d.numAccounts() != 0 {
-		return mismatch(check(), "no accounts", fmt.Sprintf("%d accounts", d.numAccounts()))
-	}
-	if len(d.data) == 0 {
-		return mismatch(check(), "SetComputeUnitPrice or SetComputeUnitLimit", "empty data")
-	}
-	switch d.data[0] {
-	case cbSetComputeUnitPrice:
-		if len(d.data) != 9 {
-			return mismatch(check(), "9 bytes of data", fmt.Sprintf("%d bytes", len(d.data)))
-		}
-		if *hasPrice {
-			return mismatch(check(), "at most one SetComputeUnitPrice", "a second one")
-		}
-		*hasPrice = true
-		v.ComputeUnitPrice = binary.LittleEndian.Uint64(d.data[1:])
-		if v.ComputeUnitPrice > s.policy.MaxComputeUnitPrice {
-			return mismatch("compute unit price", fmt.Sprintf("at most %d micro-lamports per unit", s.policy.MaxComputeUnitPrice), fmt.Sprint(v.ComputeUnitPrice))
-		}
-	case cbSetComputeUnitLimit:
-		if len(d.data) != 5 {
-			return mismatch(check(), "5 bytes of data", fmt.Sprintf("%d bytes", len(d.data)))
-		}
-		if *hasLimit {
-			return mismatch(check(), "at most one SetComputeUnitLimit", "a second one")
-		}
-		*hasLimit = true
-		v.ComputeUnitLimit = binary.LittleEndian.Uint32(d.data[1:])
-		if v.ComputeUnitLimit > s.policy.MaxComputeUnitLimit {
-			return mismatch("compute unit limit", fmt.Sprintf("at most %d units", s.policy.MaxComputeUnitLimit), fmt.Sprint(v.ComputeUnitLimit))
-		}
-	default:
-		return mismatch(check(), "computeBudget.SetComputeUnitPrice or computeBudget.SetComputeUnitLimit", d.name)
-	}
-	return nil
-}
 
 // wantAccounts checks an instruction's account list against exact expectations; a zero key in
 // want matches anything (the caller checks it).
@@ -442,16 +405,14 @@ func wantAccounts(d *decodedInstr, roles []string, want []solana.PublicKey) erro
 
 // Account roles of the instructions checked.
 var (
-	rolesCreate         = []string{"funding account", "new stake account"}
-	rolesCreateBase     = []string{"funding account", "new stake account", "base account"}
-	rolesInitialize     = []string{"stake account", "rent sysvar"}
-	rolesDelegate       = []string{"stake account", "vote account", "clock sysvar", "stake history sysvar", "stake config", "stake authority"}
-	rolesDeactivate     = []string{"stake account", "clock sysvar", "stake authority"}
-	rolesWithdraw       = []string{"stake account", "recipient", "clock sysvar", "stake history sysvar", "withdraw authority"}
-	rolesWithdrawLockup = []string{"stake account", "recipient", "clock sysvar", "stake history sysvar", "withdraw authority", "lockup custodian"}
+	rolesCreate     = []string{"funding account", "new stake account", "base account"}
+	rolesInitialize = []string{"stake account", "rent sysvar"}
+	rolesDelegate   = []string{"stake account", "vote account", "clock sysvar", "stake history sysvar", "stake config", "stake authority"}
+	rolesDeactivate = []string{"stake account", "clock sysvar", "stake authority"}
+	rolesWithdraw   = []string{"stake account", "recipient", "clock sysvar", "stake history sysvar", "withdraw authority"}
 )
 
-func (s *Solana) checkStake(main []*decodedInstr, in *parsedIntent, v *Verified) error {
+func (s *Solana) checkStake(main []*decodedInstr, in *parsedIntent) error {
 	create, initInstr, delegate := main[0], main[1], main[2]
 
 	// CreateAccountWithSeed: funded and based on the staker, owned by the stake program.
@@ -472,18 +433,13 @@ func (s *Solana) checkStake(main []*decodedInstr, in *parsedIntent, v *Verified)
 	if !ok {
 		return mismatch("new stake account seed", fmt.Sprintf("at most %d bytes", solana.MaxSeedLength), fmt.Sprintf("%d bytes", len(c.seed)))
 	}
-	var err error
-	switch create.numAccounts() {
-	case 2:
-		err = wantAccounts(create, rolesCreate, []solana.PublicKey{in.staker, derived})
-	default:
-		err = wantAccounts(create, rolesCreateBase, []solana.PublicKey{in.staker, derived, in.staker})
-	}
-	if err != nil {
+	if err := wantAccounts(create, rolesCreate, []solana.PublicKey{in.staker, derived, in.staker}); err != nil {
 		return err
 	}
 
-	// Initialize: both authorities are the staker; no lockup anyone but the staker could lift.
+	// Initialize: both authorities are the staker, and no lockup at all. A lockup keeps the SOL
+	// in the stake account until its date or epoch unless the custodian signs, so even one with
+	// the staker as custodian makes the withdrawal depend on more than the staker's key.
 	ini := &initInstr.init
 	if err := wantAccounts(initInstr, rolesInitialize, []solana.PublicKey{derived, solana.SysVarRentPubkey}); err != nil {
 		return err
@@ -494,12 +450,8 @@ func (s *Solana) checkStake(main []*decodedInstr, in *parsedIntent, v *Verified)
 	if ini.withdrawer != in.staker {
 		return mismatch("withdraw authority", in.staker.String(), ini.withdrawer.String())
 	}
-	cust := ini.custodian
-	if !cust.IsZero() && cust != in.staker {
-		return mismatch("lockup custodian", "none or the staker "+in.staker.String(), cust.String())
-	}
-	if cust.IsZero() && (ini.unixTimestamp != 0 || ini.epoch != 0) {
-		return mismatch("lockup", "none", fmt.Sprintf("until unix time %d / epoch %d", ini.unixTimestamp, ini.epoch))
+	if ini.unixTimestamp != 0 || ini.epoch != 0 || !ini.custodian.IsZero() {
+		return mismatch("lockup", "none", fmt.Sprintf("until unix time %d / epoch %d, custodian %s", ini.unixTimestamp, ini.epoch, ini.custodian))
 	}
 
 	// DelegateStake: that account, by the staker, to the intended validator.
@@ -511,56 +463,26 @@ func (s *Solana) checkStake(main []*decodedInstr, in *parsedIntent, v *Verified)
 	if in.hasVote && vote != in.vote {
 		return mismatch("vote account", in.vote.String(), vote.String())
 	}
-	if len(s.badVote) > 0 {
-		return mismatch("vote account allow-list", "base58 addresses", fmt.Sprintf("malformed entries %q", s.badVote))
-	}
-	if len(s.allowed) > 0 && !s.allowed[vote] {
-		return mismatch("vote account", fmt.Sprintf("one on the allow-list %v", s.policy.AllowedVoteAccounts), vote.String())
-	}
-	if !in.hasVote && len(s.allowed) == 0 {
-		return mismatch("vote account", "named in the intent or on an allow-list (neither is set)", vote.String())
-	}
-
-	v.StakeAccount = encodeBase58(derived[:])
-	if in.hasVote {
-		v.VoteAccount = in.VoteAccount // the intent's spelling of the same key: base58 is canonical
-	} else {
-		v.VoteAccount = encodeBase58(vote[:])
-	}
-	v.Seed = string(c.seed)
-	v.Lamports = c.lamports
-	return nil
+	_, err := s.chooseVote(vote, in)
+	return err
 }
 
-func checkDeactivate(d *decodedInstr, in *parsedIntent, v *Verified) error {
+func checkDeactivate(d *decodedInstr, in *parsedIntent) error {
 	if d.kind != kindDeactivate {
 		return mismatch("instruction "+d.String(), "Deactivate", d.name)
 	}
-	if err := wantAccounts(d, rolesDeactivate,
-		[]solana.PublicKey{in.stakeAccount, solana.SysVarClockPubkey, in.staker}); err != nil {
-		return err
-	}
-	v.StakeAccount = in.StakeAccount // the intent's spelling of the same key: base58 is canonical
-	return nil
+	return wantAccounts(d, rolesDeactivate, []solana.PublicKey{in.stakeAccount, solana.SysVarClockPubkey, in.staker})
 }
 
-func checkWithdraw(d *decodedInstr, in *parsedIntent, v *Verified) error {
+func checkWithdraw(d *decodedInstr, in *parsedIntent) error {
 	if d.kind != kindWithdraw {
 		return mismatch("instruction "+d.String(), "Withdraw data", "incomplete data")
 	}
-	var err error
-	if d.numAccounts() == 6 {
-		err = wantAccounts(d, rolesWithdrawLockup, []solana.PublicKey{in.stakeAccount, in.staker, solana.SysVarClockPubkey, solana.SysVarStakeHistoryPubkey, in.staker, in.staker})
-	} else {
-		err = wantAccounts(d, rolesWithdraw, []solana.PublicKey{in.stakeAccount, in.staker, solana.SysVarClockPubkey, solana.SysVarStakeHistoryPubkey, in.staker})
-	}
-	if err != nil {
+	if err := wantAccounts(d, rolesWithdraw, []solana.PublicKey{in.stakeAccount, in.staker, solana.SysVarClockPubkey, solana.SysVarStakeHistoryPubkey, in.staker}); err != nil {
 		return err
 	}
 	if d.lamports != in.Lamports {
 		return mismatch("withdraw amount", fmt.Sprintf("%d lamports", in.Lamports), fmt.Sprintf("%d lamports", d.lamports))
 	}
-	v.StakeAccount = in.StakeAccount // the intent's spelling of the same key: base58 is canonical
-	v.Lamports = d.lamports
 	return nil
 }

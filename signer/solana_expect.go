@@ -1,0 +1,503 @@
+package signer
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/gagliardetto/solana-go"
+	computebudget "github.com/gagliardetto/solana-go/programs/compute-budget"
+	"github.com/gagliardetto/solana-go/programs/stake"
+	"github.com/gagliardetto/solana-go/programs/system"
+)
+
+// The gate: verification by exact expectation.
+//
+// From the intent and the few values the staking service is allowed to choose, the gate builds
+// the transaction stakeflow expects, with solana-go's builders, and accepts the service's
+// transaction only if its message is that transaction's message. The service may choose:
+//
+//   - for every operation: the recent blockhash, and a compute budget of at most one
+//     SetComputeUnitLimit (at most the policy's unit-limit cap) and at most one
+//     SetComputeUnitPrice (at most the policy's unit-price cap), in either order, before the
+//     staking instructions;
+//   - for a stake: the new stake account's seed (at most 32 bytes), and the vote account when
+//     the intent names none (then it must be on the policy's allow-list).
+//
+// Everything else follows from the intent: the staker pays and is the only signer, stake is
+// CreateAccountWithSeed (funding, new and base account) + Initialize (staker and withdrawer =
+// staker, no lockup) + DelegateStake, unstake is Deactivate, withdraw is Withdraw of the intent's
+// lamports to the staker (five accounts, no custodian). The total fee must then be under the
+// policy's cap.
+
+// Compute budget instruction discriminators (first data byte).
+const (
+	cbSetComputeUnitLimit = 2
+	cbSetComputeUnitPrice = 3
+)
+
+// Fee rules of the Solana runtime.
+const (
+	// lamportsPerSignature is the base fee per signature.
+	lamportsPerSignature = 5_000
+	// defaultInstructionUnits is the unit limit the runtime grants each instruction other than
+	// compute budget when the transaction sets none (the most it grants: some builtins get less).
+	defaultInstructionUnits = 200_000
+	// maxTransactionUnits is the most any transaction may be granted.
+	maxTransactionUnits = 1_400_000
+	// microLamportsPerLamport converts a unit price into lamports.
+	microLamportsPerLamport = 1_000_000
+)
+
+// choices are the values of a transaction that the staking service chose.
+type choices struct {
+	blockhash solana.Hash
+	seed      string           // stake: the new stake account's seed
+	vote      solana.PublicKey // stake: the delegation target
+	budget    budget
+}
+
+// budget is a transaction's compute budget.
+type budget struct {
+	instrs    []solana.Instruction // rebuilt, in the service's order
+	hasLimit  bool
+	unitLimit uint32
+	unitPrice uint64 // 0 when not set: no priority fee
+}
+
+// chooseBudget reads and checks the compute budget instructions of t, wherever they are (the
+// comparison with the expected transaction then requires them first), and rebuilds them.
+func (s *Solana) chooseBudget(t *wireTx) (budget, error) {
+	var b budget
+	hasPrice := false
+	for i, wi := range t.instrs {
+		if t.keys[wi.programIndex] != solana.ComputeBudget {
+			continue
+		}
+		name := instrName(solana.ComputeBudget, wi.data)
+		check := fmt.Sprintf("instruction #%d %s", i, name)
+		if len(wi.accounts) != 0 {
+			return budget{}, mismatch(check+" accounts", "none", fmt.Sprintf("%d accounts", len(wi.accounts)))
+		}
+		switch {
+		case len(wi.data) == 5 && wi.data[0] == cbSetComputeUnitLimit:
+			if b.hasLimit {
+				return budget{}, mismatch(check, "at most one SetComputeUnitLimit", "a second one")
+			}
+			b.hasLimit = true
+			b.unitLimit = binary.LittleEndian.Uint32(wi.data[1:])
+			if b.unitLimit > s.policy.MaxComputeUnitLimit {
+				return budget{}, mismatch("compute unit limit", fmt.Sprintf("at most %d units", s.policy.MaxComputeUnitLimit), fmt.Sprint(b.unitLimit))
+			}
+			b.instrs = append(b.instrs, computebudget.NewSetComputeUnitLimitInstruction(b.unitLimit).Build())
+		case len(wi.data) == 9 && wi.data[0] == cbSetComputeUnitPrice:
+			if hasPrice {
+				return budget{}, mismatch(check, "at most one SetComputeUnitPrice", "a second one")
+			}
+			hasPrice = true
+			b.unitPrice = binary.LittleEndian.Uint64(wi.data[1:])
+			if b.unitPrice > s.policy.MaxComputeUnitPrice {
+				return budget{}, mismatch("compute unit price", fmt.Sprintf("at most %d micro-lamports per unit", s.policy.MaxComputeUnitPrice), fmt.Sprint(b.unitPrice))
+			}
+			b.instrs = append(b.instrs, computebudget.NewSetComputeUnitPriceInstruction(b.unitPrice).Build())
+		case len(wi.data) > 0 && (wi.data[0] == cbSetComputeUnitLimit || wi.data[0] == cbSetComputeUnitPrice):
+			want := map[byte]string{cbSetComputeUnitLimit: "5 bytes of data", cbSetComputeUnitPrice: "9 bytes of data"}[wi.data[0]]
+			return budget{}, mismatch(check, want, fmt.Sprintf("%d bytes", len(wi.data)))
+		default:
+			return budget{}, mismatch(check, "computeBudget.SetComputeUnitPrice or computeBudget.SetComputeUnitLimit", name)
+		}
+	}
+	return b, nil
+}
+
+// chooseVote checks a vote account the transaction delegates to against the intent and the
+// policy, and returns it.
+func (s *Solana) chooseVote(vote solana.PublicKey, in *parsedIntent) (solana.PublicKey, error) {
+	if len(s.badVote) > 0 {
+		return solana.PublicKey{}, mismatch("vote account allow-list", "base58 addresses", fmt.Sprintf("malformed entries %q", s.badVote))
+	}
+	if in.hasVote && vote != in.vote {
+		return solana.PublicKey{}, mismatch("vote account", in.vote.String(), vote.String())
+	}
+	if len(s.allowed) > 0 && !s.allowed[vote] {
+		return solana.PublicKey{}, mismatch("vote account", fmt.Sprintf("one on the allow-list %v", s.policy.AllowedVoteAccounts), vote.String())
+	}
+	if !in.hasVote && len(s.allowed) == 0 {
+		return solana.PublicKey{}, mismatch("vote account", "named in the intent or on an allow-list (neither is set)", vote.String())
+	}
+	return vote, nil
+}
+
+// choose reads the service's choices from t and checks each against the intent and the policy.
+// It reads each from the first instruction that can carry it; any other instruction, or any other
+// value in it, then differs from the expected transaction.
+func (s *Solana) choose(t *wireTx, in *parsedIntent) (*choices, error) {
+	b, err := s.chooseBudget(t)
+	if err != nil {
+		return nil, err
+	}
+	c := &choices{blockhash: t.blockhash, budget: b}
+	if in.Operation != OpStake {
+		return c, nil
+	}
+	seedFound, voteFound := false, false
+	for _, wi := range t.instrs {
+		program := t.keys[wi.programIndex]
+		disc, ok := discriminator(wi.data)
+		if !ok {
+			continue
+		}
+		switch {
+		case !seedFound && program == solana.SystemProgramID && disc == system.Instruction_CreateAccountWithSeed:
+			if cw, ok := decodeCreateWithSeed(wi.data); ok {
+				if len(cw.seed) > solana.MaxSeedLength {
+					return nil, mismatch("new stake account seed", fmt.Sprintf("at most %d bytes", solana.MaxSeedLength), fmt.Sprintf("%d bytes", len(cw.seed)))
+				}
+				c.seed, seedFound = string(cw.seed), true
+			}
+		case !voteFound && program == solana.StakeProgramID && disc == stake.Instruction_DelegateStake && len(wi.accounts) >= 2:
+			c.vote, voteFound = t.keys[wi.accounts[1]], true
+		}
+	}
+	if !seedFound {
+		return nil, mismatch("instructions", "a system.CreateAccountWithSeed of the new stake account", "none")
+	}
+	switch {
+	case in.hasVote:
+		// The intent decides; the transaction's delegation is compared with it below.
+		c.vote, err = s.chooseVote(in.vote, in)
+	case voteFound:
+		c.vote, err = s.chooseVote(c.vote, in)
+	default:
+		err = mismatch("instructions", "a stake.DelegateStake", "none")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// expected is the transaction stakeflow expects, parsed as the service's is, with a name for
+// each of its accounts.
+type expected struct {
+	tx           *wireTx
+	labels       map[solana.PublicKey]string
+	stakeAccount solana.PublicKey
+	staking      int // instructions other than compute budget
+}
+
+// buildError reports that the expected transaction could not be built from the choices. It is a
+// verification failure: nothing is signed.
+func buildError(what string, err error) error {
+	return mismatch("expected transaction", "buildable from the intent and the service's choices", fmt.Sprintf("%s: %v", what, err))
+}
+
+// expect builds the transaction stakeflow expects for the intent and the service's choices, as
+// stakeflow and the sandbox build it: solana-go's builders, with the account metas of a
+// seed-derived stake account corrected (solana-go v1.14's Initialize and DelegateStake mark the
+// stake account as a signer, which an account without a key can never be).
+func expect(in *parsedIntent, c *choices) (*expected, error) {
+	e := &expected{labels: map[solana.PublicKey]string{
+		in.staker:                       "staker",
+		solana.SystemProgramID:          "system program",
+		solana.StakeProgramID:           "stake program",
+		solana.ComputeBudget:            "compute budget program",
+		solana.SysVarRentPubkey:         "rent sysvar",
+		solana.SysVarClockPubkey:        "clock sysvar",
+		solana.SysVarStakeHistoryPubkey: "stake history sysvar",
+		solana.SysVarStakeConfigPubkey:  "stake config",
+	}}
+	var staking []solana.Instruction
+	switch in.Operation {
+	case OpStake:
+		stakeAcc, err := solana.CreateWithSeed(in.staker, c.seed, solana.StakeProgramID)
+		if err != nil {
+			return nil, buildError("stake account address", err)
+		}
+		create, err := system.NewCreateAccountWithSeedInstruction(in.staker, c.seed, in.Lamports, stakeAccountSpace,
+			solana.StakeProgramID, in.staker, stakeAcc, in.staker).ValidateAndBuild()
+		if err != nil {
+			return nil, buildError("CreateAccountWithSeed", err)
+		}
+		initData, err := stake.NewInitializeInstruction(in.staker, in.staker, stakeAcc).Build().Data()
+		if err != nil {
+			return nil, buildError("Initialize", err)
+		}
+		delegateData, err := stake.NewDelegateStakeInstruction(c.vote, in.staker, stakeAcc).Build().Data()
+		if err != nil {
+			return nil, buildError("DelegateStake", err)
+		}
+		staking = []solana.Instruction{
+			create,
+			solana.NewInstruction(solana.StakeProgramID, solana.AccountMetaSlice{
+				solana.Meta(stakeAcc).WRITE(),
+				solana.Meta(solana.SysVarRentPubkey),
+			}, initData),
+			solana.NewInstruction(solana.StakeProgramID, solana.AccountMetaSlice{
+				solana.Meta(stakeAcc).WRITE(),
+				solana.Meta(c.vote),
+				solana.Meta(solana.SysVarClockPubkey),
+				solana.Meta(solana.SysVarStakeHistoryPubkey),
+				solana.Meta(solana.SysVarStakeConfigPubkey),
+				solana.Meta(in.staker).SIGNER(),
+			}, delegateData),
+		}
+		e.stakeAccount = stakeAcc
+		e.labels[c.vote] = "vote account"
+	case OpUnstake:
+		deactivate := stake.NewDeactivateInstruction(in.stakeAccount, in.staker)
+		if err := deactivate.Validate(); err != nil {
+			return nil, buildError("Deactivate", err)
+		}
+		staking = []solana.Instruction{deactivate.Build()}
+		e.stakeAccount = in.stakeAccount
+	case OpWithdraw:
+		withdraw := stake.NewWithdrawInstruction(in.Lamports, in.stakeAccount, in.staker, in.staker)
+		if err := withdraw.Validate(); err != nil {
+			return nil, buildError("Withdraw", err)
+		}
+		staking = []solana.Instruction{withdraw.Build()}
+		e.stakeAccount = in.stakeAccount
+	default:
+		return nil, intentErr("unknown operation %q", in.Operation)
+	}
+	e.labels[e.stakeAccount] = "stake account"
+	e.staking = len(staking)
+
+	instrs := make([]solana.Instruction, 0, len(c.budget.instrs)+len(staking))
+	instrs = append(append(instrs, c.budget.instrs...), staking...)
+	tx, err := solana.NewTransaction(instrs, c.blockhash, solana.TransactionPayer(in.staker))
+	if err != nil {
+		return nil, buildError("transaction", err)
+	}
+	msg, err := tx.Message.MarshalBinary()
+	if err != nil {
+		return nil, buildError("message", err)
+	}
+	n := int(tx.Message.Header.NumRequiredSignatures)
+	raw := make([]byte, 1+n*solana.SignatureLength, 1+n*solana.SignatureLength+len(msg))
+	raw[0] = byte(n) // compact-u16 of a count under 128
+	raw = append(raw, msg...)
+	if e.tx, err = parseWireTx(raw); err != nil {
+		return nil, buildError("wire form", err)
+	}
+	return e, nil
+}
+
+// role is what an account may do in a transaction: sign, be written, both or neither.
+type role struct{ signer, writable bool }
+
+func (r role) String() string {
+	switch {
+	case r.signer && r.writable:
+		return "signer, writable"
+	case r.signer:
+		return "signer, read-only"
+	case r.writable:
+		return "writable"
+	}
+	return "read-only"
+}
+
+// roleAt is the role the message header gives account i of t: the first NumRequiredSignatures
+// accounts sign, the last NumReadonlySignedAccounts of those and the last
+// NumReadonlyUnsignedAccounts of the others are read-only.
+func roleAt(t *wireTx, i int) role {
+	h := t.header
+	signers := int(h.NumRequiredSignatures)
+	if i < signers {
+		return role{signer: true, writable: i < signers-int(h.NumReadonlySignedAccounts)}
+	}
+	return role{writable: i < len(t.keys)-int(h.NumReadonlyUnsignedAccounts)}
+}
+
+// label names account key k of the expected transaction.
+func (e *expected) label(k solana.PublicKey) string {
+	if l, ok := e.labels[k]; ok {
+		return l
+	}
+	return k.String()
+}
+
+// match reports the first difference between t and the expected transaction, or nil when t's
+// message is the expected one.
+//
+// Equal means: same header, same recent blockhash, the same account keys each with the same
+// role (signer and/or writable), and the same instructions, each resolved to its program, its
+// account keys in order and its data bytes. The account keys may come in another order within
+// a role class (signer-writable, signer-read-only, writable, read-only): builders order keys of
+// one class differently (solana-go sorts them stably by role and keeps first appearance, others
+// sort by address), and the order changes nothing on chain, where every instruction names its
+// accounts by key. Only the fee payer's place is fixed: it is the first key.
+func (e *expected) match(t *wireTx) error {
+	w := e.tx
+	if t.versioned {
+		return mismatch("message version", "legacy", fmt.Sprintf("v%d", t.version))
+	}
+	if t.sigCount != w.sigCount {
+		return mismatch("signature slots", fmt.Sprint(w.sigCount), fmt.Sprint(t.sigCount))
+	}
+	if t.keys[0] != w.keys[0] {
+		return mismatch("account 0 (fee payer)", w.keys[0].String(), t.keys[0].String())
+	}
+	index := make(map[solana.PublicKey]int, len(w.keys))
+	for i, k := range w.keys {
+		index[k] = i
+	}
+	seen := make(map[solana.PublicKey]int, len(t.keys))
+	for i, k := range t.keys {
+		if j, dup := seen[k]; dup {
+			return mismatch(fmt.Sprintf("account %d (%s)", i, e.label(k)), "each account once", fmt.Sprintf("%s again (first at account %d)", k, j))
+		}
+		seen[k] = i
+		j, ok := index[k]
+		if !ok {
+			return mismatch(fmt.Sprintf("account %d (unexpected)", i), "no such account", k.String())
+		}
+		if want, got := roleAt(w, j), roleAt(t, i); want != got {
+			return mismatch(fmt.Sprintf("account %d (%s) flags", i, e.label(k)), want.String(), got.String())
+		}
+	}
+	for _, k := range w.keys {
+		if _, ok := seen[k]; !ok {
+			return mismatch(fmt.Sprintf("account (%s)", e.label(k)), k.String(), "missing")
+		}
+	}
+	// Same keys with the same roles give the same header; compared anyway, so that equality
+	// never rests on that reasoning alone.
+	if t.header != w.header {
+		return mismatch("message header", headerString(w.header), headerString(t.header))
+	}
+	if t.blockhash != w.blockhash {
+		return mismatch("recent blockhash", w.blockhash.String(), t.blockhash.String())
+	}
+	for i := 0; i < len(t.instrs) && i < len(w.instrs); i++ {
+		ti, wi := t.instrs[i], w.instrs[i]
+		name := instrName(w.keys[wi.programIndex], wi.data)
+		if tp, wp := t.keys[ti.programIndex], w.keys[wi.programIndex]; tp != wp {
+			return mismatch(fmt.Sprintf("instruction %d (%s) program", i, name), e.label(wp), e.label(tp))
+		}
+		if len(ti.accounts) != len(wi.accounts) {
+			return mismatch(fmt.Sprintf("instruction %d (%s) accounts", i, name), fmt.Sprint(len(wi.accounts)), fmt.Sprint(len(ti.accounts)))
+		}
+		for a := range wi.accounts {
+			if tk, wk := t.keys[ti.accounts[a]], w.keys[wi.accounts[a]]; tk != wk {
+				return mismatch(fmt.Sprintf("instruction %d (%s) account %d", i, name, a), e.label(wk), e.label(tk))
+			}
+		}
+		if !bytes.Equal(ti.data, wi.data) {
+			return mismatch(fmt.Sprintf("instruction %d (%s) data", i, name), dataString(wi.data, ti.data), dataString(ti.data, wi.data))
+		}
+	}
+	if len(t.instrs) != len(w.instrs) {
+		got := fmt.Sprintf("%d instructions", len(t.instrs))
+		if len(t.instrs) > len(w.instrs) {
+			extra := t.instrs[len(w.instrs)]
+			got += fmt.Sprintf(", the first extra one %s", instrName(t.keys[extra.programIndex], extra.data))
+		}
+		return mismatch("instructions", fmt.Sprintf("%d instructions", len(w.instrs)), got)
+	}
+	return nil
+}
+
+func headerString(h solana.MessageHeader) string {
+	return fmt.Sprintf("%d signers (%d read-only), %d read-only unsigned", h.NumRequiredSignatures, h.NumReadonlySignedAccounts, h.NumReadonlyUnsignedAccounts)
+}
+
+// dataString shows a from the first byte where it differs from b, at most 16 bytes of it.
+func dataString(a, b []byte) string {
+	at := 0
+	for at < len(a) && at < len(b) && a[at] == b[at] {
+		at++
+	}
+	rest := a[at:]
+	more := ""
+	if len(rest) > 16 {
+		rest, more = rest[:16], "…"
+	}
+	return fmt.Sprintf("%d bytes, from byte %d: %s%s", len(a), at, hex.EncodeToString(rest), more)
+}
+
+// fee is the most a transaction pays if it lands, whether it succeeds or fails.
+type fee struct {
+	base     uint64 // lamportsPerSignature per signature
+	priority uint64 // unit price × unit limit, rounded up to whole lamports
+	total    uint64 // base + priority
+	limit    uint64 // the unit limit in force: the requested one, or the runtime's default
+}
+
+// maxFee is the fee of a transaction with these signatures, this compute budget and this many
+// other instructions. Amounts saturate at MaxUint64 instead of overflowing.
+func maxFee(signatures int, b budget, staking int) fee {
+	f := fee{limit: min(uint64(defaultInstructionUnits)*uint64(staking), maxTransactionUnits)}
+	if b.hasLimit {
+		f.limit = uint64(b.unitLimit)
+	}
+	hi, lo := bits.Mul64(b.unitPrice, f.limit)
+	lo, carry := bits.Add64(lo, microLamportsPerLamport-1, 0)
+	hi += carry
+	if hi >= microLamportsPerLamport {
+		f.priority = math.MaxUint64
+	} else {
+		f.priority, _ = bits.Div64(hi, lo, microLamportsPerLamport)
+	}
+	f.base = lamportsPerSignature * uint64(signatures)
+	if f.total, carry = bits.Add64(f.base, f.priority, 0); carry != 0 {
+		f.total = math.MaxUint64
+	}
+	return f
+}
+
+// gate builds the expected transaction from the intent and the service's choices, requires t to
+// be it, and the fee to be under the cap. It returns what was verified.
+func (s *Solana) gate(t *wireTx, in *parsedIntent) (*Verified, error) {
+	if t.versioned {
+		return nil, mismatch("message version", "legacy", fmt.Sprintf("v%d", t.version))
+	}
+	c, err := s.choose(t, in)
+	if err != nil {
+		return nil, err
+	}
+	e, err := expect(in, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.match(t); err != nil {
+		return nil, err
+	}
+	f := maxFee(int(e.tx.header.NumRequiredSignatures), c.budget, e.staking)
+	if f.total > s.policy.MaxFeeLamports {
+		return nil, mismatch("fee", fmt.Sprintf("at most %d lamports (the policy's cap)", s.policy.MaxFeeLamports),
+			fmt.Sprintf("%d lamports (%d base + %d priority: %d micro-lamports per unit × %d units)",
+				f.total, f.base, f.priority, c.budget.unitPrice, f.limit))
+	}
+
+	v := &Verified{
+		Operation:        in.Operation,
+		Staker:           in.Intent.Staker, // the intent's spelling of the same key: base58 is canonical
+		StakeAccount:     e.stakeAccount.String(),
+		RecentBlockhash:  c.blockhash.String(),
+		ComputeUnitPrice: c.budget.unitPrice,
+		ComputeUnitLimit: c.budget.unitLimit,
+		FeeLamports:      f.total,
+		tx:               t,
+	}
+	switch in.Operation {
+	case OpStake:
+		v.VoteAccount = c.vote.String()
+		if in.hasVote {
+			v.VoteAccount = in.VoteAccount
+		}
+		v.Seed = c.seed
+		v.Lamports = in.Lamports
+	case OpUnstake:
+		v.StakeAccount = in.StakeAccount
+	case OpWithdraw:
+		v.StakeAccount = in.StakeAccount
+		v.Lamports = in.Lamports
+	}
+	return v, nil
+}

@@ -9,8 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -35,13 +35,24 @@ const (
 // Client calls the staking service. It is safe for concurrent use.
 type Client struct {
 	base        string // scheme://host[/prefix], no trailing slash
-	token       string
 	httpClient  *http.Client
 	timeout     time.Duration
 	userAgent   string
 	log         *zap.Logger
 	statusParam string
 	now         func() time.Time
+
+	// tokenFile and reloadEvery are fixed at New (see WithTokenFile).
+	tokenFile   string
+	reloadEvery time.Duration
+	// reloadMu is held while the token file is read, so that one request
+	// reads it at a time.
+	reloadMu sync.Mutex
+	// mu guards the fields below.
+	mu           sync.Mutex
+	token        string
+	tokenReadAt  time.Time
+	failingSince time.Time // zero while the service accepts the token
 }
 
 // Option configures a Client.
@@ -50,6 +61,7 @@ type Option func(*config) error
 type config struct {
 	token       string
 	tokenFile   string
+	reloadEvery time.Duration
 	httpClient  *http.Client
 	timeout     time.Duration
 	userAgent   string
@@ -76,11 +88,39 @@ func WithToken(token string) Option {
 }
 
 // WithTokenFile reads the bearer token from path when New runs; surrounding
-// white space is trimmed. An empty file is an error wrapping ErrNoToken.
-// It takes precedence over WithToken.
+// white space is trimmed. An empty or unreadable file is an error of New (an
+// empty one wraps ErrNoToken). It takes precedence over WithToken.
+//
+// The file is read again, so that a rotated token is picked up without a
+// restart: lazily before a request once the last read is older than the
+// reload interval (WithTokenReloadInterval), and at once when the service
+// refuses the token with 401. If the file then holds a different token, the
+// refused request is sent once more, with the same body bytes, under the new
+// token (safe for every endpoint: a broadcast re-sends the same signed
+// bytes). A reload that finds the file unreadable, empty or holding an
+// invalid token keeps the current token and logs the failure at warn level
+// (path and error, never the token).
+//
+// Deployments should replace the file atomically (write a new file and
+// rename it over the old one, as Kubernetes does for mounted secrets), so a
+// reload never reads it half-written.
 func WithTokenFile(path string) Option {
 	return func(c *config) error {
 		c.tokenFile = path
+		return nil
+	}
+}
+
+// WithTokenReloadInterval sets how old the last read of the token file may
+// be before a request reads it again (DefaultTokenReloadInterval unless set);
+// 0 turns the periodic read off, leaving only the read after a 401. It has
+// no effect without WithTokenFile.
+func WithTokenReloadInterval(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("apiclient: WithTokenReloadInterval: negative duration %s", d)
+		}
+		c.reloadEvery = d
 		return nil
 	}
 }
@@ -97,8 +137,9 @@ func WithHTTPClient(hc *http.Client) Option {
 	}
 }
 
-// WithTimeout bounds each request (connect to last body byte); 0 disables
-// the bound and leaves it to the context. Default DefaultTimeout.
+// WithTimeout bounds each HTTP request (connect to last body byte; a resend
+// after a 401 gets its own bound); 0 disables the bound and leaves it to the
+// context. Default DefaultTimeout.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
@@ -159,6 +200,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		log:         zap.NewNop(),
 		statusParam: DefaultValidatorStatusParam,
 		now:         time.Now,
+		reloadEvery: DefaultTokenReloadInterval,
 	}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
@@ -166,20 +208,15 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		}
 	}
 	token := strings.TrimSpace(cfg.token)
+	var readAt time.Time
 	if cfg.tokenFile != "" {
-		b, err := os.ReadFile(cfg.tokenFile)
+		readAt = cfg.now()
+		token, err = readTokenFile(cfg.tokenFile)
 		if err != nil {
-			return nil, fmt.Errorf("apiclient: reading token file %s: %w", cfg.tokenFile, err)
+			return nil, err
 		}
-		token = strings.TrimSpace(string(b))
-		if token == "" {
-			return nil, fmt.Errorf("apiclient: token file %s is empty: %w", cfg.tokenFile, ErrNoToken)
-		}
-	}
-	for _, r := range token {
-		if r <= ' ' || r >= 0x7f {
-			return nil, errors.New("apiclient: bearer token holds white space, control or non-ASCII characters")
-		}
+	} else if err := checkToken(token); err != nil {
+		return nil, fmt.Errorf("apiclient: %w", err)
 	}
 	hc := cfg.httpClient
 	if hc == nil {
@@ -187,13 +224,16 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	}
 	return &Client{
 		base:        base,
-		token:       token,
 		httpClient:  hc,
 		timeout:     cfg.timeout,
 		userAgent:   cfg.userAgent,
 		log:         cfg.log,
 		statusParam: cfg.statusParam,
 		now:         cfg.now,
+		tokenFile:   cfg.tokenFile,
+		reloadEvery: cfg.reloadEvery,
+		token:       token,
+		tokenReadAt: readAt,
 	}, nil
 }
 
@@ -250,32 +290,91 @@ type request struct {
 }
 
 // do sends req and decodes the success result into out (when out is non-nil).
+// A request the service refuses with 401 is sent once more when the token
+// file holds a new token; see WithTokenFile.
 func (c *Client) do(ctx context.Context, req request, out any) error {
-	if c.token == "" {
+	token := c.currentToken()
+	if token == "" {
 		return fmt.Errorf("apiclient: %s %s: %w", req.method, req.path, ErrNoToken)
 	}
-	var body io.Reader
+	var payload []byte
 	if req.body != nil {
 		b, err := json.Marshal(req.body)
 		if err != nil {
 			return fmt.Errorf("apiclient: %s %s: encoding request body: %w", req.method, req.path, err)
 		}
-		body = bytes.NewReader(b)
+		payload = b
 	}
 	target := c.base + req.path
 	if len(req.query) > 0 {
 		target += "?" + req.query.Encode()
 	}
+
+	sent := secrets{token}
+	resp, err := c.send(ctx, req, target, payload, token, sent)
+	if err == nil && resp.status == http.StatusUnauthorized {
+		if next, ok := c.tokenAfterRefusal(token); ok {
+			c.log.Info("staking api refused the token; sending the request again with the new token from the file",
+				zap.String("method", req.method), zap.String("path", req.path), zap.String("requestId", resp.requestID))
+			sent = append(sent, next)
+			resp, err = c.send(ctx, req, target, payload, next, sent)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	c.noteAuth(resp.status, req, resp.requestID)
+
+	info, _ := ctx.Value(responseInfoKey{}).(*ResponseInfo)
+	if info != nil {
+		*info = ResponseInfo{StatusCode: resp.status, RequestID: resp.requestID, RateLimit: resp.rateLimit, Header: resp.header.Clone()}
+	}
+	meta := responseMeta{
+		method: req.method, path: req.path, status: resp.status,
+		contentType: resp.header.Get("Content-Type"), requestID: resp.requestID, rateLimit: resp.rateLimit,
+	}
+	if resp.readErr != nil {
+		return &TransportError{Method: req.method, Path: req.path, Err: sent.redactErr(fmt.Errorf("reading response body: %w", resp.readErr))}
+	}
+	body := sent.redactBytes(resp.body)
+	if len(resp.body) > maxBodyBytes {
+		return meta.unexpected(body, fmt.Errorf("body larger than %d bytes", maxBodyBytes))
+	}
+	err = decodeEnvelope(meta, body, out)
+	if info != nil && info.RequestID == "" {
+		info.RequestID = RequestIDOf(err)
+	}
+	return err
+}
+
+// response is what one HTTP exchange returned.
+type response struct {
+	status    int
+	header    http.Header
+	body      []byte // at most maxBodyBytes+1 bytes
+	readErr   error  // failure reading the body
+	requestID string
+	rateLimit *RateLimit
+}
+
+// send makes one HTTP request with token, bounded by the client's timeout,
+// and reads the whole response. A failure to get a response is a
+// *TransportError with every token in sent redacted.
+func (c *Client) send(ctx context.Context, req request, target string, payload []byte, token string, sent secrets) (*response, error) {
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
 	hreq, err := http.NewRequestWithContext(ctx, req.method, target, body)
 	if err != nil {
-		return fmt.Errorf("apiclient: %s %s: building request: %w", req.method, req.path, err)
+		return nil, fmt.Errorf("apiclient: %s %s: building request: %w", req.method, req.path, err)
 	}
-	hreq.Header.Set("Authorization", "Bearer "+c.token)
+	hreq.Header.Set("Authorization", "Bearer "+token)
 	hreq.Header.Set("Accept", "application/json")
 	if c.userAgent != "" {
 		hreq.Header.Set("User-Agent", c.userAgent)
@@ -289,61 +388,54 @@ func (c *Client) do(ctx context.Context, req request, out any) error {
 	if err != nil {
 		c.log.Debug("staking api request failed",
 			zap.String("method", req.method), zap.String("path", req.path),
-			zap.Duration("duration", c.now().Sub(start)), zap.String("error", c.redact(err.Error())))
-		return &TransportError{Method: req.method, Path: req.path, Err: c.redactErr(err)}
+			zap.Duration("duration", c.now().Sub(start)), zap.String("error", sent.redact(err.Error())))
+		return nil, &TransportError{Method: req.method, Path: req.path, Err: sent.redactErr(err)}
 	}
 	defer resp.Body.Close()
 	raw, readErr := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
-
-	requestID := resp.Header.Get("X-Request-Id")
-	rl := parseRateLimit(resp.Header, c.now())
-	info, _ := ctx.Value(responseInfoKey{}).(*ResponseInfo)
-	if info != nil {
-		*info = ResponseInfo{StatusCode: resp.StatusCode, RequestID: requestID, RateLimit: rl, Header: resp.Header.Clone()}
+	out := &response{
+		status:    resp.StatusCode,
+		header:    resp.Header,
+		body:      raw,
+		readErr:   readErr,
+		requestID: resp.Header.Get("X-Request-Id"),
+		rateLimit: parseRateLimit(resp.Header, c.now()),
 	}
 	c.log.Debug("staking api request",
 		zap.String("method", req.method), zap.String("path", req.path),
-		zap.Int("status", resp.StatusCode), zap.String("requestId", requestID),
+		zap.Int("status", out.status), zap.String("requestId", out.requestID),
 		zap.Duration("duration", c.now().Sub(start)))
+	return out, nil
+}
 
-	meta := responseMeta{
-		method: req.method, path: req.path, status: resp.StatusCode,
-		contentType: resp.Header.Get("Content-Type"), requestID: requestID, rateLimit: rl,
+// secrets are the tokens a call sent; redaction removes them from anything
+// the call reports (defence against a server or proxy that echoes them).
+type secrets []string
+
+func (s secrets) redact(str string) string {
+	for _, t := range s {
+		if t != "" {
+			str = strings.ReplaceAll(str, t, redacted)
+		}
 	}
-	if readErr != nil {
-		return &TransportError{Method: req.method, Path: req.path, Err: fmt.Errorf("reading response body: %w", readErr)}
+	return str
+}
+
+func (s secrets) redactBytes(b []byte) []byte {
+	for _, t := range s {
+		if t != "" && bytes.Contains(b, []byte(t)) {
+			b = bytes.ReplaceAll(b, []byte(t), []byte(redacted))
+		}
 	}
-	if len(raw) > maxBodyBytes {
-		return meta.unexpected(c.redactBytes(raw[:maxExcerptSize]), fmt.Errorf("body larger than %d bytes", maxBodyBytes))
-	}
-	err = decodeEnvelope(meta, c.redactBytes(raw), out)
-	if info != nil && info.RequestID == "" {
-		info.RequestID = RequestIDOf(err)
+	return b
+}
+
+func (s secrets) redactErr(err error) error {
+	msg := err.Error()
+	if red := s.redact(msg); red != msg {
+		return redactedError{msg: red, err: err}
 	}
 	return err
-}
-
-// redact removes the token from s (defence against a server or proxy that
-// echoes it).
-func (c *Client) redact(s string) string {
-	if c.token == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.token, redacted)
-}
-
-func (c *Client) redactBytes(b []byte) []byte {
-	if c.token == "" || !bytes.Contains(b, []byte(c.token)) {
-		return b
-	}
-	return bytes.ReplaceAll(b, []byte(c.token), []byte(redacted))
-}
-
-func (c *Client) redactErr(err error) error {
-	if c.token == "" || !strings.Contains(err.Error(), c.token) {
-		return err
-	}
-	return redactedError{msg: c.redact(err.Error()), err: err}
 }
 
 type redactedError struct {

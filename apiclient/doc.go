@@ -11,10 +11,18 @@
 //     host is just another base URL. The base URL must be http or https with a
 //     host and no user info, query or fragment.
 //   - Authentication. Every request carries `Authorization: Bearer <token>`
-//     (WithToken, or WithTokenFile read once at New and trimmed). With no
+//     (WithToken, or WithTokenFile, read at New and trimmed). With no
 //     token, each call returns an error wrapping ErrNoToken and sends
-//     nothing. The token never appears in logs or error strings; it is also
-//     redacted from any body excerpt or transport error that echoes it.
+//     nothing. A token file is read again when the last read is older than
+//     WithTokenReloadInterval (a minute by default) and when the service
+//     answers 401; if it then holds a new token, the refused request is sent
+//     once more with the same body bytes under the new token. A file that
+//     cannot be read, or holds no valid token, at a reload keeps the current
+//     token and is logged. AuthHealthy turns false when a request still ends
+//     with 401 after that, and true with the next response that is not a
+//     401; AuthFailingSince says since when. No token, old or reloaded,
+//     appears in logs or error strings; each is also redacted from any body
+//     excerpt or transport error that echoes it.
 //   - Validation first. Arguments are checked against the interface's limits
 //     before anything is sent (network enum per endpoint, required fields,
 //     limit 1..1000, offset 0..10000000 for endpoints 1 and 2 and 0..100000
@@ -42,7 +50,8 @@
 //     RetryAfter from the Retry-After header, seconds or HTTP date, on any
 //     status (a 503 as a 429), or from RateLimit-Reset on a 429 without it;
 //     IsRetryable and RetryAfterOf do the same on any error chain. The
-//     client itself never retries.
+//     client itself never retries, save that one resend after a 401 when
+//     the token file holds a new token.
 //   - Request IDs. Every error from a response carries its request ID
 //     (RequestIDOf). For successes too, WithResponseInfo makes the client fill
 //     a ResponseInfo with the status, x-request-id and rate-limit headers.

@@ -9,8 +9,10 @@
 // isBlockhashValid, getEpochInfo, getEpochSchedule, getMinimumBalanceForRentExemption,
 // getAccountInfo, getMultipleAccounts, getBalance, requestAirdrop (a real transfer from a
 // faucet account, listed in the ledger), sendTransaction (base64 or base58),
-// simulateTransaction, getSignatureStatuses, getTransaction (minimal meta) and
-// getVoteAccounts. Versioned transactions are accepted without address lookup tables.
+// simulateTransaction (with return data), getSignatureStatuses, getTransaction (minimal
+// meta, with the fee charged), getVoteAccounts, getFeeForMessage,
+// getRecentPrioritizationFees and getStakeMinimumDelegation. Versioned transactions are
+// accepted without address lookup tables.
 //
 // Chain semantics the runtime guarantees:
 //   - slots advance with wall time (Options.SlotDuration), read when a request arrives, so
@@ -35,7 +37,23 @@
 //     cool-down);
 //   - Options.VoteAccounts real vote accounts, plus Options.DelinquentVoteAccounts that
 //     getVoteAccounts lists as delinquent, exist from start-up at addresses derived from
-//     fixed seeds, identical on every run;
+//     fixed seeds, identical on every run, with commission 10%; CreateVoteAccount adds a
+//     current one later (not among VoteAccounts);
+//   - the fee charged to the fee payer is Agave's: 5000 lamports per required signature plus
+//     the prioritization fee, the compute-unit price of SetComputeUnitPrice (micro-lamports)
+//     times the compute-unit limit, rounded up to a lamport; the limit is SetComputeUnitLimit's
+//     (at most 1,400,000), else 3000 units per instruction of a native builtin program
+//     (system, vote, compute budget, loaders, precompiles) and 200,000 per other instruction
+//     (the stake program included). getFeeForMessage quotes exactly this for a message whose
+//     blockhash is still valid (null otherwise) and getTransaction's meta.fee reports it;
+//   - getRecentPrioritizationFees lists the last 150 slots, each with the least compute-unit
+//     price that landed in it, raised to the least price paid by a transaction write-locking
+//     each account asked about (0 where none landed; at most 128 accounts);
+//   - getStakeMinimumDelegation answers the stake program's own minimum (its
+//     GetMinimumDelegation return data: 1 SOL, every feature being on);
+//   - getGenesisHash is stable: DefaultGenesisHash, or another hash for another
+//     Options.GenesisSeed, whose blockhashes differ too, so a transaction made on one network
+//     is refused by the other as "Blockhash not found" (GenesisHash returns it in Go);
 //   - getVoteAccounts reports as activatedStake of a vote account the sum of the stake
 //     delegated to it by delegations that count in the current epoch: from the epoch after
 //     the activation epoch through the deactivation epoch. The runtime keeps these sums as
@@ -45,7 +63,7 @@
 //
 // Test controls are JSON-RPC methods on the same endpoint (sandbox_advanceSlots,
 // sandbox_warpEpochs, sandbox_expireBlockhashes, sandbox_ledger, sandbox_voteAccounts,
-// sandbox_config, sandbox_stats) and have typed wrappers on Runtime. The diagnostic
+// sandbox_createVoteAccount, sandbox_config, sandbox_stats) and have typed wrappers on Runtime. The diagnostic
 // sandbox_scanActivatedStake recomputes activated stake per vote account from every stake
 // account, to check the kept sums against.
 //

@@ -36,6 +36,10 @@ type Options struct {
 	VoteAccounts int
 	// DelinquentVoteAccounts is the number of vote accounts listed as delinquent; default 1.
 	DelinquentVoteAccounts int
+	// GenesisSeed picks the network: runtimes with the same seed serve the same genesis hash
+	// (getGenesisHash) and the same blockhash for a slot; another seed makes another network,
+	// whose blockhashes this one does not know. Default "" (DefaultGenesisHash).
+	GenesisSeed string
 	// CacheDir is where the Node project is unpacked and installed, in a subdirectory keyed
 	// by a hash of its files; default $XDG_CACHE_HOME/stakeflow (or ~/.cache/stakeflow).
 	CacheDir string
@@ -53,6 +57,9 @@ const (
 	DefaultVoteAccounts           = 3
 	DefaultDelinquentVoteAccounts = 1
 )
+
+// DefaultGenesisHash is the genesis hash of a runtime started without Options.GenesisSeed.
+const DefaultGenesisHash = "FXkZD5UcSvKXD133js5N3gJZxhMxDktM749GQ3yrXfGz"
 
 // readyPrefix starts the line node prints once it listens.
 const readyPrefix = "SOLANART_READY "
@@ -111,6 +118,7 @@ type serverOptions struct {
 	FinalizationDepth      uint64 `json:"finalizationDepth"`
 	VoteAccounts           int    `json:"voteAccounts"`
 	DelinquentVoteAccounts int    `json:"delinquentVoteAccounts"`
+	GenesisSeed            string `json:"genesisSeed"`
 }
 
 // Runtime is a running Solana runtime. Its methods are safe for concurrent use.
@@ -121,6 +129,7 @@ type Runtime struct {
 	stdin      io.WriteCloser
 	done       chan struct{} // closed once node has exited and been reaped
 	logger     *zap.Logger
+	genesis    solana.Hash
 	healthy    []solana.PublicKey
 	delinquent []solana.PublicKey
 	closeOnce  sync.Once
@@ -176,6 +185,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		FinalizationDepth:      opts.FinalizationDepth,
 		VoteAccounts:           opts.VoteAccounts,
 		DelinquentVoteAccounts: opts.DelinquentVoteAccounts,
+		GenesisSeed:            opts.GenesisSeed,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("solanart: encode server options: %w", err)
@@ -257,6 +267,10 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		_ = r.Close()
 		return nil, err
 	}
+	if r.genesis, err = r.rpc.GetGenesisHash(ctx); err != nil {
+		_ = r.Close()
+		return nil, fmt.Errorf("solanart: getGenesisHash: %w", err)
+	}
 	return r, nil
 }
 
@@ -325,7 +339,12 @@ func (r *Runtime) Close() error {
 	return r.closeErr
 }
 
-// VoteAccounts returns the healthy vote accounts, in a stable order.
+// GenesisHash returns the genesis hash the runtime serves (getGenesisHash): DefaultGenesisHash
+// unless Options.GenesisSeed names another network.
+func (r *Runtime) GenesisHash() solana.Hash { return r.genesis }
+
+// VoteAccounts returns the healthy vote accounts created at start-up, in a stable order
+// (vote accounts made later by CreateVoteAccount are not among them).
 func (r *Runtime) VoteAccounts() []solana.PublicKey {
 	return append([]solana.PublicKey(nil), r.healthy...)
 }
@@ -333,6 +352,17 @@ func (r *Runtime) VoteAccounts() []solana.PublicKey {
 // DelinquentVoteAccounts returns the vote accounts that getVoteAccounts lists as delinquent.
 func (r *Runtime) DelinquentVoteAccounts() []solana.PublicKey {
 	return append([]solana.PublicKey(nil), r.delinquent...)
+}
+
+// CreateVoteAccount creates a real vote account with commission (percent, 0..100), listed
+// by getVoteAccounts as current from then on, and returns its address. It is not added to
+// VoteAccounts: it is a validator nobody configured.
+func (r *Runtime) CreateVoteAccount(ctx context.Context, commission uint8) (solana.PublicKey, error) {
+	var v voteAccountEntry
+	if err := r.call(ctx, &v, "sandbox_createVoteAccount", map[string]uint8{"commission": commission}); err != nil {
+		return solana.PublicKey{}, err
+	}
+	return v.VotePubkey, nil
 }
 
 // Airdrop credits lamports to `to` with a real transfer and waits until it has landed.

@@ -2,7 +2,8 @@
 //
 // Usage: node server.mjs '<options JSON>'
 // Options: host, port, slotDurationMs, slotsPerEpoch, blockhashValidity,
-// finalizationDepth, voteAccounts, delinquentVoteAccounts.
+// finalizationDepth, voteAccounts, delinquentVoteAccounts, genesisSeed (another seed gives
+// another genesis hash and other blockhashes: another network).
 // Once listening it prints one line "SOLANART_READY <port>" on stdout.
 // It exits when its stdin closes.
 
@@ -24,6 +25,7 @@ const opts = Object.assign(
     finalizationDepth: 32,
     voteAccounts: 3,
     delinquentVoteAccounts: 1,
+    genesisSeed: '',
   },
   process.argv[2] ? JSON.parse(process.argv[2]) : {},
 );
@@ -137,13 +139,8 @@ function take(buf, off, n) {
   return out;
 }
 
-// parseTransaction fully checks the layout so the runtime never sees malformed bytes.
-function parseTransaction(bytes) {
-  const off = { i: 0 };
-  const nsig = readCompactU16(bytes, off);
-  const signatures = [];
-  for (let i = 0; i < nsig; i++) signatures.push(take(bytes, off, 64));
-  const messageStart = off.i;
+// parseMessage reads a legacy or v0 message starting at off.i and checks its layout.
+function parseMessage(bytes, off) {
   let version = 'legacy';
   if (bytes[off.i] !== undefined && bytes[off.i] & 0x80) {
     version = bytes[off.i] & 0x7f;
@@ -156,28 +153,57 @@ function parseTransaction(bytes) {
   for (let i = 0; i < nkeys; i++) accountKeys.push(take(bytes, off, 32));
   const recentBlockhash = take(bytes, off, 32);
   const nix = readCompactU16(bytes, off);
+  const instructions = [];
   for (let i = 0; i < nix; i++) {
-    take(bytes, off, 1);
-    take(bytes, off, readCompactU16(bytes, off));
-    take(bytes, off, readCompactU16(bytes, off));
+    const programIdIndex = take(bytes, off, 1)[0];
+    const accounts = take(bytes, off, readCompactU16(bytes, off));
+    const data = take(bytes, off, readCompactU16(bytes, off));
+    if (programIdIndex >= nkeys) throw new Error(`instruction ${i} names program index ${programIdIndex} of ${nkeys} accounts`);
+    instructions.push({ programIdIndex, accounts, data });
   }
   if (version === 0) {
     const nlut = readCompactU16(bytes, off);
     if (nlut > 0) throw new Error('address lookup tables are not supported');
   }
+  if (header[0] === 0 || accountKeys.length < header[0]) {
+    throw new Error(`the message needs ${header[0]} signers among ${accountKeys.length} accounts`);
+  }
+  return { header, accountKeys, recentBlockhash, instructions, version };
+}
+
+// parseTransaction fully checks the layout so the runtime never sees malformed bytes.
+function parseTransaction(bytes) {
+  const off = { i: 0 };
+  const nsig = readCompactU16(bytes, off);
+  const signatures = [];
+  for (let i = 0; i < nsig; i++) signatures.push(take(bytes, off, 64));
+  const messageStart = off.i;
+  const msg = parseMessage(bytes, off);
   if (off.i !== bytes.length) throw new Error('trailing bytes after transaction');
-  const numRequired = header[0];
-  if (numRequired === 0 || nsig !== numRequired || accountKeys.length < numRequired) {
+  const numRequired = msg.header[0];
+  if (nsig !== numRequired) {
     throw new Error(`signature count ${nsig} does not match the ${numRequired} required signers`);
   }
-  return {
-    signatures,
-    message: bytes.subarray(messageStart),
-    header,
-    accountKeys,
-    recentBlockhash,
-    version,
-  };
+  return { signatures, message: bytes.subarray(messageStart), ...msg };
+}
+
+// parseMessageOnly reads a whole serialized message (getFeeForMessage).
+function parseMessageOnly(bytes) {
+  const off = { i: 0 };
+  const msg = parseMessage(bytes, off);
+  if (off.i !== bytes.length) throw new Error('trailing bytes after message');
+  return msg;
+}
+
+// writableKeys lists the base58 accounts the message header marks writable.
+function writableKeys(msg) {
+  const [numSigners, roSigned, roUnsigned] = msg.header;
+  const out = [];
+  msg.accountKeys.forEach((k, i) => {
+    const writable = i < numSigners ? i < numSigners - roSigned : i < msg.accountKeys.length - roUnsigned;
+    if (writable) out.push(b58encode(k));
+  });
+  return out;
 }
 
 function compactU16(n) {
@@ -257,6 +283,60 @@ const STAKE_PROGRAM = b58decode('Stake11111111111111111111111111111111111111');
 const SYSVAR_RENT = b58decode('SysvarRent111111111111111111111111111111111');
 const SYSVAR_CLOCK = b58decode('SysvarC1ock11111111111111111111111111111111');
 const VOTE_STATE_SIZE = 3762n;
+const COMPUTE_BUDGET_ID = 'ComputeBudget111111111111111111111111111111';
+
+// ---------- fees ----------
+//
+// Agave's fee: 5000 lamports per required signature plus the prioritization fee, the
+// compute-unit price (micro-lamports) times the compute-unit limit, rounded up to a
+// lamport. The limit is the one SetComputeUnitLimit asks for (at most 1.4M), else the
+// default: 3000 units per instruction of a builtin program that stays native and 200k per
+// other instruction (the stake program is a core BPF program now). The runtime charges
+// exactly this; getFeeForMessage and getTransaction's meta.fee report it.
+
+const MAX_COMPUTE_UNIT_LIMIT = 1_400_000n;
+const DEFAULT_INSTRUCTION_COMPUTE_UNITS = 200_000n;
+const BUILTIN_INSTRUCTION_COMPUTE_UNITS = 3_000n;
+const MICRO_LAMPORTS_PER_LAMPORT = 1_000_000n;
+const NATIVE_BUILTINS = new Set([
+  '11111111111111111111111111111111',
+  'Vote111111111111111111111111111111111111111',
+  COMPUTE_BUDGET_ID,
+  'BPFLoader1111111111111111111111111111111111',
+  'BPFLoader2111111111111111111111111111111111',
+  'BPFLoaderUpgradeab1e11111111111111111111111',
+  'LoaderV411111111111111111111111111111111111',
+  'KeccakSecp256k11111111111111111111111111111',
+  'Ed25519SigVerify111111111111111111111111111',
+  'Secp256r1SigVerify1111111111111111111111111',
+]);
+
+// computeBudgetOf reads the compute-unit limit and price a parsed message sets.
+function computeBudgetOf(msg) {
+  let limit = null;
+  let price = 0n;
+  let builtins = 0n;
+  let others = 0n;
+  for (const ix of msg.instructions) {
+    const program = b58encode(msg.accountKeys[ix.programIdIndex]);
+    if (NATIVE_BUILTINS.has(program)) builtins++;
+    else others++;
+    if (program !== COMPUTE_BUDGET_ID || ix.data.length === 0) continue;
+    const data = Buffer.from(ix.data);
+    if (data[0] === 2 && data.length >= 5) limit = BigInt(data.readUInt32LE(1));
+    else if (data[0] === 3 && data.length >= 9) price = data.readBigUInt64LE(1);
+  }
+  if (limit === null) limit = builtins * BUILTIN_INSTRUCTION_COMPUTE_UNITS + others * DEFAULT_INSTRUCTION_COMPUTE_UNITS;
+  if (limit > MAX_COMPUTE_UNIT_LIMIT) limit = MAX_COMPUTE_UNIT_LIMIT;
+  return { limit, price };
+}
+
+// feeOf is the fee in lamports a parsed message is charged.
+function feeOf(msg) {
+  const { limit, price } = computeBudgetOf(msg);
+  const priority = (price * limit + MICRO_LAMPORTS_PER_LAMPORT - 1n) / MICRO_LAMPORTS_PER_LAMPORT;
+  return LAMPORTS_PER_SIGNATURE * BigInt(msg.header[0]) + priority;
+}
 
 function transferIx(from, to, lamports) {
   return {
@@ -394,7 +474,7 @@ svm.inner.setBlockhashCheck(false);
 svm.inner.setSigverify(true);
 svm.inner.setEpochSchedule(new EpochSchedule(SLOTS_PER_EPOCH, SLOTS_PER_EPOCH, false, 0n, 0n));
 
-const genesisHash = b58encode(sha256('stakeflow-solanart:genesis'));
+const genesisHash = b58encode(sha256('stakeflow-solanart:genesis' + (opts.genesisSeed ? ':' + opts.genesisSeed : '')));
 const startUnix = BigInt(Math.floor(Date.now() / 1000));
 const slotMs = BigInt(opts.slotDurationMs);
 
@@ -512,7 +592,7 @@ function submit(bytes, { airdrop = false } = {}) {
     accounts: tx.accountKeys.map(b58encode),
     airdrop,
     err: null,
-    fee: LAMPORTS_PER_SIGNATURE * BigInt(tx.signatures.length),
+    fee: feeOf(tx),
     logs: res.logs(),
     unitsConsumed: res.computeUnitsConsumed(),
     raw: Buffer.from(bytes).toString('base64'),
@@ -520,7 +600,49 @@ function submit(bytes, { airdrop = false } = {}) {
   };
   ledger.push(entry);
   bySignature.set(signature, entry);
+  recordPrioritizationFee(tx);
   return signature;
+}
+
+// ---------- recent prioritization fees ----------
+//
+// Per slot of the last PRIORITIZATION_FEE_SLOTS, the compute-unit prices of the transactions
+// that landed in it and the accounts each write-locked, as Agave's prioritization fee cache.
+
+const PRIORITIZATION_FEE_SLOTS = 150n;
+const MAX_PRIORITIZATION_FEE_ACCOUNTS = 128;
+const feesBySlot = new Map(); // slot -> [{price, writable: Set(base58)}]
+
+function recordPrioritizationFee(tx) {
+  let list = feesBySlot.get(slot);
+  if (!list) {
+    list = [];
+    feesBySlot.set(slot, list);
+  }
+  list.push({ price: computeBudgetOf(tx).price, writable: new Set(writableKeys(tx)) });
+  for (const at of feesBySlot.keys()) {
+    if (at + PRIORITIZATION_FEE_SLOTS <= slot) feesBySlot.delete(at);
+  }
+}
+
+// recentPrioritizationFees answers, for each of the last slots, the fee a transaction
+// write-locking all of accounts needed: the least price that landed in the slot, raised to
+// the least price paid by a transaction write-locking each account (0 when none landed).
+function recentPrioritizationFees(accounts) {
+  const first = slot + 1n > PRIORITIZATION_FEE_SLOTS ? slot + 1n - PRIORITIZATION_FEE_SLOTS : 0n;
+  const out = [];
+  for (let s = first; s <= slot; s++) {
+    const list = feesBySlot.get(s) ?? [];
+    let fee = list.length ? list.reduce((m, e) => (e.price < m ? e.price : m), list[0].price) : 0n;
+    for (const a of accounts) {
+      const locking = list.filter((e) => e.writable.has(a));
+      if (!locking.length) continue;
+      const least = locking.reduce((m, e) => (e.price < m ? e.price : m), locking[0].price);
+      if (least > fee) fee = least;
+    }
+    out.push({ slot: s, prioritizationFee: fee });
+  }
+  return out;
 }
 
 // ---------- activated stake ----------
@@ -674,26 +796,59 @@ function airdrop(to, lamports) {
 
 setSlot(0n);
 
-const voteAccounts = []; // {vote, node, delinquent}
-const totalVotes = opts.voteAccounts + opts.delinquentVoteAccounts;
+const voteAccounts = []; // {vote, node, commission, delinquent, extra}
 const voteRent = svm.inner.minimumBalanceForRentExemption(VOTE_STATE_SIZE);
-for (let i = 0; i < totalVotes; i++) {
-  const vote = keypairFromLabel(`vote:${i}`);
-  const node = keypairFromLabel(`node:${i}`);
-  const withdrawer = keypairFromLabel(`withdrawer:${i}`);
+const DEFAULT_COMMISSION = 10;
+
+// createVoteAccount creates and initializes a real vote account whose keys derive from label.
+function createVoteAccount(label, commission, delinquent, extra) {
+  const vote = keypairFromLabel(`vote:${label}`);
+  const node = keypairFromLabel(`node:${label}`);
+  const withdrawer = keypairFromLabel(`withdrawer:${label}`);
   const bh = b58decode(blockhashAt(slot));
   const tx = buildLegacyTransaction(
     faucet.pub,
     [
       transferIx(faucet.pub, node.pub, 1_000_000_000n),
       createAccountIx(faucet.pub, vote.pub, voteRent, VOTE_STATE_SIZE, VOTE_PROGRAM),
-      initializeVoteIx(vote.pub, node.pub, node.pub, withdrawer.pub, 10),
+      initializeVoteIx(vote.pub, node.pub, node.pub, withdrawer.pub, commission),
     ],
     bh,
     [faucet, vote, node],
   );
   submit(tx);
-  voteAccounts.push({ vote: b58encode(vote.pub), node: b58encode(node.pub), commission: 10, delinquent: i >= opts.voteAccounts });
+  const v = { vote: b58encode(vote.pub), node: b58encode(node.pub), commission, delinquent, extra };
+  voteAccounts.push(v);
+  return v;
+}
+
+for (let i = 0; i < opts.voteAccounts + opts.delinquentVoteAccounts; i++) {
+  createVoteAccount(String(i), DEFAULT_COMMISSION, i >= opts.voteAccounts, false);
+}
+let extraVoteAccounts = 0;
+
+// stakeMinimumDelegation is the stake program's minimum delegation, read once by simulating
+// GetMinimumDelegation (its return data).
+let minimumDelegation = null;
+function stakeMinimumDelegation() {
+  if (minimumDelegation !== null) return minimumDelegation;
+  const ix = { programId: STAKE_PROGRAM, accounts: [], data: u32le(13) };
+  const tx = buildLegacyTransaction(faucet.pub, [ix], b58decode(blockhashAt(slot)), [faucet]);
+  const sim = svm.inner.simulateLegacyTransaction(tx);
+  if (typeof sim.err === 'function') throw new RpcError(-32603, `Internal error: GetMinimumDelegation failed: ${describeError(sim.err()).text}`);
+  const data = Buffer.from(sim.meta().returnData().data());
+  if (data.length < 8) throw new RpcError(-32603, 'Internal error: GetMinimumDelegation returned no u64');
+  minimumDelegation = data.readBigUInt64LE(0);
+  return minimumDelegation;
+}
+
+// returnDataOf is the RPC form of a simulation's return data, null when none was set.
+function returnDataOf(meta) {
+  const rd = meta.returnData();
+  const data = Buffer.from(rd.data());
+  const programId = Buffer.from(rd.programId());
+  if (data.length === 0 && programId.every((b) => b === 0)) return null;
+  return { programId: b58encode(programId), data: [data.toString('base64'), 'base64'] };
 }
 
 // ---------- RPC ----------
@@ -811,8 +966,27 @@ const methods = {
     }
     if (typeof sim.err === 'function') return { context: context(), value: txErrorData(sim.meta(), describeError(sim.err()).json) };
     const meta = sim.meta();
-    return { context: context(), value: { err: null, logs: meta.logs(), accounts: null, unitsConsumed: meta.computeUnitsConsumed(), returnData: null } };
+    return { context: context(), value: { err: null, logs: meta.logs(), accounts: null, unitsConsumed: meta.computeUnitsConsumed(), returnData: returnDataOf(meta) } };
   },
+  getFeeForMessage: (p) => {
+    if (typeof p[0] !== 'string') throw new RpcError(-32602, 'Invalid params: expected a base64 message string');
+    let msg;
+    try {
+      msg = parseMessageOnly(new Uint8Array(Buffer.from(p[0], 'base64')));
+    } catch (e) {
+      throw new RpcError(-32602, `invalid message: failed to deserialize message: ${e.message}`);
+    }
+    return { context: context(), value: blockhashValid(b58encode(msg.recentBlockhash)) ? feeOf(msg) : null };
+  },
+  getRecentPrioritizationFees: (p) => {
+    const list = p[0] ?? [];
+    if (!Array.isArray(list)) throw new RpcError(-32602, 'Invalid params: expected an array of public keys');
+    if (list.length > MAX_PRIORITIZATION_FEE_ACCOUNTS) {
+      throw new RpcError(-32602, `Too many inputs provided; max ${MAX_PRIORITIZATION_FEE_ACCOUNTS}`);
+    }
+    return recentPrioritizationFees(list.map((k) => b58encode(pubkeyParam(k))));
+  },
+  getStakeMinimumDelegation: () => ({ context: context(), value: stakeMinimumDelegation() }),
   getSignatureStatuses: (p) => {
     if (!Array.isArray(p[0])) throw new RpcError(-32602, 'Invalid params: expected an array of signatures');
     const search = !!configOf(p, 1).searchTransactionHistory;
@@ -891,7 +1065,14 @@ const methods = {
     };
   },
   sandbox_scanActivatedStake: () => Object.fromEntries(scanActiveStakeByVoter()),
-  sandbox_voteAccounts: () => voteAccounts.map((v) => ({ votePubkey: v.vote, nodePubkey: v.node, commission: v.commission, delinquent: v.delinquent })),
+  sandbox_voteAccounts: () =>
+    voteAccounts.map((v) => ({ votePubkey: v.vote, nodePubkey: v.node, commission: v.commission, delinquent: v.delinquent, extra: v.extra })),
+  sandbox_createVoteAccount: (p) => {
+    const commission = Number(sandboxArg(p, 'commission'));
+    if (commission > 100) throw new RpcError(-32602, 'Invalid params: commission must be at most 100');
+    const v = createVoteAccount(`extra:${extraVoteAccounts++}`, commission, false, true);
+    return { votePubkey: v.vote, nodePubkey: v.node, commission: v.commission, delinquent: v.delinquent, extra: v.extra };
+  },
   sandbox_config: () => ({
     slotDurationMs: opts.slotDurationMs,
     slotsPerEpoch: SLOTS_PER_EPOCH,
@@ -899,6 +1080,7 @@ const methods = {
     finalizationDepth: FINALIZATION_DEPTH,
     voteAccounts: opts.voteAccounts,
     delinquentVoteAccounts: opts.delinquentVoteAccounts,
+    genesisSeed: opts.genesisSeed,
     faucet: b58encode(faucet.pub),
     genesisHash,
   }),

@@ -150,7 +150,7 @@ func hostileCases() []hostileCase {
 			})},
 		{name: "compute unit price over default cap", intent: stakeIntent, is: ErrVerification, want: []string{"compute unit price"},
 			tx: stakeWith(func(f *fixture, in []solana.Instruction) []solana.Instruction {
-				return append([]solana.Instruction{computePrice(DefaultMaxComputeUnitPrice + 1)}, in...)
+				return append([]solana.Instruction{computeLimit(10), computePrice(DefaultMaxComputeUnitPrice + 1)}, in...)
 			})},
 		{name: "compute unit limit over cap", policy: SolanaPolicy{MaxComputeUnitLimit: 100_000}, intent: stakeIntent, is: ErrVerification,
 			want: []string{"compute unit limit", "want at most 100000 units, got 100001"},
@@ -168,6 +168,12 @@ func hostileCases() []hostileCase {
 			tx: stakeWith(func(f *fixture, in []solana.Instruction) []solana.Instruction {
 				return append([]solana.Instruction{computeLimit(200_000), computePrice(1_000_000)}, in...)
 			})},
+		{name: "fee over cap: largest unit limit at 1 lamport a unit (both per-unit caps exceeded too)", intent: unstakeIntent, is: ErrVerification,
+			// What the sandbox's fee-heavy mode asks: 5,000 + 1,000,000 × 1,400,000 / 1,000,000.
+			want: []string{"fee", "got 1405000 lamports"},
+			tx: func(t testing.TB, f *fixture) string {
+				return f.tx64(t, f.staker, append([]solana.Instruction{computeLimit(1_400_000), computePrice(1_000_000)}, f.unstakeInstrs()...)...)
+			}},
 		{name: "fee over cap: unit price alone, at the runtime's default limit", intent: stakeIntent, is: ErrVerification,
 			// No limit set: 3 instructions × 200,000 units; 5,000 + 200,000 × 600,000 / 1,000,000 = 125,000.
 			want: []string{"fee", "got 125000 lamports (5000 base + 120000 priority: 200000 micro-lamports per unit × 600000 units)"},

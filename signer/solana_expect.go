@@ -68,9 +68,24 @@ type budget struct {
 	unitPrice uint64 // 0 when not set: no priority fee
 }
 
+// expectedSignatures is the number of signatures of every transaction stakeflow signs: the
+// staker's, the only signer.
+const expectedSignatures = 1
+
+// stakingInstructions is the number of instructions other than compute budget of op's
+// transaction.
+func stakingInstructions(op Operation) int {
+	if op == OpStake {
+		return 3 // CreateAccountWithSeed, Initialize, DelegateStake
+	}
+	return 1 // Deactivate or Withdraw
+}
+
 // chooseBudget reads and checks the compute budget instructions of t, wherever they are (the
-// comparison with the expected transaction then requires them first), and rebuilds them.
-func (s *Solana) chooseBudget(t *wireTx) (budget, error) {
+// comparison with the expected transaction then requires them first), and rebuilds them. The
+// total fee is checked before the caps per unit: it is what the staker pays, so a budget over
+// both is refused for its fee.
+func (s *Solana) chooseBudget(t *wireTx, op Operation) (budget, error) {
 	var b budget
 	hasPrice := false
 	for i, wi := range t.instrs {
@@ -89,9 +104,6 @@ func (s *Solana) chooseBudget(t *wireTx) (budget, error) {
 			}
 			b.hasLimit = true
 			b.unitLimit = binary.LittleEndian.Uint32(wi.data[1:])
-			if b.unitLimit > s.policy.MaxComputeUnitLimit {
-				return budget{}, mismatch("compute unit limit", fmt.Sprintf("at most %d units", s.policy.MaxComputeUnitLimit), fmt.Sprint(b.unitLimit))
-			}
 			b.instrs = append(b.instrs, computebudget.NewSetComputeUnitLimitInstruction(b.unitLimit).Build())
 		case len(wi.data) == 9 && wi.data[0] == cbSetComputeUnitPrice:
 			if hasPrice {
@@ -99,9 +111,6 @@ func (s *Solana) chooseBudget(t *wireTx) (budget, error) {
 			}
 			hasPrice = true
 			b.unitPrice = binary.LittleEndian.Uint64(wi.data[1:])
-			if b.unitPrice > s.policy.MaxComputeUnitPrice {
-				return budget{}, mismatch("compute unit price", fmt.Sprintf("at most %d micro-lamports per unit", s.policy.MaxComputeUnitPrice), fmt.Sprint(b.unitPrice))
-			}
 			b.instrs = append(b.instrs, computebudget.NewSetComputeUnitPriceInstruction(b.unitPrice).Build())
 		case len(wi.data) > 0 && (wi.data[0] == cbSetComputeUnitLimit || wi.data[0] == cbSetComputeUnitPrice):
 			want := map[byte]string{cbSetComputeUnitLimit: "5 bytes of data", cbSetComputeUnitPrice: "9 bytes of data"}[wi.data[0]]
@@ -110,7 +119,26 @@ func (s *Solana) chooseBudget(t *wireTx) (budget, error) {
 			return budget{}, mismatch(check, "computeBudget.SetComputeUnitPrice or computeBudget.SetComputeUnitLimit", name)
 		}
 	}
+	if err := s.checkFee(maxFee(expectedSignatures, b, stakingInstructions(op)), b); err != nil {
+		return budget{}, err
+	}
+	if b.unitLimit > s.policy.MaxComputeUnitLimit {
+		return budget{}, mismatch("compute unit limit", fmt.Sprintf("at most %d units", s.policy.MaxComputeUnitLimit), fmt.Sprint(b.unitLimit))
+	}
+	if b.unitPrice > s.policy.MaxComputeUnitPrice {
+		return budget{}, mismatch("compute unit price", fmt.Sprintf("at most %d micro-lamports per unit", s.policy.MaxComputeUnitPrice), fmt.Sprint(b.unitPrice))
+	}
 	return b, nil
+}
+
+// checkFee refuses a fee over the policy's cap, naming both.
+func (s *Solana) checkFee(f fee, b budget) error {
+	if f.total <= s.policy.MaxFeeLamports {
+		return nil
+	}
+	return mismatch("fee", fmt.Sprintf("at most %d lamports (the policy's cap)", s.policy.MaxFeeLamports),
+		fmt.Sprintf("%d lamports (%d base + %d priority: %d micro-lamports per unit × %d units)",
+			f.total, f.base, f.priority, b.unitPrice, f.limit))
 }
 
 // chooseVote checks a vote account the transaction delegates to against the intent and the
@@ -135,7 +163,7 @@ func (s *Solana) chooseVote(vote solana.PublicKey, in *parsedIntent) (solana.Pub
 // It reads each from the first instruction that can carry it; any other instruction, or any other
 // value in it, then differs from the expected transaction.
 func (s *Solana) choose(t *wireTx, in *parsedIntent) (*choices, error) {
-	b, err := s.chooseBudget(t)
+	b, err := s.chooseBudget(t, in.Operation)
 	if err != nil {
 		return nil, err
 	}
@@ -468,11 +496,10 @@ func (s *Solana) gate(t *wireTx, in *parsedIntent) (*Verified, error) {
 	if err := e.match(t); err != nil {
 		return nil, err
 	}
+	// The fee again, from the counts of the transaction now known to be the expected one.
 	f := maxFee(int(e.tx.header.NumRequiredSignatures), c.budget, e.staking)
-	if f.total > s.policy.MaxFeeLamports {
-		return nil, mismatch("fee", fmt.Sprintf("at most %d lamports (the policy's cap)", s.policy.MaxFeeLamports),
-			fmt.Sprintf("%d lamports (%d base + %d priority: %d micro-lamports per unit × %d units)",
-				f.total, f.base, f.priority, c.budget.unitPrice, f.limit))
+	if err := s.checkFee(f, c.budget); err != nil {
+		return nil, err
 	}
 
 	v := &Verified{

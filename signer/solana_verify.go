@@ -296,7 +296,7 @@ func (s *Solana) checkNamed(t *wireTx, in *parsedIntent) error {
 			}
 		}
 	}
-	if _, err := s.chooseBudget(t); err != nil {
+	if _, err := s.chooseBudget(t, in.Operation); err != nil {
 		return err
 	}
 

@@ -8,8 +8,9 @@
 # Usage: deploy/local-secrets.sh [DIR]     (default: deploy/local-secrets next to this script)
 #
 # Existing files are kept, so running it again changes nothing. The directory is private to you
-# (0700); the files in it are 0644 because compose bind-mounts each one into a container that
-# runs as another user (worker 65532, sandbox 1000), which must be able to read it.
+# (0700); the token files in it are 0644 because compose bind-mounts each one into a container
+# that runs as another user (worker 65532, sandbox 1000), which must be able to read it. The
+# Solana keypair is 0600: the worker refuses a key file that the group or others can read.
 # The token is minted by the sandbox itself: with $SANDBOX_BIN if set, else `go run ./cmd/sandbox`,
 # else the stakeflow-sandbox:local image. Nothing secret is printed.
 set -eu
@@ -22,9 +23,9 @@ umask 077
 mkdir -p "$dir"
 chmod 700 "$dir"
 
-# write NAME: moves $dir/NAME.tmp into place with mode 0644.
+# publish NAME [MODE]: moves $dir/NAME.tmp into place with mode MODE (default 644).
 publish() {
-  chmod 644 "$dir/$1.tmp"
+  chmod "${2:-644}" "$dir/$1.tmp"
   mv "$dir/$1.tmp" "$dir/$1"
   echo "created $dir/$1"
 }
@@ -64,7 +65,7 @@ if [ ! -s "$dir/solana-staker.json" ]; then
   rm -f "$pem"
   echo $seed $pub | awk '{ printf "["; for (i = 1; i <= NF; i++) printf "%s%d", (i > 1 ? "," : ""), $i; print "]" }' \
     >"$dir/solana-staker.json.tmp"
-  publish solana-staker.json
+  publish solana-staker.json 600
 fi
 
 # The staker's address (base58 of the public key), for `starter stake --staker ...`.

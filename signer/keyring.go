@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,9 +31,10 @@ type SolanaKeyring struct {
 // LoadSolanaKeyring loads Solana CLI keypair files (a JSON array of 64 numbers: the 32-byte
 // seed followed by the 32-byte public key). Each path is a file, or a directory whose "*.json"
 // files are each one keypair, symbolic links to regular files included, as in a Kubernetes Secret
-// volume (other entries and hidden names are ignored; a directory without any is an error). A keypair whose public half
-// does not match its private half is refused; so is a file named "<address>.json" whose key is
-// for another address. Errors name the file, never its contents.
+// volume (other entries and hidden names are ignored; a directory without any is an error). A key
+// file the group or others may access (mode & 0o077 != 0) is refused: keys are written 0600. A
+// keypair whose public half does not match its private half is refused; so is a file named
+// "<address>.json" whose key is for another address. Errors name the file, never its contents.
 func LoadSolanaKeyring(paths ...string) (*SolanaKeyring, error) {
 	kr := &SolanaKeyring{keys: make(map[solana.PublicKey]ed25519.PrivateKey)}
 	for _, p := range paths {
@@ -74,8 +77,27 @@ func LoadSolanaKeyring(paths ...string) (*SolanaKeyring, error) {
 	return kr, nil
 }
 
+// keyFilePermMask is the permission bits a key file must not have: any access by the group or
+// by others.
+const keyFilePermMask fs.FileMode = 0o077
+
 func (kr *SolanaKeyring) loadFile(path string) error {
-	raw, err := os.ReadFile(path)
+	// The mode is read from the file opened, so that it is the mode of the bytes read (a symbolic
+	// link is followed to the file it names, as in a Kubernetes Secret volume).
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrKeyLoad, path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrKeyLoad, path, err)
+	}
+	if perm := fi.Mode().Perm(); perm&keyFilePermMask != 0 {
+		return fmt.Errorf("%w: %s: mode %#o lets the group or others read or write the key; want 0600 or stricter (chmod 600 %s)",
+			ErrKeyLoad, path, perm, path)
+	}
+	raw, err := io.ReadAll(f)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrKeyLoad, path, err)
 	}

@@ -183,3 +183,42 @@ func TestNoKeyBytesInOutput(t *testing.T) {
 	assert.Contains(t, fmt.Sprint(kr), f.staker.String(), "the keyring still shows its addresses")
 	assert.Contains(t, fmt.Sprint(kr), redacted)
 }
+
+// TestLoadSolanaKeyringMode: a key file the group or others may access is refused, whether named
+// directly, found in a directory or reached through a symbolic link; the error names the file and
+// its mode, never the key.
+func TestLoadSolanaKeyringMode(t *testing.T) {
+	f := newFixture()
+	for _, tc := range []struct {
+		mode os.FileMode
+		ok   bool
+	}{
+		{0o600, true}, {0o400, true}, {0o700, true},
+		{0o644, false}, {0o640, false}, {0o604, false}, {0o660, false}, {0o620, false}, {0o602, false}, {0o610, false}, {0o601, false},
+	} {
+		t.Run(fmt.Sprintf("%#o", tc.mode), func(t *testing.T) {
+			dir := t.TempDir()
+			p := writeFile(t, dir, "staker.json", keypairJSON(f.stakerKey))
+			require.NoError(t, os.Chmod(p, tc.mode)) // not subject to the umask
+			link := filepath.Join(t.TempDir(), "linked.json")
+			require.NoError(t, os.Symlink(p, link))
+			for name, path := range map[string]string{"file": p, "directory": dir, "symbolic link": link} {
+				kr, err := LoadSolanaKeyring(path)
+				if tc.ok {
+					require.NoError(t, err, name)
+					assert.Equal(t, []string{f.staker.String()}, kr.Addresses(), name)
+					continue
+				}
+				require.ErrorIs(t, err, ErrKeyLoad, name)
+				assert.Nil(t, kr, name)
+				named := path
+				if name == "directory" {
+					named = p
+				}
+				assert.Contains(t, err.Error(), named, "%s: the error names the file", name)
+				assert.Contains(t, err.Error(), fmt.Sprintf("mode %#o", tc.mode), name)
+				assertNoKeyBytes(t, err.Error(), f.stakerKey)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
@@ -132,6 +133,26 @@ func (s *server) controlRoutes(mux *http.ServeMux) {
 			return nil, runtimeError("getEpochInfo", err)
 		}
 		return map[string]uint64{"epoch": ei.Epoch, "slot": ei.AbsoluteSlot}, nil
+	}))
+	mux.Handle("POST /sandbox/token/rotate", s.wrapPlain(func(r *http.Request, _ *reqContext) (any, *apiError) {
+		var body struct {
+			Subject string   `json:"subject"`
+			TTL     Duration `json:"ttl"`
+		}
+		if err := decodeStrict(r, &body); err != nil {
+			return nil, invalidField("body", "isJson", "body must be {\"subject\", \"ttl\"?}: %v", err)
+		}
+		if body.Subject == "" {
+			return nil, invalidField("subject", "isNotEmpty", "subject should not be empty")
+		}
+		if body.TTL < 0 {
+			return nil, invalidField("ttl", "min", "ttl must not be negative")
+		}
+		tok, err := s.rotateToken(body.Subject, time.Duration(body.TTL))
+		if err != nil {
+			return nil, internalError(err.Error())
+		}
+		return map[string]string{"token": tok, "subject": body.Subject}, nil
 	}))
 	mux.Handle("POST /sandbox/expire-blockhashes", s.wrapPlain(func(r *http.Request, _ *reqContext) (any, *apiError) {
 		if err := s.rt.ExpireBlockhashes(r.Context()); err != nil {

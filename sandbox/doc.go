@@ -104,6 +104,11 @@
 // signerAccounts (the required signers in message order), createdAt}. The
 // stakerAddress is checked for shape only.
 //
+// Authentication checks tokens against the current secret: Config.TokenSecret
+// until a rotation (POST /sandbox/token/rotate, Sandbox.RotateToken) replaces
+// it with a random one; tokens of the old secret are then answered 401
+// WrongTokenException.
+//
 // Validator status (7) reads getVoteAccounts. The interface does not name
 // the query parameter: the sandbox uses "voteAccounts" (comma-separated).
 // The interface types result.statuses as a string: the sandbox answers a
@@ -145,10 +150,15 @@
 //	POST /sandbox/airdrop             {"address", "lamports"}
 //	POST /sandbox/warp                {"epochs"}
 //	POST /sandbox/expire-blockhashes
+//	POST /sandbox/token/rotate        {"subject", "ttl"?} (ttl a Go duration or milliseconds;
+//	                                  absent or 0: no expiry): a fresh secret; answers
+//	                                  {"token", "subject"}, a token of the new secret
 //
 // The same controls exist in Go: Sandbox.SetFaults, Sandbox.Faults,
-// Sandbox.SetHostile, Sandbox.Hostile, Sandbox.Ledger, and Sandbox.Runtime
-// for the runtime's own controls. Answers use the same envelopes. Faults (FaultConfig) apply per endpoint
+// Sandbox.SetHostile, Sandbox.Hostile, Sandbox.Ledger, Sandbox.RotateToken,
+// Sandbox.MintToken (a token of the current secret), and Sandbox.Runtime for
+// the runtime's own controls (GenesisHash, CreateVoteAccount, WarpEpochs,
+// ...). Answers use the same envelopes. Faults (FaultConfig) apply per endpoint
 // name (EndpointNames, or "*"), after authentication and rate limiting:
 // counts fail exactly the next N requests (429 first, then 500, then a
 // dropped connection); rates are drawn from an RNG seeded with Seed; latency

@@ -87,7 +87,7 @@ func newOfflineServer(t *testing.T, policy string) *httptest.Server {
 	t.Helper()
 	ws, err := ParseRatePolicy(policy)
 	require.NoError(t, err)
-	s := &server{log: zap.NewNop(), secret: testSecret, limiter: newRateLimiter(ws, time.Now),
+	s := &server{log: zap.NewNop(), secret: newTokenSecret(testSecret), limiter: newRateLimiter(ws, time.Now),
 		faults: newFaultInjector(FaultConfig{}), now: nowFunc, broadcasts: map[string]int{}}
 	ts := httptest.NewServer(s.routes())
 	t.Cleanup(ts.Close)

@@ -99,7 +99,7 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 		return nil, fmt.Errorf("sandbox: start Solana runtime: %w", err)
 	}
 	srv := &server{
-		log: log, secret: append([]byte(nil), cfg.TokenSecret...), limiter: newRateLimiter(windows, time.Now),
+		log: log, secret: newTokenSecret(cfg.TokenSecret), limiter: newRateLimiter(windows, time.Now),
 		faults: newFaultInjector(cfg.Faults), rt: rt, rpc: rt.RPC(), vote: vote, now: nowFunc,
 		broadcasts: map[string]int{},
 		ledger: func(ctx context.Context) ([]LedgerTransaction, error) {
@@ -171,6 +171,21 @@ func (s *Sandbox) Ledger(ctx context.Context) (*Ledger, error) {
 		return nil, aerr
 	}
 	return l, nil
+}
+
+// MintToken returns a bearer token for subject signed with the secret the
+// sandbox accepts now (Config.TokenSecret until RotateToken). ttl is as in
+// the package function MintToken.
+func (s *Sandbox) MintToken(subject string, ttl time.Duration) (string, error) {
+	return MintToken(s.srv.secret.get(), subject, ttl)
+}
+
+// RotateToken switches the accepted token secret to a fresh random one, so
+// every token minted before is answered 401 WrongTokenException, and
+// returns a token for subject (ttl as in MintToken) signed with the new
+// secret. An empty subject is refused and leaves the secret unchanged.
+func (s *Sandbox) RotateToken(subject string, ttl time.Duration) (string, error) {
+	return s.srv.rotateToken(subject, ttl)
 }
 
 // Close stops the HTTP server and the Solana runtime.

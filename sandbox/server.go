@@ -43,7 +43,7 @@ type handlerFunc func(r *http.Request, rc *reqContext) (any, *apiError)
 // server is the HTTP face of the sandbox.
 type server struct {
 	log     *zap.Logger
-	secret  []byte
+	secret  *tokenSecret
 	limiter *rateLimiter
 	faults  *faultInjector
 	hostile hostileState
@@ -113,7 +113,7 @@ func (s *server) wrap(name string, h handlerFunc) http.Handler {
 		rc := &reqContext{requestID: newRequestID()}
 		w.Header().Set("x-request-id", rc.requestID)
 		log := s.log.With(zap.String("requestId", rc.requestID), zap.String("endpoint", name))
-		subject, aerr := authenticate(r, s.secret)
+		subject, aerr := authenticate(r, s.secret.get())
 		if aerr != nil {
 			log.Debug("request refused", zap.String("error", aerr.Name))
 			writeError(w, rc.requestID, aerr)

@@ -1,14 +1,59 @@
 package sandbox
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"go.uber.org/zap"
 )
+
+// rotatedSecretBytes is the length of a secret made by a token rotation.
+const rotatedSecretBytes = 32
+
+// tokenSecret is the HS256 secret the service checks tokens with; a
+// rotation replaces it.
+type tokenSecret struct {
+	mu sync.RWMutex
+	b  []byte
+}
+
+func newTokenSecret(b []byte) *tokenSecret {
+	return &tokenSecret{b: append([]byte(nil), b...)}
+}
+
+func (t *tokenSecret) get() []byte {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.b
+}
+
+func (t *tokenSecret) set(b []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = b
+}
+
+// rotateToken makes a fresh secret, mints a token for subject with it, and
+// only then makes it the accepted one.
+func (s *server) rotateToken(subject string, ttl time.Duration) (string, error) {
+	secret := make([]byte, rotatedSecretBytes)
+	if _, err := rand.Read(secret); err != nil {
+		return "", fmt.Errorf("sandbox: new token secret: %w", err)
+	}
+	tok, err := MintToken(secret, subject, ttl)
+	if err != nil {
+		return "", err
+	}
+	s.secret.set(secret)
+	s.log.Info("token secret rotated", zap.String("subject", subject))
+	return tok, nil
+}
 
 // ErrEmptySecret is returned when a token secret is empty.
 var ErrEmptySecret = errors.New("sandbox: token secret is empty")

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -59,4 +60,59 @@ func TestMintTokenAndAuthenticate(t *testing.T) {
 			assert.NotContains(t, aerr.Message, good[:20])
 		})
 	}
+}
+
+// TestTokenRotation: after a rotation, tokens minted before are answered 401
+// WrongTokenException and the token the rotation returns is accepted, from
+// Go and from the control API; a rotation without a subject changes nothing.
+func TestTokenRotation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sb, err := Start(ctx, Config{TokenSecret: testSecret, Runtime: fastRuntime()})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, sb.Close()) })
+	ssv := sb.URL() + "/api/v1/eth/staking/ssv/request"
+	accepted := func(t *testing.T, token string) {
+		t.Helper()
+		r := do(t, http.MethodGet, ssv, token, nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	}
+	refused := func(t *testing.T, token string) {
+		t.Helper()
+		requireErrorEnvelope(t, do(t, http.MethodGet, ssv, token, nil), http.StatusUnauthorized, nameWrongToken, codeWrongToken, typeAuthentication)
+	}
+
+	before := mintToken(t, "ops")
+	accepted(t, before)
+	current, err := sb.MintToken("ops", time.Hour)
+	require.NoError(t, err)
+	accepted(t, current)
+
+	rotated, err := sb.RotateToken("ops", time.Hour)
+	require.NoError(t, err)
+	refused(t, before)
+	refused(t, current)
+	accepted(t, rotated)
+	minted, err := sb.MintToken("other", 0)
+	require.NoError(t, err)
+	accepted(t, minted)
+
+	r := do(t, http.MethodPost, sb.URL()+"/sandbox/token/rotate", "", map[string]any{"subject": "ops", "ttl": "1h"})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	res := r.Body["result"].(map[string]any)
+	assert.Equal(t, "ops", res["subject"])
+	viaControl, _ := res["token"].(string)
+	require.NotEmpty(t, viaControl)
+	refused(t, rotated)
+	accepted(t, viaControl)
+
+	// No subject: refused, and the secret stays.
+	_, err = sb.RotateToken("", time.Hour)
+	require.ErrorIs(t, err, ErrEmptySubject)
+	r = do(t, http.MethodPost, sb.URL()+"/sandbox/token/rotate", "", map[string]any{"ttl": "1h"})
+	requireErrorEnvelope(t, r, http.StatusBadRequest, nameValidation, codeValidation, typeClient)
+	r = do(t, http.MethodPost, sb.URL()+"/sandbox/token/rotate", "", map[string]any{"subject": "ops", "ttl": "-1s"})
+	requireErrorEnvelope(t, r, http.StatusBadRequest, nameValidation, codeValidation, typeClient)
+	accepted(t, viaControl)
+	requireErrorEnvelope(t, do(t, http.MethodGet, ssv, "", nil), http.StatusUnauthorized, nameNoToken, codeNoToken, typeAuthentication)
 }

@@ -165,9 +165,15 @@
 // is added first. A dropped connection writes the start of a status line and
 // closes, so HTTP clients cannot silently replay the request.
 // broadcastLostResponse submits the broadcast to the chain, then answers 500
-// or drops the connection. Hostile modes (HostileMode) make endpoints 10-12
-// build transactions that differ from the request while extraData stays
-// honest.
+// or drops the connection. broadcastLoseThenRefuse does the same to the first
+// broadcast of a signature that lands, then answers every later broadcast of
+// that signature 400 TransactionRejectedException "InstructionError:
+// Transaction simulation failed: Error processing Instruction 0: custom
+// program error: 0x0" (never "already processed") without sending it; new
+// faults forget those signatures.
+//
+// Hostile modes (HostileMode) make endpoints 10-12 build transactions that
+// differ from the request while extraData stays honest.
 //
 // Logs go to Config.Logger (no-op by default) with stable camelCase keys;
 // signed transactions and tokens are never logged.

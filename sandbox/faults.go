@@ -47,7 +47,23 @@ type FaultConfig struct {
 	// BroadcastLostResponse makes a broadcast land on chain while the client
 	// gets a 500 or a dropped connection.
 	BroadcastLostResponse LostResponse `json:"broadcastLostResponse"`
+	// BroadcastLoseThenRefuse makes a broadcast land on chain while the
+	// client gets a 500 or a dropped connection, as BroadcastLostResponse
+	// does, and then answers every later broadcast of the same signature 400
+	// TransactionRejectedException with an instruction error
+	// (loseThenRefuseMessage), never "already processed", without sending it
+	// again. Next and Rate count broadcasts that land; a request that lost
+	// its answer to BroadcastLostResponse or to an endpoint fault is not one.
+	// Replacing the fault configuration forgets the refused signatures.
+	BroadcastLoseThenRefuse LostResponse `json:"broadcastLoseThenRefuse,omitzero"`
 }
+
+// loseThenRefuseMessage is the refusal of a re-broadcast under
+// BroadcastLoseThenRefuse, after its reason token: what re-executing a
+// landed stake transaction against the state it left gives (the system
+// program's AccountAlreadyInUse), as a service that skips the status cache
+// would answer.
+const loseThenRefuseMessage = "Transaction simulation failed: Error processing Instruction 0: custom program error: 0x0"
 
 // EndpointFaults are the faults of one endpoint.
 type EndpointFaults struct {
@@ -99,9 +115,10 @@ type faultDecision struct {
 
 // faultInjector holds the mutable fault state.
 type faultInjector struct {
-	mu  sync.Mutex
-	cfg FaultConfig
-	rng *rand.Rand
+	mu     sync.Mutex
+	cfg    FaultConfig
+	rng    *rand.Rand
+	refuse map[string]bool // signatures whose later broadcasts are refused
 }
 
 func newFaultInjector(cfg FaultConfig) *faultInjector {
@@ -120,6 +137,7 @@ func (f *faultInjector) set(cfg FaultConfig) {
 	}
 	f.cfg = cp
 	f.rng = rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+	f.refuse = map[string]bool{}
 }
 
 func (f *faultInjector) get() FaultConfig {
@@ -183,6 +201,34 @@ func (f *faultInjector) decide(endpoint string) faultDecision {
 	return d
 }
 
+// loseThenRefuse decides, for a broadcast of sig that just landed, whether
+// its answer is lost under BroadcastLoseThenRefuse; if so it marks sig so
+// that later broadcasts of it are refused. drop reports a dropped connection
+// rather than a 500.
+func (f *faultInjector) loseThenRefuse(sig string) (lost, drop bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	lr := &f.cfg.BroadcastLoseThenRefuse
+	switch {
+	case lr.Next > 0:
+		lr.Next--
+		lost = true
+	case f.draw(lr.Rate):
+		lost = true
+	}
+	if lost {
+		f.refuse[sig] = true
+	}
+	return lost, lr.Drop
+}
+
+// refused reports whether broadcasts of sig are refused.
+func (f *faultInjector) refused(sig string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refuse[sig]
+}
+
 func (f *faultInjector) draw(rate float64) bool {
 	if rate <= 0 {
 		return false
@@ -205,9 +251,12 @@ func (c FaultConfig) Validate() error {
 			return fmt.Errorf("sandbox: fault endpoint %q: counts, latency and retryAfterSeconds must not be negative", name)
 		}
 	}
-	lr := c.BroadcastLostResponse
-	if lr.Rate < 0 || lr.Rate > 1 || lr.Next < 0 {
-		return fmt.Errorf("sandbox: broadcastLostResponse: rate must be within 0..1 and next must not be negative")
+	for name, lr := range map[string]LostResponse{
+		"broadcastLostResponse": c.BroadcastLostResponse, "broadcastLoseThenRefuse": c.BroadcastLoseThenRefuse,
+	} {
+		if lr.Rate < 0 || lr.Rate > 1 || lr.Next < 0 {
+			return fmt.Errorf("sandbox: %s: rate must be within 0..1 and next must not be negative", name)
+		}
 	}
 	return nil
 }

@@ -120,10 +120,12 @@ func TestBroadcastLostResponse(t *testing.T) {
 // TestFaultConfigValidation refuses unknown endpoints and bad rates.
 func TestFaultConfigValidation(t *testing.T) {
 	for name, cfg := range map[string]FaultConfig{
-		"unknown endpoint": {Endpoints: map[string]EndpointFaults{"nope": {Next500: 1}}},
-		"rate above one":   {Endpoints: map[string]EndpointFaults{EndpointStake: {Rate429: 1.5}}},
-		"negative count":   {Endpoints: map[string]EndpointFaults{EndpointStake: {NextDrop: -1}}},
-		"lost rate":        {BroadcastLostResponse: LostResponse{Rate: -0.1}},
+		"unknown endpoint":      {Endpoints: map[string]EndpointFaults{"nope": {Next500: 1}}},
+		"rate above one":        {Endpoints: map[string]EndpointFaults{EndpointStake: {Rate429: 1.5}}},
+		"negative count":        {Endpoints: map[string]EndpointFaults{EndpointStake: {NextDrop: -1}}},
+		"lost rate":             {BroadcastLostResponse: LostResponse{Rate: -0.1}},
+		"lose-then-refuse rate": {BroadcastLoseThenRefuse: LostResponse{Rate: 2}},
+		"lose-then-refuse next": {BroadcastLoseThenRefuse: LostResponse{Next: -1}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.Error(t, cfg.Validate())

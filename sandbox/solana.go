@@ -555,7 +555,7 @@ func (s *server) findInactive(ctx context.Context, staker solana.PublicKey, amou
 }
 
 // broadcast submits a signed transaction to the runtime (endpoint 13).
-func (s *server) broadcast(r *http.Request, _ *reqContext) (any, *apiError) {
+func (s *server) broadcast(r *http.Request, rc *reqContext) (any, *apiError) {
 	var signed string
 	_, _, aerr := readUnified(r, func(b jsonBody, errs *[]fieldError) {
 		signed, _ = b.str("signedTransaction", true, errs)
@@ -577,10 +577,17 @@ func (s *server) broadcast(r *http.Request, _ *reqContext) (any, *apiError) {
 	if aerr := checkSignatures(tx); aerr != nil {
 		return nil, aerr
 	}
+	if s.faults.refused(sig.String()) {
+		s.log.Info("injected fault", zap.String("fault", "broadcastLoseThenRefuse"), zap.String("txSig", sig.String()))
+		return nil, txRejected("InstructionError", loseThenRefuseMessage)
+	}
 	ctx := r.Context()
 	got, err := s.rpc.SendRawTransactionWithOpts(ctx, raw, rpc.TransactionOpts{PreflightCommitment: rpc.CommitmentConfirmed})
 	if err != nil {
 		return nil, classifySendError(err)
+	}
+	if !rc.fault.lost {
+		rc.fault.lost, rc.fault.lostDrop = s.faults.loseThenRefuse(sig.String())
 	}
 	slot, err := s.landedSlot(ctx, got)
 	if err != nil {

@@ -71,7 +71,9 @@
 // CreateAccountWithSeed (base = staker, a fresh 24-character seed per call,
 // 200 bytes, owner the stake program, lamports = amount), stake Initialize
 // (staker and withdrawer = staker, no lockup) and DelegateStake to
-// Config.DefaultVoteAccount or the runtime's first healthy vote account. The
+// Config.DefaultVoteAccount or, when none is configured, the first of the
+// runtime's start-up vote accounts that getVoteAccounts lists as current with
+// a commission of at most 10%. The
 // seed-derived stake account is writable, never a signer. An amount below
 // the rent-exempt reserve plus the stake program's minimum delegation is a
 // ValidationException on amount; the minimum delegation is read once by
@@ -113,7 +115,8 @@
 // the query parameter: the sandbox uses "voteAccounts" (comma-separated).
 // The interface types result.statuses as a string: the sandbox answers a
 // string holding a JSON object {"<vote account>": "active" | "delinquent" |
-// "unknown"}.
+// "unknown"} (in hostile mode delinquent-validator, delinquent vote accounts
+// are answered "active").
 //
 // # Other chains (no chain backing)
 //
@@ -173,7 +176,16 @@
 // faults forget those signatures.
 //
 // Hostile modes (HostileMode) make endpoints 10-12 build transactions that
-// differ from the request while extraData stays honest.
+// differ from the request while extraData stays honest: lamports-to-stranger,
+// other-vote-account, other-fee-payer, other-amount, extra-instruction,
+// other-stake-account, other-recipient, fee-heavy (a 1,400,000-lamport
+// priority fee), readonly-writable (the stake account read-only in the
+// header: fails on chain), lockup (a lockup until 2100, custodian the
+// staker) and replay (the last result for the same staker and operation,
+// byte for byte). delinquent-validator and unlisted-validator make the
+// service choose a validator it should not, named in extraData: one the
+// chain lists as delinquent while endpoint 7 answers "active", or a current
+// one that is none of the sandbox's own.
 //
 // Logs go to Config.Logger (no-op by default) with stable camelCase keys;
 // signed transactions and tokens are never logged.

@@ -101,7 +101,7 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 	srv := &server{
 		log: log, secret: newTokenSecret(cfg.TokenSecret), limiter: newRateLimiter(windows, time.Now),
 		faults: newFaultInjector(cfg.Faults), rt: rt, rpc: rt.RPC(), vote: vote, now: nowFunc,
-		broadcasts: map[string]int{},
+		broadcasts: map[string]int{}, lastBuilt: map[replayKey]unsignedTxResult{},
 		ledger: func(ctx context.Context) ([]LedgerTransaction, error) {
 			entries, err := rt.Ledger(ctx)
 			if err != nil {

@@ -19,6 +19,7 @@ type solanaRuntime interface {
 	RPC() *rpc.Client
 	VoteAccounts() []solana.PublicKey
 	DelinquentVoteAccounts() []solana.PublicKey
+	CreateVoteAccount(ctx context.Context, commission uint8) (solana.PublicKey, error)
 	Airdrop(ctx context.Context, to solana.PublicKey, lamports uint64) error
 	WarpEpochs(ctx context.Context, n uint64) error
 	ExpireBlockhashes(ctx context.Context) error
@@ -58,6 +59,9 @@ type server struct {
 	broadcasts     map[string]int
 	broadcastOrder []string
 	minDelegation  uint64
+	lastBuilt      map[replayKey]unsignedTxResult // last result per staker and operation
+
+	unlistedMu sync.Mutex // serialises the creation of an unlisted validator
 }
 
 // builtStake is a stake account the sandbox built a transaction for.

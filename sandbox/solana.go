@@ -147,18 +147,6 @@ func newSeed() string {
 	return "sandbox-" + hex.EncodeToString(b[:])
 }
 
-// voteAccount is the vote account stakes go to.
-func (s *server) voteAccount() (solana.PublicKey, *apiError) {
-	if !s.vote.IsZero() {
-		return s.vote, nil
-	}
-	votes := s.rt.VoteAccounts()
-	if len(votes) == 0 {
-		return solana.PublicKey{}, internalError("Solana runtime has no healthy vote account")
-	}
-	return votes[0], nil
-}
-
 // otherVoteAccount is a vote account other than v.
 func (s *server) otherVoteAccount(v solana.PublicKey) solana.PublicKey {
 	for _, list := range [][]solana.PublicKey{s.rt.VoteAccounts(), s.rt.DelinquentVoteAccounts()} {
@@ -266,6 +254,10 @@ func (s *server) stake(r *http.Request, _ *reqContext) (any, *apiError) {
 	if !ok {
 		return nil, validation(errs...)
 	}
+	mode := s.hostile.get()
+	if res, ok := s.replayed(mode, uc.Staker, EndpointStake); ok {
+		return res, nil
+	}
 	ctx := r.Context()
 	minimum, err := s.minimumStake(ctx)
 	if err != nil {
@@ -275,7 +267,7 @@ func (s *server) stake(r *http.Request, _ *reqContext) (any, *apiError) {
 		return nil, invalidField("amount", "min",
 			"amount must be at least %d lamports (rent-exempt reserve of a stake account plus the minimum delegation)", minimum)
 	}
-	vote, aerr := s.voteAccount()
+	vote, aerr := s.stakeVoteAccount(ctx, mode)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -289,8 +281,7 @@ func (s *server) stake(r *http.Request, _ *reqContext) (any, *apiError) {
 		return nil, aerr
 	}
 
-	mode := s.hostile.get()
-	feePayer, fund, delegateTo := uc.Staker, amount, vote
+	feePayer, fund, delegateTo, lockup := uc.Staker, amount, vote, stakeLockup{}
 	switch mode {
 	case HostileOtherFeePayer:
 		feePayer = stranger()
@@ -298,11 +289,13 @@ func (s *server) stake(r *http.Request, _ *reqContext) (any, *apiError) {
 		fund = amount + hostileExtraLamports
 	case HostileOtherVoteAccount:
 		delegateTo = s.otherVoteAccount(vote)
+	case HostileLockup:
+		lockup = stakeLockup{UnixTimestamp: hostileLockupUnix, Epoch: hostileLockupEpoch, Custodian: uc.Staker}
 	}
 	ixs := make([]solana.Instruction, 0, 4)
 	for _, build := range []func() (solana.Instruction, error){
 		func() (solana.Instruction, error) { return createStakeAccountIx(uc.Staker, stakeAcc, seed, fund) },
-		func() (solana.Instruction, error) { return initializeIx(stakeAcc, uc.Staker, uc.Staker) },
+		func() (solana.Instruction, error) { return initializeIx(stakeAcc, uc.Staker, uc.Staker, lockup) },
 		func() (solana.Instruction, error) { return delegateIx(stakeAcc, delegateTo, uc.Staker) },
 	} {
 		ix, err := build()
@@ -321,7 +314,7 @@ func (s *server) stake(r *http.Request, _ *reqContext) (any, *apiError) {
 	s.mu.Unlock()
 	s.log.Info("stake transaction built", zap.String("staker", uc.Staker.String()),
 		zap.String("stakeAccount", stakeAcc.String()), zap.Uint64("lamports", amount), zap.String("hostile", string(mode)))
-	return unsignedTxResult{
+	return s.remember(uc.Staker, EndpointStake, unsignedTxResult{
 		Amount:                  &amount,
 		StakerAddress:           uc.Staker.String(),
 		UnsignedTransactionData: data,
@@ -330,7 +323,7 @@ func (s *server) stake(r *http.Request, _ *reqContext) (any, *apiError) {
 			Network: uc.Network, FeePayer: uc.Staker.String(), FromPublicKey: uc.Staker.String(),
 			StakeAuthority: uc.Staker.String(), WithdrawAuthority: uc.Staker.String(), VoteAccount: vote.String(),
 		},
-	}, nil
+	}), nil
 }
 
 // unstake builds a Deactivate transaction for extra.stakeAccount (endpoint 11).
@@ -353,6 +346,10 @@ func (s *server) unstake(r *http.Request, _ *reqContext) (any, *apiError) {
 	}
 	if len(errs) > 0 || !amountOK {
 		return nil, validation(errs...)
+	}
+	mode := s.hostile.get()
+	if res, ok := s.replayed(mode, uc.Staker, EndpointUnstake); ok {
+		return res, nil
 	}
 	ctx := r.Context()
 	info, err := s.rpc.GetAccountInfoWithOpts(ctx, stakeAcc, &rpc.GetAccountInfoOpts{Commitment: rpc.CommitmentConfirmed})
@@ -386,7 +383,6 @@ func (s *server) unstake(r *http.Request, _ *reqContext) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	mode := s.hostile.get()
 	feePayer, target := uc.Staker, stakeAcc
 	switch mode {
 	case HostileOtherFeePayer:
@@ -404,26 +400,57 @@ func (s *server) unstake(r *http.Request, _ *reqContext) (any, *apiError) {
 	}
 	s.log.Info("unstake transaction built", zap.String("staker", uc.Staker.String()),
 		zap.String("stakeAccount", stakeAcc.String()), zap.String("hostile", string(mode)))
-	return unsignedTxResult{
+	return s.remember(uc.Staker, EndpointUnstake, unsignedTxResult{
 		StakerAddress:           uc.Staker.String(),
 		UnsignedTransactionData: data,
 		CreatedAt:               formatTime(s.now()),
 		ExtraData:               unstakeExtraData{Network: uc.Network, FeePayer: uc.Staker.String(), StakeAuthority: uc.Staker.String()},
-	}, nil
+	}), nil
 }
 
 // hostileUnsigned assembles the unsigned transaction of ixs paid by feePayer, with what the
-// hostile mode appends, and returns it base64-encoded.
+// hostile mode puts before and after them and does to the message, and returns it
+// base64-encoded. stakeAcc is the stake account the transaction is about.
 func hostileUnsigned(mode HostileMode, feePayer, staker, stakeAcc solana.PublicKey, bh solana.Hash, ixs ...solana.Instruction) (string, *apiError) {
+	head, err := hostileHead(mode)
+	if err != nil {
+		return "", internalError(err.Error())
+	}
 	tail, err := hostileTail(mode, staker, stakeAcc)
 	if err != nil {
 		return "", internalError(err.Error())
 	}
-	_, raw, err := unsignedTx(feePayer, bh, append(ixs, tail...)...)
+	all := append(append(head, ixs...), tail...)
+	tx, raw, err := unsignedTx(feePayer, bh, all...)
 	if err != nil {
 		return "", internalError(err.Error())
 	}
+	if mode == HostileReadonlyWritable {
+		if err := demoteToReadonly(&tx.Message, stakeAcc); err != nil {
+			return "", internalError(err.Error())
+		}
+		if raw, err = tx.MarshalBinary(); err != nil {
+			return "", internalError("sandbox: encode transaction: " + err.Error())
+		}
+	}
 	return base64.StdEncoding.EncodeToString(raw), nil
+}
+
+// hostileHead is what a hostile mode puts before the staking instructions:
+// a compute budget that makes the fee heavy.
+func hostileHead(mode HostileMode) ([]solana.Instruction, error) {
+	if mode != HostileFeeHeavy {
+		return nil, nil
+	}
+	limit, err := computeUnitLimitIx(hostileComputeUnitLimit)
+	if err != nil {
+		return nil, err
+	}
+	price, err := computeUnitPriceIx(hostileComputeUnitPrice)
+	if err != nil {
+		return nil, err
+	}
+	return []solana.Instruction{limit, price}, nil
 }
 
 // hostileTail is what a hostile mode appends to a transaction: a transfer to
@@ -472,6 +499,10 @@ func (s *server) withdraw(r *http.Request, _ *reqContext) (any, *apiError) {
 	if !ok {
 		return nil, validation(errs...)
 	}
+	mode := s.hostile.get()
+	if res, ok := s.replayed(mode, uc.Staker, EndpointWithdraw); ok {
+		return res, nil
+	}
 	ctx := r.Context()
 	stakeAcc, aerr := s.findInactive(ctx, uc.Staker, amount)
 	if aerr != nil {
@@ -481,7 +512,6 @@ func (s *server) withdraw(r *http.Request, _ *reqContext) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	mode := s.hostile.get()
 	feePayer, target, recipient, lamports := uc.Staker, stakeAcc, uc.Staker, amount
 	switch mode {
 	case HostileOtherFeePayer:
@@ -507,14 +537,14 @@ func (s *server) withdraw(r *http.Request, _ *reqContext) (any, *apiError) {
 	}
 	s.log.Info("withdraw transaction built", zap.String("staker", uc.Staker.String()),
 		zap.String("stakeAccount", stakeAcc.String()), zap.Uint64("lamports", amount), zap.String("hostile", string(mode)))
-	return unsignedTxResult{
+	return s.remember(uc.Staker, EndpointWithdraw, unsignedTxResult{
 		Amount:                  &amount,
 		StakerAddress:           uc.Staker.String(),
 		UnsignedTransactionData: data,
 		CreatedAt:               formatTime(s.now()),
 		ExtraData: withdrawExtraData{Network: uc.Network, FeePayer: uc.Staker.String(),
 			WithdrawAuthority: uc.Staker.String(), Recipient: uc.Staker.String(), Amount: amount},
-	}, nil
+	}), nil
 }
 
 // findInactive returns the oldest stake account built for staker that is
@@ -723,9 +753,15 @@ func (s *server) validatorStatus(r *http.Request, _ *reqContext) (any, *apiError
 	for _, k := range keys {
 		statuses[k.String()] = "unknown"
 	}
+	// In delinquent-validator mode the service covers for the validators it
+	// hands out: a delinquent vote account is answered active.
+	delinquent := "delinquent"
+	if s.hostile.get() == HostileDelinquentValidator {
+		delinquent = "active"
+	}
 	for _, v := range res.Delinquent {
 		if _, ok := statuses[v.VotePubkey.String()]; ok {
-			statuses[v.VotePubkey.String()] = "delinquent"
+			statuses[v.VotePubkey.String()] = delinquent
 		}
 	}
 	for _, v := range res.Current {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gagliardetto/solana-go"
+	computebudget "github.com/gagliardetto/solana-go/programs/compute-budget"
 	"github.com/gagliardetto/solana-go/programs/stake"
 	"github.com/gagliardetto/solana-go/programs/system"
 )
@@ -46,11 +47,20 @@ func createStakeAccountIx(staker, stakeAcc solana.PublicKey, seed string, lampor
 	return generic("CreateAccountWithSeed", ix, nil)
 }
 
+// stakeLockup is the lockup of a stake account; the zero value is none
+// (custodian the all-zero key, the system program's address).
+type stakeLockup struct {
+	UnixTimestamp int64
+	Epoch         uint64
+	Custodian     solana.PublicKey
+}
+
 // initializeIx initialises stakeAcc with staker and withdrawer authorities
-// and no lockup. The stake account is writable, not a signer: a
-// seed-derived account has no key to sign with.
-func initializeIx(stakeAcc, staker, withdrawer solana.PublicKey) (solana.Instruction, error) {
-	b := stake.NewInitializeInstruction(staker, withdrawer, stakeAcc)
+// and lockup. The stake account is writable, not a signer: a seed-derived
+// account has no key to sign with.
+func initializeIx(stakeAcc, staker, withdrawer solana.PublicKey, lockup stakeLockup) (solana.Instruction, error) {
+	b := stake.NewInitializeInstruction(staker, withdrawer, stakeAcc).
+		SetLockupTimestamp(lockup.UnixTimestamp).SetLockupEpoch(lockup.Epoch).SetCustodian(lockup.Custodian)
 	if err := b.Validate(); err != nil {
 		return nil, instructionBuildError("stake Initialize", err)
 	}
@@ -133,6 +143,25 @@ func transferIx(from, to solana.PublicKey, lamports uint64) (solana.Instruction,
 	return generic("System Transfer", ix, nil)
 }
 
+// computeUnitLimitIx sets the transaction's compute-unit limit.
+func computeUnitLimitIx(units uint32) (solana.Instruction, error) {
+	ix, err := computebudget.NewSetComputeUnitLimitInstruction(units).ValidateAndBuild()
+	if err != nil {
+		return nil, instructionBuildError("ComputeBudget SetComputeUnitLimit", err)
+	}
+	return generic("ComputeBudget SetComputeUnitLimit", ix, nil)
+}
+
+// computeUnitPriceIx sets the transaction's compute-unit price in
+// micro-lamports.
+func computeUnitPriceIx(microLamports uint64) (solana.Instruction, error) {
+	ix, err := computebudget.NewSetComputeUnitPriceInstruction(microLamports).ValidateAndBuild()
+	if err != nil {
+		return nil, instructionBuildError("ComputeBudget SetComputeUnitPrice", err)
+	}
+	return generic("ComputeBudget SetComputeUnitPrice", ix, nil)
+}
+
 // getMinimumDelegationIx asks the stake program for its minimum delegation
 // (answered through the transaction's return data).
 func getMinimumDelegationIx() solana.Instruction {
@@ -154,4 +183,49 @@ func unsignedTx(feePayer solana.PublicKey, blockhash solana.Hash, ixs ...solana.
 		return nil, nil, fmt.Errorf("sandbox: encode transaction: %w", err)
 	}
 	return tx, raw, nil
+}
+
+// demoteToReadonly moves key, a writable account that does not sign, into
+// the read-only accounts of msg's header and renumbers the instructions'
+// account indexes to match.
+func demoteToReadonly(msg *solana.Message, key solana.PublicKey) error {
+	h := msg.Header
+	n := len(msg.AccountKeys)
+	from := -1
+	for i, k := range msg.AccountKeys {
+		if k.Equals(key) {
+			from = i
+		}
+	}
+	firstReadonly := n - int(h.NumReadonlyUnsignedAccounts)
+	if from < int(h.NumRequiredSignatures) || from >= firstReadonly {
+		return fmt.Errorf("sandbox: %s is not a writable unsigned account of the message", key)
+	}
+	// Move the key to the end of the writable unsigned accounts, which then
+	// become the first of the read-only ones.
+	to := firstReadonly - 1
+	keys := make(solana.PublicKeySlice, 0, n)
+	keys = append(keys, msg.AccountKeys[:from]...)
+	keys = append(keys, msg.AccountKeys[from+1:to+1]...)
+	keys = append(keys, key)
+	keys = append(keys, msg.AccountKeys[to+1:]...)
+	renumber := func(i uint16) uint16 {
+		switch {
+		case int(i) == from:
+			return uint16(to)
+		case int(i) > from && int(i) <= to:
+			return i - 1
+		}
+		return i
+	}
+	for j := range msg.Instructions {
+		ci := &msg.Instructions[j]
+		ci.ProgramIDIndex = renumber(ci.ProgramIDIndex)
+		for a := range ci.Accounts {
+			ci.Accounts[a] = renumber(ci.Accounts[a])
+		}
+	}
+	msg.AccountKeys = keys
+	msg.Header.NumReadonlyUnsignedAccounts++
+	return nil
 }

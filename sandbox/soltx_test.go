@@ -58,13 +58,17 @@ func TestInstructionGolden(t *testing.T) {
 	}
 	got := []goldenInstruction{
 		toGolden(t, "CreateAccountWithSeed", must(createStakeAccountIx(staker, stakeAcc, seed, 2_000_000_000))),
-		toGolden(t, "stake Initialize", must(initializeIx(stakeAcc, staker, staker))),
+		toGolden(t, "stake Initialize", must(initializeIx(stakeAcc, staker, staker, stakeLockup{}))),
 		toGolden(t, "stake DelegateStake", must(delegateIx(stakeAcc, vote, staker))),
 		toGolden(t, "stake Deactivate", must(deactivateIx(stakeAcc, staker))),
 		toGolden(t, "stake Withdraw", must(withdrawIx(stakeAcc, staker, staker, 2_000_000_000))),
 		toGolden(t, "stake Authorize", authorizeIx(stakeAcc, staker, other, stakeAuthorizeStaker)),
 		toGolden(t, "System Transfer", must(transferIx(staker, other, hostileExtraLamports))),
 		toGolden(t, "stake GetMinimumDelegation", getMinimumDelegationIx()),
+		toGolden(t, "stake Initialize with lockup", must(initializeIx(stakeAcc, staker, staker,
+			stakeLockup{UnixTimestamp: hostileLockupUnix, Epoch: hostileLockupEpoch, Custodian: staker}))),
+		toGolden(t, "ComputeBudget SetComputeUnitLimit", must(computeUnitLimitIx(hostileComputeUnitLimit))),
+		toGolden(t, "ComputeBudget SetComputeUnitPrice", must(computeUnitPriceIx(hostileComputeUnitPrice))),
 	}
 	for _, g := range got {
 		for _, m := range g.Accounts {
@@ -101,4 +105,79 @@ func TestUnsignedTxHasEmptySignatureSlot(t *testing.T) {
 	back, err := solana.TransactionFromBytes(raw)
 	require.NoError(t, err)
 	assert.True(t, back.Message.AccountKeys[0].Equals(staker))
+}
+
+// TestDemoteToReadonly: the account moves into the read-only accounts of the
+// header while every instruction still names the same keys; signers,
+// read-only and absent accounts are refused.
+func TestDemoteToReadonly(t *testing.T) {
+	staker := solana.MustPublicKeyFromBase58("7xLk17EQQ5KLDLDe44wCmupJKJjTGd8hs3eSVVhCx932")
+	vote := solana.MustPublicKeyFromBase58("Vote111111111111111111111111111111111111112")
+	const seed = "sandbox-0011223344556677"
+	stakeAcc, err := solana.CreateWithSeed(staker, seed, solana.StakeProgramID)
+	require.NoError(t, err)
+	create, err := createStakeAccountIx(staker, stakeAcc, seed, 2_000_000_000)
+	require.NoError(t, err)
+	initialize, err := initializeIx(stakeAcc, staker, staker, stakeLockup{})
+	require.NoError(t, err)
+	delegate, err := delegateIx(stakeAcc, vote, staker)
+	require.NoError(t, err)
+	resolved := func(m solana.Message) [][]solana.PublicKey {
+		var out [][]solana.PublicKey
+		for _, ci := range m.Instructions {
+			keys := []solana.PublicKey{m.AccountKeys[ci.ProgramIDIndex]}
+			for _, a := range ci.Accounts {
+				keys = append(keys, m.AccountKeys[a])
+			}
+			out = append(out, keys)
+		}
+		return out
+	}
+	// A second writable account after the stake account: the accounts between
+	// its place and its new one move up.
+	other := solana.MustPublicKeyFromBase58("9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM")
+	pay, err := transferIx(staker, other, 1)
+	require.NoError(t, err)
+	tx, _, err := unsignedTx(staker, solana.Hash{1}, create, initialize, delegate, pay)
+	require.NoError(t, err)
+	idx := func(k solana.PublicKey) int {
+		for i, a := range tx.Message.AccountKeys {
+			if a.Equals(k) {
+				return i
+			}
+		}
+		t.Fatalf("%s is not in the message", k)
+		return -1
+	}
+	require.Less(t, idx(stakeAcc), idx(other), "the stake account is not the last writable one")
+	before := resolved(tx.Message)
+	header := tx.Message.Header
+	writable, err := tx.Message.IsWritable(stakeAcc)
+	require.NoError(t, err)
+	require.True(t, writable)
+
+	require.NoError(t, demoteToReadonly(&tx.Message, stakeAcc))
+	writable, err = tx.Message.IsWritable(stakeAcc)
+	require.NoError(t, err)
+	assert.False(t, writable)
+	assert.Equal(t, before, resolved(tx.Message), "the instructions name the same keys")
+	assert.Equal(t, header.NumReadonlyUnsignedAccounts+1, tx.Message.Header.NumReadonlyUnsignedAccounts)
+	assert.Equal(t, header.NumRequiredSignatures, tx.Message.Header.NumRequiredSignatures)
+	for _, k := range tx.Message.AccountKeys {
+		if k.Equals(stakeAcc) {
+			continue
+		}
+		w, err := tx.Message.IsWritable(k)
+		require.NoError(t, err)
+		assert.Equal(t, k.Equals(staker) || k.Equals(other), w, "%s keeps its access", k)
+	}
+	raw, err := tx.MarshalBinary()
+	require.NoError(t, err)
+	back, err := solana.TransactionFromBytes(raw)
+	require.NoError(t, err)
+	assert.Equal(t, before, resolved(back.Message), "the wire form holds it")
+
+	for _, k := range []solana.PublicKey{staker, solana.SysVarRentPubkey, stakeAcc, vote, solana.NewWallet().PublicKey()} {
+		assert.Error(t, demoteToReadonly(&tx.Message, k), "%s", k)
+	}
 }

@@ -32,6 +32,7 @@ type Config struct {
 	FinalizeDepth   uint64        // slots until finalized
 	VoteAccounts    int           // healthy vote accounts
 	DelinquentVotes int           // delinquent vote accounts
+	GenesisSeed     string        // picks the runtime's network (genesis hash)
 	RateLimit       string        // RateLimit-Policy per token
 	Faults          string        // initial faults, JSON
 	FaultsFile      string        // file holding the initial faults
@@ -88,6 +89,7 @@ func newServeFlags(cfg *Config, out io.Writer) *flag.FlagSet {
 	fs.Uint64Var(&cfg.FinalizeDepth, "finalization-depth", solanart.DefaultFinalizationDepth, "slots until a transaction is finalized")
 	fs.IntVar(&cfg.VoteAccounts, "vote-accounts", solanart.DefaultVoteAccounts, "healthy vote accounts")
 	fs.IntVar(&cfg.DelinquentVotes, "delinquent-vote-accounts", solanart.DefaultDelinquentVoteAccounts, "delinquent vote accounts")
+	fs.StringVar(&cfg.GenesisSeed, "genesis-seed", "", "another seed runs another network: another genesis hash and other blockhashes (empty: "+solanart.DefaultGenesisHash+")")
 	fs.StringVar(&cfg.RateLimit, "rate-limit", "", `rate-limit policy per token, e.g. "100;w=1,1000;w=60" (empty: none)`)
 	fs.StringVar(&cfg.Faults, "faults", "", "initial faults as JSON (the body of POST /sandbox/faults)")
 	fs.StringVar(&cfg.FaultsFile, "faults-file", "", "file holding the initial faults as JSON")
@@ -157,6 +159,7 @@ func (c Config) sandboxConfig(secret []byte) (sandbox.Config, error) {
 			Addr: c.SolanaAddr, SlotDuration: c.SlotDuration, SlotsPerEpoch: c.SlotsPerEpoch,
 			BlockhashValidity: c.BlockhashValid, FinalizationDepth: c.FinalizeDepth,
 			VoteAccounts: c.VoteAccounts, DelinquentVoteAccounts: c.DelinquentVotes, CacheDir: c.DataDir,
+			GenesisSeed: c.GenesisSeed,
 		},
 		RateLimit:          c.RateLimit,
 		Faults:             faults,

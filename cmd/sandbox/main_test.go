@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stakeflow/stakeflow/sandbox"
+	"github.com/stakeflow/stakeflow/sandbox/solanart"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -32,6 +33,7 @@ func TestFlagsAndEnvTwins(t *testing.T) {
 		"SANDBOX_SLOTS_PER_EPOCH": "32",
 		"SANDBOX_RATE_LIMIT":      "10;w=1",
 		"SANDBOX_HOSTILE":         "other-fee-payer",
+		"SANDBOX_GENESIS_SEED":    "elsewhere",
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1:9999", cfg.Addr, "the flag wins over its twin")
@@ -39,6 +41,10 @@ func TestFlagsAndEnvTwins(t *testing.T) {
 	assert.EqualValues(t, 32, cfg.SlotsPerEpoch)
 	assert.Equal(t, "10;w=1", cfg.RateLimit)
 	assert.Equal(t, "other-fee-payer", cfg.Hostile)
+	assert.Equal(t, "elsewhere", cfg.GenesisSeed)
+	sc, err := cfg.sandboxConfig([]byte("s"))
+	require.NoError(t, err)
+	assert.Equal(t, "elsewhere", sc.Runtime.GenesisSeed)
 
 	err = parse(newServeFlags(&cfg, io.Discard), nil, env(map[string]string{"SANDBOX_SLOTS_PER_EPOCH": "many"}))
 	assert.ErrorContains(t, err, "SANDBOX_SLOTS_PER_EPOCH")
@@ -110,7 +116,8 @@ func TestServeStartsAndStops(t *testing.T) {
 				apiURL = u
 			}
 		}
-		return apiURL != "" && strings.Contains(out.String(), "solana RPC: http://127.0.0.1:")
+		return apiURL != "" && strings.Contains(out.String(), "solana RPC: http://127.0.0.1:") &&
+			strings.Contains(out.String(), "solana genesis hash: "+solanart.DefaultGenesisHash)
 	}, 2*time.Minute, 50*time.Millisecond)
 	tok, err := sandbox.MintToken([]byte("serve-secret"), "cli", time.Minute)
 	require.NoError(t, err)

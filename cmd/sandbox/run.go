@@ -70,7 +70,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer, getenv func(
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "sandbox API: %s\nsolana RPC: %s\n", sb.URL(), sb.Runtime().URL())
+	fmt.Fprintf(stdout, "sandbox API: %s\nsolana RPC: %s\nsolana genesis hash: %s\n", sb.URL(), sb.Runtime().URL(), sb.Runtime().GenesisHash())
 	<-ctx.Done()
 	log.Info("stopping")
 	return sb.Close()

@@ -177,6 +177,10 @@ func TestDeployment(t *testing.T) {
 
 	require.Len(t, spec.Containers, 1)
 	c := spec.Containers[0]
+	// Every container, init containers included, is hardened alike and has a pinned image.
+	for _, ctr := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+		t.Run(ctr.Name, func(t *testing.T) { assertHardenedContainer(t, ctr) })
+	}
 	for _, probe := range []struct {
 		name string
 		p    *corev1.Probe
@@ -190,6 +194,25 @@ func TestDeployment(t *testing.T) {
 	require.Len(t, c.Ports, 1)
 	assert.Equal(t, "health", c.Ports[0].Name)
 
+	// Nothing comes from the environment: settings are the ConfigMap file, secrets are files.
+	assert.Empty(t, c.Env, "the worker takes no environment variables")
+	assert.Empty(t, c.EnvFrom, "the worker takes no environment variables")
+
+	// Stop: Kubernetes waits longer than the worker's stop-timeout before SIGKILL.
+	require.NotNil(t, spec.TerminationGracePeriodSeconds)
+	assert.Greater(t, *spec.TerminationGracePeriodSeconds, int64(30))
+	// Rolling updates never take a worker away before its replacement is ready.
+	if ru := d.Spec.Strategy.RollingUpdate; assert.NotNil(t, ru) && assert.NotNil(t, ru.MaxUnavailable) {
+		assert.Equal(t, "0", ru.MaxUnavailable.String())
+	}
+}
+
+// assertHardenedContainer asserts a container's securityContext (non-root, read-only root
+// filesystem, no privilege escalation, every capability dropped), its resource requests and
+// limits, and that its image is pinned.
+func assertHardenedContainer(t *testing.T, c corev1.Container) {
+	t.Helper()
+	assert.True(t, pinnedImage(c.Image), "image %q is not pinned by tag or digest", c.Image)
 	csc := c.SecurityContext
 	require.NotNil(t, csc)
 	for name, b := range map[string]*bool{"readOnlyRootFilesystem": csc.ReadOnlyRootFilesystem, "runAsNonRoot": csc.RunAsNonRoot} {
@@ -202,11 +225,13 @@ func TestDeployment(t *testing.T) {
 			assert.False(t, *b, name)
 		}
 	}
+	if assert.NotNil(t, csc.RunAsUser, "runAsUser unset") {
+		assert.NotZero(t, *csc.RunAsUser)
+	}
 	if assert.NotNil(t, csc.Capabilities) {
 		assert.Equal(t, []corev1.Capability{"ALL"}, csc.Capabilities.Drop)
 		assert.Empty(t, csc.Capabilities.Add)
 	}
-
 	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		req, ok := c.Resources.Requests[res]
 		assert.True(t, ok && !req.IsZero(), "no %s request", res)
@@ -216,18 +241,35 @@ func TestDeployment(t *testing.T) {
 			assert.LessOrEqual(t, req.Cmp(lim), 0, "%s request above limit", res)
 		}
 	}
+}
 
-	// Nothing comes from the environment: settings are the ConfigMap file, secrets are files.
-	assert.Empty(t, c.Env, "the worker takes no environment variables")
-	assert.Empty(t, c.EnvFrom, "the worker takes no environment variables")
-
-	// Stop: Kubernetes waits longer than the worker's stop-timeout before SIGKILL.
-	require.NotNil(t, spec.TerminationGracePeriodSeconds)
-	assert.Greater(t, *spec.TerminationGracePeriodSeconds, int64(30))
-	// Rolling updates never take a worker away before its replacement is ready.
-	if ru := d.Spec.Strategy.RollingUpdate; assert.NotNil(t, ru) && assert.NotNil(t, ru.MaxUnavailable) {
-		assert.Equal(t, "0", ru.MaxUnavailable.String())
+// pinnedImage reports whether an image reference names a digest, or a tag other than latest.
+func pinnedImage(ref string) bool {
+	if strings.Contains(ref, "@sha256:") {
+		return true
 	}
+	_, tag, ok := strings.Cut(ref[strings.LastIndex(ref, "/")+1:], ":")
+	return ok && tag != "" && tag != "latest"
+}
+
+func TestPinnedImage(t *testing.T) {
+	for ref, want := range map[string]bool{
+		"busybox:1.36.1": true, "ghcr.io/a/b:0.1.0": true, "busybox@sha256:0123": true, "localhost:5000/a:1": true,
+		"busybox": false, "busybox:latest": false, "localhost:5000/a": false, "ghcr.io/a/b": false,
+	} {
+		assert.Equal(t, want, pinnedImage(ref), ref)
+	}
+}
+
+// deploymentWorkerConfig returns the worker's settings: worker.json of the ConfigMap.
+func deploymentWorkerConfig(t *testing.T, ms []manifest) map[string]any {
+	t.Helper()
+	cm := only[*corev1.ConfigMap](t, ms)
+	raw, ok := cm.Data["worker.json"]
+	require.True(t, ok, "ConfigMap %s has no worker.json", cm.Name)
+	cfg, errs := workerConfigErrors([]byte(raw), workerFlags(t))
+	require.Empty(t, errs, "ConfigMap worker.json")
+	return cfg
 }
 
 func TestDeploymentMounts(t *testing.T) {
@@ -268,15 +310,19 @@ func TestDeploymentMounts(t *testing.T) {
 		return mount{}, false
 	}
 
-	// Secrets: read-only, not world-readable, each a Secret templated in this directory.
-	for _, m := range mounts {
-		if m.vol.Secret == nil {
-			continue
-		}
-		assert.True(t, m.ReadOnly, "secret volume %s is mounted writable", m.Name)
-		assert.True(t, secretNames[m.vol.Secret.SecretName], "secret %s has no template here", m.vol.Secret.SecretName)
-		if assert.NotNil(t, m.vol.Secret.DefaultMode, "secret volume %s: no defaultMode", m.Name) {
-			assert.Zero(t, *m.vol.Secret.DefaultMode&0o007, "secret volume %s is world-readable (%#o)", m.Name, *m.vol.Secret.DefaultMode)
+	// Secrets, in any container: read-only, not world-readable, each a Secret templated here.
+	for _, ctr := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+		for _, vm := range ctr.VolumeMounts {
+			v, ok := volumes[vm.Name]
+			require.True(t, ok, "container %s: volume %s is mounted but not defined", ctr.Name, vm.Name)
+			if v.Secret == nil {
+				continue
+			}
+			assert.True(t, vm.ReadOnly, "container %s: secret volume %s is mounted writable", ctr.Name, vm.Name)
+			assert.True(t, secretNames[v.Secret.SecretName], "secret %s has no template here", v.Secret.SecretName)
+			if assert.NotNil(t, v.Secret.DefaultMode, "secret volume %s: no defaultMode", vm.Name) {
+				assert.Zero(t, *v.Secret.DefaultMode&0o007, "secret volume %s is world-readable (%#o)", vm.Name, *v.Secret.DefaultMode)
+			}
 		}
 	}
 
@@ -289,13 +335,10 @@ func TestDeploymentMounts(t *testing.T) {
 	require.NotNil(t, cfgMount.vol.ConfigMap, "/etc/stakeflow is not a ConfigMap volume")
 	assert.Equal(t, cm.Name, cfgMount.vol.ConfigMap.Name)
 	assert.True(t, cfgMount.ReadOnly)
-	raw, ok := cm.Data["worker.json"]
-	require.True(t, ok, "ConfigMap %s has no worker.json", cm.Name)
+	cfg := deploymentWorkerConfig(t, ms)
 
-	cfg, errs := workerConfigErrors([]byte(raw), workerFlags(t))
-	require.Empty(t, errs, "ConfigMap worker.json")
-
-	// The token and key files are in Secret volumes.
+	// The token file is in a Secret volume. (The keys are not: they reach the worker as an
+	// in-memory copy, see TestDeploymentKeysReachWorkerOnlyAsCopy.)
 	secretFile := func(key string, path string) {
 		m, ok := mountOf(path)
 		if assert.True(t, ok, "%s %s is not in a mounted volume", key, path) {
@@ -303,15 +346,9 @@ func TestDeploymentMounts(t *testing.T) {
 		}
 	}
 	secretFile("service-token-file", cfg["service-token-file"].(string))
-	keys, ok := cfg["solana-keys"].([]any)
-	require.True(t, ok, "solana-keys must be a list of key files or directories")
-	require.NotEmpty(t, keys)
-	for _, k := range keys {
-		secretFile("solana-keys", k.(string))
+	if tokenMount, ok := mountOf(cfg["service-token-file"].(string)); ok && tokenMount.vol.Secret != nil {
+		assert.NotEqual(t, keysSecret, tokenMount.vol.Secret.SecretName, "the token and the keys belong in separate Secrets")
 	}
-	tokenMount, _ := mountOf(cfg["service-token-file"].(string))
-	keyMount, _ := mountOf(keys[0].(string))
-	assert.NotEqual(t, tokenMount.Name, keyMount.Name, "the token and the keys belong in separate Secrets")
 
 	// The health server listens where the probes knock.
 	host, port, err := net.SplitHostPort(cfg["health-addr"].(string))

@@ -10,7 +10,8 @@
 # Existing files are kept, so running it again changes nothing. The directory is private to you
 # (0700); the token files in it are 0644 because compose bind-mounts each one into a container
 # that runs as another user (worker 65532, sandbox 1000), which must be able to read it. The
-# Solana keypair is 0600: the worker refuses a key file that the group or others can read.
+# Solana keypair is 0600: the worker refuses a key file that the group or others can read, so
+# compose's keys service copies it into a volume as 0600 owned by the worker's user.
 # The token is minted by the sandbox itself: with $SANDBOX_BIN if set, else `go run ./cmd/sandbox`,
 # else the stakeflow-sandbox:local image. Nothing secret is printed.
 set -eu

@@ -47,7 +47,7 @@ func TestComposeLoads(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	assert.Equal(t, []string{"postgresql", "sandbox", "setup", "temporal", "temporal-namespace", "temporal-schema", "temporal-ui", "worker"}, names)
+	assert.Equal(t, []string{"keys", "postgresql", "sandbox", "setup", "temporal", "temporal-namespace", "temporal-schema", "temporal-ui", "worker"}, names)
 
 	// Interpolation: the variable given wins, the others take their defaults.
 	assert.Equal(t, "placeholder-db-password", *p.Services["postgresql"].Environment["POSTGRES_PASSWORD"])
@@ -89,7 +89,8 @@ func TestComposeSecrets(t *testing.T) {
 			assert.Empty(t, s.Environment, "secret %s must come from a file", name)
 		}
 	}
-	// Who gets which secret: the sandbox only its token secret, the worker only its token and key.
+	// Who gets which secret: the sandbox only its token secret, the worker only its token, the
+	// keys service only the Solana key (which it copies for the worker).
 	secretsOf := func(svc string) []string {
 		var out []string
 		for _, s := range p.Services[svc].Secrets {
@@ -99,9 +100,10 @@ func TestComposeSecrets(t *testing.T) {
 		return out
 	}
 	assert.Equal(t, []string{"sandbox_token_secret"}, secretsOf("sandbox"))
-	assert.Equal(t, []string{"service_token", "solana_staker"}, secretsOf("worker"))
+	assert.Equal(t, []string{"service_token"}, secretsOf("worker"))
+	assert.Equal(t, []string{"solana_staker"}, secretsOf("keys"))
 	for name := range p.Services {
-		if name != "sandbox" && name != "worker" {
+		if name != "sandbox" && name != "worker" && name != "keys" {
 			assert.Empty(t, secretsOf(name), "service %s gets secrets", name)
 		}
 	}
@@ -139,6 +141,7 @@ func TestComposeHealthAndOrder(t *testing.T) {
 		"setup":              {"temporal-namespace": types.ServiceConditionCompletedSuccessfully},
 		"worker": {
 			"setup":    types.ServiceConditionCompletedSuccessfully,
+			"keys":     types.ServiceConditionCompletedSuccessfully,
 			"sandbox":  types.ServiceConditionHealthy,
 			"temporal": types.ServiceConditionHealthy,
 		},
@@ -200,22 +203,13 @@ func TestComposeWorkerConfig(t *testing.T) {
 
 	cfg, errs := workerConfigErrors(readFile(t, cfgFile), workerFlags(t))
 	require.Empty(t, errs)
-	// The files the worker reads are the secrets compose mounts at /run/secrets/<name>.
+	// The token file the worker reads is a secret compose mounts. (The key is not: it reaches the
+	// worker as the keys service's copy, see TestComposeKeysReachWorkerOnlyAsCopy.)
 	mounted := map[string]bool{}
 	for _, s := range w.Secrets {
-		target := s.Target
-		if target == "" {
-			target = s.Source
-		}
-		if !strings.HasPrefix(target, "/") {
-			target = "/run/secrets/" + target
-		}
-		mounted[target] = true
+		mounted[secretTarget(s)] = true
 	}
 	assert.True(t, mounted[cfg["service-token-file"].(string)], "service-token-file %v is not a mounted secret", cfg["service-token-file"])
-	for _, k := range cfg["solana-keys"].([]any) {
-		assert.True(t, mounted[k.(string)], "solana key %v is not a mounted secret", k)
-	}
 	assert.Equal(t, "http://sandbox:8088", cfg["service-url"])
 	assert.Equal(t, "testnet=http://sandbox:8899", cfg["solana-rpc"])
 	assert.Equal(t, "temporal:7233", cfg["temporal-address"])

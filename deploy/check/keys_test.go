@@ -7,11 +7,14 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -19,11 +22,13 @@ import (
 )
 
 // The worker refuses a Solana key file the group or others can read (signer/keyring.go, mode &
-// 0o077 != 0). With fsGroup, Kubernetes makes Secret files group-readable whatever defaultMode
-// says (kubernetes/kubernetes#57923), so the Deployment cannot hand the worker its keys Secret:
-// its copy-keys init container copies the keys, as regular files of mode 0600 owned by the
-// worker's user, into a volume the worker mounts read-only. These tests hold that shape, and run
-// the script.
+// 0o077 != 0). Neither deploy path can hand it the key file as the platform mounts it: with
+// fsGroup, Kubernetes makes Secret files group-readable whatever defaultMode says
+// (kubernetes/kubernetes#57923), and compose bind-mounts local-secrets.sh's 0600 file still owned
+// by the host user, whom the worker (65532) is not. So both copy the keys, as regular files of
+// mode 0600 owned by the worker's user, into a volume the worker mounts read-only, with one
+// script: the Deployment's copy-keys init container and compose's keys service. These tests hold
+// that shape, and run the script.
 
 // keysSecret is the Secret holding the Solana keys (k8s/secret.template.yaml, deploy/README.md).
 const keysSecret = "stakeflow-solana-keys"
@@ -161,6 +166,17 @@ func effectiveUser(pod *corev1.PodSecurityContext, c corev1.Container) (uid, gid
 	return uid, gid
 }
 
+// workerImageUser is the USER of the Dockerfile's worker stage: the user the worker runs as
+// where nothing overrides it (compose).
+func workerImageUser(t *testing.T) string {
+	t.Helper()
+	stages, _, _, err := parseDockerfile(readFile(t, deployPath(t, "Dockerfile")))
+	require.NoError(t, err)
+	i := slices.IndexFunc(stages, func(s instructions.Stage) bool { return s.Name == "worker" })
+	require.GreaterOrEqual(t, i, 0, "no worker stage")
+	return stageUser(stages[i])
+}
+
 func TestDeploymentKeysReachWorkerOnlyAsCopy(t *testing.T) {
 	spec := only[*appsv1.Deployment](t, loadManifests(t)).Spec.Template.Spec
 	volumes := map[string]corev1.Volume{}
@@ -283,4 +299,118 @@ func TestCopyKeysScript(t *testing.T) {
 		require.NoError(t, err, out)
 		assertWorkerKeyFiles(t, dst, map[string]string{"k.json": "[1]"}, os.Getuid(), os.Getgid())
 	})
+}
+
+// serviceVolumeHolding returns the volume of s whose target is p or the deepest directory above p.
+func serviceVolumeHolding(s types.ServiceConfig, p string) (types.ServiceVolumeConfig, bool) {
+	var best types.ServiceVolumeConfig
+	found := false
+	p = path.Clean(p)
+	for _, v := range s.Volumes {
+		tg := path.Clean(v.Target)
+		if (p == tg || strings.HasPrefix(p, tg+"/")) && (!found || len(tg) > len(best.Target)) {
+			best, found = v, true
+		}
+	}
+	return best, found
+}
+
+// secretTarget is where compose mounts a service's secret.
+func secretTarget(s types.ServiceSecretConfig) string {
+	switch {
+	case s.Target == "":
+		return "/run/secrets/" + s.Source
+	case strings.HasPrefix(s.Target, "/"):
+		return s.Target
+	default:
+		return "/run/secrets/" + s.Target
+	}
+}
+
+func TestComposeKeysReachWorkerOnlyAsCopy(t *testing.T) {
+	p := loadCompose(t, placeholderEnv)
+	w, k := p.Services["worker"], p.Services["keys"]
+	cfgFile := p.Configs[w.Configs[0].Source].File
+	cfg, errs := workerConfigErrors(readFile(t, cfgFile), workerFlags(t))
+	require.Empty(t, errs)
+
+	// The worker does not get the key as a secret: a bind mount of local-secrets.sh's file,
+	// 0600 and owned by the host user, which the worker's user cannot open.
+	for _, s := range w.Secrets {
+		assert.NotEqual(t, "solana_staker", s.Source,
+			"the worker mounts the solana_staker secret: the host user's 0600 file, unreadable to the worker's user 65532; keys reach the worker only as the keys service's copy")
+	}
+
+	// Every key path the worker reads is in the named volume the keys service writes, read-only.
+	keys, ok := cfg["solana-keys"].([]any)
+	require.True(t, ok && len(keys) > 0)
+	var keyVol string
+	for _, kp := range keys {
+		v, ok := serviceVolumeHolding(w, kp.(string))
+		if !assert.True(t, ok, "solana-keys %v is in no volume of the worker", kp) {
+			continue
+		}
+		assert.Equal(t, types.VolumeTypeVolume, v.Type, "solana-keys %v is not in a named volume", kp)
+		assert.True(t, v.ReadOnly, "the worker mounts its key copy writable")
+		keyVol = v.Source
+	}
+	require.NotEmpty(t, keyVol)
+	vol, ok := p.Volumes[keyVol]
+	require.True(t, ok, "volume %s is not declared", keyVol)
+	assert.Empty(t, vol.DriverOpts, "volume %s: a tmpfs (or otherwise mounted) local volume is unmounted, and emptied, once the one-shot keys service exits, before the worker starts", keyVol)
+	assert.False(t, bool(vol.External), "volume %s must be the project's own", keyVol)
+
+	// The keys service reads the solana_staker secret and writes that volume.
+	script, args := copyKeysCommand(t, k.Entrypoint)
+	assert.Empty(t, k.Command)
+	require.Len(t, args, 3, "copy-keys SRC DST OWNER")
+	var srcs []string
+	for _, s := range k.Secrets {
+		assert.Equal(t, "solana_staker", s.Source, "the keys service gets no other secret")
+		srcs = append(srcs, secretTarget(s))
+	}
+	require.Len(t, srcs, 1)
+	assert.Equal(t, path.Clean(args[0]), path.Dir(srcs[0]), "copy-keys reads %s, where the secret is not", args[0])
+	assert.True(t, strings.HasSuffix(srcs[0], ".json"), "the secret's file must end in .json for copy-keys and the worker's directory scan")
+	v, ok := serviceVolumeHolding(k, args[1])
+	require.True(t, ok, "copy-keys writes %s, which is in no volume", args[1])
+	assert.Equal(t, keyVol, v.Source, "copy-keys writes %s, not the worker's key volume", args[1])
+	assert.Equal(t, path.Clean(args[1]), path.Clean(v.Target))
+	assert.False(t, v.ReadOnly)
+
+	// The copies belong to the user the worker runs as: the image's USER, not overridden.
+	assert.Empty(t, w.User, "the worker's user is the image's, which owns the key copy")
+	assert.Equal(t, workerImageUser(t), args[2], "copy-keys hands the keys to another user than the worker image's")
+
+	// The keys service: root only to read another user's 0600 file and hand the copy over,
+	// with nothing else.
+	assert.True(t, k.ReadOnly, "keys: root filesystem writable")
+	assert.Equal(t, "none", k.NetworkMode, "keys needs no network")
+	assert.Contains(t, k.CapDrop, "ALL")
+	got := slices.Clone(k.CapAdd)
+	sort.Strings(got)
+	assert.Equal(t, []string{"CHOWN", "DAC_READ_SEARCH"}, got, "keys: capabilities beyond reading the secret and chown")
+	assert.Contains(t, k.SecurityOpt, "no-new-privileges:true")
+	assert.Empty(t, k.Ports)
+	assert.Equal(t, types.ServiceConditionCompletedSuccessfully, w.DependsOn["keys"].Condition, "the worker starts before its keys are copied")
+
+	// One script for both paths: compose's, once interpolated ($$ to $), is the Deployment's.
+	_, _, ic, _ := deploymentCopyKeys(t)
+	k8sScript, _ := copyKeysCommand(t, ic.Command)
+	assert.Equal(t, k8sScript, script, "compose's keys script differs from the Deployment's copy-keys")
+
+	// Run it as compose does, on a file like local-secrets.sh's (0600, the host user's). As root
+	// it chowns to the worker's user, as in the container; otherwise to the test's own user.
+	srcDir := t.TempDir()
+	name := path.Base(srcs[0])
+	require.NoError(t, os.WriteFile(filepath.Join(srcDir, name), []byte("[1,2,3]"), 0o600))
+	dst := t.TempDir()
+	owner, uid, gid := args[2], 65532, 65532
+	require.Equal(t, "65532:65532", owner, "update the uid and gid this test expects")
+	if os.Getuid() != 0 {
+		owner, uid, gid = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), os.Getuid(), os.Getgid()
+	}
+	out, err := runCopyKeys(t, script, srcDir, dst, owner)
+	require.NoError(t, err, out)
+	assertWorkerKeyFiles(t, dst, map[string]string{name: "[1,2,3]"}, uid, gid)
 }

@@ -14,7 +14,13 @@
 //     values the worker's file loader passes through unchanged.
 //   - deploy/Dockerfile parses with BuildKit's parser and linter, has the targets worker,
 //     starter and sandbox, each running as a non-root user.
-//   - deploy/local-secrets.sh writes a valid Solana keypair, a token and a secret, privately.
+//   - The Solana keys reach the worker only as a copy of mode 0600 owned by the worker's user, in a
+//     volume the worker mounts read-only (the worker refuses key files the group or others can
+//     read): in Kubernetes through the copy-keys init container and an in-memory emptyDir, the
+//     keys Secret mounted in no regular container; in compose through the one-shot keys service
+//     and a named volume, the key secret not given to the worker. Both run one script, which the
+//     checks run here on a Secret volume's layout.
+//   - deploy/local-secrets.sh writes a valid Solana keypair (0600), a token and a secret, privately.
 //
 // It is a module of its own so that the main module does not depend on these libraries. Run it
 // with `cd deploy/check && go test ./...`.

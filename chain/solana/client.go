@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
@@ -20,6 +23,9 @@ type RPC interface {
 	GetEpochInfo(ctx context.Context, commitment rpc.CommitmentType) (*rpc.GetEpochInfoResult, error)
 	GetAccountInfoWithOpts(ctx context.Context, account solana.PublicKey, opts *rpc.GetAccountInfoOpts) (*rpc.GetAccountInfoResult, error)
 	GetBalance(ctx context.Context, account solana.PublicKey, commitment rpc.CommitmentType) (*rpc.GetBalanceResult, error)
+	GetGenesisHash(ctx context.Context) (solana.Hash, error)
+	GetVoteAccounts(ctx context.Context, opts *rpc.GetVoteAccountsOpts) (*rpc.GetVoteAccountsResult, error)
+	GetTransaction(ctx context.Context, txSig solana.Signature, opts *rpc.GetTransactionOpts) (*rpc.GetTransactionResult, error)
 }
 
 var _ RPC = (*rpc.Client)(nil)
@@ -50,11 +56,33 @@ func WithNewWarmupCooldownRateEpoch(epoch uint64) Option {
 	return func(c *Client) { c.newRateEpoch = epoch }
 }
 
-// New returns a Client for the JSON-RPC endpoint URL.
+// New returns a Client for the JSON-RPC endpoint URL. An HTTP 401 or 403 answer is an
+// [*RPCError] that is not transient whatever its body says: a provider that refuses the
+// endpoint's credentials does not change its mind when asked again.
 func New(endpoint string, opts ...Option) *Client {
-	c := NewWithRPC(rpc.New(endpoint), opts...)
+	hc := refusalHTTP{&http.Client{Timeout: httpTimeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}}
+	c := NewWithRPC(rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(endpoint, &jsonrpc.RPCClientOpts{HTTPClient: hc})), opts...)
 	c.endpoint = endpoint
 	return c
+}
+
+// httpTimeout bounds one JSON-RPC exchange; callers' contexts usually end it sooner.
+const httpTimeout = 2 * time.Minute
+
+// refusalHTTP turns HTTP 401 and 403 answers into a *jsonrpc.HTTPError before solana-go reads
+// the body: providers send a JSON-RPC error object with them, which would otherwise hide the
+// status behind an error code of the provider's choosing.
+type refusalHTTP struct{ *http.Client }
+
+// Do implements jsonrpc.HTTPClient.
+func (h refusalHTTP) Do(req *http.Request) (*http.Response, error) {
+	resp, err := h.Client.Do(req)
+	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+		return resp, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	return nil, jsonrpc.NewHTTPError(resp.StatusCode, fmt.Errorf("HTTP %s: the RPC provider refuses this endpoint's credentials", resp.Status))
 }
 
 // NewWithRPC returns a Client over r.
@@ -139,7 +167,7 @@ func (c *Client) wrap(method string, err error) error {
 func transient(err error) bool {
 	var he *jsonrpc.HTTPError
 	if errors.As(err, &he) {
-		return he.Code == 429 || he.Code >= 500
+		return he.Code == http.StatusRequestTimeout || he.Code == http.StatusTooManyRequests || he.Code >= 500
 	}
 	var re *jsonrpc.RPCError
 	if errors.As(err, &re) {
@@ -286,4 +314,110 @@ func (c *Client) account(ctx context.Context, pk solana.PublicKey) (*rpc.Account
 		return nil, nil, c.wrap("getAccountInfo", err)
 	}
 	return res.Value, res.GetBinary(), nil
+}
+
+// ErrTransactionNotFound means the RPC has no finalized record of the transaction (it may not be
+// finalized yet, or the node keeps no history that far back).
+var ErrTransactionNotFound = errors.New("transaction not found")
+
+// AccountInfo is the owner and balance of an account.
+type AccountInfo struct {
+	// Address is the base58 account address.
+	Address string
+	// Owner is the base58 program that owns the account.
+	Owner string
+	// Lamports is the account balance.
+	Lamports uint64
+	// DataLen is the size of the account's data.
+	DataLen int
+}
+
+// AccountInfo reads the account at the base58 address at confirmed commitment; a missing account
+// is [ErrAccountNotFound].
+func (c *Client) AccountInfo(ctx context.Context, addr string) (*AccountInfo, error) {
+	pk, err := parseAddress(addr)
+	if err != nil {
+		return nil, err
+	}
+	acct, data, err := c.account(ctx, pk)
+	if err != nil {
+		return nil, err
+	}
+	return &AccountInfo{Address: pk.String(), Owner: acct.Owner.String(), Lamports: acct.Lamports, DataLen: len(data)}, nil
+}
+
+// VoteAccountStatus is the cluster's view of one vote account, as getVoteAccounts reports it.
+type VoteAccountStatus struct {
+	// VoteAccount is the base58 vote account asked about.
+	VoteAccount string
+	// Found is false when the cluster lists no such vote account, current or delinquent.
+	Found bool
+	// Delinquent is true when the validator has stopped voting (listed as delinquent).
+	Delinquent bool
+	// Commission is the percentage (0-100) of rewards the validator keeps.
+	Commission uint8
+	// ActivatedStake is the stake, in lamports, active on the vote account this epoch.
+	ActivatedStake uint64
+	// LastVote is the most recent slot the vote account voted on.
+	LastVote uint64
+	// Node is the base58 validator identity.
+	Node string
+}
+
+// Current reports whether the vote account is listed and not delinquent.
+func (v *VoteAccountStatus) Current() bool { return v.Found && !v.Delinquent }
+
+// VoteAccount looks one vote account up with getVoteAccounts (filtered to it, delinquent
+// validators without stake kept) at confirmed commitment. A vote account listed both as current
+// and as delinquent counts as delinquent.
+func (c *Client) VoteAccount(ctx context.Context, vote string) (*VoteAccountStatus, error) {
+	pk, err := parseAddress(vote)
+	if err != nil {
+		return nil, err
+	}
+	keep := true
+	res, err := c.rpc.GetVoteAccounts(ctx, &rpc.GetVoteAccountsOpts{Commitment: ReadCommitment, VotePubkey: &pk, KeepUnstakedDelinquents: &keep})
+	if err != nil {
+		return nil, c.wrap("getVoteAccounts", err)
+	}
+	out := &VoteAccountStatus{VoteAccount: pk.String()}
+	if res == nil {
+		return out, nil
+	}
+	fill := func(list []rpc.VoteAccountsResult, delinquent bool) {
+		for _, v := range list {
+			if !v.VotePubkey.Equals(pk) || (out.Found && !delinquent) {
+				continue
+			}
+			out.Found, out.Delinquent = true, delinquent
+			out.Commission, out.ActivatedStake, out.LastVote, out.Node = v.Commission, v.ActivatedStake, v.LastVote, v.NodePubkey.String()
+		}
+	}
+	fill(res.Current, false)
+	fill(res.Delinquent, true)
+	return out, nil
+}
+
+// TransactionFee returns the fee, in lamports, that the transaction with the base58 signature
+// paid, read with getTransaction at finalized commitment. A transaction the node has no
+// finalized record of is [ErrTransactionNotFound].
+func (c *Client) TransactionFee(ctx context.Context, sig string) (uint64, error) {
+	s, err := solana.SignatureFromBase58(sig)
+	if err != nil {
+		return 0, fmt.Errorf("%w: signature %q is not base58 of 64 bytes", ErrInvalidArgument, sig)
+	}
+	version := uint64(0)
+	res, err := c.rpc.GetTransaction(ctx, s, &rpc.GetTransactionOpts{
+		Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentFinalized, MaxSupportedTransactionVersion: &version,
+	})
+	if errors.Is(err, rpc.ErrNotFound) || (err == nil && res == nil) {
+		return 0, fmt.Errorf("%w: %s", ErrTransactionNotFound, sig)
+	}
+	if err != nil {
+		return 0, c.wrap("getTransaction", err)
+	}
+	if res.Meta == nil {
+		return 0, c.wrap("getTransaction", fmt.Errorf("transaction %s has no status metadata", sig))
+	}
+	return res.Meta.Fee, nil
 }

@@ -21,7 +21,7 @@ import (
 // rpcCall is one expected JSON-RPC request and the answer to it.
 type rpcCall struct {
 	method string
-	params string // JSON, compared semantically
+	params string // JSON, compared semantically; "" when the request has no params
 	result string // JSON result; used when errBody and status are empty
 	rpcErr string // JSON-RPC error object
 	status int    // HTTP status to answer with a plain-text body
@@ -53,7 +53,11 @@ func rpcServer(t *testing.T, calls ...rpcCall) *httptest.Server {
 		assert.Equal(t, "2.0", req.JSONRPC)
 		assert.Equal(t, http.MethodPost, r.Method)
 		assert.Equal(t, c.method, req.Method)
-		assert.JSONEq(t, c.params, string(req.Params), "params of %s", c.method)
+		if c.params == "" {
+			assert.Empty(t, req.Params, "params of %s", c.method)
+		} else {
+			assert.JSONEq(t, c.params, string(req.Params), "params of %s", c.method)
+		}
 		switch {
 		case c.status != 0:
 			w.WriteHeader(c.status)

@@ -33,13 +33,23 @@
 //	    to land (its blockhash expired and its signature is absent).
 //	stakeflow_confirmations_total{chain,network,operation,outcome}
 //	    confirmation results: finalized, failed (landed with an on-chain error) or expired.
+//	stakeflow_stalls_total{chain,network,operation}
+//	    operations that entered a stall: a step that cannot go on for a reason that does not heal
+//	    by retrying at once (an RPC or the service refusing the worker); counted once per stall.
 //
 // Activities:
 //
 //	stakeflow_broadcasts_total{chain,network,outcome,reason}
 //	    broadcast answers: outcome "sent" and "already_processed" (reason "none"), or
-//	    "refused" with reason "blockhash_expired", "rejected", "throttled", "unavailable" or
-//	    "error" (a refusal the activity retries or cannot classify).
+//	    "refused" with reason "blockhash_expired", "rejected", "throttled", "unavailable",
+//	    "unauthorized" (the service refused the worker's token) or "error" (a refusal the activity
+//	    retries or cannot classify).
+//	stakeflow_fee_lamports_total{chain,network,operation}
+//	    lamports paid in fees by finalized transactions, failed or not, as the chain records them
+//	    (getTransaction at finalized); recorded by Confirm.
+//	stakeflow_fee_transactions_total{chain,network,operation}
+//	    the transactions whose fee is in stakeflow_fee_lamports_total: the ratio of the two is the
+//	    mean fee.
 //	stakeflow_signer_refusals_total{chain,operation,check}
 //	    transactions the signer refused to sign; check names the verification that failed, in
 //	    snake case ("fee_payer", "vote_account", "program", ...), or "unknown_key", "decode",
@@ -62,6 +72,15 @@
 //	stakeflow_service_retry_after_seconds{endpoint}
 //	    histogram of the Retry-After delays of 429 answers: the activities hand each to Temporal as
 //	    the next retry's delay, so the next attempt waits exactly this long.
+//
+// Worker health, set by the worker (see internal/worker):
+//
+//	stakeflow_rpc_verified{chain,network}
+//	    1 while the network's RPC is proven to serve it (its genesis hash is the network's and no
+//	    read failed since it was read), 0 otherwise; the worker is not ready while any is 0.
+//	stakeflow_service_auth_ok
+//	    1 while the staking service accepts the worker's token, 0 once it refused it even after
+//	    the client re-read the token file; the worker is not ready while it is 0.
 //
 // The SDK's metrics (temporal_workflow_completed_total, temporal_activity_execution_latency_seconds,
 // temporal_request_total, ...) are exported alongside, named as the SDK names them with the

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"errors"
+	"math"
 	"strings"
 
 	"go.temporal.io/sdk/client"
@@ -24,6 +25,11 @@ const (
 	ServiceErrors          = "stakeflow_service_errors_total"
 	ServiceThrottled       = "stakeflow_service_throttled_total"
 	ServiceRetryAfter      = "stakeflow_service_retry_after_seconds"
+	Stalls                 = "stakeflow_stalls_total"
+	FeeLamports            = "stakeflow_fee_lamports_total"
+	FeeTransactions        = "stakeflow_fee_transactions_total"
+	RPCVerified            = "stakeflow_rpc_verified"
+	ServiceAuthOK          = "stakeflow_service_auth_ok"
 )
 
 // Label names.
@@ -51,6 +57,7 @@ const (
 	ReasonRejected         = "rejected"
 	ReasonThrottled        = "throttled"
 	ReasonUnavailable      = "unavailable"
+	ReasonUnauthorized     = "unauthorized"
 	ReasonError            = "error"
 )
 
@@ -91,6 +98,10 @@ func (o Operation) Failed(err error) {
 
 // Rebuilt counts a transaction built again after the previous one was proven unable to land.
 func (o Operation) Rebuilt() { o.inc(Rebuilds, nil) }
+
+// Stalled counts the operation entering a stall: a step that cannot go on for a reason that does
+// not heal by retrying at once.
+func (o Operation) Stalled() { o.inc(Stalls, nil) }
 
 // Confirmed counts a confirmation outcome (finalized, failed, expired).
 func (o Operation) Confirmed(outcome string) {
@@ -133,6 +144,42 @@ func RecordBroadcast(h client.MetricsHandler, chain, network, outcome, reason st
 	h.WithTags(map[string]string{
 		LabelChain: value(chain), LabelNetwork: value(network), LabelOutcome: value(outcome), LabelReason: value(reason),
 	}).Counter(Broadcasts).Inc(1)
+}
+
+// RecordFee adds the fee one landed transaction paid, in lamports, to FeeLamports and counts the
+// transaction in FeeTransactions, so that their ratio is the mean fee. h may be nil.
+func RecordFee(h client.MetricsHandler, chain, network, operation string, lamports uint64) {
+	if h == nil {
+		return
+	}
+	h = h.WithTags(map[string]string{LabelChain: value(chain), LabelNetwork: value(network), LabelOperation: value(operation)})
+	h.Counter(FeeLamports).Inc(int64(min(lamports, math.MaxInt64)))
+	h.Counter(FeeTransactions).Inc(1)
+}
+
+// SetRPCVerified sets the RPCVerified gauge of a network: 1 while its RPC is proven to serve it,
+// 0 otherwise. h may be nil.
+func SetRPCVerified(h client.MetricsHandler, chain, network string, verified bool) {
+	if h == nil {
+		return
+	}
+	h.WithTags(map[string]string{LabelChain: value(chain), LabelNetwork: value(network)}).Gauge(RPCVerified).Update(boolValue(verified))
+}
+
+// SetServiceAuthOK sets the ServiceAuthOK gauge: 1 while the staking service accepts the worker's
+// token, 0 otherwise. h may be nil.
+func SetServiceAuthOK(h client.MetricsHandler, ok bool) {
+	if h == nil {
+		return
+	}
+	h.Gauge(ServiceAuthOK).Update(boolValue(ok))
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // RecordSignerRefusal counts a transaction the signer refused, labelled by SignerCheck(err). h may

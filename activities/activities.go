@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,8 +41,15 @@ type KeyHolder interface {
 type Policy struct {
 	// ApprovalThreshold: operations of at least this many lamports wait for an approval (0: never).
 	ApprovalThreshold uint64
-	// AllowedVoteAccounts, when set, are the only validators stakes may be delegated to.
+	// DualApprovalThreshold: operations of at least this many lamports wait for two distinct
+	// approvals (0: never).
+	DualApprovalThreshold uint64
+	// AllowedVoteAccounts, when set, are the only validators stakes may be delegated to. When
+	// empty, every stake must name its vote account.
 	AllowedVoteAccounts []string
+	// MaxCommission is the highest validator commission, in percent, a stake may be delegated to.
+	// The zero value allows only validators that charge none.
+	MaxCommission uint8
 }
 
 // Activities are stakeflow's activities. Service, Signer, Keys and Chains are required; the
@@ -65,12 +73,20 @@ type Activities struct {
 }
 
 // CheckPolicy applies the worker's policy to an intent before anything is built: the worker must
-// hold the staker's key, an explicitly asked vote account must be allowed, and large amounts wait
-// for approval.
+// hold the staker's key, a stake must name its vote account unless the worker has an allow-list,
+// an explicitly asked vote account must be allowed, and large amounts wait for one approval, or
+// two at the dual-approval threshold.
 func (a *Activities) CheckPolicy(ctx context.Context, in Intent) (PolicyDecision, error) {
 	if !a.Keys.Has(in.Staker) {
 		return PolicyDecision{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("this worker holds no key for staker %s", in.Staker), ErrUnknownKey, nil)
+	}
+	if in.Operation == OpStake && in.VoteAccount == "" && len(a.Policy.AllowedVoteAccounts) == 0 {
+		// Otherwise the service would choose the validator, and nobody named or allowed it.
+		return PolicyDecision{}, temporal.NewNonRetryableApplicationError(
+			"the stake names no vote account and this worker has no allow-list: name the validator "+
+				"(starter --vote-account) or give the worker the validators it may choose from "+
+				"(worker --allowed-vote-accounts)", ErrPolicy, nil)
 	}
 	if in.VoteAccount != "" && len(a.Policy.AllowedVoteAccounts) > 0 && !slices.Contains(a.Policy.AllowedVoteAccounts, in.VoteAccount) {
 		return PolicyDecision{}, temporal.NewNonRetryableApplicationError(
@@ -80,13 +96,26 @@ func (a *Activities) CheckPolicy(ctx context.Context, in Intent) (PolicyDecision
 		return PolicyDecision{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("this worker has no RPC endpoint for network %s", in.Network), ErrInvalidInput, nil)
 	}
-	t := a.Policy.ApprovalThreshold
-	return PolicyDecision{ApprovalRequired: t > 0 && in.Lamports >= t, ApprovalThreshold: t}, nil
+	one, two := a.Policy.ApprovalThreshold, a.Policy.DualApprovalThreshold
+	n := 0
+	if one > 0 && in.Lamports >= one {
+		n = 1
+	}
+	if two > 0 && in.Lamports >= two {
+		n = 2
+	}
+	return PolicyDecision{ApprovalRequired: n > 0, ApprovalsRequired: n, ApprovalThreshold: one, DualApprovalThreshold: two}, nil
 }
 
-// CheckValidator refuses a vote account the service reports as anything but active, or does not
-// know.
+// CheckValidator lets a stake go to a vote account only when two sources agree that it is healthy:
+// the service reports it active, and our own RPC, proven to serve the network, lists it as
+// current (not delinquent) with a commission within the policy. Anything else is refused,
+// non-retryably, naming what did not hold.
 func (a *Activities) CheckValidator(ctx context.Context, in ValidatorCheckInput) (ValidatorCheckResult, error) {
+	r, err := a.chain(in.Network)
+	if err != nil {
+		return ValidatorCheckResult{}, err
+	}
 	res, err := a.Service.SolanaValidatorStatus(ctx, in.Network, []string{in.VoteAccount})
 	if err != nil {
 		return ValidatorCheckResult{}, classifyService("validator status", err)
@@ -100,7 +129,23 @@ func (a *Activities) CheckValidator(ctx context.Context, in ValidatorCheckInput)
 		return ValidatorCheckResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("vote account %s is %s, not active: refusing to stake to it", in.VoteAccount, status), ErrValidatorNotHealthy, nil)
 	}
-	return ValidatorCheckResult{VoteAccount: in.VoteAccount, Status: status}, nil
+	v, err := r.VoteAccount(ctx, in.VoteAccount)
+	if err != nil {
+		return ValidatorCheckResult{}, chainErr("vote account "+in.VoteAccount, err)
+	}
+	refuse := func(format string, args ...any) (ValidatorCheckResult, error) {
+		return ValidatorCheckResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf(format, args...)+": refusing to stake to it", ErrValidatorNotHealthy, nil)
+	}
+	switch {
+	case !v.Found:
+		return refuse("vote account %s is unknown to the worker's %s RPC, though the service reports it %s", in.VoteAccount, in.Network, status)
+	case v.Delinquent:
+		return refuse("vote account %s is delinquent on %s (last vote at slot %d), though the service reports it %s", in.VoteAccount, in.Network, v.LastVote, status)
+	case v.Commission > a.Policy.MaxCommission:
+		return refuse("vote account %s charges %d%% commission, above the worker's --max-commission of %d%%", in.VoteAccount, v.Commission, a.Policy.MaxCommission)
+	}
+	return ValidatorCheckResult{VoteAccount: in.VoteAccount, Status: status, Commission: v.Commission, ActivatedStake: v.ActivatedStake}, nil
 }
 
 // validatorStatus finds the status of one vote account in an endpoint 7 result, whose form the
@@ -176,6 +221,10 @@ func (a *Activities) Build(ctx context.Context, in Intent) (BuildResult, error) 
 // signed.
 func (a *Activities) Sign(ctx context.Context, in SignInput) (SignResult, error) {
 	signed, err := a.Signer.Sign(ctx, in.UnsignedTransaction, signerIntent(in.Intent))
+	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// Not a refusal: the attempt was cancelled or ran out of time before anything was signed.
+		return SignResult{}, fmt.Errorf("sign: %w", err)
+	}
 	if err != nil {
 		typ := ErrVerificationFailed
 		switch {
@@ -194,6 +243,7 @@ func (a *Activities) Sign(ctx context.Context, in SignInput) (SignResult, error)
 		RecentBlockhash:   signed.RecentBlockhash,
 		StakeAccount:      signed.StakeAccount,
 		VoteAccount:       signed.VoteAccount,
+		FeeLamports:       signed.FeeLamports,
 	}, nil
 }
 
@@ -212,7 +262,8 @@ func signerIntent(in Intent) signer.Intent {
 
 // Broadcast sends the signed bytes through the staking service. It sends exactly the bytes it is
 // given, so retries re-send the same transaction; a refusal because the chain already processed
-// them counts as sent.
+// them counts as sent, and any other refusal of a re-send (an earlier attempt may have landed)
+// is ErrBroadcastUncertain, for the chain to decide.
 func (a *Activities) Broadcast(ctx context.Context, in BroadcastInput) (BroadcastResult, error) {
 	var info apiclient.ResponseInfo
 	rctx := apiclient.WithResponseInfo(ctx, &info)
@@ -235,6 +286,13 @@ func (a *Activities) Broadcast(ctx context.Context, in BroadcastInput) (Broadcas
 				fmt.Sprintf("broadcast %s: blockhash not found or expired: %v", in.Signature, err), ErrBlockhashExpired, nil)
 		case refusalRejected:
 			record(metrics.BroadcastRefused, metrics.ReasonRejected)
+			if attempt := activity.GetInfo(ctx).Attempt; attempt > 1 {
+				// An earlier attempt's answer was lost: it may have landed, and a landed transaction
+				// is refused when sent again. Only the chain can tell.
+				return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
+					fmt.Sprintf("broadcast %s refused at attempt %d, after an earlier attempt that may have landed: %v", in.Signature, attempt, err),
+					ErrBroadcastUncertain, nil)
+			}
 			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("broadcast %s refused: %v", in.Signature, err), ErrTransactionRejected, nil)
 		}
@@ -288,31 +346,38 @@ func broadcastErrorReason(err error) string {
 	switch {
 	case apiclient.IsThrottled(err):
 		return metrics.ReasonThrottled
+	case unauthorized(err):
+		return metrics.ReasonUnauthorized
 	case apiclient.IsRetryable(err):
 		return metrics.ReasonUnavailable
 	}
 	return metrics.ReasonError
 }
 
-// classifyService turns an apiclient error into an application error of the right retryability.
+// classifyService turns an apiclient error into an application error of the right retryability:
+// a 401 (after the client re-read its token) or a missing token is ErrServiceUnauthorized and
+// retried; a 429, and a 5xx with Retry-After (503), are retried after the service's delay.
 func classifyService(what string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return temporal.NewApplicationError(fmt.Sprintf("%s: %v", what, err), ErrServiceUnavailable)
 	}
 	msg := fmt.Sprintf("%s: %v", what, err)
+	after := temporal.ApplicationErrorOptions{}
+	if d, ok := apiclient.RetryAfterOf(err); ok {
+		after.NextRetryDelay = d
+	}
 	if apiclient.IsThrottled(err) {
-		opts := temporal.ApplicationErrorOptions{}
-		if d, ok := apiclient.RetryAfterOf(err); ok {
-			opts.NextRetryDelay = d
-		}
-		return temporal.NewApplicationErrorWithOptions(msg, ErrRateLimited, opts)
+		return temporal.NewApplicationErrorWithOptions(msg, ErrRateLimited, after)
 	}
 	var argErr *apiclient.ArgumentError
-	if errors.As(err, &argErr) || errors.Is(err, apiclient.ErrNoToken) {
+	if errors.As(err, &argErr) {
 		return temporal.NewNonRetryableApplicationError(msg, ErrInvalidInput, nil)
 	}
+	if unauthorized(err) {
+		return temporal.NewApplicationError(msg+" (the service refuses the worker's token: replace --service-token-file)", ErrServiceUnauthorized)
+	}
 	if apiclient.IsRetryable(err) {
-		return temporal.NewApplicationError(msg, ErrServiceUnavailable)
+		return temporal.NewApplicationErrorWithOptions(msg, ErrServiceUnavailable, after)
 	}
 	var apiErr *apiclient.APIError
 	var unexpected *apiclient.UnexpectedResponseError
@@ -321,4 +386,16 @@ func classifyService(what string, err error) error {
 	}
 	// Transport errors and anything unforeseen: retry with backoff.
 	return temporal.NewApplicationError(msg, ErrServiceUnavailable)
+}
+
+// unauthorized reports whether the service refused the worker's token (HTTP 401, enveloped or
+// not) or the client has none to send.
+func unauthorized(err error) bool {
+	if errors.Is(err, apiclient.ErrNoToken) {
+		return true
+	}
+	var apiErr *apiclient.APIError
+	var unexpected *apiclient.UnexpectedResponseError
+	return (errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusUnauthorized) ||
+		(errors.As(err, &unexpected) && unexpected.StatusCode == http.StatusUnauthorized)
 }

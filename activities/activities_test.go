@@ -76,11 +76,16 @@ func TestBuildClassifiesServiceErrors(t *testing.T) {
 		wantDelay    time.Duration
 	}{
 		{"validation", 400, nil, errorEnvelope("ValidationException", 100101, "client", "amount must be an integer"), ErrServiceRejected, true, 0},
-		{"no token", 401, nil, errorEnvelope("NoTokenException", 101111, "authentication", "no token"), ErrServiceRejected, true, 0},
-		{"wrong token", 401, nil, errorEnvelope("WrongTokenException", 101109, "authentication", "bad token"), ErrServiceRejected, true, 0},
+		// A 401 reaches the activity only once the client has re-read its token and been refused
+		// again: retried, so that a token rotated mid-operation does not fail it.
+		{"no token", 401, nil, errorEnvelope("NoTokenException", 101111, "authentication", "no token"), ErrServiceUnauthorized, false, 0},
+		{"wrong token", 401, nil, errorEnvelope("WrongTokenException", 101109, "authentication", "bad token"), ErrServiceUnauthorized, false, 0},
+		{"401 without envelope", 401, nil, "Unauthorized", ErrServiceUnauthorized, false, 0},
+		{"forbidden", 403, nil, errorEnvelope("ForbiddenException", 0, "authentication", "not for you"), ErrServiceRejected, true, 0},
 		{"throttled", 429, map[string]string{"Retry-After": "7", "RateLimit-Policy": "10;w=1,100;w=60"},
 			errorEnvelope("ThrottlerException", 0, "", "ThrottlerException"), ErrRateLimited, false, 7 * time.Second},
 		{"server error", 500, nil, errorEnvelope("GetDelegatorAutostakingDataException", 115406, "server", "boom"), ErrServiceUnavailable, false, 0},
+		{"unavailable with Retry-After", 503, map[string]string{"Retry-After": "11"}, errorEnvelope("ServiceUnavailableException", 0, "server", "maintenance"), ErrServiceUnavailable, false, 11 * time.Second},
 		{"proxy html", 502, nil, "<html>bad gateway</html>", ErrServiceUnavailable, false, 0},
 	}
 	for _, tt := range tests {
@@ -129,7 +134,7 @@ func TestBroadcastReadsRefusals(t *testing.T) {
 		{"blockhash", 400, errorEnvelope("TransactionRejectedException", 100400, "client", "BlockhashNotFound: Blockhash not found"), ErrBlockhashExpired, false},
 		{"instruction error", 400, errorEnvelope("TransactionRejectedException", 100400, "client", "InstructionError: insufficient funds"), ErrTransactionRejected, false},
 		{"server error", 503, errorEnvelope("ServiceUnavailable", 0, "server", "down"), ErrServiceUnavailable, false},
-		{"wrong token", 401, errorEnvelope("WrongTokenException", 101109, "authentication", "bad token"), ErrServiceRejected, false},
+		{"wrong token", 401, errorEnvelope("WrongTokenException", 101109, "authentication", "bad token"), ErrServiceUnauthorized, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -190,10 +195,9 @@ type keys map[string]bool
 func (k keys) Has(a string) bool { return k[a] }
 
 func TestCheckPolicy(t *testing.T) {
-	acts := &Activities{Keys: keys{staker: true}, Chains: map[string]SolanaReader{"testnet": &fakeChain{}},
-		Policy: Policy{ApprovalThreshold: 100, AllowedVoteAccounts: []string{vote}}}
 	var s testsuite.WorkflowTestSuite
-	run := func(in Intent) (PolicyDecision, error) {
+	run := func(p Policy, in Intent) (PolicyDecision, error) {
+		acts := &Activities{Keys: keys{staker: true}, Chains: map[string]SolanaReader{"testnet": &fakeChain{}}, Policy: p}
 		env := s.NewTestActivityEnvironment()
 		env.RegisterActivity(acts)
 		v, err := env.ExecuteActivity(acts.CheckPolicy, in)
@@ -204,18 +208,56 @@ func TestCheckPolicy(t *testing.T) {
 		require.NoError(t, v.Get(&d))
 		return d, nil
 	}
-	d, err := run(Intent{Network: "testnet", Staker: staker, Lamports: 99})
-	require.NoError(t, err)
-	require.False(t, d.ApprovalRequired)
-	d, err = run(Intent{Network: "testnet", Staker: staker, Lamports: 100})
-	require.NoError(t, err)
-	require.True(t, d.ApprovalRequired)
-	_, err = run(Intent{Network: "testnet", Staker: vote, Lamports: 1})
-	require.Equal(t, ErrUnknownKey, appErr(t, err).Type())
-	_, err = run(Intent{Network: "testnet", Staker: staker, Lamports: 1, VoteAccount: staker})
-	require.Equal(t, ErrPolicy, appErr(t, err).Type())
-	_, err = run(Intent{Network: "mainnet-beta", Staker: staker, Lamports: 1})
-	require.Equal(t, ErrInvalidInput, appErr(t, err).Type())
+	allowList := Policy{ApprovalThreshold: 100, AllowedVoteAccounts: []string{vote}}
+	stake := func(lamports uint64, voteAccount string) Intent {
+		return Intent{Operation: OpStake, Network: "testnet", Staker: staker, Lamports: lamports, VoteAccount: voteAccount}
+	}
+
+	t.Run("refusals", func(t *testing.T) {
+		_, err := run(allowList, Intent{Operation: OpStake, Network: "testnet", Staker: vote, Lamports: 1})
+		require.Equal(t, ErrUnknownKey, appErr(t, err).Type())
+		_, err = run(allowList, stake(1, staker))
+		require.Equal(t, ErrPolicy, appErr(t, err).Type(), "a vote account off the allow-list")
+		_, err = run(allowList, Intent{Operation: OpStake, Network: "mainnet-beta", Staker: staker, Lamports: 1})
+		require.Equal(t, ErrInvalidInput, appErr(t, err).Type())
+	})
+
+	t.Run("a stake must name its validator unless the worker has an allow-list", func(t *testing.T) {
+		_, err := run(Policy{}, stake(1, ""))
+		ae := appErr(t, err)
+		require.Equal(t, ErrPolicy, ae.Type())
+		require.True(t, ae.NonRetryable())
+		require.Contains(t, err.Error(), "--vote-account")
+		require.Contains(t, err.Error(), "--allowed-vote-accounts")
+		_, err = run(Policy{}, stake(1, vote))
+		require.NoError(t, err, "named")
+		_, err = run(allowList, stake(1, ""))
+		require.NoError(t, err, "the service chooses from the allow-list")
+		_, err = run(Policy{}, Intent{Operation: OpUnstake, Network: "testnet", Staker: staker, Lamports: 1, StakeAccount: vote})
+		require.NoError(t, err, "only stakes delegate")
+	})
+
+	t.Run("approvals", func(t *testing.T) {
+		dual := Policy{ApprovalThreshold: 100, DualApprovalThreshold: 1000}
+		for _, tc := range []struct {
+			policy   Policy
+			lamports uint64
+			want     PolicyDecision
+		}{
+			{allowList, 99, PolicyDecision{ApprovalThreshold: 100}},
+			{allowList, 100, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 1, ApprovalThreshold: 100}},
+			{allowList, 1_000_000, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 1, ApprovalThreshold: 100}},
+			{dual, 99, PolicyDecision{ApprovalThreshold: 100, DualApprovalThreshold: 1000}},
+			{dual, 999, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 1, ApprovalThreshold: 100, DualApprovalThreshold: 1000}},
+			{dual, 1000, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 2, ApprovalThreshold: 100, DualApprovalThreshold: 1000}},
+			{Policy{DualApprovalThreshold: 1000}, 999, PolicyDecision{DualApprovalThreshold: 1000}},
+			{Policy{DualApprovalThreshold: 1000}, 1000, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 2, DualApprovalThreshold: 1000}},
+		} {
+			d, err := run(tc.policy, stake(tc.lamports, vote))
+			require.NoError(t, err)
+			require.Equal(t, tc.want, d, "%+v at %d lamports", tc.policy, tc.lamports)
+		}
+	})
 }
 
 func TestValidatorStatusForms(t *testing.T) {
@@ -235,7 +277,8 @@ func TestValidatorStatusForms(t *testing.T) {
 		c, _ := service(t, 200, nil, `{"error":null,"result":{"statuses":`+tt.statuses+`}}`)
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestActivityEnvironment()
-		acts := &Activities{Service: c}
+		acts := &Activities{Service: c, Chains: map[string]SolanaReader{"testnet": &fakeChain{votes: map[string]*solchain.VoteAccountStatus{vote: currentVote}}},
+			Policy: Policy{MaxCommission: 10}}
 		env.RegisterActivity(acts)
 		_, err := env.ExecuteActivity(acts.CheckValidator, ValidatorCheckInput{Network: "testnet", VoteAccount: vote})
 		if tt.want == "" {
@@ -247,7 +290,9 @@ func TestValidatorStatusForms(t *testing.T) {
 }
 
 // fakeChain plays back a scripted cluster: the signature status, blockhash validity and block
-// height each read returns, in turn (the last value repeats).
+// height each read returns, in turn (the last value repeats); accounts and vote accounts by
+// address; the fee of every transaction; and whether the RPC is proven (unverified: every read
+// but Verified succeeds anyway, as a reader that does not check would).
 type fakeChain struct {
 	mu       sync.Mutex
 	statuses []*solchain.SignatureStatus
@@ -256,6 +301,14 @@ type fakeChain struct {
 	reads    int
 	// heightReads counts block height reads.
 	heightReads int
+	accounts    map[string]*solchain.AccountInfo
+	votes       map[string]*solchain.VoteAccountStatus
+	fee         uint64
+	feeErrs     []error // returned by the first fee reads, in turn
+	feeReads    int
+	unverified  error
+	// readErr, when set, is returned by every read.
+	readErr error
 }
 
 func next[T any](s *[]T) T {
@@ -269,6 +322,9 @@ func next[T any](s *[]T) T {
 func (f *fakeChain) SignatureStatus(context.Context, string) (*solchain.SignatureStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.readErr != nil {
+		return nil, f.readErr
+	}
 	f.reads++
 	return next(&f.statuses), nil
 }
@@ -287,17 +343,50 @@ func (f *fakeChain) EpochInfo(context.Context) (*solchain.EpochInfo, error) {
 	return &solchain.EpochInfo{Epoch: 5, SlotIndex: 10, SlotsInEpoch: 64}, nil
 }
 func (f *fakeChain) StakeAccount(context.Context, string) (*solchain.StakeAccount, error) {
+	if f.readErr != nil {
+		return nil, f.readErr
+	}
 	return nil, solchain.ErrAccountNotFound
 }
 func (f *fakeChain) StakeActivation(context.Context, string) (*solchain.StakeActivation, error) {
 	return nil, errors.New("unused")
 }
+func (f *fakeChain) AccountInfo(_ context.Context, addr string) (*solchain.AccountInfo, error) {
+	if a, ok := f.accounts[addr]; ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("%w: %s", solchain.ErrAccountNotFound, addr)
+}
+func (f *fakeChain) VoteAccount(_ context.Context, v string) (*solchain.VoteAccountStatus, error) {
+	if f.readErr != nil {
+		return nil, f.readErr
+	}
+	if st, ok := f.votes[v]; ok {
+		return st, nil
+	}
+	return &solchain.VoteAccountStatus{VoteAccount: v}, nil
+}
+func (f *fakeChain) TransactionFee(context.Context, string) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.feeReads++
+	if len(f.feeErrs) > 0 {
+		err := f.feeErrs[0]
+		f.feeErrs = f.feeErrs[1:]
+		return 0, err
+	}
+	return f.fee, nil
+}
+func (f *fakeChain) Verified() error { return f.unverified }
+
+var currentVote = &solchain.VoteAccountStatus{VoteAccount: vote, Found: true, Commission: 10, ActivatedStake: 5}
 
 var (
-	absent    = &solchain.SignatureStatus{}
-	confirmed = &solchain.SignatureStatus{Found: true, Slot: 9, ConfirmationStatus: "confirmed"}
-	finalized = &solchain.SignatureStatus{Found: true, Slot: 9, ConfirmationStatus: "finalized"}
-	failed    = &solchain.SignatureStatus{Found: true, Slot: 9, ConfirmationStatus: "confirmed", Err: `{"InstructionError":[0,"Custom"]}`}
+	absent          = &solchain.SignatureStatus{}
+	confirmed       = &solchain.SignatureStatus{Found: true, Slot: 9, ConfirmationStatus: "confirmed"}
+	finalized       = &solchain.SignatureStatus{Found: true, Slot: 9, ConfirmationStatus: "finalized"}
+	failedConfirmed = &solchain.SignatureStatus{Found: true, Slot: 9, ConfirmationStatus: "confirmed", Err: `{"InstructionError":[0,"Custom"]}`}
+	failedFinalized = &solchain.SignatureStatus{Found: true, Slot: 9, ConfirmationStatus: "finalized", Err: `{"InstructionError":[0,"Custom"]}`}
 )
 
 func confirm(t *testing.T, f *fakeChain) (ConfirmResult, error) {
@@ -334,12 +423,13 @@ func confirmWith(t *testing.T, acts *Activities) (ConfirmResult, []confirmProgre
 }
 
 func TestConfirm(t *testing.T) {
-	t.Run("final at the first look: one read, no height, no heartbeat", func(t *testing.T) {
-		f := &fakeChain{statuses: []*solchain.SignatureStatus{finalized}}
+	t.Run("final at the first look: one status read, its fee, no height, no heartbeat", func(t *testing.T) {
+		f := &fakeChain{statuses: []*solchain.SignatureStatus{finalized}, fee: 5000}
 		res, beats, err := confirmWith(t, &Activities{Chains: map[string]SolanaReader{"testnet": f}})
 		require.NoError(t, err)
-		require.Equal(t, OutcomeFinalized, res.Outcome)
+		require.Equal(t, ConfirmResult{Outcome: OutcomeFinalized, Slot: 9, Fee: 5000}, res)
 		require.Equal(t, 1, f.reads)
+		require.Equal(t, 1, f.feeReads)
 		require.Zero(t, f.heightReads)
 		require.Empty(t, beats)
 	})
@@ -369,15 +459,38 @@ func TestConfirm(t *testing.T) {
 		require.Equal(t, confirmProgress{StartHeight: 100}, beats[0])
 	})
 	t.Run("finalized after confirmed", func(t *testing.T) {
-		res, err := confirm(t, &fakeChain{statuses: []*solchain.SignatureStatus{absent, confirmed, confirmed, finalized}, valid: []bool{true}, heights: []uint64{100}})
+		res, err := confirm(t, &fakeChain{statuses: []*solchain.SignatureStatus{absent, confirmed, confirmed, finalized}, valid: []bool{true}, heights: []uint64{100}, fee: 7000})
+		require.NoError(t, err)
+		require.Equal(t, ConfirmResult{Outcome: OutcomeFinalized, Slot: 9, Fee: 7000}, res)
+	})
+	t.Run("failed only once the failure is finalized", func(t *testing.T) {
+		f := &fakeChain{statuses: []*solchain.SignatureStatus{failedConfirmed, failedConfirmed, failedConfirmed, failedFinalized}, fee: 5000}
+		res, err := confirm(t, f)
+		require.NoError(t, err)
+		require.Equal(t, ConfirmResult{Outcome: OutcomeFailed, Slot: 9, Error: `{"InstructionError":[0,"Custom"]}`, Fee: 5000}, res)
+		require.Equal(t, 4, f.reads, "kept polling while the failure was only confirmed")
+		require.Equal(t, 1, f.feeReads)
+	})
+	t.Run("a failure at confirmed that is dropped and then lands is finalized", func(t *testing.T) {
+		f := &fakeChain{statuses: []*solchain.SignatureStatus{failedConfirmed, absent, confirmed, finalized}, valid: []bool{true}, heights: []uint64{100}, fee: 5000}
+		res, err := confirm(t, f)
+		require.NoError(t, err)
+		require.Equal(t, ConfirmResult{Outcome: OutcomeFinalized, Slot: 9, Fee: 5000}, res)
+	})
+	t.Run("the fee is asked for again while the node cannot serve it", func(t *testing.T) {
+		f := &fakeChain{statuses: []*solchain.SignatureStatus{finalized}, fee: 5000, feeErrs: []error{solchain.ErrTransactionNotFound}}
+		res, err := confirm(t, f)
+		require.NoError(t, err)
+		require.Equal(t, ConfirmResult{Outcome: OutcomeFinalized, Slot: 9, Fee: 5000}, res)
+		require.Equal(t, 2, f.feeReads)
+	})
+	t.Run("a fee the node never serves is reported as 0", func(t *testing.T) {
+		nf := solchain.ErrTransactionNotFound
+		f := &fakeChain{statuses: []*solchain.SignatureStatus{finalized}, fee: 5000, feeErrs: []error{nf, nf, nf, nf}}
+		res, err := confirm(t, f)
 		require.NoError(t, err)
 		require.Equal(t, ConfirmResult{Outcome: OutcomeFinalized, Slot: 9}, res)
-	})
-	t.Run("failed on chain", func(t *testing.T) {
-		res, err := confirm(t, &fakeChain{statuses: []*solchain.SignatureStatus{failed}, valid: []bool{true}, heights: []uint64{100}})
-		require.NoError(t, err)
-		require.Equal(t, OutcomeFailed, res.Outcome)
-		require.Contains(t, res.Error, "InstructionError")
+		require.Equal(t, feeReadTries, f.feeReads)
 	})
 	t.Run("expired only once blockhash invalid and height past margin", func(t *testing.T) {
 		f := &fakeChain{statuses: []*solchain.SignatureStatus{absent}, valid: []bool{true, true, false},

@@ -10,9 +10,12 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/internal/metrics"
 )
 
-// SolanaReader is the read-only chain access the activities use.
+// SolanaReader is the read-only chain access the activities use: one network, through an RPC
+// proven to serve it. Reads return an error wrapping solchain.ErrNetworkUnverified while it is
+// not proven, and Verified tells whether it is now.
 type SolanaReader interface {
 	SignatureStatus(ctx context.Context, sig string) (*solchain.SignatureStatus, error)
 	BlockHeight(ctx context.Context) (uint64, error)
@@ -20,9 +23,15 @@ type SolanaReader interface {
 	EpochInfo(ctx context.Context) (*solchain.EpochInfo, error)
 	StakeAccount(ctx context.Context, addr string) (*solchain.StakeAccount, error)
 	StakeActivation(ctx context.Context, addr string) (*solchain.StakeActivation, error)
+	AccountInfo(ctx context.Context, addr string) (*solchain.AccountInfo, error)
+	VoteAccount(ctx context.Context, vote string) (*solchain.VoteAccountStatus, error)
+	TransactionFee(ctx context.Context, sig string) (uint64, error)
+	// Verified returns nil when the RPC is proven to serve the network, an error saying why not
+	// otherwise.
+	Verified() error
 }
 
-var _ SolanaReader = (*solchain.Client)(nil)
+var _ SolanaReader = (*solchain.Network)(nil)
 
 // DefaultExpiryMarginBlocks is how far the finalized block height must move past the height seen
 // when confirmation began before an absent transaction counts as expired: two blockhash lifetimes
@@ -50,11 +59,17 @@ func (a *Activities) chain(network string) (SolanaReader, error) {
 // height has moved ExpiryMarginBlocks past the height seen when confirmation began. It resumes
 // from its last heartbeat when retried.
 //
-// A transaction already final at the first look costs one read and no heartbeat. The height that
-// starts the expiry margin is read the first time the signature is found absent (a later start
-// only makes the proof of expiry stricter), and heartbeats begin once the confirmation has lasted
-// ConfirmHeartbeatAfter: a retry without them reads a new, later start height, which again only
-// delays a proof of expiry, never hastens it.
+// A transaction found with an error counts as failed only once that is finalized: until then the
+// block it is in may be dropped, and the transaction may still land without error (or expire).
+// The fee of a finalized transaction, failed or not, is read from the chain, reported in the
+// result and recorded (metrics.RecordFee). The proof of expiry, which lets the workflow build a
+// new transaction, is only ever drawn from a reader proven to serve the network.
+//
+// A transaction already final at the first look costs two reads (status and fee) and no
+// heartbeat. The height that starts the expiry margin is read the first time the signature is
+// found absent (a later start only makes the proof of expiry stricter), and heartbeats begin once
+// the confirmation has lasted ConfirmHeartbeatAfter: a retry without them reads a new, later start
+// height, which again only delays a proof of expiry, never hastens it.
 func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResult, error) {
 	r, err := a.chain(in.Network)
 	if err != nil {
@@ -83,17 +98,30 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 			progress = confirmProgress{}
 		}
 	}
+	feeTries := 0
 	for {
 		st, err := r.SignatureStatus(ctx, in.Signature)
 		if err != nil {
 			return ConfirmResult{}, chainErr("signature status of "+in.Signature, err)
 		}
-		switch {
-		case st.Found && st.Err != "":
-			logger.Warn("Transaction failed on chain", "txSig", in.Signature, "slot", st.Slot, "error", st.Err)
-			return ConfirmResult{Outcome: OutcomeFailed, Slot: st.Slot, Error: st.Err}, nil
-		case st.Found && st.Finalized():
-			return ConfirmResult{Outcome: OutcomeFinalized, Slot: st.Slot}, nil
+		if st.Found && st.Finalized() {
+			res := ConfirmResult{Outcome: OutcomeFinalized, Slot: st.Slot}
+			if st.Err != "" {
+				res.Outcome, res.Error = OutcomeFailed, st.Err
+			}
+			fee, done := a.fee(ctx, r, in, &feeTries)
+			if !done {
+				// Not readable yet (the node's transaction store may lag its status cache): ask again.
+				if err := sleep(ctx, poll); err != nil {
+					return ConfirmResult{}, err
+				}
+				continue
+			}
+			res.Fee = fee
+			if res.Outcome == OutcomeFailed {
+				logger.Warn("Transaction failed on chain", "txSig", in.Signature, "slot", st.Slot, "error", st.Err, "feeLamports", fee)
+			}
+			return res, nil
 		}
 		if st.Found {
 			progress.Seen = st.ConfirmationStatus
@@ -117,11 +145,44 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 		if time.Since(began) >= quiet {
 			activity.RecordHeartbeat(ctx, progress)
 		}
-		select {
-		case <-ctx.Done():
-			return ConfirmResult{}, ctx.Err()
-		case <-time.After(poll):
+		if err := sleep(ctx, poll); err != nil {
+			return ConfirmResult{}, err
 		}
+	}
+}
+
+// feeReadTries is how many times Confirm asks for a finalized transaction's fee before it reports
+// the outcome without it.
+const feeReadTries = 3
+
+// fee reads the fee of a finalized transaction and records it. done is false when Confirm should
+// ask again; after feeReadTries, or when the RPC refuses the read for good, the outcome is
+// reported with fee 0 and the failure logged.
+func (a *Activities) fee(ctx context.Context, r SolanaReader, in ConfirmInput, tries *int) (fee uint64, done bool) {
+	fee, err := r.TransactionFee(ctx, in.Signature)
+	if err == nil {
+		metrics.RecordFee(activity.GetMetricsHandler(ctx), chainSolana, in.Network, string(in.Operation), fee)
+		return fee, true
+	}
+	*tries++
+	if *tries < feeReadTries && !chainRejected(err) {
+		return 0, false
+	}
+	activity.GetLogger(ctx).Warn("Fee of the finalized transaction not readable; reporting the outcome without it", "txSig", in.Signature, "error", err)
+	return 0, true
+}
+
+// chainSolana is the chain label of what the Solana reader records.
+const chainSolana = "solana"
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -130,7 +191,9 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 // that finalizes within it needs none.
 const confirmQuiet = 5 * time.Second
 
-// provenExpired reports whether an absent transaction can no longer land.
+// provenExpired reports whether an absent transaction can no longer land. Every read of the proof
+// goes through the reader's network proof, and the proof stands only if the reader is still
+// proven once it is complete.
 func (a *Activities) provenExpired(ctx context.Context, r SolanaReader, in ConfirmInput, startHeight, margin uint64) (bool, error) {
 	valid, err := r.IsBlockhashValid(ctx, in.RecentBlockhash)
 	if err != nil {
@@ -151,7 +214,49 @@ func (a *Activities) provenExpired(ctx context.Context, r SolanaReader, in Confi
 	if err != nil {
 		return false, chainErr("signature status of "+in.Signature, err)
 	}
-	return !st.Found, nil
+	if st.Found {
+		return false, nil
+	}
+	if err := r.Verified(); err != nil {
+		return false, chainErr("proof of expiry of "+in.Signature, err)
+	}
+	return true, nil
+}
+
+// CheckFresh proves, before a signed transaction is first broadcast, that it is new: the chain
+// must not know its signature (searched through the whole history) and, for a stake, the stake
+// account it creates must not exist. The service builds the transactions; a transaction it
+// serves again after it landed (for this operation's earlier attempt, or another operation)
+// would otherwise be answered "already processed" and pass for this one's success. A transaction
+// that is not new is refused, non-retryably, as ErrStaleTransaction, saying what was found. Call
+// it once per signed transaction, before its first broadcast, never after.
+func (a *Activities) CheckFresh(ctx context.Context, in FreshInput) (FreshResult, error) {
+	r, err := a.chain(in.Network)
+	if err != nil {
+		return FreshResult{}, err
+	}
+	st, err := r.SignatureStatus(ctx, in.Signature)
+	if err != nil {
+		return FreshResult{}, chainErr("signature status of "+in.Signature, err)
+	}
+	if st.Found {
+		return FreshResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("signature %s already on chain at slot %d (%s): the service served a transaction that is not new; nothing was sent",
+				in.Signature, st.Slot, st.ConfirmationStatus), ErrStaleTransaction, nil)
+	}
+	if in.NewStakeAccount != "" {
+		acct, err := r.AccountInfo(ctx, in.NewStakeAccount)
+		switch {
+		case errors.Is(err, solchain.ErrAccountNotFound):
+		case err != nil:
+			return FreshResult{}, chainErr("stake account "+in.NewStakeAccount, err)
+		default:
+			return FreshResult{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("stake account %s already exists (owner %s, %d lamports): the service served a transaction that is not new; nothing was sent",
+					in.NewStakeAccount, acct.Owner, acct.Lamports), ErrStaleTransaction, nil)
+		}
+	}
+	return FreshResult{Signature: in.Signature, NewStakeAccount: in.NewStakeAccount}, nil
 }
 
 // ReadStakeState reads a stake account, its activation and the epoch clock.
@@ -196,9 +301,27 @@ func (a *Activities) ReadStakeState(ctx context.Context, in StakeStateInput) (St
 	return out, nil
 }
 
+// chainErr classifies a chain read's error where it enters: a cancellation stays one; a bad
+// argument is ErrInvalidInput; an RPC not proven to serve the network is ErrChainUnverified
+// (retried: the worker re-checks it); a refusal that asking again will not change is
+// ErrChainRejected (see its contract); anything else is ErrChainUnavailable (retried).
 func chainErr(what string, err error) error {
-	if errors.Is(err, solchain.ErrInvalidArgument) {
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v", what, err), ErrInvalidInput, nil)
+	msg := fmt.Sprintf("%s: %v", what, err)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s: %w", what, err)
+	case errors.Is(err, solchain.ErrInvalidArgument):
+		return temporal.NewNonRetryableApplicationError(msg, ErrInvalidInput, nil)
+	case errors.Is(err, solchain.ErrNetworkUnverified):
+		return temporal.NewApplicationError(msg, ErrChainUnverified)
+	case chainRejected(err):
+		return temporal.NewNonRetryableApplicationError(msg, ErrChainRejected, nil)
 	}
-	return temporal.NewApplicationError(fmt.Sprintf("%s: %v", what, err), ErrChainUnavailable)
+	return temporal.NewApplicationError(msg, ErrChainUnavailable)
+}
+
+// chainRejected reports whether err is an RPC refusal that asking again will not change.
+func chainRejected(err error) bool {
+	var rpcErr *solchain.RPCError
+	return errors.As(err, &rpcErr) && !rpcErr.Transient && !errors.Is(err, context.Canceled)
 }

@@ -3,42 +3,71 @@ package activities
 import "time"
 
 // Error types of the application errors activities return. Workflows switch on them with
-// errors.As(err, &appErr) and appErr.Type(). Every type listed as non-retryable is final for the
-// activity that returned it.
+// errors.As(err, &appErr) and appErr.Type(). Every type listed in NonRetryable is final for the
+// activity that returned it; it is not always final for the operation (see ErrChainRejected).
 const (
 	// ErrInvalidInput: the request is malformed (bad address, amount, network). Non-retryable.
 	ErrInvalidInput = "InvalidInput"
 	// ErrUnknownKey: the worker holds no key for the staker. Non-retryable.
 	ErrUnknownKey = "UnknownKey"
-	// ErrPolicy: the operation is outside the worker's policy (vote account not allowed). Non-retryable.
+	// ErrPolicy: the operation is outside the worker's policy (vote account not allowed, or a stake
+	// that names no vote account while the worker has no allow-list). Non-retryable.
 	ErrPolicy = "PolicyViolation"
 	// ErrVerificationFailed: the unsigned transaction does not do what was asked; nothing was signed. Non-retryable.
 	ErrVerificationFailed = "VerificationFailed"
-	// ErrServiceRejected: the staking service refused the request (HTTP 400, 401, 403, 404). Non-retryable.
+	// ErrServiceRejected: the staking service refused the request (HTTP 400, 403, 404, ...). Non-retryable.
 	ErrServiceRejected = "ServiceRejected"
-	// ErrServiceUnavailable: the staking service failed or could not be reached. Retryable with backoff.
+	// ErrServiceUnauthorized: the staking service refused the worker's token (HTTP 401) after the
+	// client re-read it, or no token is configured. Retryable: the cure is a new token, not a new
+	// operation, so an operation half done (a transaction sent, not yet confirmed) waits for it;
+	// the pending activity's last failure shows the refusal in the Web UI, and /readyz names it.
+	ErrServiceUnauthorized = "ServiceUnauthorized"
+	// ErrServiceUnavailable: the staking service failed or could not be reached. Retryable with
+	// backoff, or after the service's Retry-After (NextRetryDelay) when it sent one (503).
 	ErrServiceUnavailable = "ServiceUnavailable"
-	// ErrRateLimited: the staking service answered 429; retried after its Retry-After.
+	// ErrRateLimited: the staking service answered 429; retried after its Retry-After (NextRetryDelay).
 	ErrRateLimited = "RateLimited"
 	// ErrTransactionRejected: the broadcast was refused for a reason that will not change by re-sending
 	// the same bytes (bad signature, instruction error). Non-retryable.
 	ErrTransactionRejected = "TransactionRejected"
+	// ErrBroadcastUncertain: a re-send of the same bytes was refused after an earlier attempt whose
+	// answer was lost: that attempt may have landed, so the refusal says nothing about the
+	// transaction. Non-retryable for the broadcast; the workflow follows the transaction on chain
+	// (Confirm) instead of failing.
+	ErrBroadcastUncertain = "BroadcastUncertain"
 	// ErrBlockhashExpired: the broadcast was refused because the transaction's blockhash is unknown or
 	// expired. Non-retryable for the broadcast; the workflow then proves the transaction cannot land.
 	ErrBlockhashExpired = "BlockhashExpired"
-	// ErrValidatorNotHealthy: the vote account is delinquent or unknown. Non-retryable.
+	// ErrValidatorNotHealthy: the vote account is not active for the service, unknown to or delinquent
+	// on our own RPC, or charges more commission than the policy allows. Non-retryable.
 	ErrValidatorNotHealthy = "ValidatorNotHealthy"
 	// ErrStakeAccountState: the stake account does not exist, belongs to someone else, or is in a state
 	// that does not allow the operation. Non-retryable.
 	ErrStakeAccountState = "StakeAccountState"
+	// ErrStaleTransaction: the transaction the service built is not new: its signature is already on
+	// chain, or the stake account it would create already exists. Nothing may be sent. Non-retryable.
+	ErrStaleTransaction = "StaleTransaction"
 	// ErrChainUnavailable: the chain RPC failed or could not be reached. Retryable with backoff.
 	ErrChainUnavailable = "ChainUnavailable"
+	// ErrChainUnverified: the RPC of the network is not (or no longer) proven to serve it: its
+	// genesis hash was not read yet, differs from the network's, or the RPC failed since it was
+	// read. The message names the network, the expected and the served hash. Retryable: the worker
+	// re-checks on its own, and /readyz names the reason meanwhile.
+	ErrChainUnverified = "ChainUnverified"
+	// ErrChainRejected: the chain RPC refused the request in a way that asking again will not
+	// change (HTTP 401/403 from the RPC provider, JSON-RPC invalid params or method not found).
+	// Non-retryable for the activity, which returns at once rather than burning its retries;
+	// it is not a verdict on the operation: the workflow shows the step as stalled and runs the
+	// step again on its own schedule, so an operator who fixes the endpoint's credentials or
+	// configuration sees it resume.
+	ErrChainRejected = "ChainRejected"
 )
 
 // NonRetryable lists the error types no retry policy should retry.
 var NonRetryable = []string{
 	ErrInvalidInput, ErrUnknownKey, ErrPolicy, ErrVerificationFailed, ErrServiceRejected,
-	ErrTransactionRejected, ErrBlockhashExpired, ErrValidatorNotHealthy, ErrStakeAccountState,
+	ErrTransactionRejected, ErrBroadcastUncertain, ErrBlockhashExpired, ErrValidatorNotHealthy,
+	ErrStakeAccountState, ErrStaleTransaction, ErrChainRejected,
 }
 
 // Operation names a staking operation.
@@ -70,10 +99,15 @@ type Intent struct {
 
 // PolicyDecision is the worker's policy applied to an intent before anything is built.
 type PolicyDecision struct {
-	// ApprovalRequired is true when the amount is at or above the worker's approval threshold.
+	// ApprovalRequired is true when the amount needs at least one approval (ApprovalsRequired > 0).
 	ApprovalRequired bool `json:"approvalRequired"`
+	// ApprovalsRequired is how many distinct approvals the amount needs: 0, 1 at or above
+	// ApprovalThreshold, 2 at or above DualApprovalThreshold.
+	ApprovalsRequired int `json:"approvalsRequired"`
 	// ApprovalThreshold is the threshold in force, in lamports (0: approvals are off).
 	ApprovalThreshold uint64 `json:"approvalThreshold"`
+	// DualApprovalThreshold is the two-approval threshold in force, in lamports (0: off).
+	DualApprovalThreshold uint64 `json:"dualApprovalThreshold,omitempty"`
 }
 
 // ValidatorCheckInput names the vote account to check before staking to it.
@@ -82,10 +116,32 @@ type ValidatorCheckInput struct {
 	VoteAccount string `json:"voteAccount"`
 }
 
-// ValidatorCheckResult is the service's view of a vote account.
+// ValidatorCheckResult is a vote account the service reports as active and our own RPC finds
+// current, with its commission within the policy.
 type ValidatorCheckResult struct {
 	VoteAccount string `json:"voteAccount"`
-	Status      string `json:"status"`
+	// Status is the service's status of the vote account.
+	Status string `json:"status"`
+	// Commission is the validator's commission in percent, as our RPC reports it.
+	Commission uint8 `json:"commission"`
+	// ActivatedStake is the stake active on the vote account this epoch, in lamports.
+	ActivatedStake uint64 `json:"activatedStake,omitempty"`
+}
+
+// FreshInput names a signed transaction to check for freshness before its first broadcast.
+type FreshInput struct {
+	Network string `json:"network"`
+	// Signature is the transaction's signature.
+	Signature string `json:"signature"`
+	// NewStakeAccount is the stake account the transaction creates (stake only).
+	NewStakeAccount string `json:"newStakeAccount,omitempty"`
+}
+
+// FreshResult is a transaction proven new: its signature unknown to the chain and, for a stake,
+// its new stake account absent.
+type FreshResult struct {
+	Signature       string `json:"signature"`
+	NewStakeAccount string `json:"newStakeAccount,omitempty"`
 }
 
 // BuildResult is an unsigned transaction from the staking service.
@@ -113,6 +169,9 @@ type SignResult struct {
 	RecentBlockhash   string `json:"recentBlockhash"`
 	StakeAccount      string `json:"stakeAccount,omitempty"`
 	VoteAccount       string `json:"voteAccount,omitempty"`
+	// FeeLamports is the most the transaction pays if it lands (base fee of its signatures plus
+	// the priority fee of its compute budget), as the signer verified it under its fee cap.
+	FeeLamports uint64 `json:"feeLamports,omitempty"`
 }
 
 // BroadcastInput is a signed transaction to send. Retries send these same bytes.
@@ -134,9 +193,11 @@ type BroadcastResult struct {
 
 // ConfirmInput names the transaction to follow until it is final or provably cannot land.
 type ConfirmInput struct {
-	Network         string `json:"network"`
-	Signature       string `json:"signature"`
-	RecentBlockhash string `json:"recentBlockhash"`
+	Network string `json:"network"`
+	// Operation labels the fee metric (empty: "unknown").
+	Operation       Operation `json:"operation,omitempty"`
+	Signature       string    `json:"signature"`
+	RecentBlockhash string    `json:"recentBlockhash"`
 	// PollInterval between status reads; default one second.
 	PollInterval time.Duration `json:"pollInterval,omitempty"`
 	// ExpiryMarginBlocks overrides DefaultExpiryMarginBlocks.
@@ -147,7 +208,8 @@ type ConfirmInput struct {
 const (
 	// OutcomeFinalized: the transaction is finalized without error.
 	OutcomeFinalized = "finalized"
-	// OutcomeFailed: the transaction landed with an error; its effects did not happen.
+	// OutcomeFailed: the transaction landed with an error and is finalized so; its effects did
+	// not happen, its fee was paid.
 	OutcomeFailed = "failed"
 	// OutcomeExpired: the blockhash expired and the signature never landed: the transaction can never land.
 	OutcomeExpired = "expired"
@@ -159,6 +221,10 @@ type ConfirmResult struct {
 	Slot    uint64 `json:"slot,omitempty"`
 	// Error is the on-chain error of a failed transaction.
 	Error string `json:"error,omitempty"`
+	// Fee is the fee in lamports the transaction paid (finalized and failed outcomes), as the
+	// finalized transaction's metadata records it; 0 when the RPC could not serve the transaction
+	// (a Solana transaction never pays less than 5000 lamports, so 0 is never a real fee).
+	Fee uint64 `json:"fee,omitempty"`
 }
 
 // StakeStateInput names a stake account to read.

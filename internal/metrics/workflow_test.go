@@ -136,6 +136,10 @@ func runStake(t *testing.T, h client.MetricsHandler, setup func(env *testsuite.T
 	env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).Return(activities.PolicyDecision{}, nil)
 	env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{Status: "active"}, nil)
 	env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(activities.BuildResult{UnsignedTransaction: "unsigned", VoteAccount: vote}, nil)
+	env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.FreshInput) (activities.FreshResult, error) {
+			return activities.FreshResult{Signature: in.Signature, NewStakeAccount: in.NewStakeAccount}, nil
+		})
 	env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.BroadcastInput) (activities.BroadcastResult, error) {
 			return activities.BroadcastResult{Signature: in.Signature, Slot: 10}, nil

@@ -15,17 +15,21 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+// run parses args, builds the logger and runs the worker until ctx is done.
+func run(ctx context.Context, args []string) error {
 	var cfg worker.Config
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	cfg.Register(fs)
-	if err := cli.Parse(fs, os.Args[1:], "config"); err != nil {
+	if err := cli.Parse(fs, args, "config"); err != nil {
 		return err
 	}
 	logger, err := cli.NewLogger(cfg.LogFormat, cfg.LogLevel)
@@ -33,7 +37,5 @@ func run() error {
 		return err
 	}
 	defer func() { _ = logger.Sync() }()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	return worker.Run(ctx, cfg, logger)
 }

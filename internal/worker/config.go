@@ -4,10 +4,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net/url"
 	"sort"
 	"time"
 
+	"github.com/gagliardetto/solana-go"
+
+	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
 )
@@ -29,14 +33,26 @@ type Config struct {
 	SolanaKeys cli.StringList
 	// SolanaRPC maps network name to JSON-RPC URL.
 	SolanaRPC cli.StringMap
+	// SolanaGenesis maps network name to the genesis hash its RPC must serve, for a network with
+	// no known hash or to override the known one (a local cluster under a public name).
+	SolanaGenesis cli.StringMap
 	// SolanaSlotDuration is the networks' slot time, used to size waits for an epoch's end.
 	SolanaSlotDuration time.Duration
 	// EpochRecheck caps each wait for an epoch's end before a stake account is read again.
 	EpochRecheck time.Duration
 
 	AllowedVoteAccounts cli.StringList
+	// MaxCommission is the highest validator commission, in percent, stakes may go to.
+	MaxCommission       uint
 	MaxComputeUnitPrice uint64
-	ApprovalThreshold   uint64
+	// MaxComputeUnitLimit caps the compute-unit limit a transaction may request (0: the signer's
+	// default).
+	MaxComputeUnitLimit uint64
+	// MaxFeeLamports caps the most a transaction may pay if it lands (0: the signer's default).
+	MaxFeeLamports    uint64
+	ApprovalThreshold uint64
+	// DualApprovalThreshold: operations of at least this many lamports need two approvals (0: off).
+	DualApprovalThreshold uint64
 
 	HealthAddr  string
 	LogFormat   string
@@ -48,6 +64,9 @@ type Config struct {
 	StickyCache int
 }
 
+// DefaultMaxCommission is --max-commission's default, in percent.
+const DefaultMaxCommission = 10
+
 // Register adds the worker's flags to fs.
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.ConfigFile, "config", "", "JSON file of settings (keys are flag names)")
@@ -58,11 +77,16 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.ValidatorStatusParam, "validator-status-param", "", "query parameter name of the validator status endpoint (default: the client's)")
 	fs.Var(&c.SolanaKeys, "solana-keys", "comma-separated Solana keypair files or directories")
 	fs.Var(&c.SolanaRPC, "solana-rpc", "comma-separated network=url Solana JSON-RPC endpoints, e.g. testnet=http://127.0.0.1:8899")
+	fs.Var(&c.SolanaGenesis, "solana-genesis", "comma-separated network=hash genesis hashes the RPCs must serve, for networks with no known hash or to override it (a local cluster)")
 	fs.DurationVar(&c.SolanaSlotDuration, "solana-slot-duration", 400*time.Millisecond, "slot time of the Solana networks (sizes waits for an epoch's end)")
 	fs.DurationVar(&c.EpochRecheck, "epoch-recheck", time.Hour, "longest wait before a deactivating stake account is read again")
 	fs.Var(&c.AllowedVoteAccounts, "allowed-vote-accounts", "comma-separated vote accounts stakes may be delegated to (empty: only those asked for)")
+	fs.UintVar(&c.MaxCommission, "max-commission", DefaultMaxCommission, "highest validator commission, percent, stakes may be delegated to")
 	fs.Uint64Var(&c.MaxComputeUnitPrice, "max-compute-unit-price", 0, "highest compute-unit price to sign, micro-lamports (0: the signer's default)")
+	fs.Uint64Var(&c.MaxComputeUnitLimit, "max-compute-unit-limit", 0, "highest compute-unit limit to sign (0: the signer's default)")
+	fs.Uint64Var(&c.MaxFeeLamports, "max-fee-lamports", 0, "most a signed transaction may pay in fees, lamports (0: the signer's default)")
 	fs.Uint64Var(&c.ApprovalThreshold, "approval-threshold-lamports", 0, "operations of at least this many lamports wait for approval (0: never)")
+	fs.Uint64Var(&c.DualApprovalThreshold, "dual-approval-threshold-lamports", 0, "operations of at least this many lamports wait for two approvals (0: never)")
 	fs.StringVar(&c.HealthAddr, "health-addr", "127.0.0.1:8081", "address of /healthz, /readyz and /metrics (empty: off)")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or console")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
@@ -88,11 +112,7 @@ func (c *Config) Validate() error {
 	if len(c.SolanaRPC) == 0 {
 		errs = append(errs, errors.New("--solana-rpc is required"))
 	}
-	networks := make([]string, 0, len(c.SolanaRPC))
-	for n := range c.SolanaRPC {
-		networks = append(networks, n)
-	}
-	sort.Strings(networks)
+	networks := sortedKeys(c.SolanaRPC)
 	for _, n := range networks {
 		known := false
 		for _, k := range workflows.SolanaNetworks {
@@ -105,6 +125,28 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("--solana-rpc %s: %q is not an http(s) URL", n, c.SolanaRPC[n]))
 		}
 	}
+	for _, n := range sortedKeys(c.SolanaGenesis) {
+		if _, ok := c.SolanaRPC[n]; !ok {
+			errs = append(errs, fmt.Errorf("--solana-genesis names network %q, which has no --solana-rpc", n))
+		}
+		if h, err := solana.HashFromBase58(c.SolanaGenesis[n]); err != nil || h.IsZero() {
+			errs = append(errs, fmt.Errorf("--solana-genesis %s: %q is not a base58 hash of 32 bytes", n, c.SolanaGenesis[n]))
+		}
+	}
+	for _, n := range networks {
+		if _, ok := c.ExpectedGenesis(n); !ok {
+			errs = append(errs, fmt.Errorf("--solana-rpc %s: no known genesis hash for this network: name the one its RPC must serve with --solana-genesis %s=HASH", n, n))
+		}
+	}
+	if c.MaxCommission > 100 {
+		errs = append(errs, fmt.Errorf("--max-commission %d: want a percentage from 0 to 100", c.MaxCommission))
+	}
+	if c.MaxComputeUnitLimit > math.MaxUint32 {
+		errs = append(errs, fmt.Errorf("--max-compute-unit-limit %d: want at most %d", c.MaxComputeUnitLimit, uint64(math.MaxUint32)))
+	}
+	if c.DualApprovalThreshold > 0 && c.DualApprovalThreshold < c.ApprovalThreshold {
+		errs = append(errs, fmt.Errorf("--dual-approval-threshold-lamports %d is below --approval-threshold-lamports %d", c.DualApprovalThreshold, c.ApprovalThreshold))
+	}
 	if c.StickyCache < 0 {
 		errs = append(errs, errors.New("--sticky-cache must not be negative"))
 	}
@@ -112,4 +154,22 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("--pollers must be at least 1"))
 	}
 	return errors.Join(errs...)
+}
+
+// ExpectedGenesis returns the genesis hash the RPC of network must serve: the one --solana-genesis
+// names, else the public cluster's. ok is false when neither is known.
+func (c *Config) ExpectedGenesis(network string) (hash string, ok bool) {
+	if h, ok := c.SolanaGenesis[network]; ok {
+		return h, true
+	}
+	return solchain.KnownGenesisHash(network)
+}
+
+func sortedKeys(m cli.StringMap) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -4,9 +4,19 @@
 // /metrics on the health address, and stops gracefully, letting running activities finish within
 // the stop timeout.
 //
+// Every Solana RPC is trusted only once it is proven to serve the network it is configured for:
+// its genesis hash must be the public cluster's (or the one --solana-genesis names, for a local
+// cluster). Each RPC is checked at start, every minute, and again after a read failed the way a
+// lost or replaced RPC fails; until proven, every read of that network is refused with a
+// retryable error naming the network, the expected and the served hash, so no activity trusts
+// it. An RPC serving another network does not stop the worker: it stays up and unready (see Run).
+//
 // /healthz answers while the process runs. /readyz answers 200 once the worker has started, at
-// least one key is loaded and Temporal answers a health check, 503 naming the first failed check
-// otherwise. /metrics serves, in the Prometheus text format, the Temporal SDK's metrics (the
+// least one key is loaded, every network's RPC is proven, the staking service accepts the
+// worker's token (as far as its client can tell) and Temporal answers a health check, 503 naming
+// the first failed check otherwise (every unproven network, one line each, with its reason).
+// The gauges stakeflow_rpc_verified{chain,network} and stakeflow_service_auth_ok follow the same
+// conditions. /metrics serves, in the Prometheus text format, the Temporal SDK's metrics (the
 // client's MetricsHandler) and stakeflow's own (see package internal/metrics), through one
 // exporter per Run; calls to the staking service are counted and timed by metrics.Service.
 //

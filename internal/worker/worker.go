@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/api/operatorservice/v1"
@@ -32,10 +36,17 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 }
 
 // NewActivities builds the activities from the configuration: keys, service client, signer and
-// chain readers.
+// one chain reader per network, a solchain.Network that refuses to read until its RPC is proven
+// to serve the network (it checks on its first read; Run also checks at start, periodically and
+// after failures).
 func NewActivities(cfg Config, logger *zap.Logger) (*activities.Activities, error) {
+	return newActivities(cfg, logger, nil, solchain.NetworkOptions{})
+}
+
+func newActivities(cfg Config, logger *zap.Logger, h client.MetricsHandler, nopts solchain.NetworkOptions) (*activities.Activities, error) {
 	keys, err := signer.LoadSolanaKeyring(cfg.SolanaKeys...)
 	if err != nil {
+		// The keyring's error names the file or directory it could not use.
 		return nil, fmt.Errorf("loading Solana keys: %w", err)
 	}
 	if keys.Len() == 0 {
@@ -55,34 +66,88 @@ func NewActivities(cfg Config, logger *zap.Logger) (*activities.Activities, erro
 		return nil, fmt.Errorf("staking service client: %w", err)
 	}
 	chains := map[string]activities.SolanaReader{}
-	for network, u := range cfg.SolanaRPC {
-		chains[network] = solchain.New(u)
+	for network, n := range newNetworks(cfg, logger, h, nopts) {
+		chains[network] = n
 	}
 	return &activities.Activities{
 		Service: svc,
 		Signer: signer.NewSolana(keys, signer.SolanaPolicy{
 			AllowedVoteAccounts: cfg.AllowedVoteAccounts,
 			MaxComputeUnitPrice: cfg.MaxComputeUnitPrice,
+			MaxComputeUnitLimit: uint32(cfg.MaxComputeUnitLimit),
+			MaxFeeLamports:      cfg.MaxFeeLamports,
 		}),
-		Keys:         keys,
-		Chains:       chains,
-		Policy:       activities.Policy{ApprovalThreshold: cfg.ApprovalThreshold, AllowedVoteAccounts: cfg.AllowedVoteAccounts},
+		Keys:   keys,
+		Chains: chains,
+		Policy: activities.Policy{
+			ApprovalThreshold: cfg.ApprovalThreshold, DualApprovalThreshold: cfg.DualApprovalThreshold,
+			AllowedVoteAccounts: cfg.AllowedVoteAccounts, MaxCommission: uint8(cfg.MaxCommission),
+		},
 		SlotDuration: cfg.SolanaSlotDuration,
 		EpochRecheck: cfg.EpochRecheck,
 	}, nil
 }
 
+// newNetworks returns one proven reader per configured Solana network. Each logs and records
+// (stakeflow_rpc_verified) every change of its proof; h may be nil.
+func newNetworks(cfg Config, logger *zap.Logger, h client.MetricsHandler, opts solchain.NetworkOptions) map[string]*solchain.Network {
+	out := map[string]*solchain.Network{}
+	for _, network := range sortedKeys(cfg.SolanaRPC) {
+		expected, _ := cfg.ExpectedGenesis(network)
+		if known, ok := solchain.KnownGenesisHash(network); ok && known != expected {
+			logger.Warn("Solana network expects a configured genesis hash instead of the public cluster's",
+				zap.String("network", network), zap.String("expectedGenesis", expected), zap.String("publicGenesis", known))
+		}
+		o := opts
+		o.OnChange = func(st solchain.NetworkStatus) {
+			logNetwork(logger, st)
+			metrics.SetRPCVerified(h, chainSolana, st.Network, st.Verified)
+		}
+		metrics.SetRPCVerified(h, chainSolana, network, false)
+		out[network] = solchain.NewNetwork(network, expected, solchain.New(cfg.SolanaRPC[network]), o)
+	}
+	return out
+}
+
+// chainSolana is the chain label of the Solana networks' metrics.
+const chainSolana = "solana"
+
+// logNetwork logs a change of a network's proof: a mismatch as an error (the RPC serves another
+// network: nothing is read from it and the worker stays unready until it is fixed), other losses
+// as warnings.
+func logNetwork(logger *zap.Logger, st solchain.NetworkStatus) {
+	fields := []zap.Field{zap.String("network", st.Network), zap.String("expectedGenesis", st.Expected), zap.String("servedGenesis", st.Served)}
+	switch {
+	case st.Verified:
+		logger.Info("Solana RPC proven to serve its network", fields...)
+	case st.Served != "" && st.Served != st.Expected:
+		logger.Error("Solana RPC serves another network: refusing every read from it; the worker stays unready until the RPC or --solana-genesis is fixed",
+			append(fields, zap.String("reason", st.Reason))...)
+	default:
+		logger.Warn("Solana RPC not proven to serve its network: refusing reads until it is", append(fields, zap.String("reason", st.Reason))...)
+	}
+}
+
 // Run runs the worker until ctx is done, then stops it gracefully.
+//
+// An RPC that serves another network than configured does not stop the worker: it keeps running,
+// unready (/readyz names the network, the expected and the served genesis hash), refusing every
+// read of that network with a retryable error, and re-checks the RPC every few seconds. Exiting
+// instead would turn a misrouted endpoint into a restart loop that also stops the other networks'
+// operations and every operation waiting on a timer, and would not heal any sooner: the fix (the
+// RPC's routing, or --solana-genesis) is outside the process, and the worker notices it at the
+// next check.
 func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	acts, err := NewActivities(cfg, logger)
+	exporter := prom.New(prom.Options{Logger: logger.Named("metrics")})
+	defer func() { _ = exporter.Close() }()
+	acts, err := newActivities(cfg, logger, exporter.Handler(), solchain.NetworkOptions{})
 	if err != nil {
 		return err
 	}
-	exporter := prom.New(prom.Options{Logger: logger.Named("metrics")})
-	defer func() { _ = exporter.Close() }()
+	auth := authHealthy(acts.Service)
 	acts.Service = metrics.NewService(acts.Service, exporter.Handler())
 
 	copts, err := cfg.Temporal.Options(logger.Named("temporal"))
@@ -109,9 +174,16 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	})
 	Register(w, acts)
 
+	bg, stopBackground := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stopBackground(); wg.Wait() }()
+	networks := runNetworks(bg, &wg, acts.Chains)
+	wg.Add(1)
+	go func() { defer wg.Done(); recordAuth(bg, exporter.Handler(), auth, authRecordInterval) }()
+
 	var ready = make(chan struct{})
 	if cfg.HealthAddr != "" {
-		h := newHealthMux(healthChecks{ready: ready, temporal: c, keys: keyCount(acts.Keys)}, exporter.HTTPHandler())
+		h := newHealthMux(healthChecks{ready: ready, temporal: c, keys: keyCount(acts.Keys), networks: networks, serviceAuth: auth}, exporter.HTTPHandler())
 		srv, err := serveHealth(cfg.HealthAddr, h, logger)
 		if err != nil {
 			return err
@@ -132,6 +204,61 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	logger.Info("Worker stopping", zap.Duration("stopTimeout", cfg.StopTimeout))
 	w.Stop()
 	return nil
+}
+
+// provenNetwork is a chain reader that proves its network and can keep proving it.
+type provenNetwork interface {
+	Status() solchain.NetworkStatus
+	Run(ctx context.Context)
+}
+
+// runNetworks starts the checks of every reader that proves its network, until ctx is done, and
+// returns a function listing their statuses by network name.
+func runNetworks(ctx context.Context, wg *sync.WaitGroup, chains map[string]activities.SolanaReader) func() []solchain.NetworkStatus {
+	var proven []provenNetwork
+	for _, name := range slices.Sorted(maps.Keys(chains)) {
+		if n, ok := chains[name].(provenNetwork); ok {
+			proven = append(proven, n)
+			wg.Add(1)
+			go func() { defer wg.Done(); n.Run(ctx) }()
+		}
+	}
+	return func() []solchain.NetworkStatus {
+		out := make([]solchain.NetworkStatus, 0, len(proven))
+		for _, n := range proven {
+			out = append(out, n.Status())
+		}
+		return out
+	}
+}
+
+// authHealthy returns the staking service client's view of whether the service accepts its token,
+// when the client can tell; otherwise nil.
+func authHealthy(svc activities.StakingService) func() bool {
+	if a, ok := svc.(interface{ AuthHealthy() bool }); ok {
+		return a.AuthHealthy
+	}
+	return nil
+}
+
+// authRecordInterval is how often stakeflow_service_auth_ok is refreshed.
+const authRecordInterval = 10 * time.Second
+
+// recordAuth keeps the stakeflow_service_auth_ok gauge current until ctx is done.
+func recordAuth(ctx context.Context, h client.MetricsHandler, auth func() bool, every time.Duration) {
+	if auth == nil {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		metrics.SetServiceAuthOK(h, auth())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // CheckNamespace makes sure the namespace has every search attribute the workflows set: a missing
@@ -172,12 +299,29 @@ type healthChecker interface {
 	CheckHealth(ctx context.Context, req *client.CheckHealthRequest) (*client.CheckHealthResponse, error)
 }
 
-// healthChecks are what /readyz checks: the worker started (ready closed), Temporal reachable and
-// at least one key loaded.
+// healthChecks are what /readyz checks: the worker started (ready closed), at least one key
+// loaded, every network's RPC proven, the staking service accepting the worker's token, and
+// Temporal reachable. networks and serviceAuth may be nil (nothing to check).
 type healthChecks struct {
-	ready    <-chan struct{}
-	temporal healthChecker
-	keys     func() int
+	ready       <-chan struct{}
+	temporal    healthChecker
+	keys        func() int
+	networks    func() []solchain.NetworkStatus
+	serviceAuth func() bool
+}
+
+// unproven lists, one line each, the networks whose RPC is not proven and why.
+func (h healthChecks) unproven() []string {
+	if h.networks == nil {
+		return nil
+	}
+	var out []string
+	for _, st := range h.networks() {
+		if !st.Verified {
+			out = append(out, (&solchain.UnverifiedError{Network: st.Network, Expected: st.Expected, Served: st.Served, Reason: st.Reason}).Error())
+		}
+	}
+	return out
 }
 
 // newHealthMux serves /healthz (the process answers), /readyz (healthChecks) and /metrics.
@@ -193,6 +337,14 @@ func newHealthMux(checks healthChecks, metricsHandler http.Handler) *http.ServeM
 		}
 		if checks.keys == nil || checks.keys() == 0 {
 			http.Error(w, "no keys loaded", http.StatusServiceUnavailable)
+			return
+		}
+		if reasons := checks.unproven(); len(reasons) > 0 {
+			http.Error(w, strings.Join(reasons, "\n"), http.StatusServiceUnavailable)
+			return
+		}
+		if checks.serviceAuth != nil && !checks.serviceAuth() {
+			http.Error(w, "the staking service refuses the worker's token (replace the file of --service-token-file)", http.StatusServiceUnavailable)
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)

@@ -250,25 +250,37 @@ func (s *Stack) HealthURL() string { return "http://" + s.healthAddr }
 // WorkerConfig is the configuration the stack's worker runs with.
 func (s *Stack) WorkerConfig() worker.Config {
 	rpcURL := s.Sandbox.Runtime().URL()
+	// The local runtime serves both networks under their public names: the worker must expect its
+	// genesis hash, as the runtime reported it at start, not the public clusters'.
+	genesis := s.Sandbox.Runtime().GenesisHash().String()
+	// The sandbox's own validators are the ones the worker may stake to when the operator names
+	// none (the service then chooses among them).
+	var allowed cli.StringList
+	for _, v := range s.Sandbox.Runtime().VoteAccounts() {
+		allowed = append(allowed, v.String())
+	}
 	slot := s.opts.Runtime.SlotDuration
 	if slot == 0 {
 		slot = solanart.DefaultSlotDuration
 	}
 	cfg := worker.Config{
-		Temporal:           cli.Temporal{Address: s.TemporalAddress(), Namespace: "default", Compression: s.compression()},
-		TaskQueue:          workflows.TaskQueue,
-		ServiceURL:         s.Sandbox.URL(),
-		ServiceTokenFile:   s.TokenFile,
-		SolanaKeys:         cli.StringList{s.KeyDir},
-		SolanaRPC:          cli.StringMap{"testnet": rpcURL, "mainnet-beta": rpcURL},
-		SolanaSlotDuration: slot,
-		HealthAddr:         s.healthAddr,
-		ApprovalThreshold:  s.opts.ApprovalThreshold,
-		EpochRecheck:       s.opts.EpochRecheck,
-		LogFormat:          "console",
-		LogLevel:           "info",
-		StopTimeout:        5 * time.Second,
-		Pollers:            8,
+		Temporal:            cli.Temporal{Address: s.TemporalAddress(), Namespace: "default", Compression: s.compression()},
+		TaskQueue:           workflows.TaskQueue,
+		ServiceURL:          s.Sandbox.URL(),
+		ServiceTokenFile:    s.TokenFile,
+		SolanaKeys:          cli.StringList{s.KeyDir},
+		SolanaRPC:           cli.StringMap{"testnet": rpcURL, "mainnet-beta": rpcURL},
+		SolanaGenesis:       cli.StringMap{"testnet": genesis, "mainnet-beta": genesis},
+		MaxCommission:       worker.DefaultMaxCommission,
+		AllowedVoteAccounts: allowed,
+		SolanaSlotDuration:  slot,
+		HealthAddr:          s.healthAddr,
+		ApprovalThreshold:   s.opts.ApprovalThreshold,
+		EpochRecheck:        s.opts.EpochRecheck,
+		LogFormat:           "console",
+		LogLevel:            "info",
+		StopTimeout:         5 * time.Second,
+		Pollers:             8,
 	}
 	return cfg
 }

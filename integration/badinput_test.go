@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -44,7 +45,7 @@ func TestBadInputStartedDirectly(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			id := operationID(t, "bad")
-			run, err := st.Client.ExecuteWorkflow(ctx, workflows.StartOptions(id, "bad input"), tc.wf, tc.in)
+			run, err := st.Client.ExecuteWorkflow(ctx, starter.StartOptions(id, "bad input"), tc.wf, tc.in)
 			require.NoError(t, err)
 			err = run.Get(ctx, nil)
 			var appErr *temporal.ApplicationError
@@ -60,7 +61,7 @@ func TestBadInputStartedDirectly(t *testing.T) {
 	id := operationID(t, "bad")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run, err := st.Client.ExecuteWorkflow(ctx, workflows.StartOptions(id, "foreign"), workflows.UnstakeWorkflow,
+	run, err := st.Client.ExecuteWorkflow(ctx, starter.StartOptions(id, "foreign"), workflows.UnstakeWorkflow,
 		workflows.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: solana.NewWallet().PublicKey().String()})
 	require.NoError(t, err)
 	err = run.Get(ctx, nil)

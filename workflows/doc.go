@@ -3,7 +3,7 @@
 // and the status the `status` query returns.
 //
 // Every operation is one workflow whose ID is the operation ID chosen by the caller; a second start
-// with the same ID is refused, also after the first has finished (see StartOptions).
+// with the same ID is refused, also after the first has finished (see the starter's StartOptions).
 //
 // The workflows keep the invariants of the design:
 //   - nothing is signed before the signer has checked the unsigned transaction against the intent

@@ -3,7 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/log"
@@ -26,44 +26,16 @@ type operation struct {
 	logger log.Logger
 	// metrics records the operation's life; replays record nothing.
 	metrics metrics.Operation
-	// decided is set once an approve or reject update was accepted, or the approval timed out.
-	decided bool
-	// attributes is how search-attribute changes reach visibility (versionSearchAttributes): at
-	// once, once per workflow task, or only where the operation rests. Queued changes wait in
-	// pending until the next flush.
-	attributes workflow.Version
-	pending    []pendingAttribute
-	// shown is the StakeflowStep value last sent (or set at start).
-	shown string
+	// policyKnown is set once CheckPolicy answered; approvalsRequired is then its count (0, 1, 2).
+	policyKnown       bool
+	approvalsRequired int
+	// attrs batches search-attribute changes (see visibility).
+	attrs visibility
 }
 
-// pendingAttribute is a search-attribute update waiting for the next flush.
-type pendingAttribute struct {
-	name   string
-	update temporal.SearchAttributeUpdate
-}
-
-// versionSearchAttributes guards how search-attribute changes are sent. Each upsert is a history
-// event and a visibility write, the largest cost an operation adds to the Temporal server.
-const versionSearchAttributes = "coalesced-search-attributes"
-
-const (
-	// attributesPerChange upserts every change at once (histories from before the versioned change).
-	attributesPerChange = workflow.DefaultVersion
-	// attributesPerTask queues changes and sends them as one upsert before each wait.
-	attributesPerTask workflow.Version = 1
-	// attributesAtRest queues changes and sends them only where an operation can rest (awaiting
-	// approval, confirming a sent transaction, waiting for deactivation), when it leaves one, and
-	// at its end: StakeflowStep never names a resting step the operation has left. Steps in
-	// between (checking the validator, building, signing, broadcasting) take milliseconds when the
-	// service answers; when it does not, the Web UI shows the pending activity with its last
-	// failure, and the status query and current details always carry the exact step.
-	attributesAtRest workflow.Version = 2
-)
-
-// setup validates nothing itself (callers validate their input first), records the intent,
-// registers the query and update handlers and tags the workflow with its search attributes.
-func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) (*operation, error) {
+// newOperation records the intent, registers the query and update handlers and tags the workflow
+// with its search attributes. Callers validate their input first.
+func newOperation(ctx workflow.Context, intent activities.Intent, opts Options, requestedBy string) (*operation, error) {
 	info := workflow.GetInfo(ctx)
 	o := &operation{
 		opts:   opts.withDefaults(),
@@ -77,7 +49,9 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 			Lamports:     intent.Lamports,
 			VoteAccount:  intent.VoteAccount,
 			StakeAccount: intent.StakeAccount,
+			RequestedBy:  requestedBy,
 			StartedAt:    workflow.Now(ctx),
+			Approval:     Approval{Decisions: []ApprovalRecord{}},
 			Attempts:     []Attempt{},
 			Transactions: []TxRecord{},
 		},
@@ -85,160 +59,142 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options) 
 	o.logger = log.With(workflow.GetLogger(ctx),
 		"operationId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID,
 		"operation", string(intent.Operation), "staker", intent.Staker, "network", intent.Network)
+	o.attrs.logger = o.logger
 	o.metrics = metrics.ForOperation(workflow.GetMetricsHandler(ctx), intent.Chain, intent.Network, string(intent.Operation))
-	o.attributes = workflow.GetVersion(ctx, versionSearchAttributes, attributesPerChange, attributesAtRest)
 
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return o.status, nil }); err != nil {
 		return nil, err
 	}
 	for _, name := range []string{UpdateApprove, UpdateReject} {
-		decision := "approved"
+		decision := DecisionApproved
 		if name == UpdateReject {
-			decision = "rejected"
+			decision = DecisionRejected
 		}
 		err := workflow.SetUpdateHandlerWithOptions(ctx, name,
 			func(ctx workflow.Context, in ApprovalInput) (Status, error) {
-				o.decided = true
-				o.status.Approval.Decision = decision
-				o.status.Approval.Approver = in.Approver
-				o.status.Approval.Reason = in.Reason
-				o.status.Approval.At = workflow.Now(ctx)
-				o.logger.Info("Approval decision", "decision", decision, "approver", in.Approver)
+				o.decide(ctx, decision, in)
 				return o.status, nil
 			},
 			workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, in ApprovalInput) error {
-				if in.Approver == "" {
-					return errors.New("approver is required")
-				}
-				if o.decided {
-					return fmt.Errorf("operation was already %s by %s", o.status.Approval.Decision, o.status.Approval.Approver)
-				}
-				if o.status.Step != StepValidating && o.status.Step != StepAwaitingApproval {
-					return fmt.Errorf("operation is not awaiting approval (step: %s)", o.status.Step)
-				}
-				return nil
+				return o.validateDecision(in)
 			}})
 		if err != nil {
 			return nil, err
 		}
 	}
+	// Attributes the starter already set at start need no upsert.
 	startedWithout := false
-	if o.attributes != attributesPerChange {
-		// Attributes the starter already set at start need no upsert.
-		start := workflow.GetTypedSearchAttributes(ctx)
-		for _, kw := range []struct {
-			key   temporal.SearchAttributeKeyKeyword
-			value string
-		}{{SAChain, intent.Chain}, {SANetwork, intent.Network}, {SAOperation, string(intent.Operation)}, {SAStaker, intent.Staker}} {
-			if v, ok := start.GetKeyword(kw.key); !ok || v != kw.value {
-				o.set(ctx, kw.key.GetName(), kw.key.ValueSet(kw.value))
-				// What the operation is and whose: without these it cannot be found.
-				startedWithout = true
-			}
-		}
-		if v, ok := start.GetInt64(SAAmount); !ok || v != int64(intent.Lamports) {
-			o.setAmount(ctx, intent.Lamports)
-		}
-		if v, ok := start.GetKeyword(SAStakeAccount); intent.StakeAccount != "" && (!ok || v != intent.StakeAccount) {
-			o.set(ctx, SAStakeAccount.GetName(), SAStakeAccount.ValueSet(intent.StakeAccount))
-		}
-		o.shown, _ = start.GetKeyword(SAStep)
-	} else {
-		o.upsert(ctx,
-			SAChain.ValueSet(intent.Chain), SANetwork.ValueSet(intent.Network),
-			SAOperation.ValueSet(string(intent.Operation)), SAStaker.ValueSet(intent.Staker))
-		o.setAmount(ctx, intent.Lamports)
-		if intent.StakeAccount != "" {
-			o.upsert(ctx, SAStakeAccount.ValueSet(intent.StakeAccount))
+	start := workflow.GetTypedSearchAttributes(ctx)
+	for _, kw := range []struct {
+		key   temporal.SearchAttributeKeyKeyword
+		value string
+	}{{SAChain, intent.Chain}, {SANetwork, intent.Network}, {SAOperation, string(intent.Operation)}, {SAStaker, intent.Staker}} {
+		if v, ok := start.GetKeyword(kw.key); !ok || v != kw.value {
+			o.attrs.set(kw.key.GetName(), kw.key.ValueSet(kw.value))
+			// What the operation is and whose: without these it cannot be found.
+			startedWithout = true
 		}
 	}
+	if v, ok := start.GetInt64(SAAmount); !ok || v != int64(intent.Lamports) {
+		o.setAmount(intent.Lamports)
+	}
+	if v, ok := start.GetKeyword(SAStakeAccount); intent.StakeAccount != "" && (!ok || v != intent.StakeAccount) {
+		o.attrs.set(SAStakeAccount.GetName(), SAStakeAccount.ValueSet(intent.StakeAccount))
+	}
+	o.attrs.shown, _ = start.GetKeyword(SAStep)
 	o.setStep(ctx, StepValidating)
-	if startedWithout && o.attributes == attributesAtRest {
-		// Started without its attributes (not through StartOptions): make it findable at once.
+	if startedWithout {
+		// Started without its attributes (not through the starter): make it findable at once.
 		o.flush(ctx)
 	}
 	o.metrics.Started()
 	return o, nil
 }
 
-func (o *operation) upsert(ctx workflow.Context, updates ...temporal.SearchAttributeUpdate) {
-	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
-		o.logger.Warn("Search attributes not updated", "error", err)
+// validateDecision refuses an approve or reject update that cannot count: no approver, the
+// identity that started the operation, an approver who already decided, or an operation past its
+// approval gate.
+func (o *operation) validateDecision(in ApprovalInput) error {
+	if strings.TrimSpace(in.Approver) == "" {
+		return errors.New("approver is required")
 	}
-}
-
-// set records a search-attribute update: queued until the next flush, or (histories from before
-// coalescing) sent at once.
-func (o *operation) set(ctx workflow.Context, name string, update temporal.SearchAttributeUpdate) {
-	if o.attributes == attributesPerChange {
-		o.upsert(ctx, update)
-		return
+	if o.status.RequestedBy != "" && strings.EqualFold(strings.TrimSpace(in.Approver), o.status.RequestedBy) {
+		return fmt.Errorf("%s started this operation and cannot also approve or reject it: another person must decide", in.Approver)
 	}
-	for i := range o.pending {
-		if o.pending[i].name == name {
-			o.pending[i].update = update
-			return
+	if o.decided() {
+		return fmt.Errorf("operation was already %s", o.status.Approval.Decision)
+	}
+	for _, d := range o.status.Approval.Decisions {
+		if strings.EqualFold(d.Approver, strings.TrimSpace(in.Approver)) {
+			return fmt.Errorf("%s already %s this operation at %s; a second approval must come from someone else",
+				d.Approver, d.Decision, d.At.UTC().Format(time.RFC3339))
 		}
 	}
-	o.pending = append(o.pending, pendingAttribute{name: name, update: update})
-}
-
-// unset drops a queued update of the named attribute.
-func (o *operation) unset(name string) {
-	o.pending = slices.DeleteFunc(o.pending, func(p pendingAttribute) bool { return p.name == name })
-}
-
-// flush sends the queued search-attribute updates as one upsert. It runs where the operation
-// rests (an approval wait, a confirmation, a deactivation wait) and when it ends; in histories
-// from before attributesAtRest also before every other wait (see get).
-func (o *operation) flush(ctx workflow.Context) {
-	if len(o.pending) == 0 {
-		return
+	if o.status.Step != StepValidating && o.status.Step != StepAwaitingApproval {
+		return fmt.Errorf("operation is not awaiting approval (step: %s)", o.status.Step)
 	}
-	updates := make([]temporal.SearchAttributeUpdate, len(o.pending))
-	for i, p := range o.pending {
-		updates[i] = p.update
-		if p.name == SAStep.GetName() {
-			o.shown = o.status.Step
+	return nil
+}
+
+// decide records an accepted approve or reject decision.
+func (o *operation) decide(ctx workflow.Context, decision string, in ApprovalInput) {
+	rec := ApprovalRecord{Approver: strings.TrimSpace(in.Approver), Decision: decision, Reason: in.Reason, At: workflow.Now(ctx)}
+	ap := &o.status.Approval
+	ap.Decisions = append(ap.Decisions, rec)
+	ap.Approver, ap.Reason, ap.At = rec.Approver, rec.Reason, rec.At
+	switch {
+	case decision == DecisionRejected:
+		ap.Decision = DecisionRejected
+	case o.policyKnown && o.approvals() >= max(o.approvalsRequired, 1):
+		ap.Decision = DecisionApproved
+	}
+	o.logger.Info("Approval decision", "decision", decision, "approver", rec.Approver,
+		"approvals", o.approvals(), "required", o.approvalsRequired)
+}
+
+// approvals counts the approve decisions recorded.
+func (o *operation) approvals() int {
+	n := 0
+	for _, d := range o.status.Approval.Decisions {
+		if d.Decision == DecisionApproved {
+			n++
 		}
 	}
-	o.pending = o.pending[:0]
-	o.upsert(ctx, updates...)
+	return n
 }
 
-// get waits for f. It flushes the queued search attributes first when the operation has just
-// left a resting step (and, in histories from before attributesAtRest, always).
+// decided reports whether the approval gate has its outcome.
+func (o *operation) decided() bool {
+	return o.status.Approval.Decision != ""
+}
+
+// flush sends the queued search-attribute updates as one upsert.
+func (o *operation) flush(ctx workflow.Context) { o.attrs.flush(ctx, o.status.Step) }
+
+// get waits for f, first sending the queued search attributes when the operation has just left a
+// resting step.
 func (o *operation) get(ctx workflow.Context, f workflow.Future, v any) error {
-	if o.attributes == attributesPerTask || (o.attributes == attributesAtRest && o.leftRest()) {
+	if o.attrs.leftRest(o.status.Step) {
 		o.flush(ctx)
 	}
 	return f.Get(ctx, v)
 }
 
-// leftRest reports whether StakeflowStep still names a resting step the operation has left.
-func (o *operation) leftRest() bool {
-	switch o.shown {
-	case StepAwaitingApproval, StepConfirming, StepWaitingDeactivation:
-		return o.status.Step != o.shown
-	}
-	return false
-}
-
-func (o *operation) setAmount(ctx workflow.Context, lamports uint64) {
+func (o *operation) setAmount(lamports uint64) {
 	o.intent.Lamports = lamports
 	o.status.Lamports = lamports
 	if lamports > 0 && lamports <= maxLamports {
-		o.set(ctx, SAAmount.GetName(), SAAmount.ValueSet(int64(lamports)))
+		o.attrs.set(SAAmount.GetName(), SAAmount.ValueSet(int64(lamports)))
 	}
 }
 
-func (o *operation) setStakeAccount(ctx workflow.Context, addr string) {
+func (o *operation) setStakeAccount(addr string) {
 	if addr == "" || addr == o.status.StakeAccount {
 		return
 	}
 	o.intent.StakeAccount = addr
 	o.status.StakeAccount = addr
-	o.set(ctx, SAStakeAccount.GetName(), SAStakeAccount.ValueSet(addr))
+	o.attrs.set(SAStakeAccount.GetName(), SAStakeAccount.ValueSet(addr))
 }
 
 // setStep records the step in the status, the StakeflowStep search attribute and the workflow's
@@ -246,14 +202,9 @@ func (o *operation) setStakeAccount(ctx workflow.Context, addr string) {
 func (o *operation) setStep(ctx workflow.Context, step string) {
 	o.status.Step = step
 	o.status.StepSince = workflow.Now(ctx)
-	if o.attributes == attributesAtRest && step == o.shown {
-		// Visibility shows it already (a wait re-entered, say): nothing to send.
-		o.unset(SAStep.GetName())
-	} else {
-		o.set(ctx, SAStep.GetName(), SAStep.ValueSet(step))
-	}
+	o.attrs.setStep(step)
 	workflow.SetCurrentDetails(ctx, o.details())
-	if step == StepDone || step == StepFailed || step == StepCancelled {
+	if step == StepDone || step == StepFailed || step == StepCancelled || step == StepStalled {
 		o.flush(ctx)
 	}
 	if step == StepDone {
@@ -273,8 +224,11 @@ func (o *operation) details() string {
 	if o.status.VoteAccount != "" {
 		s += "\n\nvote account: " + o.status.VoteAccount
 	}
+	if ap := o.status.Approval; ap.Required {
+		s += fmt.Sprintf("\n\napprovals: %d of %d", o.approvals(), max(ap.ApprovalsRequired, 1))
+	}
 	for _, t := range o.status.Transactions {
-		s += fmt.Sprintf("\n\n%s: %s (slot %d)", t.Kind, t.Signature, t.Slot)
+		s += fmt.Sprintf("\n\n%s: %s (slot %d, fee %d lamports)", t.Kind, t.Signature, t.Slot, t.FeeLamports)
 	}
 	if n := len(o.status.Attempts); n > 0 {
 		last := o.status.Attempts[n-1]
@@ -284,6 +238,10 @@ func (o *operation) details() string {
 	}
 	if !o.status.WaitingUntil.IsZero() && o.status.Step == StepWaitingDeactivation {
 		s += "\n\nnext check: " + o.status.WaitingUntil.UTC().Format(time.RFC3339)
+	}
+	if st := o.status.Stall; st != nil {
+		s += fmt.Sprintf("\n\nstalled in %s since %s (%d tries): %s\n\nnext try: %s", st.Step,
+			st.Since.UTC().Format(time.RFC3339), st.Tries, st.LastError, st.NextTryAt.UTC().Format(time.RFC3339))
 	}
 	if o.status.Error != "" {
 		s += "\n\nerror: " + o.status.Error
@@ -307,6 +265,10 @@ func (o *operation) fail(ctx workflow.Context, err error) error {
 
 // result is the Result of a finished operation.
 func (o *operation) result() Result {
+	var fees uint64
+	for _, t := range o.status.Transactions {
+		fees += t.FeeLamports
+	}
 	return Result{
 		Operation:       o.intent.Operation,
 		Network:         o.intent.Network,
@@ -315,45 +277,56 @@ func (o *operation) result() Result {
 		StakeAccount:    o.status.StakeAccount,
 		VoteAccount:     o.status.VoteAccount,
 		Transactions:    o.status.Transactions,
+		FeeLamports:     fees,
 		CancelRequested: o.status.CancelRequested,
 	}
 }
 
-// checkPolicy applies the worker's policy and, when it asks for one, waits for an approval
-// decision. It runs before anything is built: blockhashes expire, so a transaction built before
-// a long approval wait could not land.
+// checkPolicy applies the worker's policy and, when it asks for approvals, waits for them. It runs
+// before anything is built: blockhashes expire, so a transaction built before a long approval
+// wait could not land.
 func (o *operation) checkPolicy(ctx workflow.Context) error {
 	lctx := workflow.WithLocalActivityOptions(ctx, policyOptions())
 	var decision activities.PolicyDecision
 	if err := workflow.ExecuteLocalActivity(lctx, a.CheckPolicy, o.intent).Get(ctx, &decision); err != nil {
 		return err
 	}
-	o.status.Approval.Required = decision.ApprovalRequired
-	o.status.Approval.Threshold = decision.ApprovalThreshold
-	if !decision.ApprovalRequired && o.status.Approval.Decision != "rejected" {
+	required := decision.ApprovalsRequired
+	if required == 0 && decision.ApprovalRequired {
+		required = 1
+	}
+	o.policyKnown, o.approvalsRequired = true, required
+	ap := &o.status.Approval
+	ap.Required, ap.ApprovalsRequired = required > 0, required
+	ap.Threshold, ap.DualThreshold = decision.ApprovalThreshold, decision.DualApprovalThreshold
+	if ap.Decision == "" && o.approvals() >= max(required, 1) {
+		// Approved before the policy was known.
+		ap.Decision = DecisionApproved
+	}
+	if required == 0 && ap.Decision != DecisionRejected {
 		// A rejection sent before the policy was known still stops the operation.
 		return nil
 	}
-	if !o.decided {
+	if !o.decided() {
 		o.setStep(ctx, StepAwaitingApproval)
-		o.logger.Info("Awaiting approval", "threshold", decision.ApprovalThreshold, "timeout", o.opts.ApprovalTimeout)
+		o.logger.Info("Awaiting approval", "required", required, "threshold", decision.ApprovalThreshold, "timeout", o.opts.ApprovalTimeout)
 		o.flush(ctx)
-		ok, err := workflow.AwaitWithTimeout(ctx, o.opts.ApprovalTimeout, func() bool { return o.decided })
+		ok, err := workflow.AwaitWithTimeout(ctx, o.opts.ApprovalTimeout, o.decided)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			o.decided = true
-			o.status.Approval.Decision = "timed-out"
-			o.status.Approval.At = workflow.Now(ctx)
+			ap.Decision = DecisionTimedOut
+			ap.At = workflow.Now(ctx)
 			return temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("no approval within %s; nothing was built or signed", o.opts.ApprovalTimeout), ErrApprovalTimeout, nil)
+				fmt.Sprintf("%d of %d approvals within %s; nothing was built or signed", o.approvals(), required, o.opts.ApprovalTimeout),
+				ErrApprovalTimeout, nil)
 		}
 	}
-	if o.status.Approval.Decision == "rejected" {
-		msg := fmt.Sprintf("rejected by %s", o.status.Approval.Approver)
-		if o.status.Approval.Reason != "" {
-			msg += ": " + o.status.Approval.Reason
+	if ap.Decision == DecisionRejected {
+		msg := fmt.Sprintf("rejected by %s", ap.Approver)
+		if ap.Reason != "" {
+			msg += ": " + ap.Reason
 		}
 		return temporal.NewNonRetryableApplicationError(msg+"; nothing was built or signed", ErrRejected, nil)
 	}
@@ -370,27 +343,73 @@ func (o *operation) checkValidator(ctx workflow.Context, vote string) error {
 }
 
 // readStakeState reads a stake account and the epoch clock. Reads retry until the chain answers:
-// a stalled read shows in the Web UI as a pending activity with its last failure.
+// a slow read shows in the Web UI as a pending activity with its last failure. A read the RPC
+// refuses for good (ChainRejected) stalls an operation that has already landed a transaction,
+// visibly, and fails one that has not.
 func (o *operation) readStakeState(ctx workflow.Context) (activities.StakeState, error) {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
-			NonRetryableErrorTypes: activities.NonRetryable,
-		},
-	})
-	var st activities.StakeState
-	err := o.get(ctx, workflow.ExecuteActivity(actx, a.ReadStakeState,
-		activities.StakeStateInput{Network: o.intent.Network, StakeAccount: o.intent.StakeAccount}), &st)
-	return st, err
+	actx := workflow.WithActivityOptions(ctx, readOptions())
+	for tries := 1; ; tries++ {
+		var st activities.StakeState
+		err := o.get(ctx, workflow.ExecuteActivity(actx, a.ReadStakeState,
+			activities.StakeStateInput{Network: o.intent.Network, StakeAccount: o.intent.StakeAccount}), &st)
+		if err == nil || !o.halfDone() || !isErrorType(err, activities.ErrChainRejected) {
+			o.status.Stall = nil
+			return st, err
+		}
+		if serr := o.stall(ctx, tries, err); serr != nil {
+			return st, serr
+		}
+	}
 }
 
-// transact runs one on-chain step exactly once: build, verify and sign, broadcast, confirm.
+// halfDone reports whether a transaction of this operation has landed: failing now would leave the
+// operation part done, so failures that may heal stall it instead.
+func (o *operation) halfDone() bool { return len(o.status.Transactions) > 0 }
+
+// stall records that the current step cannot go on for a reason that does not heal by retrying
+// at once (an RPC or service refusing the worker), shows it (status, StakeflowStep = stalled, the
+// Web UI's current details, a metric) and waits before the next try: 30 seconds, doubling, at most
+// MaxStallWait. The step the operation was in is kept in the stall record and resumed after; the
+// record stays, with its last failure, until the step gets past what stalled it.
+func (o *operation) stall(ctx workflow.Context, tries int, cause error) error {
+	step := o.status.Step
+	if st := o.status.Stall; st != nil {
+		step = st.Step
+	}
+	wait := min(30*time.Second<<min(tries-1, 10), o.opts.MaxStallWait)
+	now := workflow.Now(ctx)
+	since := now
+	if st := o.status.Stall; st != nil {
+		since = st.Since
+	}
+	o.logger.Warn("Operation stalled", "step", step, "tries", tries, "error", cause, "nextTry", wait)
+	if o.status.Stall == nil {
+		o.metrics.Stalled()
+	}
+	o.setStep(ctx, StepStalled)
+	o.status.Stall = &Stall{Step: step, Since: since, Tries: tries, LastError: cause.Error(), NextTryAt: now.Add(wait)}
+	workflow.SetCurrentDetails(ctx, o.details())
+	if err := workflow.Sleep(ctx, wait); err != nil {
+		return err
+	}
+	o.setStep(ctx, step)
+	return nil
+}
+
+// isErrorType reports whether err carries an application error of type typ.
+func isErrorType(err error, typ string) bool {
+	var appErr *temporal.ApplicationError
+	return errors.As(err, &appErr) && appErr.Type() == typ
+}
+
+// transact runs one on-chain step exactly once: build, verify and sign, check that the transaction
+// is new, broadcast, confirm.
 //
 // A transaction is re-sent only as the same signed bytes. A new one is built only when Confirm has
-// proven the previous one cannot land (blockhash expired, signature absent), at most MaxBuilds
-// times. A cancel before the first broadcast ends the step with nothing sent; once a broadcast was
-// started the step goes on, on a disconnected context, until the transaction's fate is known.
+// proven the previous one cannot land (blockhash expired, signature absent, on an RPC proven to be
+// the right cluster), at most MaxBuilds times. A cancel before the first broadcast ends the step
+// with nothing sent; once a broadcast was started the step goes on, on a disconnected context,
+// until the transaction's fate is known.
 func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (TxRecord, error) {
 	for build := 1; ; build++ {
 		if build > o.opts.MaxBuilds {
@@ -405,10 +424,8 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 			o.metrics.Rebuilt()
 		}
 
-		o.setStep(ctx, StepBuilding)
-		bctx := workflow.WithActivityOptions(ctx, buildOptions(o.opts))
-		var built activities.BuildResult
-		if err := o.get(ctx, workflow.ExecuteActivity(bctx, a.Build, intent), &built); err != nil {
+		built, err := o.build(ctx, intent)
+		if err != nil {
 			return TxRecord{}, err
 		}
 		attempt := Attempt{Kind: intent.Operation, Build: build, BuiltAt: workflow.Now(ctx)}
@@ -435,12 +452,28 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 		}
 		attempt.Signature = signed.Signature
 		attempt.RecentBlockhash = signed.RecentBlockhash
+		attempt.MaxFeeLamports = signed.FeeLamports
 		attempt.SignedAt = workflow.Now(ctx)
 		o.status.Attempts = append(o.status.Attempts, attempt)
 		current := &o.status.Attempts[len(o.status.Attempts)-1]
 		if intent.Operation == activities.OpStake {
-			o.setStakeAccount(ctx, signed.StakeAccount)
+			o.setStakeAccount(signed.StakeAccount)
 			o.status.VoteAccount = signed.VoteAccount
+		}
+
+		// The chain, not the service, says whether this transaction is new: a transaction served
+		// again after it landed for an earlier operation would be "already processed" and pass for
+		// this one's success.
+		fctx := workflow.WithActivityOptions(ctx, freshOptions())
+		fresh := activities.FreshInput{Network: intent.Network, Signature: signed.Signature}
+		if intent.Operation == activities.OpStake {
+			fresh.NewStakeAccount = signed.StakeAccount
+		}
+		var freshRes activities.FreshResult
+		if err := o.get(ctx, workflow.ExecuteActivity(fctx, a.CheckFresh, fresh), &freshRes); err != nil {
+			current.Outcome = "not-sent"
+			current.Error = err.Error()
+			return TxRecord{}, err
 		}
 
 		// Last point where a cancel ends the operation with nothing sent.
@@ -450,7 +483,7 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 		}
 		// From here on the transaction may land: follow it to its end whatever happens to ctx.
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		o.set(ctx, SASignatures.GetName(), SASignatures.ValueSet(o.signatures()))
+		o.attrs.set(SASignatures.GetName(), SASignatures.ValueSet(o.signatures()))
 		o.setStep(ctx, StepBroadcasting)
 		current.BroadcastAt = workflow.Now(ctx)
 		o.logger.Info("Broadcasting", "txSig", signed.Signature, "build", build)
@@ -460,37 +493,35 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 			Intent: intent, Signature: signed.Signature, SignedTransaction: signed.SignedTransaction,
 		}), &sent)
 		if berr != nil {
-			var appErr *temporal.ApplicationError
-			if errors.As(berr, &appErr) && appErr.Type() == activities.ErrTransactionRejected {
+			if isErrorType(berr, activities.ErrTransactionRejected) {
+				// Refused at its first send: these bytes never reached the chain.
 				current.Outcome = activities.OutcomeFailed
-				current.Error = appErr.Error()
+				current.Error = berr.Error()
 				return TxRecord{}, berr
 			}
-			// Blockhash expired, retries exhausted, or the answer was lost: the chain decides below.
+			// Blockhash expired, retries exhausted, a refusal after an earlier send whose answer was
+			// lost: the earlier send may have landed, so the chain decides below.
 			o.logger.Warn("Broadcast did not succeed; checking the chain", "txSig", signed.Signature, "error", berr)
 		}
 
-		o.setStep(ctx, StepConfirming)
-		cctx := workflow.WithActivityOptions(dctx, confirmOptions())
-		var conf activities.ConfirmResult
-		confirmed := workflow.ExecuteActivity(cctx, a.Confirm, activities.ConfirmInput{
-			Network: intent.Network, Signature: signed.Signature, RecentBlockhash: signed.RecentBlockhash,
-			PollInterval: o.opts.ConfirmPollInterval,
+		conf, err := o.confirm(ctx, dctx, activities.ConfirmInput{
+			Network: intent.Network, Operation: intent.Operation, Signature: signed.Signature,
+			RecentBlockhash: signed.RecentBlockhash, PollInterval: o.opts.ConfirmPollInterval,
 		})
-		// Confirming is where a sent transaction rests: its step and signature become searchable.
-		o.flush(dctx)
-		if err := o.get(dctx, confirmed, &conf); err != nil {
+		if err != nil {
 			return TxRecord{}, err
 		}
 		o.metrics.Confirmed(conf.Outcome)
 		current.Outcome = conf.Outcome
 		current.Slot = conf.Slot
+		current.FeeLamports = conf.Fee
 		current.ConfirmedAt = workflow.Now(ctx)
 		switch conf.Outcome {
 		case activities.OutcomeFinalized:
-			rec := TxRecord{Kind: intent.Operation, Signature: signed.Signature, Slot: conf.Slot, Builds: build, FinalizedAt: current.ConfirmedAt}
+			rec := TxRecord{Kind: intent.Operation, Signature: signed.Signature, Slot: conf.Slot, Builds: build,
+				FeeLamports: conf.Fee, FinalizedAt: current.ConfirmedAt}
 			o.status.Transactions = append(o.status.Transactions, rec)
-			o.logger.Info("Transaction finalized", "txSig", signed.Signature, "slot", conf.Slot)
+			o.logger.Info("Transaction finalized", "txSig", signed.Signature, "slot", conf.Slot, "feeLamports", conf.Fee)
 			if ctx.Err() != nil {
 				o.status.CancelRequested = true
 			}
@@ -498,7 +529,7 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 		case activities.OutcomeFailed:
 			current.Error = conf.Error
 			return TxRecord{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("%s transaction %s failed on chain: %s", intent.Operation, signed.Signature, conf.Error),
+				fmt.Sprintf("%s transaction %s failed on chain (finalized, fee %d lamports paid): %s", intent.Operation, signed.Signature, conf.Fee, conf.Error),
 				ErrTransactionFailed, nil)
 		case activities.OutcomeExpired:
 			o.logger.Warn("Transaction expired without landing", "txSig", signed.Signature, "build", build)
@@ -508,6 +539,68 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 			}
 		default:
 			return TxRecord{}, fmt.Errorf("unknown confirmation outcome %q", conf.Outcome)
+		}
+	}
+}
+
+// build asks the service for the unsigned transaction. While the service fails (unavailable, rate
+// limited, refusing the worker's token), an operation that has already landed a transaction stalls
+// visibly and tries again rather than fail half done; one that has not fails after BuildTimeout
+// with nothing sent.
+func (o *operation) build(ctx workflow.Context, intent activities.Intent) (activities.BuildResult, error) {
+	bctx := workflow.WithActivityOptions(ctx, buildOptions(o.opts))
+	for tries := 1; ; tries++ {
+		o.setStep(ctx, StepBuilding)
+		var built activities.BuildResult
+		err := o.get(ctx, workflow.ExecuteActivity(bctx, a.Build, intent), &built)
+		if err == nil || !o.halfDone() || !mayHeal(err) {
+			o.status.Stall = nil
+			return built, err
+		}
+		if serr := o.stall(ctx, tries, err); serr != nil {
+			return built, serr
+		}
+	}
+}
+
+// mayHeal reports whether an activity's failure may go away without anyone changing the request:
+// the service or chain unavailable, rate limited or refusing the worker's credentials, or a
+// timeout of the retries.
+func mayHeal(err error) bool {
+	if temporal.IsCanceledError(err) {
+		return false
+	}
+	var timeout *temporal.TimeoutError
+	if errors.As(err, &timeout) {
+		return true
+	}
+	for _, t := range []string{activities.ErrServiceUnavailable, activities.ErrRateLimited, activities.ErrServiceUnauthorized,
+		activities.ErrChainUnavailable, activities.ErrChainRejected} {
+		if isErrorType(err, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// confirm follows a sent transaction until Confirm says where it ended. An RPC that refuses the
+// worker for good (ChainRejected) does not end the operation: the transaction may land whatever
+// the worker's RPC says, so the step stalls visibly and confirms again.
+func (o *operation) confirm(ctx, dctx workflow.Context, in activities.ConfirmInput) (activities.ConfirmResult, error) {
+	cctx := workflow.WithActivityOptions(dctx, confirmOptions())
+	for tries := 1; ; tries++ {
+		o.setStep(ctx, StepConfirming)
+		confirmed := workflow.ExecuteActivity(cctx, a.Confirm, in)
+		// Confirming is where a sent transaction rests: its step and signature become searchable.
+		o.flush(dctx)
+		var conf activities.ConfirmResult
+		err := o.get(dctx, confirmed, &conf)
+		if err == nil || !isErrorType(err, activities.ErrChainRejected) {
+			o.status.Stall = nil
+			return conf, err
+		}
+		if serr := o.stall(dctx, tries, err); serr != nil {
+			return conf, serr
 		}
 	}
 }

@@ -32,6 +32,31 @@ func validatorOptions() workflow.ActivityOptions {
 	}
 }
 
+// readOptions: ReadStakeState, retried while the chain is unavailable (a read the RPC refuses for
+// good is ChainRejected, non-retryable: the workflow decides).
+func readOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			NonRetryableErrorTypes: activities.NonRetryable,
+		},
+	}
+}
+
+// freshOptions: CheckFresh, reads of the chain before the first broadcast, retried for ten
+// minutes; nothing has been sent, so giving up then fails the operation cleanly.
+func freshOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout:    30 * time.Second,
+		ScheduleToCloseTimeout: 10 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			NonRetryableErrorTypes: activities.NonRetryable,
+		},
+	}
+}
+
 // buildOptions: Build, retried while the service fails, for at most opts.BuildTimeout.
 func buildOptions(opts Options) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
@@ -70,7 +95,7 @@ func broadcastOptions(opts Options) workflow.ActivityOptions {
 func confirmOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    30 * time.Second,
+		HeartbeatTimeout:    ConfirmHeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
 			NonRetryableErrorTypes: activities.NonRetryable,
@@ -86,6 +111,7 @@ func StakeStepOptions() (normal map[string]workflow.ActivityOptions, local map[s
 	normal = map[string]workflow.ActivityOptions{
 		"CheckValidator": validatorOptions(),
 		"Build":          buildOptions(opts),
+		"CheckFresh":     freshOptions(),
 		"Broadcast":      broadcastOptions(opts),
 		"Confirm":        confirmOptions(),
 	}

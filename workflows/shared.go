@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/gagliardetto/solana-go"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
@@ -56,9 +54,12 @@ const (
 	StepBroadcasting        = "broadcasting"
 	StepConfirming          = "confirming"
 	StepWaitingDeactivation = "waiting-deactivation"
-	StepDone                = "done"
-	StepFailed              = "failed"
-	StepCancelled           = "cancelled"
+	// StepStalled: the step named in Status.Stall cannot go on for a reason that does not heal by
+	// retrying at once (an RPC or the service refusing the worker); it is tried again on a backoff.
+	StepStalled   = "stalled"
+	StepDone      = "done"
+	StepFailed    = "failed"
+	StepCancelled = "cancelled"
 )
 
 // RecordedSteps are the values the StakeflowStep search attribute takes. It is written where an
@@ -68,7 +69,7 @@ const (
 // these. Signing and broadcasting take milliseconds and are never recorded there: the status query
 // and the current details carry every step.
 var RecordedSteps = []string{StepValidating, StepAwaitingApproval, StepCheckingValidator, StepBuilding,
-	StepConfirming, StepWaitingDeactivation, StepDone, StepFailed, StepCancelled}
+	StepConfirming, StepWaitingDeactivation, StepStalled, StepDone, StepFailed, StepCancelled}
 
 // Search attributes, registered on the namespace by `starter setup` (and by the local stack).
 var (
@@ -114,6 +115,48 @@ type Options struct {
 	SlotDuration time.Duration `json:"slotDuration,omitempty"`
 	// MaxEpochWait is the longest single durable wait before the stake account is read again. Default 1h.
 	MaxEpochWait time.Duration `json:"maxEpochWait,omitempty"`
+	// MaxStallWait is the longest wait between tries of a stalled step. Default 10m.
+	MaxStallWait time.Duration `json:"maxStallWait,omitempty"`
+}
+
+// Bounds of Options, checked by Validate.
+const (
+	// MaxMaxBuilds bounds Options.MaxBuilds: each build is a new transaction for the same intent.
+	MaxMaxBuilds = 10
+	// ConfirmHeartbeatTimeout is the heartbeat timeout of Confirm; the poll interval must stay
+	// well below it so that a live confirmation is never taken for a dead one.
+	ConfirmHeartbeatTimeout = 30 * time.Second
+)
+
+// Validate checks the options; the error names the first one that is wrong. Zero values take
+// the defaults.
+func (o Options) Validate() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"approvalTimeout", o.ApprovalTimeout}, {"confirmPollInterval", o.ConfirmPollInterval}, {"broadcastTimeout", o.BroadcastTimeout},
+		{"buildTimeout", o.BuildTimeout}, {"slotDuration", o.SlotDuration}, {"maxEpochWait", o.MaxEpochWait}, {"maxStallWait", o.MaxStallWait}} {
+		if d.v < 0 {
+			return &InputError{Field: "options." + d.name, Reason: fmt.Sprintf("%s is negative", d.v)}
+		}
+	}
+	switch {
+	case o.MaxBuilds < 0 || o.MaxBuilds > MaxMaxBuilds:
+		return &InputError{Field: "options.maxBuilds", Reason: fmt.Sprintf("%d is not between 1 and %d (0 takes the default, 3)", o.MaxBuilds, MaxMaxBuilds)}
+	case o.ConfirmPollInterval > ConfirmHeartbeatTimeout/3:
+		return &InputError{Field: "options.confirmPollInterval", Reason: fmt.Sprintf("%s must be at most %s, a third of Confirm's heartbeat timeout", o.ConfirmPollInterval, ConfirmHeartbeatTimeout/3)}
+	case o.BroadcastTimeout != 0 && o.BroadcastTimeout < 10*time.Second:
+		return &InputError{Field: "options.broadcastTimeout", Reason: fmt.Sprintf("%s is shorter than 10s", o.BroadcastTimeout)}
+	case o.BuildTimeout != 0 && o.BuildTimeout < 10*time.Second:
+		return &InputError{Field: "options.buildTimeout", Reason: fmt.Sprintf("%s is shorter than 10s", o.BuildTimeout)}
+	case o.SlotDuration > time.Minute:
+		return &InputError{Field: "options.slotDuration", Reason: fmt.Sprintf("%s is longer than a minute", o.SlotDuration)}
+	case o.MaxEpochWait != 0 && o.MaxEpochWait < time.Second:
+		return &InputError{Field: "options.maxEpochWait", Reason: fmt.Sprintf("%s is shorter than a second", o.MaxEpochWait)}
+	case o.MaxStallWait != 0 && o.MaxStallWait < time.Second:
+		return &InputError{Field: "options.maxStallWait", Reason: fmt.Sprintf("%s is shorter than a second", o.MaxStallWait)}
+	}
+	return nil
 }
 
 func (o Options) withDefaults() Options {
@@ -138,6 +181,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxEpochWait <= 0 {
 		o.MaxEpochWait = time.Hour
 	}
+	if o.MaxStallWait <= 0 {
+		o.MaxStallWait = 10 * time.Minute
+	}
 	return o
 }
 
@@ -148,7 +194,9 @@ type StakeInput struct {
 	// Lamports funds the new stake account, exactly.
 	Lamports uint64 `json:"lamports"`
 	// VoteAccount is the validator asked for; empty lets the service choose one the policy allows.
-	VoteAccount string  `json:"voteAccount,omitempty"`
+	VoteAccount string `json:"voteAccount,omitempty"`
+	// RequestedBy names who started the operation; that identity cannot approve it.
+	RequestedBy string  `json:"requestedBy,omitempty"`
 	Options     Options `json:"options,omitempty"`
 }
 
@@ -159,8 +207,10 @@ type UnstakeInput struct {
 	Staker       string `json:"staker"`
 	StakeAccount string `json:"stakeAccount"`
 	// Lamports, when set, must equal the stake account's balance; zero takes the balance.
-	Lamports uint64  `json:"lamports,omitempty"`
-	Options  Options `json:"options,omitempty"`
+	Lamports uint64 `json:"lamports,omitempty"`
+	// RequestedBy names who started the operation; that identity cannot approve it.
+	RequestedBy string  `json:"requestedBy,omitempty"`
+	Options     Options `json:"options,omitempty"`
 }
 
 // WithdrawInput starts a WithdrawWorkflow: withdraw an inactive (or deactivating) stake account's
@@ -179,7 +229,9 @@ type TxRecord struct {
 	Signature string               `json:"signature"`
 	Slot      uint64               `json:"slot"`
 	// Builds is how many transactions were built for this step (more than one when earlier ones expired).
-	Builds      int       `json:"builds"`
+	Builds int `json:"builds"`
+	// FeeLamports is the fee the transaction paid, as the chain reports it.
+	FeeLamports uint64    `json:"feeLamports"`
 	FinalizedAt time.Time `json:"finalizedAt"`
 }
 
@@ -192,6 +244,8 @@ type Result struct {
 	StakeAccount string               `json:"stakeAccount,omitempty"`
 	VoteAccount  string               `json:"voteAccount,omitempty"`
 	Transactions []TxRecord           `json:"transactions"`
+	// FeeLamports is the fees the operation's transactions paid, as the chain reports them.
+	FeeLamports uint64 `json:"feeLamports"`
 	// CancelRequested is true when a cancel arrived after the first broadcast: the workflow went on to
 	// follow what it had sent.
 	CancelRequested bool `json:"cancelRequested,omitempty"`
@@ -209,38 +263,81 @@ type Attempt struct {
 	ConfirmedAt     time.Time            `json:"confirmedAt,omitzero"`
 	Outcome         string               `json:"outcome,omitempty"`
 	Slot            uint64               `json:"slot,omitempty"`
-	Error           string               `json:"error,omitempty"`
+	// MaxFeeLamports is the most the transaction pays if it lands (base and priority fee), as
+	// verified before signing; FeeLamports is what it paid, from the chain.
+	MaxFeeLamports uint64 `json:"maxFeeLamports,omitempty"`
+	FeeLamports    uint64 `json:"feeLamports,omitempty"`
+	Error          string `json:"error,omitempty"`
 }
+
+// Approval decisions.
+const (
+	DecisionApproved = "approved"
+	DecisionRejected = "rejected"
+	DecisionTimedOut = "timed-out"
+)
 
 // Approval records the approval gate of an operation.
 type Approval struct {
-	Required  bool      `json:"required"`
-	Threshold uint64    `json:"threshold,omitempty"`
-	Decision  string    `json:"decision,omitempty"` // approved, rejected, timed-out
-	Approver  string    `json:"approver,omitempty"`
-	Reason    string    `json:"reason,omitempty"`
-	At        time.Time `json:"at,omitzero"`
+	Required bool `json:"required"`
+	// ApprovalsRequired is how many distinct approvers must approve (two at or above DualThreshold).
+	ApprovalsRequired int    `json:"approvalsRequired,omitempty"`
+	Threshold         uint64 `json:"threshold,omitempty"`
+	DualThreshold     uint64 `json:"dualThreshold,omitempty"`
+	// Decision is the gate's outcome: approved (enough approvals), rejected (any rejection) or
+	// timed-out; empty while it waits.
+	Decision string `json:"decision,omitempty"`
+	// Approver, Reason and At are those of the latest decision.
+	Approver string    `json:"approver,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	At       time.Time `json:"at,omitzero"`
+	// Decisions lists every approve and reject accepted, with who and when.
+	Decisions []ApprovalRecord `json:"decisions"`
+}
+
+// ApprovalRecord is one approve or reject decision.
+type ApprovalRecord struct {
+	Approver string    `json:"approver"`
+	Decision string    `json:"decision"`
+	Reason   string    `json:"reason,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// Stall records a step that cannot go on for now and is tried again on a backoff.
+type Stall struct {
+	// Step is the step that stalled.
+	Step string `json:"step"`
+	// Since is when it first stalled; Tries counts the tries that failed since.
+	Since time.Time `json:"since"`
+	Tries int       `json:"tries"`
+	// LastError is the last failure, in one line.
+	LastError string `json:"lastError"`
+	// NextTryAt is when the step is tried again.
+	NextTryAt time.Time `json:"nextTryAt"`
 }
 
 // Status is what the status query returns: where the operation stands.
 type Status struct {
-	OperationID     string               `json:"operationId"`
-	Operation       activities.Operation `json:"operation"`
-	Chain           string               `json:"chain"`
-	Network         string               `json:"network"`
-	Staker          string               `json:"staker"`
-	Lamports        uint64               `json:"lamports"`
-	VoteAccount     string               `json:"voteAccount,omitempty"`
-	StakeAccount    string               `json:"stakeAccount,omitempty"`
-	Step            string               `json:"step"`
-	StepSince       time.Time            `json:"stepSince"`
-	StartedAt       time.Time            `json:"startedAt"`
-	WaitingUntil    time.Time            `json:"waitingUntil,omitzero"`
-	Approval        Approval             `json:"approval"`
-	Attempts        []Attempt            `json:"attempts"`
-	Transactions    []TxRecord           `json:"transactions"`
-	CancelRequested bool                 `json:"cancelRequested,omitempty"`
-	Error           string               `json:"error,omitempty"`
+	OperationID  string               `json:"operationId"`
+	Operation    activities.Operation `json:"operation"`
+	Chain        string               `json:"chain"`
+	Network      string               `json:"network"`
+	Staker       string               `json:"staker"`
+	Lamports     uint64               `json:"lamports"`
+	VoteAccount  string               `json:"voteAccount,omitempty"`
+	StakeAccount string               `json:"stakeAccount,omitempty"`
+	RequestedBy  string               `json:"requestedBy,omitempty"`
+	Step         string               `json:"step"`
+	StepSince    time.Time            `json:"stepSince"`
+	StartedAt    time.Time            `json:"startedAt"`
+	WaitingUntil time.Time            `json:"waitingUntil,omitzero"`
+	Approval     Approval             `json:"approval"`
+	Attempts     []Attempt            `json:"attempts"`
+	Transactions []TxRecord           `json:"transactions"`
+	// Stall is set while a step is stalled and until it gets past what stalled it.
+	Stall           *Stall `json:"stall,omitempty"`
+	CancelRequested bool   `json:"cancelRequested,omitempty"`
+	Error           string `json:"error,omitempty"`
 }
 
 // InputError names a field of an operation's input that is not valid.
@@ -265,7 +362,10 @@ func (in StakeInput) Validate() error {
 	if in.Lamports > maxLamports {
 		return &InputError{Field: "lamports", Reason: fmt.Sprintf("%d is more than the largest amount accepted (%d)", in.Lamports, uint64(maxLamports))}
 	}
-	return validateAddress("voteAccount", in.VoteAccount, false)
+	if err := validateAddress("voteAccount", in.VoteAccount, false); err != nil {
+		return err
+	}
+	return in.Options.Validate()
 }
 
 // Validate checks an unstake or withdraw input; the error names the first field that is wrong.
@@ -285,7 +385,7 @@ func (in UnstakeInput) Validate() error {
 	if in.Lamports > maxLamports {
 		return &InputError{Field: "lamports", Reason: fmt.Sprintf("%d is more than the largest amount accepted (%d)", in.Lamports, uint64(maxLamports))}
 	}
-	return nil
+	return in.Options.Validate()
 }
 
 // maxLamports keeps amounts within the StakeflowAmount search attribute (int64).
@@ -331,28 +431,6 @@ func ValidateOperationID(id string) error {
 		}
 	}
 	return nil
-}
-
-// StartOptions are the options every operation is started with: the operation ID as workflow ID,
-// refused when that ID was ever used (also after the first run finished), the project's task
-// queue, a one-line summary for the Web UI and the search attributes known at start (see
-// StakeAttributes and UnstakeAttributes). StakeflowStep starts at validating unless attrs set it.
-// Attributes set at start cost no upsert: the workflows send only what changes later.
-func StartOptions(operationID, summary string, attrs ...temporal.SearchAttributeUpdate) client.StartWorkflowOptions {
-	sa := temporal.NewSearchAttributes(attrs...)
-	if !sa.ContainsKey(SAStep) {
-		sa = temporal.NewSearchAttributes(append(attrs, SAStep.ValueSet(StepValidating))...)
-	}
-	return client.StartWorkflowOptions{
-		ID:                       operationID,
-		TaskQueue:                TaskQueue,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		// Without this the client hands back the earlier run instead of refusing.
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		StaticSummary:                            summary,
-		TypedSearchAttributes:                    sa,
-	}
 }
 
 // StakeAttributes are the search attributes of a stake known at start.

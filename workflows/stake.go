@@ -18,7 +18,7 @@ func StakeWorkflow(ctx workflow.Context, in StakeInput) (Result, error) {
 		Operation: activities.OpStake, Chain: ChainSolana, Network: in.Network,
 		Staker: in.Staker, Lamports: in.Lamports, VoteAccount: in.VoteAccount,
 	}
-	o, err := newOperation(ctx, intent, in.Options)
+	o, err := newOperation(ctx, intent, in.Options, in.RequestedBy)
 	if err != nil {
 		return Result{}, err
 	}

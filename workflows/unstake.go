@@ -32,7 +32,7 @@ func runUnstake(ctx workflow.Context, in UnstakeInput, op activities.Operation) 
 		Operation: op, Chain: ChainSolana, Network: in.Network,
 		Staker: in.Staker, Lamports: in.Lamports, StakeAccount: in.StakeAccount,
 	}
-	o, err := newOperation(ctx, intent, in.Options)
+	o, err := newOperation(ctx, intent, in.Options, in.RequestedBy)
 	if err != nil {
 		return Result{}, err
 	}
@@ -51,7 +51,7 @@ func (o *operation) runUnstake(ctx workflow.Context, asked uint64) error {
 	if err := o.checkOwnership(st, asked); err != nil {
 		return err
 	}
-	o.setAmount(ctx, st.Lamports)
+	o.setAmount(st.Lamports)
 	o.status.VoteAccount = st.Voter
 
 	unstake := o.intent.Operation == activities.OpUnstake
@@ -80,7 +80,7 @@ func (o *operation) runUnstake(ctx workflow.Context, asked uint64) error {
 	if err != nil {
 		return err
 	}
-	o.setAmount(ctx, st.Lamports)
+	o.setAmount(st.Lamports)
 	withdraw := o.intent
 	withdraw.Operation = activities.OpWithdraw
 	_, err = o.transact(ctx, withdraw)

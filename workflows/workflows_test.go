@@ -80,6 +80,14 @@ type chain struct {
 	builds     int
 	broadcasts []activities.BroadcastInput
 	signs      []activities.SignInput
+	fresh      []activities.FreshInput
+}
+
+func (c *chain) checkFresh(_ context.Context, in activities.FreshInput) (activities.FreshResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fresh = append(c.fresh, in)
+	return activities.FreshResult{}, nil
 }
 
 func (c *chain) build(_ context.Context, _ activities.Intent) (activities.BuildResult, error) {
@@ -122,14 +130,16 @@ func (s *WorkflowSuite) mockThroughSign(c *chain) {
 	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
 	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
 }
 
 func (s *WorkflowSuite) mockHappyChain(c *chain) {
 	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).
-		Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42}, nil)
+		Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42, Fee: 5000}, nil)
 }
 
 func (s *WorkflowSuite) result() Result {
@@ -165,7 +175,10 @@ func (s *WorkflowSuite) TestStakeHappyPath() {
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
 	r := s.result()
-	s.Equal([]TxRecord{{Kind: activities.OpStake, Signature: "sig-1", Slot: 42, Builds: 1, FinalizedAt: r.Transactions[0].FinalizedAt}}, r.Transactions)
+	s.Equal([]TxRecord{{Kind: activities.OpStake, Signature: "sig-1", Slot: 42, Builds: 1, FeeLamports: 5000, FinalizedAt: r.Transactions[0].FinalizedAt}}, r.Transactions)
+	s.Equal(uint64(5000), r.FeeLamports, "the fee the chain reports is the operation's fee")
+	s.Equal([]activities.FreshInput{{Network: "testnet", Signature: "sig-1", NewStakeAccount: stakeAcc}}, c.fresh,
+		"the chain is asked whether the signed transaction and its stake account are new before the broadcast")
 	s.Equal(stakeAcc, r.StakeAccount)
 	s.Equal(vote, r.VoteAccount)
 	s.Equal(1, c.builds)
@@ -183,7 +196,7 @@ func (s *WorkflowSuite) TestStakeHappyPath() {
 	s.Equal(stakeAcc, s.sa[SAStakeAccount.GetName()])
 	s.Equal(staker, s.sa[SAStaker.GetName()])
 	s.Equal("stake", s.sa[SAOperation.GetName()])
-	// Started without its attributes (not through StartOptions): the first workflow task sends
+	// Started without its attributes (not through the starter): the first workflow task sends
 	// them; after that only the resting points (confirming, the end) upsert.
 	s.Equal([][]string{
 		{SAAmount.GetName(), SAChain.GetName(), SANetwork.GetName(), SAOperation.GetName(), SAStaker.GetName(), SAStep.GetName()},
@@ -194,7 +207,7 @@ func (s *WorkflowSuite) TestStakeHappyPath() {
 
 // TestStakeStartedWithAttributesUpsertsOnlyWhereItRests holds the cost the workflow adds to the
 // Temporal server: each upsert is a history event and a visibility write. Started through
-// StartOptions, a stake upserts twice: when it starts confirming (step, signature, stake account)
+// the starter, a stake upserts twice: when it starts confirming (step, signature, stake account)
 // and when it ends.
 func (s *WorkflowSuite) TestStakeStartedWithAttributesUpsertsOnlyWhereItRests() {
 	c := &chain{}
@@ -202,7 +215,8 @@ func (s *WorkflowSuite) TestStakeStartedWithAttributesUpsertsOnlyWhereItRests() 
 	s.mockValidator()
 	s.mockHappyChain(c)
 	in := stakeInput()
-	s.Require().NoError(s.env.SetTypedSearchAttributesOnStart(StartOptions("op", StakeSummary(in), StakeAttributes(in)...).TypedSearchAttributes))
+	// As the starter starts it: the attributes known at start, StakeflowStep at validating.
+	s.Require().NoError(s.env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(append(StakeAttributes(in), SAStep.ValueSet(StepValidating))...)))
 	s.env.ExecuteWorkflow(StakeWorkflow, in)
 
 	s.result()
@@ -221,6 +235,7 @@ func (s *WorkflowSuite) TestStakeServiceChosenValidatorIsCheckedAndPinned() {
 		Return(activities.ValidatorCheckResult{Status: "active"}, nil).Once()
 	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil)
 	in := stakeInput()
@@ -343,6 +358,7 @@ func (s *WorkflowSuite) TestRateLimitedBuildWaitsForRetryAfter() {
 		return c.build(ctx, in)
 	})
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
@@ -627,6 +643,214 @@ func (s *WorkflowSuite) TestCancelDuringDeactivationWaitSendsNoWithdraw() {
 	s.True(temporal.IsCanceledError(s.env.GetWorkflowError()), "got %v", s.env.GetWorkflowError())
 	s.Require().Len(c.signs, 1, "only the deactivation was signed")
 	s.Equal(activities.OpUnstake, c.signs[0].Intent.Operation)
+}
+
+func (s *WorkflowSuite) TestTransactionNotNewIsRefusedBeforeBroadcast() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(activities.FreshResult{},
+		temporal.NewNonRetryableApplicationError("signature sig-1 already on chain at slot 9", activities.ErrStaleTransaction, nil)).Once()
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast).Maybe()
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	s.Equal(activities.ErrStaleTransaction, s.workflowErrorType())
+	s.Empty(c.broadcasts, "a transaction the chain already knows is never broadcast")
+	s.Equal(1, c.builds, "no rebuild: the service served a transaction that is not new")
+	st := s.status()
+	s.Equal(StepFailed, st.Step)
+	s.Require().Len(st.Attempts, 1)
+	s.Equal("not-sent", st.Attempts[0].Outcome)
+	s.Empty(st.Transactions)
+}
+
+func (s *WorkflowSuite) TestRefusalAfterAnEarlierSendIsConfirmedNotFailed() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.mockThroughSign(c)
+	// The first send landed but its answer was lost; the re-send of the same bytes was refused.
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(activities.BroadcastResult{},
+		temporal.NewNonRetryableApplicationError("refused after an earlier send", activities.ErrBroadcastUncertain, nil)).Once()
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 8, Fee: 5000}, nil).Once()
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	r := s.result()
+	s.Equal("sig-1", r.Transactions[0].Signature)
+	s.Equal(1, c.builds)
+	s.Equal(StepDone, s.status().Step)
+}
+
+// TestConfirmRefusedByRPCStallsVisiblyThenCompletes: an RPC that refuses the worker for good does
+// not fail a sent transaction; the step shows as stalled (status, search attribute, details) and is
+// tried again until it gets through.
+func (s *WorkflowSuite) TestConfirmRefusedByRPCStallsVisiblyThenCompletes() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.mockValidator()
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{},
+		temporal.NewNonRetryableApplicationError("solana rpc getSignatureStatuses: 403 Forbidden", activities.ErrChainRejected, nil)).Times(3)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 9}, nil).Once()
+	var during Status
+	s.env.RegisterDelayedCallback(func() { during = s.status() }, 45*time.Second)
+	start := s.env.Now()
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	r := s.result()
+	s.Equal("sig-1", r.Transactions[0].Signature)
+	s.Equal(StepStalled, during.Step)
+	s.Require().NotNil(during.Stall)
+	s.Equal(StepConfirming, during.Stall.Step)
+	s.Contains(during.Stall.LastError, "403 Forbidden")
+	s.Contains(s.steps, StepStalled, "a stalled step is searchable")
+	// 30 s, 60 s, 120 s between tries.
+	s.GreaterOrEqual(s.env.Now().Sub(start), 210*time.Second)
+	s.Nil(s.status().Stall, "the stall is cleared once the step gets through")
+	s.Equal(1, c.builds, "a stalled confirmation never rebuilds")
+}
+
+// TestHalfDoneUnstakeStallsWhileServiceRefusesThenWithdraws: once the deactivation landed, a
+// service that keeps refusing the worker's token does not fail the operation half done.
+func (s *WorkflowSuite) TestHalfDoneUnstakeStallsWhileServiceRefusesThenWithdraws() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeActive, 0))
+	start := s.env.Now()
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.Intent) (activities.BuildResult, error) {
+		if in.Operation == activities.OpWithdraw && s.env.Now().Sub(start) < 2*time.Hour {
+			return activities.BuildResult{}, temporal.NewApplicationError("401 WrongTokenException", activities.ErrServiceUnauthorized)
+		}
+		return c.build(ctx, in)
+	})
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
+	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil)
+	var during Status
+	s.env.RegisterDelayedCallback(func() { during = s.status() }, 90*time.Minute)
+	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
+
+	r := s.result()
+	s.Require().Len(r.Transactions, 2)
+	s.Equal(activities.OpWithdraw, r.Transactions[1].Kind)
+	s.Equal(StepStalled, during.Step)
+	s.Require().NotNil(during.Stall)
+	s.Equal(StepBuilding, during.Stall.Step)
+	s.Contains(during.Stall.LastError, "WrongTokenException")
+}
+
+// TestServiceRefusingTokenBeforeAnythingLandedFails: with nothing sent, a build that never gets
+// through fails the operation cleanly after BuildTimeout.
+func (s *WorkflowSuite) TestServiceRefusingTokenBeforeAnythingLandedFails() {
+	s.mockPolicy(false)
+	s.mockValidator()
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(activities.BuildResult{},
+		temporal.NewApplicationError("401 WrongTokenException", activities.ErrServiceUnauthorized))
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+	s.Require().True(s.env.IsWorkflowCompleted())
+	s.Require().Error(s.env.GetWorkflowError())
+	s.Contains(s.env.GetWorkflowError().Error(), "WrongTokenException")
+	s.Equal(StepFailed, s.status().Step)
+}
+
+// approve sends an approve update; the returned error is set, once the workflow has run, when the
+// update was refused.
+func (s *WorkflowSuite) approve(id, approver string) *error {
+	var rejected error
+	s.env.UpdateWorkflow(UpdateApprove, id, &testsuite.TestUpdateCallback{
+		OnReject: func(err error) { rejected = err },
+	}, ApprovalInput{Approver: approver})
+	return &rejected
+}
+
+func (s *WorkflowSuite) TestRequesterCannotApproveOwnOperation() {
+	c := &chain{}
+	s.mockPolicy(true)
+	s.mockValidator()
+	s.mockHappyChain(c)
+	var self, other *error
+	s.env.RegisterDelayedCallback(func() { self = s.approve("u1", "Alice ") }, time.Minute)
+	s.env.RegisterDelayedCallback(func() {
+		s.Equal(StepAwaitingApproval, s.status().Step, "the requester's approval does not open the gate")
+		other = s.approve("u2", "bob")
+	}, time.Hour)
+	in := stakeInput()
+	in.RequestedBy = "alice"
+	s.env.ExecuteWorkflow(StakeWorkflow, in)
+
+	s.result()
+	s.Require().Error(*self)
+	s.Contains((*self).Error(), "started this operation")
+	s.Require().NoError(*other)
+	st := s.status()
+	s.Equal("alice", st.RequestedBy)
+	s.Require().Len(st.Approval.Decisions, 1)
+	s.Equal("bob", st.Approval.Decisions[0].Approver)
+}
+
+func (s *WorkflowSuite) TestTwoDistinctApproversAboveDualThreshold() {
+	c := &chain{}
+	s.env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).
+		Return(activities.PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 2, ApprovalThreshold: 1, DualApprovalThreshold: 2}, nil)
+	s.mockValidator()
+	s.mockHappyChain(c)
+	var first, twice, second *error
+	buildsAfterFirst := -1
+	s.env.RegisterDelayedCallback(func() { first = s.approve("u1", "bob") }, time.Hour)
+	s.env.RegisterDelayedCallback(func() {
+		twice = s.approve("u2", "BOB")
+	}, 2*time.Hour)
+	s.env.RegisterDelayedCallback(func() {
+		buildsAfterFirst = c.builds
+		s.Equal(StepAwaitingApproval, s.status().Step, "one approval of two does not open the gate")
+		second = s.approve("u3", "carol")
+	}, 3*time.Hour)
+	start := s.env.Now()
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	s.result()
+	s.Require().NoError(*first)
+	s.Require().Error(*twice)
+	s.Contains((*twice).Error(), "already approved")
+	s.Require().NoError(*second)
+	s.Equal(0, buildsAfterFirst, "nothing is built on one approval of two")
+	st := s.status()
+	s.Equal(DecisionApproved, st.Approval.Decision)
+	s.Equal(2, st.Approval.ApprovalsRequired)
+	s.Require().Len(st.Approval.Decisions, 2)
+	s.Equal([]string{"bob", "carol"}, []string{st.Approval.Decisions[0].Approver, st.Approval.Decisions[1].Approver})
+	s.True(st.Approval.Decisions[0].At.Equal(start.Add(time.Hour)), "first approval at %s", st.Approval.Decisions[0].At)
+	s.True(st.Approval.Decisions[1].At.Equal(start.Add(3*time.Hour)), "second approval at %s", st.Approval.Decisions[1].At)
+}
+
+func (s *WorkflowSuite) TestOptionsOutOfBoundsRefusedBeforeAnyActivity() {
+	for name, opts := range map[string]Options{
+		"options.maxBuilds":           {MaxBuilds: MaxMaxBuilds + 1},
+		"options.confirmPollInterval": {ConfirmPollInterval: ConfirmHeartbeatTimeout},
+		"options.buildTimeout":        {BuildTimeout: -time.Second},
+		"options.broadcastTimeout":    {BroadcastTimeout: time.Second},
+		"options.slotDuration":        {SlotDuration: 2 * time.Minute},
+	} {
+		s.Run(name, func() {
+			env := s.NewTestWorkflowEnvironment()
+			env.RegisterActivity(a)
+			in := stakeInput()
+			in.Options = opts
+			env.ExecuteWorkflow(StakeWorkflow, in)
+			err := env.GetWorkflowError()
+			var appErr *temporal.ApplicationError
+			s.Require().True(errors.As(err, &appErr), "got %v", err)
+			s.Equal(activities.ErrInvalidInput, appErr.Type())
+			s.Contains(err.Error(), name)
+		})
+	}
+	s.NoError(Options{}.Validate(), "the defaults are valid")
+	s.NoError(Options{MaxBuilds: MaxMaxBuilds, ConfirmPollInterval: ConfirmHeartbeatTimeout / 3}.Validate(), "the bounds are valid")
 }
 
 func TestFormatSOL(t *testing.T) {

@@ -15,15 +15,22 @@ import (
 )
 
 func main() {
+	os.Exit(run())
+}
+
+// run runs one starter command and returns the process's exit code: 0 on success, 2 for a command
+// line that cannot be run, 1 for any other failure.
+func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	err := starter.Run(ctx, os.Args[1:], os.Stdout, nil)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starter:", err)
-		var usage *starter.UsageError
-		if errors.As(err, &usage) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+	if err == nil {
+		return 0
 	}
+	fmt.Fprintln(os.Stderr, "starter:", err)
+	var usage *starter.UsageError
+	if errors.As(err, &usage) {
+		return 2
+	}
+	return 1
 }

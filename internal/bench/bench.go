@@ -24,6 +24,7 @@ import (
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/stack"
+	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -582,7 +583,7 @@ func (e *env) stakeInput(i int) workflows.StakeInput {
 func (e *env) stakeOp(ctx context.Context, i int) error {
 	in := e.stakeInput(i)
 	id := e.idFor("stake", i)
-	opts := workflows.StartOptions(id, workflows.StakeSummary(in), workflows.StakeAttributes(in)...)
+	opts := starter.StartOptions(id, workflows.StakeSummary(in), workflows.StakeAttributes(in)...)
 	opts.EnableEagerStart = e.cfg.EagerStart
 	run, err := e.c.ExecuteWorkflow(ctx, opts, workflows.StakeWorkflow, in)
 	if err != nil {
@@ -599,7 +600,7 @@ func (e *env) ceilingOp(name string) func(ctx context.Context, i int) error {
 		if name == CeilingWorkflowName {
 			// Started as a stake is: with its summary and search attributes.
 			stake := e.stakeInput(i)
-			opts = workflows.StartOptions(opts.ID, workflows.StakeSummary(stake), workflows.StakeAttributes(stake)...)
+			opts = starter.StartOptions(opts.ID, workflows.StakeSummary(stake), workflows.StakeAttributes(stake)...)
 		}
 		opts.EnableEagerStart = e.cfg.EagerStart
 		run, err := e.c.ExecuteWorkflow(ctx, opts, name, in)

@@ -16,19 +16,18 @@ import (
 // in the benchmark's own worker.
 const (
 	// CeilingWorkflowName is StakeWorkflow with activities that do nothing: its shape (CheckPolicy
-	// and Sign local; CheckValidator, Build, Broadcast and Confirm normal activities) and what it
-	// writes for the Web UI: current details at each step, search attributes upserted where the
-	// operation rests (confirming, the end), and the workflow.GetVersion marker (whose
-	// TemporalChangeVersion upsert is one more). It is started as a stake is, with the stake's
-	// search attributes.
+	// and Sign local; CheckValidator, Build, CheckFresh, Broadcast and Confirm normal activities)
+	// and what it writes for the Web UI: current details at each step and search attributes
+	// upserted where the operation rests (confirming, the end). It is started as a stake is, with
+	// the stake's search attributes.
 	CeilingWorkflowName = "BenchCeilingWorkflow"
-	// CeilingPlainWorkflowName is the same shape without search attributes, current details or
-	// version marker: what those cost the server.
+	// CeilingPlainWorkflowName is the same shape without search attributes or current details:
+	// what those cost the server.
 	CeilingPlainWorkflowName = "BenchCeilingPlainWorkflow"
 	// CeilingLocalWorkflowName is the plain ceiling with Build and Broadcast local too, so that
 	// only CheckValidator and Confirm are normal activities.
 	CeilingLocalWorkflowName = "BenchCeilingLocalWorkflow"
-	// CeilingNaiveWorkflowName is the plain ceiling with all six activities normal, none local.
+	// CeilingNaiveWorkflowName is the plain ceiling with all seven activities normal, none local.
 	CeilingNaiveWorkflowName = "BenchCeilingNaiveWorkflow"
 	// noopPrefix prefixes the no-op activities' names.
 	noopPrefix = "BenchNoop"
@@ -43,7 +42,7 @@ var signatureLike = strings.Repeat("5", 88)
 type Shape struct {
 	// LocalBuildBroadcast runs Build and Broadcast as local activities.
 	LocalBuildBroadcast bool
-	// Plain leaves out the search-attribute upserts, current details and version marker.
+	// Plain leaves out the search-attribute upserts and current details.
 	Plain bool
 	// Naive runs every activity as a normal activity (CheckPolicy and Sign too).
 	Naive bool
@@ -85,6 +84,11 @@ func (*NoopActivities) Sign(context.Context, CeilingInput) (NoopResult, error) {
 	return NoopResult{}, nil
 }
 
+// CheckFresh does nothing.
+func (*NoopActivities) CheckFresh(context.Context, CeilingInput) (NoopResult, error) {
+	return NoopResult{}, nil
+}
+
 // Broadcast does nothing.
 func (*NoopActivities) Broadcast(context.Context, CeilingInput) (NoopResult, error) {
 	return NoopResult{}, nil
@@ -110,8 +114,7 @@ func CeilingWorkflow(ctx workflow.Context, in CeilingInput) error {
 	return runCeiling(ctx, in, Shape{})
 }
 
-// CeilingPlainWorkflow runs the sequence without search attributes, current details or version
-// marker.
+// CeilingPlainWorkflow runs the sequence without search attributes or current details.
 func CeilingPlainWorkflow(ctx workflow.Context, in CeilingInput) error {
 	return runCeiling(ctx, in, Shape{Plain: true})
 }
@@ -151,9 +154,6 @@ func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
 			pending = nil
 		}
 	}
-	if !shape.Plain {
-		workflow.GetVersion(ctx, "bench-ceiling", workflow.DefaultVersion, 1)
-	}
 	local := func(name string) error {
 		var out NoopResult
 		lctx := workflow.WithLocalActivityOptions(ctx, localOpts[name])
@@ -191,6 +191,7 @@ func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
 		{"CheckValidator", workflows.StepCheckingValidator, normal},
 		{"Build", workflows.StepBuilding, buildOrBroadcast},
 		{"Sign", workflows.StepSigning, policyOrSign},
+		{"CheckFresh", workflows.StepSigning, normal},
 		{"Broadcast", workflows.StepBroadcasting, buildOrBroadcast},
 		{"Confirm", workflows.StepConfirming, normal},
 	}

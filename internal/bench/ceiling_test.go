@@ -22,7 +22,7 @@ type ceilingSuite struct {
 
 func TestCeiling(t *testing.T) { suite.Run(t, new(ceilingSuite)) }
 
-// TestShapes checks that each ceiling runs StakeWorkflow's six activities in order, with the
+// TestShapes checks that each ceiling runs StakeWorkflow's seven activities in order, with the
 // local/normal split of its shape, and that only the ceiling proper upserts search attributes, as
 // often as StakeWorkflow started through StartOptions does (confirming, done).
 func (s *ceilingSuite) TestShapes() {
@@ -50,7 +50,7 @@ func (s *ceilingSuite) TestShapes() {
 		env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
 			local[strings.TrimPrefix(info.ActivityType.Name, noopPrefix)] = true
 		})
-		for _, name := range []string{"CheckPolicy", "CheckValidator", "Build", "Sign", "Broadcast", "Confirm"} {
+		for _, name := range []string{"CheckPolicy", "CheckValidator", "Build", "Sign", "CheckFresh", "Broadcast", "Confirm"} {
 			name := name
 			env.OnActivity(noopPrefix+name, mock.Anything, mock.Anything).Run(func(mock.Arguments) {
 				order = append(order, name)
@@ -59,7 +59,7 @@ func (s *ceilingSuite) TestShapes() {
 		env.ExecuteWorkflow(tc.wf, CeilingInput{Staker: "s", VoteAccount: "v", Lamports: 1})
 		s.True(env.IsWorkflowCompleted())
 		s.NoError(env.GetWorkflowError())
-		s.Equal([]string{"CheckPolicy", "CheckValidator", "Build", "Sign", "Broadcast", "Confirm"}, order)
+		s.Equal([]string{"CheckPolicy", "CheckValidator", "Build", "Sign", "CheckFresh", "Broadcast", "Confirm"}, order)
 		s.Equal(tc.local, local, "local activities")
 		s.Equal(tc.upserts, upserts, "search-attribute upserts")
 		if !tc.local["Build"] {

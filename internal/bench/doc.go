@@ -6,7 +6,7 @@
 //     signer and sandbox;
 //   - ceiling: StakeWorkflow with activities that do nothing: its shape (CheckPolicy and Sign
 //     local, CheckValidator, Build, Broadcast and Confirm normal activities) and what it writes
-//     for the Web UI (search attributes, version marker, current details); beside it the plain
+//     for the Web UI (search attributes, current details); beside it the plain
 //     ceiling (the same shape writing none of that), and the plain one with Build and Broadcast
 //     local and with every activity normal, registered under bench-only names in the
 //     benchmark's worker;

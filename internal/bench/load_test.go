@@ -162,7 +162,7 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 		"| file | 50 | ceiling | 30.0 | 100 ms |",
 		"| file | 50 | ceiling, plain | 35.0 | 80 ms |",
 		"| file | 50 | ceiling, plain, Build + Broadcast local | 52.5 |",
-		"| file | 50 | ceiling, plain, naive (all six normal) | 25.0 |",
+		"| file | 50 | ceiling, plain, naive (all seven normal) | 25.0 |",
 		"| file | 50 | bare client | 200.0 | 60 ms |",
 		"| 2 |",
 		// orch/ceiling, CPU ceiling/orch, p50 orch/ceiling, p50 (orch-bare)/ceiling, orch/plain,

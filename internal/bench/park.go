@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.uber.org/zap"
 
+	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -100,7 +101,7 @@ func (e *env) park(ctx context.Context, rep *Report, n int) (*ParkReport, error)
 	s = RunLoad(ctx, n, e.cfg.ParkConcurrency, func(ctx context.Context, i int) error {
 		in := workflows.UnstakeInput{Network: "testnet", Staker: accounts[i].staker, StakeAccount: accounts[i].account,
 			Options: workflows.Options{ConfirmPollInterval: e.cfg.ConfirmPoll}}
-		_, err := e.c.ExecuteWorkflow(ctx, workflows.StartOptions(e.idFor("unstake", i), workflows.UnstakeSummary(in),
+		_, err := e.c.ExecuteWorkflow(ctx, starter.StartOptions(e.idFor("unstake", i), workflows.UnstakeSummary(in),
 			workflows.UnstakeAttributes("unstake", in)...), workflows.UnstakeWorkflow, in)
 		return err
 	})

@@ -94,7 +94,7 @@ type RunReport struct {
 	// Orchestrated ran StakeWorkflow; Bare the same work without Temporal.
 	Orchestrated Stats `json:"orchestrated"`
 	// Ceiling is StakeWorkflow with no-op activities: its shape and what it writes for the Web UI
-	// (search attributes, version marker, current details). CeilingPlain is the same shape
+	// (search attributes, current details). CeilingPlain is the same shape
 	// without those; CeilingLocal the plain one with Build and Broadcast as local activities;
 	// CeilingNaive the plain one with every activity normal.
 	Ceiling      Stats `json:"ceiling"`
@@ -243,7 +243,7 @@ func (r *Report) Markdown() string {
 			m.Mode, m.LoadBefore, m.LoadAfter, mib(m.ServerRSS))
 	}
 	b.WriteString("\nThe ceiling is StakeWorkflow with activities that do nothing: its shape and what it writes for the Web UI. " +
-		"The plain ceiling leaves out its search attributes, version marker and current details; the local and naive shapes are plain.\n\n" +
+		"The plain ceiling leaves out its search attributes and current details; the local and naive shapes are plain.\n\n" +
 		"| server | C | throughput orch/ceiling | CPU per op ceiling/orch | p50 orch/ceiling | p50 (orch - bare)/ceiling | throughput orch/plain | p50 orch/plain | throughput orch/bare | p50 orch/bare | local/today (plain) | today/naive (plain) |\n" +
 		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range r.Modes {
@@ -367,7 +367,7 @@ func (r RunReport) rows() []sideRow {
 		{"orchestrated", r.Orchestrated}, {"ceiling", r.Ceiling},
 		{"ceiling, plain", r.CeilingPlain},
 		{"ceiling, plain, Build + Broadcast local", r.CeilingLocal},
-		{"ceiling, plain, naive (all six normal)", r.CeilingNaive}, {"bare client", r.Bare},
+		{"ceiling, plain, naive (all seven normal)", r.CeilingNaive}, {"bare client", r.Bare},
 	}
 }
 

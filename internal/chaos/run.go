@@ -24,6 +24,7 @@ import (
 
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/sandbox"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -272,6 +273,8 @@ func (r *runner) setUp(ctx context.Context) error {
 			"--temporal-address", r.temporal.address(), "--namespace", "default", "--task-queue", workflows.TaskQueue,
 			"--service-url", r.sb.URL(), "--service-token-file", tokenFile,
 			"--solana-keys", keyDir, "--solana-rpc", "testnet=" + rt.URL() + ",mainnet-beta=" + rt.URL(),
+			// The local runtime serves both networks: the worker expects its genesis, not the public ones.
+			"--solana-genesis", "testnet=" + rt.GenesisHash().String() + ",mainnet-beta=" + rt.GenesisHash().String(),
 			"--solana-slot-duration", slotDuration.String(), "--epoch-recheck", epochRecheck.String(),
 			"--allowed-vote-accounts", strings.Join(votes, ","),
 			"--health-addr", "127.0.0.1:" + strconv.Itoa(hport),
@@ -439,7 +442,7 @@ func (r *runner) start(ctx context.Context, id, summary string, wf, in any) bool
 	for {
 		// Starts wait while a warp waits for a quiet moment.
 		r.startGate.RLock()
-		_, err := r.client.ExecuteWorkflow(ctx, workflows.StartOptions(id, summary), wf, in)
+		_, err := r.client.ExecuteWorkflow(ctx, starter.StartOptions(id, summary), wf, in)
 		r.startGate.RUnlock()
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
 		if err == nil || errors.As(err, &already) {

@@ -95,7 +95,8 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 	fs.StringVar(&in.Staker, "staker", "", "staker address")
 	fs.StringVar(&lamports, "lamports", "", "amount of each stake in lamports")
 	fs.StringVar(&sol, "sol", "", "amount of each stake in SOL")
-	fs.StringVar(&in.VoteAccount, "vote-account", "", "validator vote account (default: chosen by the service within policy)")
+	fs.StringVar(&in.VoteAccount, "vote-account", "", "validator vote account (default: chosen by the service within the worker's --allowed-vote-accounts)")
+	fs.StringVar(&in.RequestedBy, "requested-by", "", "who requests each run (cannot approve it; default the OS user)")
 	fs.StringVar(&cron, "cron", "", `cron expression, e.g. "0 9 * * MON" (UTC)`)
 	fs.DurationVar(&every, "every", 0, "interval between runs, e.g. 24h")
 	fs.DurationVar(&offset, "offset", 0, "offset of the interval, e.g. 9h for every day at 09:00 UTC")
@@ -132,6 +133,10 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 			return fail("give the amount with --lamports or --sol")
 		}
 		in.Lamports = n
+		if in.RequestedBy == "" {
+			// Each run is requested by whoever created the schedule: they cannot approve it.
+			in.RequestedBy = currentUser()
+		}
 		if err := in.Validate(); err != nil {
 			return fail(err.Error())
 		}
@@ -146,7 +151,7 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 			return err
 		}
 		defer c.Close()
-		start := workflows.StartOptions(*id, workflows.StakeSummary(in), workflows.StakeAttributes(in)...)
+		start := StartOptions(*id, workflows.StakeSummary(in), workflows.StakeAttributes(in)...)
 		_, err = c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 			ID:   *id,
 			Spec: spec,

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/user"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +31,7 @@ Operations:
   stake     --network N --staker ADDR (--lamports N | --sol X) [--vote-account ADDR] [--id ID] [--wait]
   unstake   --network N --staker ADDR --stake-account ADDR [--lamports N] [--id ID] [--wait]
   withdraw  --network N --staker ADDR --stake-account ADDR [--lamports N] [--id ID] [--wait]
+            (each also takes --requested-by NAME, default the OS user: that name cannot approve it)
   approve   --id ID --approver NAME [--reason TEXT]
   reject    --id ID --approver NAME [--reason TEXT]
   cancel    --id ID
@@ -134,6 +137,14 @@ func (r *runner) print(human string, v any) error {
 	return err
 }
 
+// currentUser is the operating-system user running the starter, the default of --requested-by.
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
 func newOperationID(op string) string {
 	return fmt.Sprintf("%s-%s", op, randomSuffix())
 }
@@ -147,7 +158,7 @@ type started struct {
 
 // start starts an operation's workflow; a reused operation ID is refused with ErrAlreadyStarted.
 func (r *runner) start(ctx context.Context, c client.Client, id, summary string, wf any, in any, attrs ...temporal.SearchAttributeUpdate) (client.WorkflowRun, error) {
-	run, err := c.ExecuteWorkflow(ctx, workflows.StartOptions(id, summary, attrs...), wf, in)
+	run, err := c.ExecuteWorkflow(ctx, StartOptions(id, summary, attrs...), wf, in)
 	if err != nil {
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &already) {
@@ -166,7 +177,8 @@ func (r *runner) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
 	fs.StringVar(&in.Staker, "staker", "", "staker address (fee payer and stake/withdraw authority)")
 	fs.StringVar(&lamports, "lamports", "", "amount in lamports")
 	fs.StringVar(&sol, "sol", "", "amount in SOL (at most 9 decimals)")
-	fs.StringVar(&in.VoteAccount, "vote-account", "", "validator vote account (default: chosen by the service within policy)")
+	fs.StringVar(&in.VoteAccount, "vote-account", "", "validator vote account (default: chosen by the service within the worker's --allowed-vote-accounts)")
+	fs.StringVar(&in.RequestedBy, "requested-by", currentUser(), "who starts the operation (cannot approve it)")
 	fs.StringVar(&id, "id", "", "operation ID (default: generated and printed)")
 	fs.BoolVar(&wait, "wait", false, "follow the operation until it ends, printing each step")
 	return func(ctx context.Context) error {
@@ -209,6 +221,7 @@ func (r *runner) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) e
 	fs.StringVar(&in.Staker, "staker", "", "staker address (stake and withdraw authority)")
 	fs.StringVar(&in.StakeAccount, "stake-account", "", "stake account address")
 	fs.StringVar(&lamports, "lamports", "", "expected stake account balance in lamports (default: read from chain)")
+	fs.StringVar(&in.RequestedBy, "requested-by", currentUser(), "who starts the operation (cannot approve it)")
 	fs.StringVar(&id, "id", "", "operation ID (default: generated and printed)")
 	fs.BoolVar(&wait, "wait", false, "follow the operation until it ends, printing each step")
 	return func(ctx context.Context) error {
@@ -290,6 +303,9 @@ func (r *runner) follow(ctx context.Context, c client.Client, run client.Workflo
 
 func (r *runner) printStep(st *workflows.Status, last *string) {
 	line := st.Step
+	if st.Stall != nil {
+		line += fmt.Sprintf(" (%s, try %d: %s)", st.Stall.Step, st.Stall.Tries, st.Stall.LastError)
+	}
 	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].Signature != "" {
 		at := st.Attempts[n-1]
 		line += fmt.Sprintf(" (%s tx %s)", at.Kind, at.Signature)
@@ -310,7 +326,7 @@ func formatResult(res workflows.Result) string {
 		fmt.Fprintf(&b, "\n  vote account:  %s", res.VoteAccount)
 	}
 	for _, t := range res.Transactions {
-		fmt.Fprintf(&b, "\n  %-8s tx %s (slot %d, builds %d)", t.Kind, t.Signature, t.Slot, t.Builds)
+		fmt.Fprintf(&b, "\n  %-8s tx %s (slot %d, builds %d, fee %d lamports)", t.Kind, t.Signature, t.Slot, t.Builds, t.FeeLamports)
 	}
 	if res.CancelRequested {
 		b.WriteString("\n  a cancel arrived after broadcast: the transaction was followed to its end")
@@ -362,8 +378,24 @@ func (r *runner) decideCmd(fs *flag.FlagSet, cmd string) func(context.Context) e
 		if err := h.Get(ctx, &st); err != nil {
 			return fmt.Errorf("%s %s: %w", cmd, id, err)
 		}
-		return r.print(fmt.Sprintf("%s: %s by %s", id, st.Approval.Decision, st.Approval.Approver), st)
+		return r.print(decisionLine(id, cmd, in.Approver, &st), st)
 	}
+}
+
+// decisionLine says what an accepted approve or reject did: decided the gate, or counted as one
+// approval of the several required.
+func decisionLine(id, cmd, approver string, st *workflows.Status) string {
+	ap := st.Approval
+	if ap.Decision != "" {
+		return fmt.Sprintf("%s: %s (latest decision by %s)", id, ap.Decision, ap.Approver)
+	}
+	n := 0
+	for _, d := range ap.Decisions {
+		if d.Decision == workflows.DecisionApproved {
+			n++
+		}
+	}
+	return fmt.Sprintf("%s: %sd by %s; %d of %d approvals, waiting for another approver", id, cmd, approver, n, max(ap.ApprovalsRequired, 1))
 }
 
 func (r *runner) cancelCmd(fs *flag.FlagSet) func(context.Context) error {

@@ -1,0 +1,96 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// visibility batches an operation's search-attribute changes. Each upsert is a history event and a
+// visibility write, the largest cost an operation adds to the Temporal server, so changes are
+// queued and sent as one upsert only where an operation can rest (awaiting approval, confirming a
+// sent transaction, waiting for deactivation, stalled), when it leaves one, and at its end:
+// StakeflowStep never names a resting step the operation has left. Steps in between (checking the
+// validator, building, signing, broadcasting) take milliseconds when the service answers; when it
+// does not, the Web UI shows the pending activity with its last failure, and the status query and
+// current details always carry the exact step.
+type visibility struct {
+	logger  log.Logger
+	pending []pendingAttribute
+	// shown is the StakeflowStep value last sent (or set at start).
+	shown string
+}
+
+// pendingAttribute is a search-attribute update waiting for the next flush.
+type pendingAttribute struct {
+	name   string
+	update temporal.SearchAttributeUpdate
+}
+
+// restingSteps are the steps where an operation can stay for long.
+var restingSteps = []string{StepAwaitingApproval, StepConfirming, StepWaitingDeactivation, StepStalled}
+
+func isResting(step string) bool {
+	for _, s := range restingSteps {
+		if s == step {
+			return true
+		}
+	}
+	return false
+}
+
+// set queues update of the named attribute, replacing a queued update of the same name.
+func (v *visibility) set(name string, update temporal.SearchAttributeUpdate) {
+	for i := range v.pending {
+		if v.pending[i].name == name {
+			v.pending[i].update = update
+			return
+		}
+	}
+	v.pending = append(v.pending, pendingAttribute{name: name, update: update})
+}
+
+// setStep queues StakeflowStep = step, or drops a queued change when visibility shows step already
+// (a wait re-entered, say).
+func (v *visibility) setStep(step string) {
+	if step == v.shown {
+		v.unset(SAStep.GetName())
+		return
+	}
+	v.set(SAStep.GetName(), SAStep.ValueSet(step))
+}
+
+func (v *visibility) unset(name string) {
+	out := v.pending[:0]
+	for _, p := range v.pending {
+		if p.name != name {
+			out = append(out, p)
+		}
+	}
+	v.pending = out
+}
+
+// flush sends the queued updates as one upsert; step is the operation's current step, which
+// visibility shows from then on when a StakeflowStep change was queued.
+func (v *visibility) flush(ctx workflow.Context, step string) {
+	if len(v.pending) == 0 {
+		return
+	}
+	updates := make([]temporal.SearchAttributeUpdate, len(v.pending))
+	for i, p := range v.pending {
+		updates[i] = p.update
+		if p.name == SAStep.GetName() {
+			v.shown = step
+		}
+	}
+	v.pending = v.pending[:0]
+	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+		v.logger.Warn("Search attributes not updated", "error", err)
+	}
+}
+
+// leftRest reports whether StakeflowStep still names a resting step the operation, now at step,
+// has left.
+func (v *visibility) leftRest(step string) bool {
+	return isResting(v.shown) && step != v.shown
+}

@@ -94,20 +94,27 @@ func TestUnstakeEpochWarpWithdraw(t *testing.T) {
 }
 
 // TestApprovalGate stakes above the approval threshold: nothing is built or sent until an
-// approver approves through the admin tool, and the approver is recorded.
+// approver approves through the admin tool; the identity that started the operation cannot approve
+// it, and the approver is recorded with the time.
 func TestApprovalGate(t *testing.T) {
 	staker := st.Stakers[2]
 	id := operationID(t, "stake")
-	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--lamports", "60000000000", "--id", id)
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--lamports", "60000000000",
+		"--id", id, "--requested-by", "alice")
 	require.NoError(t, err, out)
 	waitStep(t, id, workflows.StepAwaitingApproval)
 	require.Empty(t, landedBy(t, staker), "nothing is sent before approval")
+	// What a deploy finds most often in flight: an operation waiting for its approval.
+	snapshotAs(t, id, "StakeWorkflow-awaiting-approval")
 
 	_, err = starterRun(t, "approve", "--id", id)
 	require.ErrorContains(t, err, "--approver is required")
-	out, err = starterRun(t, "approve", "--id", id, "--approver", "alice", "--reason", "treasury plan")
+	_, err = starterRun(t, "approve", "--id", id, "--approver", "alice")
+	require.ErrorContains(t, err, "alice started this operation")
+	require.Equal(t, workflows.StepAwaitingApproval, queryStatus(t, id).Step, "the requester's approval does not count")
+	out, err = starterRun(t, "approve", "--id", id, "--approver", "bob", "--reason", "treasury plan")
 	require.NoError(t, err, out)
-	require.Contains(t, out, "approved by alice")
+	require.Contains(t, out, "approved (latest decision by bob)")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -115,10 +122,15 @@ func TestApprovalGate(t *testing.T) {
 	require.NoError(t, st.Client.GetWorkflow(ctx, id, "").Get(ctx, &res))
 	require.Len(t, landedBy(t, staker), 1)
 
-	out, err = starterRun(t, "status", "--id", id, "--json")
-	require.NoError(t, err, out)
-	require.Contains(t, out, `"approver": "alice"`)
-	require.Contains(t, out, `"step": "done"`)
+	status := queryStatus(t, id)
+	require.Equal(t, workflows.StepDone, status.Step)
+	require.Equal(t, "alice", status.RequestedBy)
+	require.Len(t, status.Approval.Decisions, 1)
+	require.Equal(t, "bob", status.Approval.Decisions[0].Approver)
+	require.Equal(t, "treasury plan", status.Approval.Decisions[0].Reason)
+	require.False(t, status.Approval.Decisions[0].At.IsZero())
+	require.Equal(t, res.Transactions[0].FeeLamports, res.FeeLamports)
+	require.Equal(t, fee, res.FeeLamports, "the fee the chain charged: one signature, no priority fee")
 }
 
 // TestCancelDuringDeactivationThenWithdraw cancels an unstake while it waits for deactivation
@@ -133,6 +145,8 @@ func TestCancelDuringDeactivationThenWithdraw(t *testing.T) {
 	out, err := starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id)
 	require.NoError(t, err, out)
 	waitStep(t, id, workflows.StepWaitingDeactivation)
+	snapshotAs(t, id, "UnstakeWorkflow-waiting-deactivation")
+	recordAs(id, "UnstakeWorkflow-cancelled-waiting-deactivation")
 	out, err = starterRun(t, "cancel", "--id", id)
 	require.NoError(t, err, out)
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -156,4 +170,26 @@ func TestCancelDuringDeactivationThenWithdraw(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, before+2*sol-fee, after)
 	require.Len(t, landedBy(t, staker), 3)
+}
+
+// TestCancelWhileAwaitingApproval cancels an operation waiting for its approval: it ends cancelled
+// with nothing built, signed or sent.
+func TestCancelWhileAwaitingApproval(t *testing.T) {
+	staker := st.Stakers[17]
+	id := operationID(t, "stake")
+	recordAs(id, "StakeWorkflow-cancelled-awaiting-approval")
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--lamports", "60000000000", "--id", id)
+	require.NoError(t, err, out)
+	waitStep(t, id, workflows.StepAwaitingApproval)
+	out, err = starterRun(t, "cancel", "--id", id)
+	require.NoError(t, err, out)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = st.Client.GetWorkflow(ctx, id, "").Get(ctx, nil)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "canceled")
+	status := queryStatus(t, id)
+	require.Equal(t, workflows.StepCancelled, status.Step)
+	require.Empty(t, status.Attempts, "nothing was built")
+	require.Empty(t, landedBy(t, staker))
 }

@@ -41,7 +41,34 @@ var (
 	// finished collects the operation IDs whose histories are recorded.
 	finished   []string
 	finishedMu sync.Mutex
+	// named maps the operation IDs of chosen scenarios to the file name their history is recorded
+	// under (<WorkflowType>-<scenario>), whatever way they ended; snapshots holds histories taken
+	// while an operation was still running, by file name.
+	named     = map[string]string{}
+	snapshots = map[string][]byte{}
 )
+
+// recordAs records the history of operation id, as it ends, under name when the run records
+// histories (see -record-histories): the replay tests then cover that scenario.
+func recordAs(id, name string) {
+	finishedMu.Lock()
+	defer finishedMu.Unlock()
+	named[id] = name
+}
+
+// snapshotAs records the history of operation id as it stands now (an operation still waiting, as
+// many are while a new worker is deployed) under name.
+func snapshotAs(t *testing.T, id, name string) {
+	t.Helper()
+	if *recordHistories == "" {
+		return
+	}
+	raw, err := exportHistory(context.Background(), id)
+	require.NoError(t, err)
+	finishedMu.Lock()
+	defer finishedMu.Unlock()
+	snapshots[name] = raw
+}
 
 // syncBuffer collects every log line of the worker and the stack.
 type syncBuffer struct {
@@ -90,7 +117,7 @@ func run(m *testing.M) int {
 		// Epochs last hours: they turn only when a test warps them, so every wait is deterministic.
 		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000, Logger: logger.Named("runtime")},
 		EpochRecheck: time.Second,
-		Stakers:      10, StakerLamports: 100 * sol,
+		Stakers:      24, StakerLamports: 100 * sol,
 		ApprovalThreshold: approvalThreshold,
 		Logger:            logger, WorkerLogger: logger.Named("worker"),
 	})
@@ -167,7 +194,26 @@ func writeHistories(ctx context.Context, dir string) error {
 	}
 	finishedMu.Lock()
 	ids := append([]string(nil), finished...)
+	chosen := map[string]string{}
+	for id, name := range named {
+		chosen[id] = name
+	}
+	for name, raw := range snapshots {
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), raw, 0o644); err != nil {
+			finishedMu.Unlock()
+			return err
+		}
+	}
 	finishedMu.Unlock()
+	for id, name := range chosen {
+		raw, err := exportHistory(ctx, id)
+		if err != nil {
+			return fmt.Errorf("history of %s (%s): %w", id, name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), raw, 0o644); err != nil {
+			return err
+		}
+	}
 	byType := map[string]string{}
 	for _, id := range ids {
 		desc, err := st.Client.DescribeWorkflowExecution(ctx, id, "")

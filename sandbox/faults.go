@@ -56,6 +56,12 @@ type FaultConfig struct {
 	// its answer to BroadcastLostResponse or to an endpoint fault is not one.
 	// Replacing the fault configuration forgets the refused signatures.
 	BroadcastLoseThenRefuse LostResponse `json:"broadcastLoseThenRefuse,omitzero"`
+	// BroadcastDropped answers that many next broadcasts (Next) or that
+	// fraction of them (Rate) as sent, with the slot of the moment, without
+	// submitting them: a transaction the service says it sent that never
+	// reaches the chain. Its blockhash expires with the signature absent, so
+	// the worker may build it again. Drop has no meaning here.
+	BroadcastDropped LostResponse `json:"broadcastDropped,omitzero"`
 }
 
 // loseThenRefuseMessage is the refusal of a re-broadcast under
@@ -222,6 +228,22 @@ func (f *faultInjector) loseThenRefuse(sig string) (lost, drop bool) {
 	return lost, lr.Drop
 }
 
+// dropped decides whether this broadcast is answered as sent without being
+// submitted (BroadcastDropped).
+func (f *faultInjector) dropped() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	lr := &f.cfg.BroadcastDropped
+	switch {
+	case lr.Next > 0:
+		lr.Next--
+		return true
+	case f.draw(lr.Rate):
+		return true
+	}
+	return false
+}
+
 // refused reports whether broadcasts of sig are refused.
 func (f *faultInjector) refused(sig string) bool {
 	f.mu.Lock()
@@ -253,6 +275,7 @@ func (c FaultConfig) Validate() error {
 	}
 	for name, lr := range map[string]LostResponse{
 		"broadcastLostResponse": c.BroadcastLostResponse, "broadcastLoseThenRefuse": c.BroadcastLoseThenRefuse,
+		"broadcastDropped": c.BroadcastDropped,
 	} {
 		if lr.Rate < 0 || lr.Rate > 1 || lr.Next < 0 {
 			return fmt.Errorf("sandbox: %s: rate must be within 0..1 and next must not be negative", name)

@@ -117,6 +117,28 @@ func TestBroadcastLostResponse(t *testing.T) {
 	}
 }
 
+// TestBroadcastDropped: a dropped broadcast is answered as sent, with the signature, and never
+// reaches the chain; the next broadcast is submitted as usual.
+func TestBroadcastDropped(t *testing.T) {
+	ctx := testCtx(t)
+	cl := client(t, shared.URL(), "dropped")
+	key := fundedStaker(t, shared, 5*solLamports)
+	st := stakeTx(t, cl, key, "2000000000")
+	tx, signed := signTx(t, st.UnsignedTransactionData, key)
+	setFaults(t, FaultConfig{BroadcastDropped: LostResponse{Next: 1}})
+	res, err := cl.Broadcast(ctx, broadcastReq(key, signed))
+	require.NoError(t, err)
+	assert.Equal(t, tx.Signatures[0].String(), res.ExtraData.TransactionID)
+	// The answer came after the runtime would have seen a submitted transaction: it has none.
+	got, err := shared.Runtime().RPC().GetSignatureStatuses(ctx, true, tx.Signatures[0])
+	require.NoError(t, err)
+	require.Len(t, got.Value, 1)
+	assert.Nil(t, got.Value[0], "a dropped transaction never reaches the chain")
+	_, err = cl.Broadcast(ctx, broadcastReq(key, signed))
+	require.NoError(t, err, "only the next broadcast is dropped")
+	waitFinalized(t, shared, tx.Signatures[0])
+}
+
 // TestFaultConfigValidation refuses unknown endpoints and bad rates.
 func TestFaultConfigValidation(t *testing.T) {
 	for name, cfg := range map[string]FaultConfig{
@@ -126,6 +148,7 @@ func TestFaultConfigValidation(t *testing.T) {
 		"lost rate":             {BroadcastLostResponse: LostResponse{Rate: -0.1}},
 		"lose-then-refuse rate": {BroadcastLoseThenRefuse: LostResponse{Rate: 2}},
 		"lose-then-refuse next": {BroadcastLoseThenRefuse: LostResponse{Next: -1}},
+		"dropped rate":          {BroadcastDropped: LostResponse{Rate: 1.5}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.Error(t, cfg.Validate())

@@ -612,6 +612,16 @@ func (s *server) broadcast(r *http.Request, rc *reqContext) (any, *apiError) {
 		return nil, txRejected("InstructionError", loseThenRefuseMessage)
 	}
 	ctx := r.Context()
+	if s.faults.dropped() {
+		s.log.Info("injected fault", zap.String("fault", "broadcastDropped"), zap.String("txSig", sig.String()))
+		slot, err := s.rpc.GetSlot(ctx, rpc.CommitmentProcessed)
+		if err != nil {
+			return nil, runtimeError("getSlot", err)
+		}
+		return map[string]any{"extraData": broadcastExtraData{
+			TransactionID: sig.String(), Slot: slot, SignerAccounts: []string{tx.Message.AccountKeys[0].String()}, CreatedAt: formatTime(s.now()),
+		}}, nil
+	}
 	got, err := s.rpc.SendRawTransactionWithOpts(ctx, raw, rpc.TransactionOpts{PreflightCommitment: rpc.CommitmentConfirmed})
 	if err != nil {
 		return nil, classifySendError(err)

@@ -27,9 +27,11 @@ type StakingService interface {
 	SolanaValidatorStatus(ctx context.Context, network string, voteAccounts []string) (*apiclient.ValidatorStatusResult, error)
 }
 
-// TxSigner verifies an unsigned transaction against the intent and signs it.
+// TxSigner verifies an unsigned transaction against the intent and signs it. Its allow-list is
+// the one place the validators a stake may go to are configured: CheckPolicy reads it too.
 type TxSigner interface {
 	Sign(ctx context.Context, unsigned string, intent signer.Intent) (*signer.Signed, error)
+	AllowedVoteAccounts() []string
 }
 
 // KeyHolder tells whether the worker holds the key of an address.
@@ -44,9 +46,6 @@ type Policy struct {
 	// DualApprovalThreshold: operations of at least this many lamports wait for two distinct
 	// approvals (0: never).
 	DualApprovalThreshold uint64
-	// AllowedVoteAccounts, when set, are the only validators stakes may be delegated to. When
-	// empty, every stake must name its vote account.
-	AllowedVoteAccounts []string
 	// MaxCommission is the highest validator commission, in percent, a stake may be delegated to.
 	// The zero value allows only validators that charge none.
 	MaxCommission uint8
@@ -81,14 +80,15 @@ func (a *Activities) CheckPolicy(ctx context.Context, in Intent) (PolicyDecision
 		return PolicyDecision{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("this worker holds no key for staker %s", in.Staker), ErrUnknownKey, nil)
 	}
-	if in.Operation == OpStake && in.VoteAccount == "" && len(a.Policy.AllowedVoteAccounts) == 0 {
+	allowed := a.Signer.AllowedVoteAccounts()
+	if in.Operation == OpStake && in.VoteAccount == "" && len(allowed) == 0 {
 		// Otherwise the service would choose the validator, and nobody named or allowed it.
 		return PolicyDecision{}, temporal.NewNonRetryableApplicationError(
 			"the stake names no vote account and this worker has no allow-list: name the validator "+
 				"(starter --vote-account) or give the worker the validators it may choose from "+
 				"(worker --allowed-vote-accounts)", ErrPolicy, nil)
 	}
-	if in.VoteAccount != "" && len(a.Policy.AllowedVoteAccounts) > 0 && !slices.Contains(a.Policy.AllowedVoteAccounts, in.VoteAccount) {
+	if in.VoteAccount != "" && len(allowed) > 0 && !slices.Contains(allowed, in.VoteAccount) {
 		return PolicyDecision{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("vote account %s is not on the worker's allow-list", in.VoteAccount), ErrPolicy, nil)
 	}
@@ -248,10 +248,7 @@ func (a *Activities) Sign(ctx context.Context, in SignInput) (SignResult, error)
 }
 
 func signerIntent(in Intent) signer.Intent {
-	out := signer.Intent{
-		Chain: in.Chain, Network: in.Network, Operation: signer.Operation(in.Operation),
-		Staker: in.Staker, Lamports: in.Lamports, VoteAccount: in.VoteAccount, StakeAccount: in.StakeAccount,
-	}
+	out := in
 	if in.Operation == OpUnstake {
 		// A deactivation always covers the whole stake account; the amount is checked against the
 		// account's balance when the workflow reads it, not in the transaction.

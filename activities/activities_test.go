@@ -158,7 +158,13 @@ func TestBroadcastReadsRefusals(t *testing.T) {
 	}
 }
 
-type fakeSigner struct{ err error }
+// fakeSigner signs whatever it is given, or fails with err; allowed is its vote-account allow-list.
+type fakeSigner struct {
+	err     error
+	allowed []string
+}
+
+func (f fakeSigner) AllowedVoteAccounts() []string { return f.allowed }
 
 func (f fakeSigner) Sign(_ context.Context, _ string, in signer.Intent) (*signer.Signed, error) {
 	if f.err != nil {
@@ -194,10 +200,17 @@ type keys map[string]bool
 
 func (k keys) Has(a string) bool { return k[a] }
 
+// policy is the worker's policy and the signer's vote-account allow-list.
+type policy struct {
+	Policy
+	allowed []string
+}
+
 func TestCheckPolicy(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
-	run := func(p Policy, in Intent) (PolicyDecision, error) {
-		acts := &Activities{Keys: keys{staker: true}, Chains: map[string]SolanaReader{"testnet": &fakeChain{}}, Policy: p}
+	run := func(p policy, in Intent) (PolicyDecision, error) {
+		acts := &Activities{Keys: keys{staker: true}, Chains: map[string]SolanaReader{"testnet": &fakeChain{}}, Policy: p.Policy,
+			Signer: fakeSigner{allowed: p.allowed}}
 		env := s.NewTestActivityEnvironment()
 		env.RegisterActivity(acts)
 		v, err := env.ExecuteActivity(acts.CheckPolicy, in)
@@ -208,7 +221,7 @@ func TestCheckPolicy(t *testing.T) {
 		require.NoError(t, v.Get(&d))
 		return d, nil
 	}
-	allowList := Policy{ApprovalThreshold: 100, AllowedVoteAccounts: []string{vote}}
+	allowList := policy{Policy{ApprovalThreshold: 100}, []string{vote}}
 	stake := func(lamports uint64, voteAccount string) Intent {
 		return Intent{Operation: OpStake, Network: "testnet", Staker: staker, Lamports: lamports, VoteAccount: voteAccount}
 	}
@@ -223,24 +236,24 @@ func TestCheckPolicy(t *testing.T) {
 	})
 
 	t.Run("a stake must name its validator unless the worker has an allow-list", func(t *testing.T) {
-		_, err := run(Policy{}, stake(1, ""))
+		_, err := run(policy{}, stake(1, ""))
 		ae := appErr(t, err)
 		require.Equal(t, ErrPolicy, ae.Type())
 		require.True(t, ae.NonRetryable())
 		require.Contains(t, err.Error(), "--vote-account")
 		require.Contains(t, err.Error(), "--allowed-vote-accounts")
-		_, err = run(Policy{}, stake(1, vote))
+		_, err = run(policy{}, stake(1, vote))
 		require.NoError(t, err, "named")
 		_, err = run(allowList, stake(1, ""))
 		require.NoError(t, err, "the service chooses from the allow-list")
-		_, err = run(Policy{}, Intent{Operation: OpUnstake, Network: "testnet", Staker: staker, Lamports: 1, StakeAccount: vote})
+		_, err = run(policy{}, Intent{Operation: OpUnstake, Network: "testnet", Staker: staker, Lamports: 1, StakeAccount: vote})
 		require.NoError(t, err, "only stakes delegate")
 	})
 
 	t.Run("approvals", func(t *testing.T) {
-		dual := Policy{ApprovalThreshold: 100, DualApprovalThreshold: 1000}
+		dual := policy{Policy: Policy{ApprovalThreshold: 100, DualApprovalThreshold: 1000}}
 		for _, tc := range []struct {
-			policy   Policy
+			policy   policy
 			lamports uint64
 			want     PolicyDecision
 		}{
@@ -250,8 +263,8 @@ func TestCheckPolicy(t *testing.T) {
 			{dual, 99, PolicyDecision{ApprovalThreshold: 100, DualApprovalThreshold: 1000}},
 			{dual, 999, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 1, ApprovalThreshold: 100, DualApprovalThreshold: 1000}},
 			{dual, 1000, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 2, ApprovalThreshold: 100, DualApprovalThreshold: 1000}},
-			{Policy{DualApprovalThreshold: 1000}, 999, PolicyDecision{DualApprovalThreshold: 1000}},
-			{Policy{DualApprovalThreshold: 1000}, 1000, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 2, DualApprovalThreshold: 1000}},
+			{policy{Policy: Policy{DualApprovalThreshold: 1000}}, 999, PolicyDecision{DualApprovalThreshold: 1000}},
+			{policy{Policy: Policy{DualApprovalThreshold: 1000}}, 1000, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 2, DualApprovalThreshold: 1000}},
 		} {
 			d, err := run(tc.policy, stake(tc.lamports, vote))
 			require.NoError(t, err)
@@ -294,6 +307,10 @@ func TestValidatorStatusForms(t *testing.T) {
 // address; the fee of every transaction; and whether the RPC is proven (unverified: every read
 // but Verified succeeds anyway, as a reader that does not check would).
 type fakeChain struct {
+	// clock is the cluster time UnixTime reports; stake, when set, is the stake account
+	// StakeAccount returns (initialized, not delegated).
+	clock    int64
+	stake    *solchain.StakeAccount
 	mu       sync.Mutex
 	statuses []*solchain.SignatureStatus
 	valid    []bool
@@ -346,6 +363,9 @@ func (f *fakeChain) StakeAccount(context.Context, string) (*solchain.StakeAccoun
 	if f.readErr != nil {
 		return nil, f.readErr
 	}
+	if f.stake != nil {
+		return f.stake, nil
+	}
 	return nil, solchain.ErrAccountNotFound
 }
 func (f *fakeChain) StakeActivation(context.Context, string) (*solchain.StakeActivation, error) {
@@ -378,6 +398,8 @@ func (f *fakeChain) TransactionFee(context.Context, string) (uint64, error) {
 	return f.fee, nil
 }
 func (f *fakeChain) Verified() error { return f.unverified }
+
+func (f *fakeChain) UnixTime(context.Context) (int64, error) { return f.clock, nil }
 
 var currentVote = &solchain.VoteAccountStatus{VoteAccount: vote, Found: true, Commission: 10, ActivatedStake: 5}
 
@@ -521,6 +543,46 @@ func TestConfirm(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, OutcomeFinalized, res.Outcome)
 	})
+}
+
+// TestReadStakeStateReadsTheLockup: a lockup is in force while the cluster's clock or epoch is
+// before it (the fake's epoch is 5), whatever the worker's clock says.
+func TestReadStakeStateReadsTheLockup(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		lockup  solchain.Lockup
+		clock   int64
+		want    bool
+		present bool
+	}{
+		{"none", solchain.Lockup{}, 1_800_000_000, false, false},
+		{"until a time still ahead", solchain.Lockup{UnixTimestamp: 4_102_444_800, Custodian: staker}, 1_800_000_000, true, true},
+		{"until a time passed", solchain.Lockup{UnixTimestamp: 1_700_000_000, Custodian: staker}, 1_800_000_000, false, true},
+		{"until an epoch ahead", solchain.Lockup{Epoch: 6}, 1_800_000_000, true, true},
+		{"until the current epoch", solchain.Lockup{Epoch: 5}, 1_800_000_000, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			chain := &fakeChain{clock: tc.clock, stake: &solchain.StakeAccount{Lamports: 2_000_000_000, State: solchain.StateInitialized,
+				Meta: &solchain.StakeMeta{Staker: staker, Withdrawer: staker, Lockup: tc.lockup}}}
+			acts := &Activities{Chains: map[string]SolanaReader{"testnet": chain}}
+			env.RegisterActivity(acts)
+			v, err := env.ExecuteActivity(acts.ReadStakeState, StakeStateInput{Network: "testnet", StakeAccount: vote})
+			require.NoError(t, err)
+			var st StakeState
+			require.NoError(t, v.Get(&st))
+			if !tc.present {
+				require.Nil(t, st.Lockup)
+				return
+			}
+			require.NotNil(t, st.Lockup)
+			require.Equal(t, tc.want, st.Lockup.InForce)
+			require.Equal(t, tc.lockup.UnixTimestamp, st.Lockup.UnixTimestamp)
+			require.Equal(t, tc.lockup.Epoch, st.Lockup.Epoch)
+			require.Equal(t, tc.clock, st.Lockup.ClusterTime)
+		})
+	}
 }
 
 func TestReadStakeStateMissingAccountIsNonRetryable(t *testing.T) {

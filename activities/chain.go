@@ -26,6 +26,7 @@ type SolanaReader interface {
 	AccountInfo(ctx context.Context, addr string) (*solchain.AccountInfo, error)
 	VoteAccount(ctx context.Context, vote string) (*solchain.VoteAccountStatus, error)
 	TransactionFee(ctx context.Context, sig string) (uint64, error)
+	UnixTime(ctx context.Context) (int64, error)
 	// Verified returns nil when the RPC is proven to serve the network, an error saying why not
 	// otherwise.
 	Verified() error
@@ -284,6 +285,14 @@ func (a *Activities) ReadStakeState(ctx context.Context, in StakeStateInput) (St
 		return StakeState{}, chainErr("epoch info", err)
 	}
 	out.Epoch, out.SlotIndex, out.SlotsInEpoch = ei.Epoch, ei.SlotIndex, ei.SlotsInEpoch
+	if lk := acct.Meta.Lockup; lk.UnixTimestamp != 0 || lk.Epoch != 0 {
+		now, err := r.UnixTime(ctx)
+		if err != nil {
+			return StakeState{}, chainErr("cluster clock", err)
+		}
+		out.Lockup = &Lockup{UnixTimestamp: lk.UnixTimestamp, Epoch: lk.Epoch, Custodian: lk.Custodian,
+			InForce: lk.UnixTimestamp > now || lk.Epoch > ei.Epoch, ClusterTime: now}
+	}
 	if acct.Stake == nil {
 		out.State = StakeInitialized
 		return out, nil

@@ -1,6 +1,13 @@
 package activities
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/stakeflow/stakeflow/apiclient"
+	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/signer"
+)
 
 // Error types of the application errors activities return. Workflows switch on them with
 // errors.As(err, &appErr) and appErr.Type(). Every type listed in NonRetryable is final for the
@@ -70,32 +77,22 @@ var NonRetryable = []string{
 	ErrStakeAccountState, ErrStaleTransaction, ErrChainRejected,
 }
 
-// Operation names a staking operation.
-type Operation string
+// SolanaNetworks are the Solana networks the staking service serves (defined once, in apiclient).
+var SolanaNetworks = apiclient.SolanaNetworks
+
+// Operation names a staking operation; defined once, in signer.
+type Operation = signer.Operation
 
 // The operations stakeflow runs.
 const (
-	OpStake    Operation = "stake"
-	OpUnstake  Operation = "unstake"
-	OpWithdraw Operation = "withdraw"
+	OpStake    = signer.OpStake
+	OpUnstake  = signer.OpUnstake
+	OpWithdraw = signer.OpWithdraw
 )
 
-// Intent is what the operator asked for. It travels with every step so that each step can check
-// its work against it.
-type Intent struct {
-	Operation Operation `json:"operation"`
-	Chain     string    `json:"chain"`
-	Network   string    `json:"network"`
-	Staker    string    `json:"staker"`
-	// Lamports is the exact amount: funded into the new stake account (stake), the stake account's
-	// balance (unstake), or withdrawn to the staker (withdraw).
-	Lamports uint64 `json:"lamports"`
-	// VoteAccount is the validator asked for (stake only); empty lets the service choose one that
-	// the worker's policy allows.
-	VoteAccount string `json:"voteAccount,omitempty"`
-	// StakeAccount is the stake account acted on (unstake and withdraw).
-	StakeAccount string `json:"stakeAccount,omitempty"`
-}
+// Intent is what the operator asked for; defined once, in signer. It travels with every step so
+// that each step can check its work against it.
+type Intent = signer.Intent
 
 // PolicyDecision is the worker's policy applied to an intent before anything is built.
 type PolicyDecision struct {
@@ -233,14 +230,15 @@ type StakeStateInput struct {
 	StakeAccount string `json:"stakeAccount"`
 }
 
-// Stake account activation states.
+// Stake account states, as StakeState.State reports them: the chain's activation states (defined
+// once, in chain/solana), and initialized for an account never delegated.
 const (
-	StakeInactive     = "inactive"
-	StakeActivating   = "activating"
-	StakeActive       = "active"
-	StakeDeactivating = "deactivating"
+	StakeInactive     = solchain.ActivationInactive
+	StakeActivating   = solchain.ActivationActivating
+	StakeActive       = solchain.ActivationActive
+	StakeDeactivating = solchain.ActivationDeactivating
 	// StakeInitialized is an initialized, never delegated stake account.
-	StakeInitialized = "initialized"
+	StakeInitialized = string(solchain.StateInitialized)
 )
 
 // StakeState is a stake account and the epoch clock, read together.
@@ -265,4 +263,23 @@ type StakeState struct {
 	// RecheckAfter is the longest the worker wants a workflow to wait before reading the stake
 	// account again (its --epoch-recheck); zero leaves the workflow's own cap.
 	RecheckAfter time.Duration `json:"recheckAfter,omitempty"`
+	// Lockup is the stake account's lockup, when it has one.
+	Lockup *Lockup `json:"lockup,omitempty"`
+}
+
+// Lockup is a stake account's lockup: no withdrawal before a cluster time or epoch unless its
+// custodian signs.
+type Lockup struct {
+	UnixTimestamp int64  `json:"unixTimestamp,omitempty"`
+	Epoch         uint64 `json:"epoch,omitempty"`
+	Custodian     string `json:"custodian,omitempty"`
+	// InForce is true while the cluster's clock (ClusterTime) or epoch is before the lockup's.
+	InForce     bool  `json:"inForce"`
+	ClusterTime int64 `json:"clusterTime,omitempty"`
+}
+
+// String describes the lockup for an operator.
+func (l Lockup) String() string {
+	return fmt.Sprintf("locked up until unix time %d (%s) or epoch %d, custodian %s",
+		l.UnixTimestamp, time.Unix(l.UnixTimestamp, 0).UTC().Format(time.RFC3339), l.Epoch, l.Custodian)
 }

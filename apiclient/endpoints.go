@@ -41,11 +41,14 @@ var (
 	networkAPYNetworks   = []string{"solana", "polkadot", "kusama", "sui", "ethereum", "celestia"}
 	celestiaNetworks     = []string{"celestia-mainnet-beta", "celestia-mocha-testnet"}
 	hyperliquidNetworks  = []string{"mainnet", "testnet"}
-	solanaNetworks       = []string{"mainnet-beta", "testnet"}
 	tonNetworks          = []string{"mainnet", "testnet"}
 	// unifiedNetworks lists, per chain, the networks of the unified interface.
-	unifiedNetworks = map[string][]string{ChainSolana: {"testnet", "mainnet-beta"}}
+	unifiedNetworks = map[string][]string{ChainSolana: SolanaNetworks}
 )
+
+// SolanaNetworks are the Solana networks the service serves (endpoints 7 and 10 to 13): the one
+// list the worker's configuration, the workflows' input checks and this client share.
+var SolanaNetworks = []string{"mainnet-beta", "testnet"}
 
 // DelegatorAPR calls endpoint 1, GET /api/v1/{network}/data/delegator/apr.
 // network must be "ethereum".
@@ -169,7 +172,7 @@ func (c *Client) HyperliquidWithdraw(ctx context.Context, network string, req Hy
 // sending voteAccounts comma-separated in the query parameter set by
 // WithValidatorStatusParam. network is mainnet-beta or testnet.
 func (c *Client) SolanaValidatorStatus(ctx context.Context, network string, voteAccounts []string) (*ValidatorStatusResult, error) {
-	if err := checkNetwork(network, solanaNetworks); err != nil {
+	if err := checkNetwork(network, SolanaNetworks); err != nil {
 		return nil, err
 	}
 	if len(voteAccounts) == 0 {

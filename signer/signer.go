@@ -26,26 +26,28 @@ const (
 	OpWithdraw Operation = "withdraw"
 )
 
-// Intent is what the caller asked for. The transaction must do exactly this, nothing more.
+// Intent is what the caller asked for. The transaction must do exactly this, nothing more. It is
+// the one definition of an operation's intent: workflows carry it (as JSON) from step to step.
 type Intent struct {
+	// Operation is the staking operation asked for.
+	Operation Operation `json:"operation"`
 	// Chain is the chain name, "solana" for the Solana signer.
-	Chain string
+	Chain string `json:"chain"`
 	// Network is the network name (for example "mainnet-beta" or "testnet"). It is carried for
 	// the record; a Solana transaction does not name its network, so it is not checked against it.
-	Network string
-	// Operation is the staking operation asked for.
-	Operation Operation
+	Network string `json:"network"`
 	// Staker is the base58 address of the staker: the fee payer and the only signer added.
-	Staker string
+	Staker string `json:"staker"`
 	// Lamports is, for stake, the exact lamports funding the new stake account and, for withdraw,
-	// the exact lamports withdrawn. For unstake it must be 0: Deactivate always covers the whole
-	// stake account, so a partial amount could not be verified.
-	Lamports uint64
+	// the exact lamports withdrawn. For unstake a workflow carries the stake account's balance,
+	// but the signer takes 0: Deactivate always covers the whole stake account, so a partial
+	// amount could not be verified (the activities zero it before signing).
+	Lamports uint64 `json:"lamports"`
 	// VoteAccount is, for stake, the vote account asked for; empty means any vote account on the
 	// policy allow-list (and is refused when no allow-list is configured).
-	VoteAccount string
+	VoteAccount string `json:"voteAccount,omitempty"`
 	// StakeAccount is, for unstake and withdraw, the stake account named.
-	StakeAccount string
+	StakeAccount string `json:"stakeAccount,omitempty"`
 }
 
 // Signed is a transaction that passed verification and carries the staker's signature.

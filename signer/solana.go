@@ -84,6 +84,12 @@ func NewSolana(keys *SolanaKeyring, policy SolanaPolicy) *Solana {
 	return s
 }
 
+// AllowedVoteAccounts returns the allow-list of vote accounts a stake may be delegated to (empty:
+// every stake must name its own).
+func (s *Solana) AllowedVoteAccounts() []string {
+	return append([]string(nil), s.policy.AllowedVoteAccounts...)
+}
+
 // Policy returns the effective policy, with defaults applied.
 func (s *Solana) Policy() SolanaPolicy { return s.policy }
 

@@ -40,9 +40,6 @@ const (
 // Chain names.
 const ChainSolana = "solana"
 
-// Solana networks the staking service serves.
-var SolanaNetworks = []string{"mainnet-beta", "testnet"}
-
 // Steps an operation goes through, as reported by the status query and the workflow's current
 // details. The StakeflowStep search attribute records the RecordedSteps.
 const (
@@ -392,12 +389,12 @@ func (in UnstakeInput) Validate() error {
 const maxLamports = 1<<63 - 1
 
 func validateNetwork(network string) error {
-	for _, n := range SolanaNetworks {
+	for _, n := range activities.SolanaNetworks {
 		if network == n {
 			return nil
 		}
 	}
-	return &InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", network, strings.Join(SolanaNetworks, ", "))}
+	return &InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", network, strings.Join(activities.SolanaNetworks, ", "))}
 }
 
 func validateAddress(field, addr string, required bool) error {

@@ -87,14 +87,19 @@ func (o *operation) runUnstake(ctx workflow.Context, asked uint64) error {
 	return err
 }
 
-// checkOwnership refuses a stake account the staker does not control, or an amount that is not
-// its balance.
+// checkOwnership refuses a stake account the staker does not control, one whose lockup is in force
+// (its lamports could not be withdrawn), or an amount that is not its balance.
 func (o *operation) checkOwnership(st activities.StakeState, asked uint64) error {
 	if st.Withdrawer != o.intent.Staker || st.Staker != o.intent.Staker {
 		return temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("stake account %s is not controlled by %s (stake authority %s, withdraw authority %s)",
 				st.StakeAccount, o.intent.Staker, st.Staker, st.Withdrawer),
 			activities.ErrStakeAccountState, nil)
+	}
+	if st.Lockup != nil && st.Lockup.InForce {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("stake account %s is %s: its lamports cannot be withdrawn before then; nothing was signed",
+				st.StakeAccount, st.Lockup), activities.ErrStakeAccountState, nil)
 	}
 	if asked != 0 && asked != st.Lamports {
 		return temporal.NewNonRetryableApplicationError(

@@ -626,6 +626,36 @@ func (s *WorkflowSuite) TestUnstakeForeignStakeAccountRefused() {
 	s.Contains(s.env.GetWorkflowError().Error(), "not controlled by")
 }
 
+func (s *WorkflowSuite) TestUnstakeOfLockedUpAccountRefusedBeforeSigning() {
+	c := &chain{}
+	// Mocked so that a call would be recorded; none may come.
+	s.env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).Return(activities.PolicyDecision{}, nil).Maybe()
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build).Maybe()
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign).Maybe()
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(activities.StakeState{
+		StakeAccount: stakeAcc, Lamports: lamports, Staker: staker, Withdrawer: staker, State: activities.StakeActive,
+		Lockup: &activities.Lockup{UnixTimestamp: 4_102_444_800, Epoch: 1_000_000, Custodian: staker, InForce: true, ClusterTime: 1_800_000_000}}, nil)
+	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
+	s.Equal(activities.ErrStakeAccountState, s.workflowErrorType())
+	s.Contains(s.env.GetWorkflowError().Error(), "locked up until unix time 4102444800 (2100-01-01T00:00:00Z)")
+	s.Empty(c.signs, "nothing is signed for an account whose lamports could not be withdrawn")
+	s.Zero(c.builds, "nothing is built")
+}
+
+func (s *WorkflowSuite) TestUnstakeAfterLockupEndedProceeds() {
+	c := &chain{}
+	s.mockPolicy(false)
+	s.mockHappyChain(c)
+	reads := stakeStates(activities.StakeActive, 0)
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.StakeStateInput) (activities.StakeState, error) {
+		st, err := reads(ctx, in)
+		st.Lockup = &activities.Lockup{UnixTimestamp: 1_700_000_000, InForce: false, ClusterTime: 1_800_000_000}
+		return st, err
+	})
+	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
+	s.Len(s.result().Transactions, 2)
+}
+
 func (s *WorkflowSuite) TestUnstakeAmountMustMatchBalance() {
 	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeActive, 0))
 	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc, Lamports: 5})

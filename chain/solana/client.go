@@ -2,6 +2,7 @@ package solchain
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -344,6 +345,21 @@ func (c *Client) AccountInfo(ctx context.Context, addr string) (*AccountInfo, er
 		return nil, err
 	}
 	return &AccountInfo{Address: pk.String(), Owner: acct.Owner.String(), Lamports: acct.Lamports, DataLen: len(data)}, nil
+}
+
+// UnixTime returns the cluster's clock: the Clock sysvar's unix_timestamp, at confirmed
+// commitment. Lockups are measured against it, not against the worker's clock.
+func (c *Client) UnixTime(ctx context.Context) (int64, error) {
+	_, data, err := c.account(ctx, solana.SysVarClockPubkey)
+	if err != nil {
+		return 0, err
+	}
+	// Clock: slot, epoch_start_timestamp, epoch, leader_schedule_epoch (8 bytes each), then
+	// unix_timestamp (i64).
+	if len(data) < 40 {
+		return 0, fmt.Errorf("%w: clock sysvar of %d bytes", ErrMalformedStakeAccount, len(data))
+	}
+	return int64(binary.LittleEndian.Uint64(data[32:40])), nil
 }
 
 // VoteAccountStatus is the cluster's view of one vote account, as getVoteAccounts reports it.

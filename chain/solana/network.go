@@ -378,6 +378,11 @@ func (n *Network) VoteAccount(ctx context.Context, vote string) (*VoteAccountSta
 	return read(ctx, n, func() (*VoteAccountStatus, error) { return n.c.VoteAccount(ctx, vote) })
 }
 
+// UnixTime is [Client.UnixTime] on a proven RPC.
+func (n *Network) UnixTime(ctx context.Context) (int64, error) {
+	return read(ctx, n, func() (int64, error) { return n.c.UnixTime(ctx) })
+}
+
 // TransactionFee is [Client.TransactionFee] on a proven RPC.
 func (n *Network) TransactionFee(ctx context.Context, sig string) (uint64, error) {
 	return read(ctx, n, func() (uint64, error) { return n.c.TransactionFee(ctx, sig) })

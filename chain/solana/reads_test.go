@@ -1,6 +1,7 @@
 package solchain
 
 import (
+	"encoding/binary"
 	"net/http"
 	"testing"
 
@@ -102,6 +103,27 @@ func TestAccountInfo(t *testing.T) {
 		_, err := New(srv.URL).AccountInfo(ctx, addr)
 		require.ErrorIs(t, err, ErrAccountNotFound)
 	})
+}
+
+// TestUnixTime reads the Clock sysvar's unix_timestamp: the fifth 8-byte field, after slot,
+// epoch_start_timestamp, epoch and leader_schedule_epoch (solana-program's Clock layout).
+func TestUnixTime(t *testing.T) {
+	clock := solana.SysVarClockPubkey.String()
+	sysvarOwner := solana.MustPublicKeyFromBase58("Sysvar1111111111111111111111111111111111111")
+	data := make([]byte, 40)
+	binary.LittleEndian.PutUint64(data[0:], 1234)           // slot
+	binary.LittleEndian.PutUint64(data[8:], 1_700_000_000)  // epoch_start_timestamp
+	binary.LittleEndian.PutUint64(data[16:], 7)             // epoch
+	binary.LittleEndian.PutUint64(data[24:], 8)             // leader_schedule_epoch
+	binary.LittleEndian.PutUint64(data[32:], 1_790_000_000) // unix_timestamp
+	srv := rpcServer(t, rpcCall{method: "getAccountInfo", params: accountParams(clock), result: accountResult(sysvarOwner, 1_169_280, data)})
+	got, err := New(srv.URL).UnixTime(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1_790_000_000), got)
+
+	short := rpcServer(t, rpcCall{method: "getAccountInfo", params: accountParams(clock), result: accountResult(sysvarOwner, 1, data[:32])})
+	_, err = New(short.URL).UnixTime(ctx)
+	require.Error(t, err)
 }
 
 // TestProviderRefusalsArePermanent: a 401 or 403 is permanent even when the provider sends a

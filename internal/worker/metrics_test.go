@@ -82,6 +82,8 @@ func (refusingSigner) Sign(context.Context, string, signer.Intent) (*signer.Sign
 	return nil, &signer.VerificationError{Check: "vote account", Want: vote, Got: staker}
 }
 
+func (refusingSigner) AllowedVoteAccounts() []string { return nil }
+
 type keys struct{}
 
 func (keys) Has(string) bool { return true }

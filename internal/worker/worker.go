@@ -81,7 +81,7 @@ func newActivities(cfg Config, logger *zap.Logger, h client.MetricsHandler, nopt
 		Chains: chains,
 		Policy: activities.Policy{
 			ApprovalThreshold: cfg.ApprovalThreshold, DualApprovalThreshold: cfg.DualApprovalThreshold,
-			AllowedVoteAccounts: cfg.AllowedVoteAccounts, MaxCommission: uint8(cfg.MaxCommission),
+			MaxCommission: uint8(cfg.MaxCommission),
 		},
 		SlotDuration: cfg.SolanaSlotDuration,
 		EpochRecheck: cfg.EpochRecheck,

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/apiclient"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/sandbox"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -261,4 +263,126 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// TestDroppedTransactionRebuiltOnlyAfterProvenExpiry: the service says it sent the stake, but the
+// transaction never reaches the chain. The worker builds a second one only once the chain proves
+// the first cannot land (blockhash expired, signature absent, the margin passed), and exactly one
+// stake lands.
+func TestDroppedTransactionRebuiltOnlyAfterProvenExpiry(t *testing.T) {
+	ctx := context.Background()
+	staker := st.Stakers[20]
+	require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{BroadcastDropped: sandbox.LostResponse{Next: 1}}))
+	t.Cleanup(func() { require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{})) })
+	id := operationID(t, "stake")
+	recordAs(id, "StakeWorkflow-rebuilt-after-expiry")
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--sol", "2", "--id", id)
+	require.NoError(t, err, out)
+	waitStep(t, id, workflows.StepConfirming)
+	first := queryStatus(t, id)
+	require.Len(t, first.Attempts, 1)
+	require.Empty(t, landedBy(t, staker), "the first transaction was dropped")
+	// Past the blockhash's validity and the expiry margin (two blockhash lifetimes).
+	require.NoError(t, st.Sandbox.Runtime().AdvanceSlots(ctx, 2*activities.DefaultExpiryMarginBlocks))
+
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var res workflows.Result
+	require.NoError(t, st.Client.GetWorkflow(wctx, id, "").Get(wctx, &res))
+	require.Len(t, res.Transactions, 1)
+	require.Equal(t, 2, res.Transactions[0].Builds)
+	require.NotEqual(t, first.Attempts[0].Signature, res.Transactions[0].Signature)
+	require.Equal(t, []string{res.Transactions[0].Signature}, landedBy(t, staker), "exactly one stake landed, the second build")
+	status := queryStatus(t, id)
+	require.Len(t, status.Attempts, 2)
+	require.Equal(t, activities.OutcomeExpired, status.Attempts[0].Outcome)
+	acct, err := chain.StakeAccount(ctx, res.StakeAccount)
+	require.NoError(t, err)
+	require.Equal(t, 2*sol, acct.Lamports)
+}
+
+// TestUnstakeOfLockedUpAccountRefused: a stake account locked up far in the future (made here by
+// signing the lockup transaction by hand, which stakeflow would refuse) cannot be unstaken and
+// withdrawn; the unstake is refused before anything is signed, naming the lockup.
+func TestUnstakeOfLockedUpAccountRefused(t *testing.T) {
+	ctx := context.Background()
+	staker := st.Stakers[21]
+	key, err := solana.PrivateKeyFromSolanaKeygenFile(filepath.Join(st.KeyDir, staker.String()+".json"))
+	require.NoError(t, err)
+	svc, err := apiclient.New(st.Sandbox.URL(), apiclient.WithTokenFile(st.TokenFile))
+	require.NoError(t, err)
+	hostile(t, sandbox.HostileLockup)
+	built, err := svc.Stake(ctx, apiclient.StakeRequest{Chain: "solana", Network: "testnet", StakerAddress: staker.String(), Amount: "2000000000"})
+	require.NoError(t, err)
+	tx, err := solana.TransactionFromBase64(built.UnsignedTransactionData)
+	require.NoError(t, err)
+	_, err = tx.Sign(func(pk solana.PublicKey) *solana.PrivateKey {
+		if pk == staker {
+			return &key
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	sig, err := st.Sandbox.Runtime().RPC().SendTransaction(ctx, tx)
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		s, err := chain.SignatureStatus(ctx, sig.String())
+		assert.NoError(c, err)
+		assert.True(c, s.Finalized())
+	}, time.Minute, 100*time.Millisecond)
+	// The new stake account is the first account of the first stake instruction (Initialize).
+	var stakeAccount string
+	for _, in := range tx.Message.Instructions {
+		if tx.Message.AccountKeys[in.ProgramIDIndex] == solana.StakeProgramID {
+			stakeAccount = tx.Message.AccountKeys[in.Accounts[0]].String()
+			break
+		}
+	}
+	acct, err := chain.StakeAccount(ctx, stakeAccount)
+	require.NoError(t, err)
+	require.NotZero(t, acct.Meta.Lockup.UnixTimestamp, "the account is locked up on chain")
+	hostile(t, sandbox.HostileNone)
+
+	landed := landedBy(t, staker)
+	id := operationID(t, "unstake")
+	out, err := starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", stakeAccount, "--id", id)
+	require.NoError(t, err, out)
+	appErr := failedWith(t, id, activities.ErrStakeAccountState)
+	require.Contains(t, appErr.Error(), "locked up until unix time")
+	require.Contains(t, appErr.Error(), "nothing was signed")
+	require.Equal(t, landed, landedBy(t, staker), "nothing more from the staker landed")
+}
+
+// TestCancelWhileConfirmingEndsOnlyOnceTheTransactionCannotLand: a cancel that arrives while a
+// sent transaction is being confirmed does not stop the confirmation; the transaction (dropped by
+// the service) is proven expired, and only then the operation ends cancelled, with nothing landed
+// and nothing rebuilt.
+func TestCancelWhileConfirmingEndsOnlyOnceTheTransactionCannotLand(t *testing.T) {
+	ctx := context.Background()
+	staker := st.Stakers[22]
+	require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{BroadcastDropped: sandbox.LostResponse{Next: 1}}))
+	t.Cleanup(func() { require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{})) })
+	id := operationID(t, "stake")
+	recordAs(id, "StakeWorkflow-cancelled-confirming-expired")
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--sol", "2", "--id", id)
+	require.NoError(t, err, out)
+	waitStep(t, id, workflows.StepConfirming)
+	out, err = starterRun(t, "cancel", "--id", id)
+	require.NoError(t, err, out)
+	require.Equal(t, workflows.StepConfirming, queryStatus(t, id).Step, "the confirmation goes on after the cancel")
+	require.NoError(t, st.Sandbox.Runtime().AdvanceSlots(ctx, 2*activities.DefaultExpiryMarginBlocks))
+
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	err = st.Client.GetWorkflow(wctx, id, "").Get(wctx, nil)
+	var canceled *temporal.CanceledError
+	require.True(t, errors.As(err, &canceled), "got %v", err)
+	var why string
+	require.NoError(t, canceled.Details(&why))
+	require.Contains(t, why, "expired without landing")
+	status := queryStatus(t, id)
+	require.Equal(t, workflows.StepCancelled, status.Step)
+	require.Len(t, status.Attempts, 1, "nothing rebuilt after the cancel")
+	require.Equal(t, activities.OutcomeExpired, status.Attempts[0].Outcome)
+	require.Empty(t, landedBy(t, staker))
 }

@@ -47,7 +47,7 @@ fuzz-smoke:
 
 ## test-integration: workflows on a real Temporal dev server, the sandbox on a real Solana runtime
 test-integration: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... ./cmd/devstack/...
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... ./cmd/devstack/... ./internal/stack/...
 
 ## record-histories: re-record the workflow histories replayed by the workflows tests
 record-histories: tools

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/programs/stake"
+	"github.com/gagliardetto/solana-go/programs/system"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -269,5 +271,76 @@ func TestSolanaSignCanceledDuring(t *testing.T) {
 			assert.NotErrorIs(t, err, ErrVerification)
 			assert.Nil(t, signed)
 		})
+	}
+}
+
+// TestCompileMatchesSolanaGo: the expected message compile lays out is, account for account and
+// instruction for instruction, the message solana-go's NewTransaction compiles from the same
+// instructions (the library the sandbox builds with), for instructions with signers, read-only
+// signers, writable and read-only accounts and repeated keys.
+func TestCompileMatchesSolanaGo(t *testing.T) {
+	k := func(b byte) solana.PublicKey { return solana.PublicKeyFromBytes(bytes.Repeat([]byte{b}, 32)) }
+	payer, other, w1, w2, r1 := k(1), k(2), k(3), k(4), k(5)
+	prog1, prog2 := solana.StakeProgramID, solana.SystemProgramID
+	instrs := []solana.Instruction{
+		solana.NewInstruction(solana.ComputeBudget, nil, []byte{2, 0, 0x0d, 3, 0}),
+		solana.NewInstruction(prog1, solana.AccountMetaSlice{solana.Meta(w1).WRITE(), solana.Meta(r1), solana.Meta(other).SIGNER()}, []byte{1}),
+		solana.NewInstruction(prog2, solana.AccountMetaSlice{solana.Meta(payer).WRITE().SIGNER(), solana.Meta(w2).WRITE(), solana.Meta(r1), solana.Meta(w1)}, []byte{2, 3}),
+		solana.NewInstruction(prog1, solana.AccountMetaSlice{solana.Meta(other).SIGNER().WRITE(), solana.Meta(w2)}, nil),
+	}
+	want := parsedTx(t, payer, instrs...)
+	got, err := compile(payer, instrs, want.blockhash)
+	require.NoError(t, err)
+	require.Equal(t, want.header, got.header)
+	require.Equal(t, want.keys, got.keys)
+	require.Equal(t, want.sigCount, got.sigCount)
+	require.Len(t, got.instrs, len(want.instrs))
+	for i := range want.instrs {
+		assert.Equal(t, want.instrs[i].programIndex, got.instrs[i].programIndex, "instruction %d program", i)
+		assert.Equal(t, want.instrs[i].accounts, got.instrs[i].accounts, "instruction %d accounts", i)
+		assert.Equal(t, len(want.instrs[i].data), len(got.instrs[i].data), "instruction %d data", i)
+		assert.True(t, bytes.Equal(want.instrs[i].data, got.instrs[i].data), "instruction %d data", i)
+	}
+}
+
+// TestEncodersMatchSolanaGo: each encoder writes exactly the bytes solana-go's builder writes for
+// the same instruction (the library the sandbox builds with), and the accounts expect lists are
+// the builder's, but for the seed-derived stake account, which is never a signer.
+func TestEncodersMatchSolanaGo(t *testing.T) {
+	k := func(b byte) solana.PublicKey { return solana.PublicKeyFromBytes(bytes.Repeat([]byte{b}, 32)) }
+	staker, vote, stakeAcc := k(1), k(2), k(3)
+	data := func(ix solana.Instruction) []byte {
+		t.Helper()
+		b, err := ix.Data()
+		require.NoError(t, err)
+		return b
+	}
+	for _, seed := range []string{"", "stake:0", strings.Repeat("s", solana.MaxSeedLength)} {
+		for _, lamports := range []uint64{1, 2_000_000_000, math.MaxUint64} {
+			ix := system.NewCreateAccountWithSeedInstruction(staker, seed, lamports, stakeAccountSpace, solana.StakeProgramID, staker, stakeAcc, staker).Build()
+			assert.Equal(t, data(ix), encodeCreateWithSeed(staker, seed, lamports, stakeAccountSpace, solana.StakeProgramID), "CreateAccountWithSeed %q %d", seed, lamports)
+			assert.Equal(t, data(stake.NewWithdrawInstruction(lamports, stakeAcc, staker, staker).Build()), encodeWithdraw(lamports), "Withdraw %d", lamports)
+		}
+	}
+	assert.Equal(t, data(stake.NewInitializeInstruction(staker, k(4), stakeAcc).Build()), encodeInitialize(staker, k(4)), "Initialize")
+	assert.Equal(t, data(stake.NewDelegateStakeInstruction(vote, staker, stakeAcc).Build()), encodeNoArgs(stake.Instruction_DelegateStake), "DelegateStake")
+	assert.Equal(t, data(stake.NewDeactivateInstruction(stakeAcc, staker).Build()), encodeNoArgs(stake.Instruction_Deactivate), "Deactivate")
+
+	// The accounts of the unstake and withdraw instructions expect builds are the builders'.
+	for _, tc := range []struct {
+		op      Operation
+		builder solana.Instruction
+	}{
+		{OpUnstake, stake.NewDeactivateInstruction(stakeAcc, staker).Build()},
+		{OpWithdraw, stake.NewWithdrawInstruction(7, stakeAcc, staker, staker).Build()},
+	} {
+		e, err := expect(&parsedIntent{Intent: Intent{Operation: tc.op, Lamports: 7}, staker: staker, stakeAccount: stakeAcc}, &choices{})
+		require.NoError(t, err)
+		want := parsedTx(t, staker, tc.builder)
+		got := e.tx
+		require.Equal(t, want.header, got.header, "%s", tc.op)
+		require.Equal(t, want.keys, got.keys, "%s", tc.op)
+		require.Equal(t, want.instrs[0].accounts, got.instrs[0].accounts, "%s", tc.op)
+		require.Equal(t, want.instrs[0].data, got.instrs[0].data, "%s", tc.op)
 	}
 }

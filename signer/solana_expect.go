@@ -212,7 +212,7 @@ func (s *Solana) choose(t *wireTx, in *parsedIntent) (*choices, error) {
 // each of its accounts.
 type expected struct {
 	tx           *wireTx
-	labels       map[solana.PublicKey]string
+	staker, vote solana.PublicKey // vote is zero but for a stake
 	stakeAccount solana.PublicKey
 	staking      int // instructions other than compute budget
 }
@@ -224,46 +224,29 @@ func buildError(what string, err error) error {
 }
 
 // expect builds the transaction stakeflow expects for the intent and the service's choices, as
-// stakeflow and the sandbox build it: solana-go's builders, with the account metas of a
+// solana-go's builders build it (the sandbox builds with them), with the account metas of a
 // seed-derived stake account corrected (solana-go v1.14's Initialize and DelegateStake mark the
-// stake account as a signer, which an account without a key can never be).
+// stake account as a signer, which an account without a key can never be). The instruction data
+// comes from this package's encoders, pinned to the builders' bytes by TestEncodersMatchSolanaGo.
 func expect(in *parsedIntent, c *choices) (*expected, error) {
-	e := &expected{labels: map[solana.PublicKey]string{
-		in.staker:                       "staker",
-		solana.SystemProgramID:          "system program",
-		solana.StakeProgramID:           "stake program",
-		solana.ComputeBudget:            "compute budget program",
-		solana.SysVarRentPubkey:         "rent sysvar",
-		solana.SysVarClockPubkey:        "clock sysvar",
-		solana.SysVarStakeHistoryPubkey: "stake history sysvar",
-		solana.SysVarStakeConfigPubkey:  "stake config",
-	}}
+	e := &expected{staker: in.staker}
 	var staking []solana.Instruction
 	switch in.Operation {
 	case OpStake:
-		stakeAcc, err := solana.CreateWithSeed(in.staker, c.seed, solana.StakeProgramID)
-		if err != nil {
-			return nil, buildError("stake account address", err)
-		}
-		create, err := system.NewCreateAccountWithSeedInstruction(in.staker, c.seed, in.Lamports, stakeAccountSpace,
-			solana.StakeProgramID, in.staker, stakeAcc, in.staker).ValidateAndBuild()
-		if err != nil {
-			return nil, buildError("CreateAccountWithSeed", err)
-		}
-		initData, err := stake.NewInitializeInstruction(in.staker, in.staker, stakeAcc).Build().Data()
-		if err != nil {
-			return nil, buildError("Initialize", err)
-		}
-		delegateData, err := stake.NewDelegateStakeInstruction(c.vote, in.staker, stakeAcc).Build().Data()
-		if err != nil {
-			return nil, buildError("DelegateStake", err)
+		stakeAcc, ok := deriveWithSeed(in.staker, []byte(c.seed), solana.StakeProgramID)
+		if !ok {
+			return nil, buildError("stake account address", fmt.Errorf("seed of %d bytes", len(c.seed)))
 		}
 		staking = []solana.Instruction{
-			create,
+			solana.NewInstruction(solana.SystemProgramID, solana.AccountMetaSlice{
+				solana.Meta(in.staker).WRITE().SIGNER(),
+				solana.Meta(stakeAcc).WRITE(),
+				solana.Meta(in.staker).SIGNER(),
+			}, encodeCreateWithSeed(in.staker, c.seed, in.Lamports, stakeAccountSpace, solana.StakeProgramID)),
 			solana.NewInstruction(solana.StakeProgramID, solana.AccountMetaSlice{
 				solana.Meta(stakeAcc).WRITE(),
 				solana.Meta(solana.SysVarRentPubkey),
-			}, initData),
+			}, encodeInitialize(in.staker, in.staker)),
 			solana.NewInstruction(solana.StakeProgramID, solana.AccountMetaSlice{
 				solana.Meta(stakeAcc).WRITE(),
 				solana.Meta(c.vote),
@@ -271,48 +254,113 @@ func expect(in *parsedIntent, c *choices) (*expected, error) {
 				solana.Meta(solana.SysVarStakeHistoryPubkey),
 				solana.Meta(solana.SysVarStakeConfigPubkey),
 				solana.Meta(in.staker).SIGNER(),
-			}, delegateData),
+			}, encodeNoArgs(stake.Instruction_DelegateStake)),
 		}
 		e.stakeAccount = stakeAcc
-		e.labels[c.vote] = "vote account"
+		e.vote = c.vote
 	case OpUnstake:
-		deactivate := stake.NewDeactivateInstruction(in.stakeAccount, in.staker)
-		if err := deactivate.Validate(); err != nil {
-			return nil, buildError("Deactivate", err)
-		}
-		staking = []solana.Instruction{deactivate.Build()}
+		staking = []solana.Instruction{solana.NewInstruction(solana.StakeProgramID, solana.AccountMetaSlice{
+			solana.Meta(in.stakeAccount).WRITE(),
+			solana.Meta(solana.SysVarClockPubkey),
+			solana.Meta(in.staker).SIGNER(),
+		}, encodeNoArgs(stake.Instruction_Deactivate))}
 		e.stakeAccount = in.stakeAccount
 	case OpWithdraw:
-		withdraw := stake.NewWithdrawInstruction(in.Lamports, in.stakeAccount, in.staker, in.staker)
-		if err := withdraw.Validate(); err != nil {
-			return nil, buildError("Withdraw", err)
-		}
-		staking = []solana.Instruction{withdraw.Build()}
+		staking = []solana.Instruction{solana.NewInstruction(solana.StakeProgramID, solana.AccountMetaSlice{
+			solana.Meta(in.stakeAccount).WRITE(),
+			solana.Meta(in.staker).WRITE(),
+			solana.Meta(solana.SysVarClockPubkey),
+			solana.Meta(solana.SysVarStakeHistoryPubkey),
+			solana.Meta(in.staker).SIGNER(),
+		}, encodeWithdraw(in.Lamports))}
 		e.stakeAccount = in.stakeAccount
 	default:
 		return nil, intentErr("unknown operation %q", in.Operation)
 	}
-	e.labels[e.stakeAccount] = "stake account"
 	e.staking = len(staking)
 
 	instrs := make([]solana.Instruction, 0, len(c.budget.instrs)+len(staking))
 	instrs = append(append(instrs, c.budget.instrs...), staking...)
-	tx, err := solana.NewTransaction(instrs, c.blockhash, solana.TransactionPayer(in.staker))
-	if err != nil {
-		return nil, buildError("transaction", err)
-	}
-	msg, err := tx.Message.MarshalBinary()
-	if err != nil {
-		return nil, buildError("message", err)
-	}
-	n := int(tx.Message.Header.NumRequiredSignatures)
-	raw := make([]byte, 1+n*solana.SignatureLength, 1+n*solana.SignatureLength+len(msg))
-	raw[0] = byte(n) // compact-u16 of a count under 128
-	raw = append(raw, msg...)
-	if e.tx, err = parseWireTx(raw); err != nil {
-		return nil, buildError("wire form", err)
+	var err error
+	if e.tx, err = compile(in.staker, instrs, c.blockhash); err != nil {
+		return nil, err
 	}
 	return e, nil
+}
+
+// compile lays out the legacy message of instrs paid by payer as Solana compiles one: the fee
+// payer first, then signer-writable, signer-read-only, writable and read-only accounts, each class
+// in order of first appearance (the instructions' accounts, then their programs), programs
+// read-only: the order solana-go compiles in. match compares a service's message with it
+// account by account (order within a class is free), so only the roles and the instruction list
+// matter; the wire bytes are never needed. solana-go's NewTransaction builds the same message but
+// spends most of a verification base58-encoding the keys it sorts by.
+func compile(payer solana.PublicKey, instrs []solana.Instruction, blockhash solana.Hash) (*wireTx, error) {
+	// A message holds a dozen keys at most: slices and linear scans beat maps here.
+	type entry struct {
+		key  solana.PublicKey
+		role role
+	}
+	order := make([]entry, 1, 12)
+	order[0] = entry{payer, role{signer: true, writable: true}}
+	add := func(k solana.PublicKey, r role) {
+		for i := range order {
+			if order[i].key == k {
+				order[i].role = role{signer: order[i].role.signer || r.signer, writable: order[i].role.writable || r.writable}
+				return
+			}
+		}
+		order = append(order, entry{k, r})
+	}
+	for _, in := range instrs {
+		for _, m := range in.Accounts() {
+			add(m.PublicKey, role{signer: m.IsSigner, writable: m.IsWritable})
+		}
+	}
+	for _, in := range instrs {
+		add(in.ProgramID(), role{})
+	}
+	t := &wireTx{blockhash: blockhash, keys: make([]solana.PublicKey, 0, len(order))}
+	for _, class := range []role{{true, true}, {true, false}, {false, true}, {false, false}} {
+		for _, e := range order {
+			if e.role != class {
+				continue
+			}
+			t.keys = append(t.keys, e.key)
+			switch class {
+			case role{true, true}:
+				t.header.NumRequiredSignatures++
+			case role{true, false}:
+				t.header.NumRequiredSignatures++
+				t.header.NumReadonlySignedAccounts++
+			case role{false, false}:
+				t.header.NumReadonlyUnsignedAccounts++
+			}
+		}
+	}
+	index := func(k solana.PublicKey) uint8 {
+		for i, tk := range t.keys {
+			if tk == k {
+				return uint8(i)
+			}
+		}
+		return 0 // every key was added above
+	}
+	t.sigCount = int(t.header.NumRequiredSignatures)
+	t.instrs = make([]wireInstr, 0, len(instrs))
+	for _, in := range instrs {
+		data, err := in.Data()
+		if err != nil {
+			return nil, buildError("instruction data", err)
+		}
+		metas := in.Accounts()
+		wi := wireInstr{programIndex: index(in.ProgramID()), accounts: make([]uint8, len(metas)), data: data}
+		for i, m := range metas {
+			wi.accounts[i] = index(m.PublicKey)
+		}
+		t.instrs = append(t.instrs, wi)
+	}
+	return t, nil
 }
 
 // role is what an account may do in a transaction: sign, be written, both or neither.
@@ -344,8 +392,28 @@ func roleAt(t *wireTx, i int) role {
 
 // label names account key k of the expected transaction.
 func (e *expected) label(k solana.PublicKey) string {
-	if l, ok := e.labels[k]; ok {
-		return l
+	switch k {
+	case e.staker:
+		return "staker"
+	case e.stakeAccount:
+		return "stake account"
+	case solana.SystemProgramID:
+		return "system program"
+	case solana.StakeProgramID:
+		return "stake program"
+	case solana.ComputeBudget:
+		return "compute budget program"
+	case solana.SysVarRentPubkey:
+		return "rent sysvar"
+	case solana.SysVarClockPubkey:
+		return "clock sysvar"
+	case solana.SysVarStakeHistoryPubkey:
+		return "stake history sysvar"
+	case solana.SysVarStakeConfigPubkey:
+		return "stake config"
+	}
+	if !e.vote.IsZero() && k == e.vote {
+		return "vote account"
 	}
 	return k.String()
 }
@@ -371,18 +439,21 @@ func (e *expected) match(t *wireTx) error {
 	if t.keys[0] != w.keys[0] {
 		return mismatch("account 0 (fee payer)", w.keys[0].String(), t.keys[0].String())
 	}
-	index := make(map[solana.PublicKey]int, len(w.keys))
-	for i, k := range w.keys {
-		index[k] = i
+	// A message holds a dozen keys at most: linear scans beat maps here.
+	find := func(keys []solana.PublicKey, k solana.PublicKey) int {
+		for i, x := range keys {
+			if x == k {
+				return i
+			}
+		}
+		return -1
 	}
-	seen := make(map[solana.PublicKey]int, len(t.keys))
 	for i, k := range t.keys {
-		if j, dup := seen[k]; dup {
+		if j := find(t.keys[:i], k); j >= 0 {
 			return mismatch(fmt.Sprintf("account %d (%s)", i, e.label(k)), "each account once", fmt.Sprintf("%s again (first at account %d)", k, j))
 		}
-		seen[k] = i
-		j, ok := index[k]
-		if !ok {
+		j := find(w.keys, k)
+		if j < 0 {
 			return mismatch(fmt.Sprintf("account %d (unexpected)", i), "no such account", k.String())
 		}
 		if want, got := roleAt(w, j), roleAt(t, i); want != got {
@@ -390,7 +461,7 @@ func (e *expected) match(t *wireTx) error {
 		}
 	}
 	for _, k := range w.keys {
-		if _, ok := seen[k]; !ok {
+		if find(t.keys, k) < 0 {
 			return mismatch(fmt.Sprintf("account (%s)", e.label(k)), k.String(), "missing")
 		}
 	}
@@ -505,7 +576,7 @@ func (s *Solana) gate(t *wireTx, in *parsedIntent) (*Verified, error) {
 	v := &Verified{
 		Operation:        in.Operation,
 		Staker:           in.Intent.Staker, // the intent's spelling of the same key: base58 is canonical
-		StakeAccount:     e.stakeAccount.String(),
+		StakeAccount:     in.StakeAccount, // unstake, withdraw: the intent's spelling; a stake's below
 		RecentBlockhash:  c.blockhash.String(),
 		ComputeUnitPrice: c.budget.unitPrice,
 		ComputeUnitLimit: c.budget.unitLimit,
@@ -514,16 +585,14 @@ func (s *Solana) gate(t *wireTx, in *parsedIntent) (*Verified, error) {
 	}
 	switch in.Operation {
 	case OpStake:
-		v.VoteAccount = c.vote.String()
-		if in.hasVote {
-			v.VoteAccount = in.VoteAccount
+		v.StakeAccount = e.stakeAccount.String()
+		v.VoteAccount = in.VoteAccount // base58 is canonical: the intent's spelling of the same key
+		if !in.hasVote {
+			v.VoteAccount = c.vote.String()
 		}
 		v.Seed = c.seed
 		v.Lamports = in.Lamports
-	case OpUnstake:
-		v.StakeAccount = in.StakeAccount
 	case OpWithdraw:
-		v.StakeAccount = in.StakeAccount
 		v.Lamports = in.Lamports
 	}
 	return v, nil

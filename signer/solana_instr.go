@@ -97,6 +97,43 @@ func decodeNoArgs(data []byte, want uint32) bool {
 	return ok && d == want && len(data) == noArgsLen
 }
 
+// The encoders below write the data of the instructions stakeflow expects, in the layouts the
+// decoders above read. They do what solana-go's builders do without its reflection-driven encoder,
+// which cost a verification more than the rest of it together; TestEncodersMatchSolanaGo pins each
+// one to the builder's bytes.
+
+// encodeCreateWithSeed is system CreateAccountWithSeed data: base, seed (u64 length and bytes),
+// lamports, space, owner.
+func encodeCreateWithSeed(base solana.PublicKey, seed string, lamports, space uint64, owner solana.PublicKey) []byte {
+	b := make([]byte, 0, createWithSeedFixedLen+len(seed))
+	b = binary.LittleEndian.AppendUint32(b, system.Instruction_CreateAccountWithSeed)
+	b = append(b, base[:]...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(seed)))
+	b = append(b, seed...)
+	b = binary.LittleEndian.AppendUint64(b, lamports)
+	b = binary.LittleEndian.AppendUint64(b, space)
+	return append(b, owner[:]...)
+}
+
+// encodeInitialize is stake Initialize data with both authorities given and no lockup.
+func encodeInitialize(staker, withdrawer solana.PublicKey) []byte {
+	b := make([]byte, initializeLen)
+	binary.LittleEndian.PutUint32(b, stake.Instruction_Initialize)
+	copy(b[4:36], staker[:])
+	copy(b[36:68], withdrawer[:])
+	return b // lockup: unix timestamp, epoch and custodian all zero
+}
+
+// encodeWithdraw is stake Withdraw data.
+func encodeWithdraw(lamports uint64) []byte {
+	b := binary.LittleEndian.AppendUint32(make([]byte, 0, withdrawLen), stake.Instruction_Withdraw)
+	return binary.LittleEndian.AppendUint64(b, lamports)
+}
+
+// encodeNoArgs is the data of an instruction that is its discriminator alone (DelegateStake,
+// Deactivate).
+func encodeNoArgs(disc uint32) []byte { return binary.LittleEndian.AppendUint32(make([]byte, 0, noArgsLen), disc) }
+
 // deriveWithSeed is solana.CreateWithSeed without allocating: sha256(base || seed || owner).
 // It reports false when the seed is longer than solana.MaxSeedLength.
 func deriveWithSeed(base solana.PublicKey, seed []byte, owner solana.PublicKey) (solana.PublicKey, bool) {

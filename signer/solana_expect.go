@@ -576,7 +576,7 @@ func (s *Solana) gate(t *wireTx, in *parsedIntent) (*Verified, error) {
 	v := &Verified{
 		Operation:        in.Operation,
 		Staker:           in.Intent.Staker, // the intent's spelling of the same key: base58 is canonical
-		StakeAccount:     in.StakeAccount, // unstake, withdraw: the intent's spelling; a stake's below
+		StakeAccount:     in.StakeAccount,  // unstake, withdraw: the intent's spelling; a stake's below
 		RecentBlockhash:  c.blockhash.String(),
 		ComputeUnitPrice: c.budget.unitPrice,
 		ComputeUnitLimit: c.budget.unitLimit,

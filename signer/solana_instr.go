@@ -132,7 +132,9 @@ func encodeWithdraw(lamports uint64) []byte {
 
 // encodeNoArgs is the data of an instruction that is its discriminator alone (DelegateStake,
 // Deactivate).
-func encodeNoArgs(disc uint32) []byte { return binary.LittleEndian.AppendUint32(make([]byte, 0, noArgsLen), disc) }
+func encodeNoArgs(disc uint32) []byte {
+	return binary.LittleEndian.AppendUint32(make([]byte, 0, noArgsLen), disc)
+}
 
 // deriveWithSeed is solana.CreateWithSeed without allocating: sha256(base || seed || owner).
 // It reports false when the seed is longer than solana.MaxSeedLength.

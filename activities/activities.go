@@ -14,11 +14,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/apiclient"
-	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/signer"
 )
 
-// StakingService is the part of the staking service the activities call.
+// StakingService is the part of the staking service the activities call. The worker wraps its
+// client in internal/metrics.Service, which counts and times every call, before handing it over.
 type StakingService interface {
 	Stake(ctx context.Context, req apiclient.StakeRequest) (*apiclient.UnsignedTransaction, error)
 	Unstake(ctx context.Context, req apiclient.UnstakeRequest) (*apiclient.UnsignedTransaction, error)
@@ -234,7 +234,7 @@ func (a *Activities) Sign(ctx context.Context, in SignInput) (SignResult, error)
 			typ = ErrInvalidInput
 		}
 		activity.GetLogger(ctx).Warn("Refused to sign", "operation", string(in.Intent.Operation), "error", err)
-		metrics.RecordSignerRefusal(activity.GetMetricsHandler(ctx), in.Intent.Chain, string(in.Intent.Operation), err)
+		recordSignerRefusal(ctx, in.Intent.Chain, string(in.Intent.Operation), err)
 		return SignResult{}, temporal.NewNonRetryableApplicationError("refused to sign: "+err.Error(), typ, nil)
 	}
 	return SignResult{
@@ -269,20 +269,20 @@ func (a *Activities) Broadcast(ctx context.Context, in BroadcastInput) (Broadcas
 	})
 	logger := activity.GetLogger(ctx)
 	record := func(outcome, reason string) {
-		metrics.RecordBroadcast(activity.GetMetricsHandler(ctx), in.Intent.Chain, in.Intent.Network, outcome, reason)
+		recordBroadcast(ctx, in.Intent.Chain, in.Intent.Network, outcome, reason)
 	}
 	if err != nil {
 		switch broadcastRefusal(err) {
 		case refusalAlreadyProcessed:
-			record(metrics.BroadcastAlreadyProcessed, metrics.ReasonNone)
+			record(BroadcastAlreadyProcessed, ReasonNone)
 			logger.Info("Broadcast: already processed", "txSig", in.Signature)
 			return BroadcastResult{Signature: in.Signature, AlreadyProcessed: true, RequestID: apiclient.RequestIDOf(err)}, nil
 		case refusalBlockhash:
-			record(metrics.BroadcastRefused, metrics.ReasonBlockhashExpired)
+			record(BroadcastRefused, ReasonBlockhashExpired)
 			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("broadcast %s: blockhash not found or expired: %v", in.Signature, err), ErrBlockhashExpired, nil)
 		case refusalRejected:
-			record(metrics.BroadcastRefused, metrics.ReasonRejected)
+			record(BroadcastRefused, ReasonRejected)
 			if attempt := activity.GetInfo(ctx).Attempt; attempt > 1 {
 				// An earlier attempt's answer was lost: it may have landed, and a landed transaction
 				// is refused when sent again. Only the chain can tell.
@@ -293,7 +293,7 @@ func (a *Activities) Broadcast(ctx context.Context, in BroadcastInput) (Broadcas
 			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("broadcast %s refused: %v", in.Signature, err), ErrTransactionRejected, nil)
 		}
-		record(metrics.BroadcastRefused, broadcastErrorReason(err))
+		record(BroadcastRefused, broadcastErrorReason(err))
 		return BroadcastResult{}, classifyService("broadcast "+in.Signature, err)
 	}
 	if res.ExtraData.TransactionID != "" && res.ExtraData.TransactionID != in.Signature {
@@ -301,7 +301,7 @@ func (a *Activities) Broadcast(ctx context.Context, in BroadcastInput) (Broadcas
 		// is followed by our own signature; record the discrepancy loudly.
 		logger.Error("Broadcast answered another transaction id", "txSig", in.Signature, "reported", res.ExtraData.TransactionID)
 	}
-	record(metrics.BroadcastSent, metrics.ReasonNone)
+	record(BroadcastSent, ReasonNone)
 	logger.Info("Broadcast", "txSig", in.Signature, "slot", res.ExtraData.Slot, "requestId", info.RequestID)
 	return BroadcastResult{Signature: in.Signature, Slot: res.ExtraData.Slot, RequestID: info.RequestID}, nil
 }
@@ -342,13 +342,13 @@ func broadcastRefusal(err error) refusal {
 func broadcastErrorReason(err error) string {
 	switch {
 	case apiclient.IsThrottled(err):
-		return metrics.ReasonThrottled
+		return ReasonThrottled
 	case unauthorized(err):
-		return metrics.ReasonUnauthorized
+		return ReasonUnauthorized
 	case apiclient.IsRetryable(err):
-		return metrics.ReasonUnavailable
+		return ReasonUnavailable
 	}
-	return metrics.ReasonError
+	return ReasonError
 }
 
 // classifyService turns an apiclient error into an application error of the right retryability:

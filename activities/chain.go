@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
-	"github.com/stakeflow/stakeflow/internal/metrics"
 )
 
 // SolanaReader is the read-only chain access the activities use: one network, through an RPC
@@ -63,7 +62,7 @@ func (a *Activities) chain(network string) (SolanaReader, error) {
 // A transaction found with an error counts as failed only once that is finalized: until then the
 // block it is in may be dropped, and the transaction may still land without error (or expire).
 // The fee of a finalized transaction, failed or not, is read from the chain, reported in the
-// result and recorded (metrics.RecordFee). The proof of expiry, which lets the workflow build a
+// result and recorded (MetricFeeLamports). The proof of expiry, which lets the workflow build a
 // new transaction, is only ever drawn from a reader proven to serve the network.
 //
 // A transaction already final at the first look costs two reads (status and fee) and no
@@ -162,7 +161,7 @@ const feeReadTries = 3
 func (a *Activities) fee(ctx context.Context, r SolanaReader, in ConfirmInput, tries *int) (fee uint64, done bool) {
 	fee, err := r.TransactionFee(ctx, in.Signature)
 	if err == nil {
-		metrics.RecordFee(activity.GetMetricsHandler(ctx), chainSolana, in.Network, string(in.Operation), fee)
+		recordFee(ctx, chainSolana, in.Network, string(in.Operation), fee)
 		return fee, true
 	}
 	*tries++

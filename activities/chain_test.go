@@ -23,7 +23,6 @@ import (
 
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
-	"github.com/stakeflow/stakeflow/internal/metrics"
 )
 
 const (
@@ -294,7 +293,7 @@ func TestSignCancelledIsNotARefusal(t *testing.T) {
 			assert.False(t, ae.NonRetryable(), "%v", cause)
 		}
 		assert.NotContains(t, err.Error(), "refused to sign")
-		assert.Zero(t, h.total(metrics.SignerRefusals), "no refusal is counted")
+		assert.Zero(t, h.total(MetricSignerRefusals), "no refusal is counted")
 	}
 }
 
@@ -310,9 +309,9 @@ func TestConfirmRecordsFee(t *testing.T) {
 	var res ConfirmResult
 	require.NoError(t, v.Get(&res))
 	assert.Equal(t, uint64(5200), res.Fee)
-	labels := map[string]string{metrics.LabelChain: "solana", metrics.LabelNetwork: "testnet", metrics.LabelOperation: "unstake"}
-	assert.Equal(t, int64(5200), h.get(metrics.FeeLamports, labels))
-	assert.Equal(t, int64(1), h.get(metrics.FeeTransactions, labels))
+	labels := map[string]string{LabelChain: "solana", LabelNetwork: "testnet", LabelOperation: "unstake"}
+	assert.Equal(t, int64(5200), h.get(MetricFeeLamports, labels))
+	assert.Equal(t, int64(1), h.get(MetricFeeTransactions, labels))
 }
 
 // counting is a metrics handler that keeps counter totals by name and labels.

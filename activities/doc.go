@@ -25,8 +25,9 @@
 // the transaction cannot land before building another. The spec does not fix the broadcast
 // endpoint's error forms, so both are recognised from the error's name and message.
 //
-// Sign and Broadcast record signer refusals and broadcast outcomes through
-// activity.GetMetricsHandler (names and labels in internal/metrics).
+// Sign, Broadcast and Confirm record signer refusals, broadcast outcomes and fees through
+// activity.GetMetricsHandler; their names, and the label keys of every stakeflow metric, are
+// defined in metrics.go (internal/metrics/doc.go lists them all).
 //
 // Activities are idempotent: Build and the reads have no effect, Sign is deterministic (ed25519),
 // and Broadcast re-sends the bytes it is given.

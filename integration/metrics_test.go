@@ -16,7 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/internal/metrics"
+	"github.com/stakeflow/stakeflow/workflows"
 )
 
 // healthURL is the base URL of the stack's worker health address (/healthz, /readyz, /metrics).
@@ -74,7 +76,7 @@ func checkMetricsAfterStake(t *testing.T, base, staker string) {
 	require.NoError(t, err, out)
 	require.Len(t, decodeResult(t, out).Transactions, 1)
 
-	stake := map[string]string{metrics.LabelOperation: "stake"}
+	stake := map[string]string{activities.LabelOperation: "stake"}
 	assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		code, body := get(c, base+"/metrics")
 		require.Equal(c, http.StatusOK, code)
@@ -86,12 +88,12 @@ func checkMetricsAfterStake(t *testing.T, base, staker string) {
 			name   string
 			labels map[string]string
 		}{
-			{metrics.OperationsStarted, stake},
-			{metrics.OperationsCompleted, stake},
-			{metrics.Confirmations, map[string]string{metrics.LabelOperation: "stake", metrics.LabelOutcome: "finalized"}},
-			{metrics.Broadcasts, map[string]string{metrics.LabelOutcome: metrics.BroadcastSent}},
-			{metrics.ServiceRequests, map[string]string{metrics.LabelEndpoint: metrics.EndpointStake, metrics.LabelStatus: "ok"}},
-			{metrics.ServiceRequestDuration, map[string]string{metrics.LabelEndpoint: metrics.EndpointBroadcast}},
+			{workflows.MetricOperationsStarted, stake},
+			{workflows.MetricOperationsCompleted, stake},
+			{workflows.MetricConfirmations, map[string]string{activities.LabelOperation: "stake", activities.LabelOutcome: "finalized"}},
+			{activities.MetricBroadcasts, map[string]string{activities.LabelOutcome: activities.BroadcastSent}},
+			{metrics.ServiceRequests, map[string]string{activities.LabelEndpoint: metrics.EndpointStake, activities.LabelStatus: "ok"}},
+			{metrics.ServiceRequestDuration, map[string]string{activities.LabelEndpoint: metrics.EndpointBroadcast}},
 			{"temporal_workflow_completed_total", map[string]string{"workflow_type": "StakeWorkflow"}},
 			{"temporal_activity_execution_latency_seconds", map[string]string{"activity_type": "Build"}},
 		} {

@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities"
-	"github.com/stakeflow/stakeflow/internal/metrics"
 )
 
 // a is the nil Activities pointer the workflows name activities through.
@@ -25,7 +24,7 @@ type operation struct {
 	status Status
 	logger log.Logger
 	// metrics records the operation's life; replays record nothing.
-	metrics metrics.Operation
+	metrics opMetrics
 	// policyKnown is set once CheckPolicy answered; approvalsRequired is then its count (0, 1, 2).
 	policyKnown       bool
 	approvalsRequired int
@@ -60,7 +59,7 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options, 
 		"operationId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID,
 		"operation", string(intent.Operation), "staker", intent.Staker, "network", intent.Network)
 	o.attrs.logger = o.logger
-	o.metrics = metrics.ForOperation(workflow.GetMetricsHandler(ctx), intent.Chain, intent.Network, string(intent.Operation))
+	o.metrics = newOpMetrics(ctx, intent)
 
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return o.status, nil }); err != nil {
 		return nil, err
@@ -107,7 +106,7 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options, 
 		// Started without its attributes (not through the starter): make it findable at once.
 		o.flush(ctx)
 	}
-	o.metrics.Started()
+	o.metrics.started()
 	return o, nil
 }
 
@@ -209,7 +208,7 @@ func (o *operation) setStep(ctx workflow.Context, step string) {
 	}
 	if step == StepDone {
 		// Every workflow ends a successful operation by stepping to done, exactly once.
-		o.metrics.Completed()
+		o.metrics.completed()
 	}
 }
 
@@ -251,7 +250,7 @@ func (o *operation) details() string {
 
 // fail records err as the operation's end and returns it.
 func (o *operation) fail(ctx workflow.Context, err error) error {
-	o.metrics.Failed(err)
+	o.metrics.failed(err)
 	if temporal.IsCanceledError(err) {
 		o.setStep(ctx, StepCancelled)
 		o.logger.Info("Operation cancelled", "step", o.status.Step)
@@ -384,7 +383,7 @@ func (o *operation) stall(ctx workflow.Context, tries int, cause error) error {
 	}
 	o.logger.Warn("Operation stalled", "step", step, "tries", tries, "error", cause, "nextTry", wait)
 	if o.status.Stall == nil {
-		o.metrics.Stalled()
+		o.metrics.stalled()
 	}
 	o.setStep(ctx, StepStalled)
 	o.status.Stall = &Stall{Step: step, Since: since, Tries: tries, LastError: cause.Error(), NextTryAt: now.Add(wait)}
@@ -421,7 +420,7 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 			return TxRecord{}, temporal.NewCanceledError("cancelled before broadcast; nothing was sent")
 		}
 		if build > 1 {
-			o.metrics.Rebuilt()
+			o.metrics.rebuilt()
 		}
 
 		built, err := o.build(ctx, intent)
@@ -511,7 +510,7 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 		if err != nil {
 			return TxRecord{}, err
 		}
-		o.metrics.Confirmed(conf.Outcome)
+		o.metrics.confirmed(conf.Outcome)
 		current.Outcome = conf.Outcome
 		current.Slot = conf.Slot
 		current.FeeLamports = conf.Fee

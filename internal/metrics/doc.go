@@ -1,14 +1,19 @@
-// Package metrics names stakeflow's own metrics and records them through a Temporal metrics
-// handler (client.MetricsHandler), the same pipeline that carries the Temporal SDK's metrics. The
-// worker exports that pipeline in the Prometheus text format on /metrics (see package
-// internal/metrics/prom).
+// Package metrics lists every stakeflow metric (below), and records those recorded outside the
+// workflows and activities: the staking service calls, counted and timed by Service (a decorator
+// of the client, activities.StakingService), and the worker's health gauges (SetRPCVerified,
+// SetServiceAuthOK). It records through a Temporal metrics handler (client.MetricsHandler), the
+// same pipeline that carries the Temporal SDK's metrics. The worker exports that pipeline in the
+// Prometheus text format on /metrics (see package internal/metrics/prom).
 //
-// Workflows record through workflow.GetMetricsHandler(ctx), which drops what is recorded while a
-// workflow replays its history, so a count kept there moves once per event however often the
-// workflow is replayed. Activities record through activity.GetMetricsHandler(ctx). Calls to the
-// staking service are counted and timed by Service, a decorator of the client.
+// Each metric is defined where it is recorded. The workflows define and record the operations'
+// metrics (package workflows, metrics.go) through workflow.GetMetricsHandler(ctx), which drops
+// what is recorded while a workflow replays its history, so a count kept there moves once per
+// event however often the workflow is replayed. The activities define and record theirs (package
+// activities, metrics.go) through activity.GetMetricsHandler(ctx). Package activities also holds
+// the label keys of every metric (activities.LabelChain, ...), and activities.LabelValue, which
+// turns an empty label value into "unknown".
 //
-// Every handler passed in may be nil: nothing is recorded then.
+// Every handler passed in here may be nil: nothing is recorded then.
 //
 // # Metrics
 //
@@ -17,8 +22,9 @@
 // from workflows and activities also carry the SDK's own labels (namespace, task_queue,
 // workflow_type, activity_type, client_name, worker_type); those of Service carry only their own.
 //
-// Operations, recorded by the workflows (exactly once per event, replay-safe). The operation
-// label is the operation started: the withdraw phase of an unstake counts under "unstake".
+// Operations, defined and recorded by package workflows (workflows.MetricOperationsStarted, ...),
+// exactly once per event, replay-safe. The operation label is the operation started: the withdraw
+// phase of an unstake counts under "unstake".
 //
 //	stakeflow_operations_started_total{chain,network,operation}
 //	    operations started (after their input was validated).
@@ -37,7 +43,7 @@
 //	    operations that entered a stall: a step that cannot go on for a reason that does not heal
 //	    by retrying at once (an RPC or the service refusing the worker); counted once per stall.
 //
-// Activities:
+// Activities, defined and recorded by package activities (activities.MetricBroadcasts, ...):
 //
 //	stakeflow_broadcasts_total{chain,network,outcome,reason}
 //	    broadcast answers: outcome "sent" and "already_processed" (reason "none"), or
@@ -55,7 +61,7 @@
 //	    snake case ("fee_payer", "vote_account", "program", ...), or "unknown_key", "decode",
 //	    "intent", "other".
 //
-// Staking service calls (Service):
+// Staking service calls, recorded by Service in this package (ServiceRequests, ...):
 //
 //	stakeflow_service_requests_total{endpoint,status}
 //	    calls by endpoint ("stake", "unstake", "withdraw", "broadcast", "validator_status") and
@@ -73,7 +79,8 @@
 //	    histogram of the Retry-After delays of 429 answers: the activities hand each to Temporal as
 //	    the next retry's delay, so the next attempt waits exactly this long.
 //
-// Worker health, set by the worker (see internal/worker):
+// Worker health, defined in this package (RPCVerified, ServiceAuthOK) and set by the worker (see
+// internal/worker):
 //
 //	stakeflow_rpc_verified{chain,network}
 //	    1 while the network's RPC is proven to serve it (its genesis hash is the network's and no

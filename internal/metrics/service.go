@@ -9,10 +9,21 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
+	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/apiclient"
 )
 
-// Endpoint labels of the staking service calls.
+// Metrics of the staking service calls, recorded by Service. Counters end in _total and timers in
+// _seconds, as Prometheus expects.
+const (
+	ServiceRequests        = "stakeflow_service_requests_total"
+	ServiceRequestDuration = "stakeflow_service_request_duration_seconds"
+	ServiceErrors          = "stakeflow_service_errors_total"
+	ServiceThrottled       = "stakeflow_service_throttled_total"
+	ServiceRetryAfter      = "stakeflow_service_retry_after_seconds"
+)
+
+// Endpoint labels of the staking service calls (activities.LabelEndpoint).
 const (
 	EndpointStake           = "stake"
 	EndpointUnstake         = "unstake"
@@ -21,34 +32,24 @@ const (
 	EndpointValidatorStatus = "validator_status"
 )
 
-// StakingService is the part of the staking service client that Service instruments; it is the
-// method set the activities use.
-type StakingService interface {
-	Stake(ctx context.Context, req apiclient.StakeRequest) (*apiclient.UnsignedTransaction, error)
-	Unstake(ctx context.Context, req apiclient.UnstakeRequest) (*apiclient.UnsignedTransaction, error)
-	Withdraw(ctx context.Context, req apiclient.WithdrawRequest) (*apiclient.UnsignedTransaction, error)
-	Broadcast(ctx context.Context, req apiclient.BroadcastRequest) (*apiclient.BroadcastResult, error)
-	SolanaValidatorStatus(ctx context.Context, network string, voteAccounts []string) (*apiclient.ValidatorStatusResult, error)
-}
-
 // Service counts and times every call to the staking service it wraps: requests by endpoint and
 // status, latency, errors by exception name, 429s and their Retry-After delays. Called from an
 // activity, it also logs each call at debug level through the activity's logger, which carries
 // the workflow ID (operation ID) and run ID. It changes neither requests nor answers.
 type Service struct {
-	next StakingService
+	next activities.StakingService
 	h    client.MetricsHandler
 	now  func() time.Time
 }
 
-var _ StakingService = (*Service)(nil)
+var _ activities.StakingService = (*Service)(nil)
 
 // NewService wraps next, recording through h (nil: nothing is recorded, next is still called).
-func NewService(next StakingService, h client.MetricsHandler) *Service {
+func NewService(next activities.StakingService, h client.MetricsHandler) *Service {
 	return &Service{next: next, h: h, now: time.Now}
 }
 
-// Stake implements StakingService.
+// Stake implements activities.StakingService.
 func (s *Service) Stake(ctx context.Context, req apiclient.StakeRequest) (*apiclient.UnsignedTransaction, error) {
 	start := s.now()
 	res, err := s.next.Stake(ctx, req)
@@ -56,7 +57,7 @@ func (s *Service) Stake(ctx context.Context, req apiclient.StakeRequest) (*apicl
 	return res, err
 }
 
-// Unstake implements StakingService.
+// Unstake implements activities.StakingService.
 func (s *Service) Unstake(ctx context.Context, req apiclient.UnstakeRequest) (*apiclient.UnsignedTransaction, error) {
 	start := s.now()
 	res, err := s.next.Unstake(ctx, req)
@@ -64,7 +65,7 @@ func (s *Service) Unstake(ctx context.Context, req apiclient.UnstakeRequest) (*a
 	return res, err
 }
 
-// Withdraw implements StakingService.
+// Withdraw implements activities.StakingService.
 func (s *Service) Withdraw(ctx context.Context, req apiclient.WithdrawRequest) (*apiclient.UnsignedTransaction, error) {
 	start := s.now()
 	res, err := s.next.Withdraw(ctx, req)
@@ -72,7 +73,7 @@ func (s *Service) Withdraw(ctx context.Context, req apiclient.WithdrawRequest) (
 	return res, err
 }
 
-// Broadcast implements StakingService.
+// Broadcast implements activities.StakingService.
 func (s *Service) Broadcast(ctx context.Context, req apiclient.BroadcastRequest) (*apiclient.BroadcastResult, error) {
 	start := s.now()
 	res, err := s.next.Broadcast(ctx, req)
@@ -80,7 +81,7 @@ func (s *Service) Broadcast(ctx context.Context, req apiclient.BroadcastRequest)
 	return res, err
 }
 
-// SolanaValidatorStatus implements StakingService.
+// SolanaValidatorStatus implements activities.StakingService.
 func (s *Service) SolanaValidatorStatus(ctx context.Context, network string, voteAccounts []string) (*apiclient.ValidatorStatusResult, error) {
 	start := s.now()
 	res, err := s.next.SolanaValidatorStatus(ctx, network, voteAccounts)
@@ -101,13 +102,13 @@ func (s *Service) record(ctx context.Context, endpoint string, start time.Time, 
 	if s.h == nil {
 		return
 	}
-	h := s.h.WithTags(map[string]string{LabelEndpoint: endpoint})
+	h := s.h.WithTags(map[string]string{activities.LabelEndpoint: endpoint})
 	h.Timer(ServiceRequestDuration).Record(took)
-	h.WithTags(map[string]string{LabelStatus: status}).Counter(ServiceRequests).Inc(1)
+	h.WithTags(map[string]string{activities.LabelStatus: status}).Counter(ServiceRequests).Inc(1)
 	if err == nil {
 		return
 	}
-	h.WithTags(map[string]string{LabelStatus: status, LabelException: exception}).Counter(ServiceErrors).Inc(1)
+	h.WithTags(map[string]string{activities.LabelStatus: status, activities.LabelException: exception}).Counter(ServiceErrors).Inc(1)
 	if apiclient.IsThrottled(err) {
 		h.Counter(ServiceThrottled).Inc(1)
 		if d, ok := apiclient.RetryAfterOf(err); ok {

@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/stakeflow/stakeflow/activities"
-	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -84,7 +83,7 @@ func (t *tagged) Timer(string) client.MetricsTimer { return client.MetricsNopHan
 
 // key renders a sample as name{k=v,...} with the labels sorted, keeping only stakeflow's labels.
 func key(name string, tags map[string]string) string {
-	own := []string{metrics.LabelChain, metrics.LabelNetwork, metrics.LabelOperation, metrics.LabelFailureType, metrics.LabelOutcome}
+	own := []string{activities.LabelChain, activities.LabelNetwork, activities.LabelOperation, activities.LabelFailureType, activities.LabelOutcome}
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		if slices.Contains(own, k) {
@@ -126,11 +125,18 @@ func (c *chain) sign(_ context.Context, in activities.SignInput) (activities.Sig
 
 func runStake(t *testing.T, h client.MetricsHandler, setup func(env *testsuite.TestWorkflowEnvironment)) {
 	t.Helper()
+	run(t, h, workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: staker, Lamports: 2_000_000_000, VoteAccount: vote}, setup)
+}
+
+// run executes workflow wf with input, recording through h, its activities mocked to build,
+// sign, check and broadcast one transaction; setup mocks the rest (at least Sign and Confirm).
+func run(t *testing.T, h client.MetricsHandler, wf, input any, setup func(env *testsuite.TestWorkflowEnvironment)) {
+	t.Helper()
 	var ts testsuite.WorkflowTestSuite
 	ts.SetMetricsHandler(h)
 	ts.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := ts.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(workflows.StakeWorkflow)
+	env.RegisterWorkflow(wf)
 	env.RegisterActivity(a)
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Maybe()
 	env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).Return(activities.PolicyDecision{}, nil)
@@ -145,7 +151,7 @@ func runStake(t *testing.T, h client.MetricsHandler, setup func(env *testsuite.T
 			return activities.BroadcastResult{Signature: in.Signature, Slot: 10}, nil
 		})
 	setup(env)
-	env.ExecuteWorkflow(workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: staker, Lamports: 2_000_000_000, VoteAccount: vote})
+	env.ExecuteWorkflow(wf, input)
 	require.True(t, env.IsWorkflowCompleted())
 }
 
@@ -166,9 +172,9 @@ func TestOperationCountersPerOutcome(t *testing.T) {
 			name:  "finalized",
 			setup: finalized,
 			want: map[string]int64{
-				metrics.OperationsStarted + "{" + stakeLabels + "}":               1,
-				metrics.OperationsCompleted + "{" + stakeLabels + "}":             1,
-				metrics.Confirmations + "{" + stakeLabels + ",outcome=finalized}": 1,
+				workflows.MetricOperationsStarted + "{" + stakeLabels + "}":               1,
+				workflows.MetricOperationsCompleted + "{" + stakeLabels + "}":             1,
+				workflows.MetricConfirmations + "{" + stakeLabels + ",outcome=finalized}": 1,
 			},
 		},
 		{
@@ -180,11 +186,11 @@ func TestOperationCountersPerOutcome(t *testing.T) {
 				env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42}, nil).Once()
 			},
 			want: map[string]int64{
-				metrics.OperationsStarted + "{" + stakeLabels + "}":               1,
-				metrics.OperationsCompleted + "{" + stakeLabels + "}":             1,
-				metrics.Rebuilds + "{" + stakeLabels + "}":                        1,
-				metrics.Confirmations + "{" + stakeLabels + ",outcome=expired}":   1,
-				metrics.Confirmations + "{" + stakeLabels + ",outcome=finalized}": 1,
+				workflows.MetricOperationsStarted + "{" + stakeLabels + "}":               1,
+				workflows.MetricOperationsCompleted + "{" + stakeLabels + "}":             1,
+				workflows.MetricRebuilds + "{" + stakeLabels + "}":                        1,
+				workflows.MetricConfirmations + "{" + stakeLabels + ",outcome=expired}":   1,
+				workflows.MetricConfirmations + "{" + stakeLabels + ",outcome=finalized}": 1,
 			},
 		},
 		{
@@ -194,8 +200,8 @@ func TestOperationCountersPerOutcome(t *testing.T) {
 					temporal.NewNonRetryableApplicationError("refused to sign: vote account", activities.ErrVerificationFailed, nil))
 			},
 			want: map[string]int64{
-				metrics.OperationsStarted + "{" + stakeLabels + "}":                                                         1,
-				metrics.OperationsFailed + "{chain=solana,failure_type=VerificationFailed,network=testnet,operation=stake}": 1,
+				workflows.MetricOperationsStarted + "{" + stakeLabels + "}":                                                         1,
+				workflows.MetricOperationsFailed + "{chain=solana,failure_type=VerificationFailed,network=testnet,operation=stake}": 1,
 			},
 		},
 		{
@@ -206,9 +212,9 @@ func TestOperationCountersPerOutcome(t *testing.T) {
 				env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFailed, Error: "InstructionError"}, nil)
 			},
 			want: map[string]int64{
-				metrics.OperationsStarted + "{" + stakeLabels + "}":                                                        1,
-				metrics.Confirmations + "{" + stakeLabels + ",outcome=failed}":                                             1,
-				metrics.OperationsFailed + "{chain=solana,failure_type=TransactionFailed,network=testnet,operation=stake}": 1,
+				workflows.MetricOperationsStarted + "{" + stakeLabels + "}":                                                        1,
+				workflows.MetricConfirmations + "{" + stakeLabels + ",outcome=failed}":                                             1,
+				workflows.MetricOperationsFailed + "{chain=solana,failure_type=TransactionFailed,network=testnet,operation=stake}": 1,
 			},
 		},
 	}
@@ -230,6 +236,6 @@ func TestOperationsCompletedOncePerOperation(t *testing.T) {
 		runStake(t, rec, finalized)
 	}
 	got := rec.snapshot()
-	assert.Equal(t, int64(n), got[metrics.OperationsStarted+"{"+stakeLabels+"}"])
-	assert.Equal(t, int64(n), got[metrics.OperationsCompleted+"{"+stakeLabels+"}"])
+	assert.Equal(t, int64(n), got[workflows.MetricOperationsStarted+"{"+stakeLabels+"}"])
+	assert.Equal(t, int64(n), got[workflows.MetricOperationsCompleted+"{"+stakeLabels+"}"])
 }

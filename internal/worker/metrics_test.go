@@ -214,14 +214,14 @@ func TestMetricsEndpointReportsActivityAndServiceMetrics(t *testing.T) {
 	mux := newHealthMux(healthChecks{}, exp.HTTPHandler())
 	assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		fams := scrape(c, mux)
-		stake := map[string]string{metrics.LabelEndpoint: metrics.EndpointStake}
+		stake := map[string]string{activities.LabelEndpoint: metrics.EndpointStake}
 		assert.Equal(c, 1.0, counter(fams, metrics.ServiceThrottled, stake))
-		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{metrics.LabelEndpoint: metrics.EndpointStake, metrics.LabelStatus: "429"}))
-		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{metrics.LabelEndpoint: metrics.EndpointStake, metrics.LabelStatus: "ok"}))
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{activities.LabelEndpoint: metrics.EndpointStake, activities.LabelStatus: "429"}))
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{activities.LabelEndpoint: metrics.EndpointStake, activities.LabelStatus: "ok"}))
 		assert.Equal(c, 1.0, counter(fams, metrics.ServiceErrors, map[string]string{
-			metrics.LabelEndpoint: metrics.EndpointStake, metrics.LabelStatus: "429", metrics.LabelException: "ThrottlerException"}))
+			activities.LabelEndpoint: metrics.EndpointStake, activities.LabelStatus: "429", activities.LabelException: "ThrottlerException"}))
 		assert.Equal(c, 1.0, counter(fams, metrics.ServiceErrors, map[string]string{
-			metrics.LabelEndpoint: metrics.EndpointBroadcast, metrics.LabelStatus: "400", metrics.LabelException: "ValidationException"}))
+			activities.LabelEndpoint: metrics.EndpointBroadcast, activities.LabelStatus: "400", activities.LabelException: "ValidationException"}))
 		if m := sample(fams, metrics.ServiceRetryAfter, stake); assert.NotNil(c, m, "retry-after histogram") {
 			assert.Equal(c, uint64(1), m.GetHistogram().GetSampleCount())
 			assert.Equal(c, 3.0, m.GetHistogram().GetSampleSum())
@@ -229,11 +229,11 @@ func TestMetricsEndpointReportsActivityAndServiceMetrics(t *testing.T) {
 		if m := sample(fams, metrics.ServiceRequestDuration, stake); assert.NotNil(c, m, "latency histogram") {
 			assert.Equal(c, uint64(2), m.GetHistogram().GetSampleCount())
 		}
-		assert.Equal(c, 1.0, counter(fams, metrics.Broadcasts, map[string]string{
-			metrics.LabelChain: "solana", metrics.LabelNetwork: "testnet", metrics.LabelOutcome: metrics.BroadcastRefused, metrics.LabelReason: metrics.ReasonRejected}))
-		assert.Equal(c, -1.0, counter(fams, metrics.Broadcasts, map[string]string{metrics.LabelOutcome: metrics.BroadcastSent}), "nothing was sent")
-		assert.Equal(c, 1.0, counter(fams, metrics.SignerRefusals, map[string]string{
-			metrics.LabelChain: "solana", metrics.LabelOperation: "stake", metrics.LabelCheck: "vote_account"}))
+		assert.Equal(c, 1.0, counter(fams, activities.MetricBroadcasts, map[string]string{
+			activities.LabelChain: "solana", activities.LabelNetwork: "testnet", activities.LabelOutcome: activities.BroadcastRefused, activities.LabelReason: activities.ReasonRejected}))
+		assert.Equal(c, -1.0, counter(fams, activities.MetricBroadcasts, map[string]string{activities.LabelOutcome: activities.BroadcastSent}), "nothing was sent")
+		assert.Equal(c, 1.0, counter(fams, activities.MetricSignerRefusals, map[string]string{
+			activities.LabelChain: "solana", activities.LabelOperation: "stake", activities.LabelCheck: "vote_account"}))
 	}, 10*time.Second, 20*time.Millisecond)
 }
 

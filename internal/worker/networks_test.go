@@ -120,7 +120,7 @@ func TestReadinessFollowsTheNetworkProof(t *testing.T) {
 	close(started)
 	mux := newHealthMux(healthChecks{ready: started, temporal: fakeTemporal{}, keys: func() int { return 1 },
 		networks: runNetworks(ctx, &wg, chains)}, exp.HTTPHandler())
-	testnet := map[string]string{metrics.LabelChain: "solana", metrics.LabelNetwork: "testnet"}
+	testnet := map[string]string{activities.LabelChain: "solana", activities.LabelNetwork: "testnet"}
 	const wait, tick = 10 * time.Second, 5 * time.Millisecond
 
 	// Another network at start: unready, saying which and why; logged as an error; not crashed.

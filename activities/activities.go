@@ -319,7 +319,9 @@ const (
 func broadcastRefusal(err error) refusal {
 	var apiErr *apiclient.APIError
 	if !errors.As(err, &apiErr) || apiErr.StatusCode < 400 || apiErr.StatusCode >= 500 ||
-		apiErr.StatusCode == 429 || apiErr.StatusCode == 401 || apiErr.StatusCode == 403 {
+		apiErr.StatusCode == 429 || apiErr.StatusCode == 401 || apiErr.StatusCode == 403 || apiErr.Retryable() {
+		// Not an answer about the transaction: the service is busy (408, 409 with its envelope),
+		// throttling, or refusing the worker. The same bytes are sent again.
 		return refusalNone
 	}
 	text := strings.ToLower(apiErr.Name + " " + apiErr.Message)

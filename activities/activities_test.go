@@ -135,6 +135,10 @@ func TestBroadcastReadsRefusals(t *testing.T) {
 		{"instruction error", 400, errorEnvelope("TransactionRejectedException", 100400, "client", "InstructionError: insufficient funds"), ErrTransactionRejected, false},
 		{"server error", 503, errorEnvelope("ServiceUnavailable", 0, "server", "down"), ErrServiceUnavailable, false},
 		{"wrong token", 401, errorEnvelope("WrongTokenException", 101109, "authentication", "bad token"), ErrServiceUnauthorized, false},
+		// The service's request timeout and a conflict while it is busy say nothing about the
+		// transaction: the same bytes are sent again.
+		{"request timeout", 408, errorEnvelope("RequestTimeoutException", 0, "server", "timed out"), ErrServiceUnavailable, false},
+		{"conflict", 409, errorEnvelope("ConflictException", 0, "client", "busy with the same request"), ErrServiceUnavailable, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -175,6 +175,9 @@ func TestSolanaSignHonest(t *testing.T) {
 		{"stake, unit price only", f.stakeIntent(), cb(f.stakeInstrs(), computePrice(100_001)), f.derived.String(), f.vote.String(), 65_001},
 		// A limit without a price costs nothing beyond the base fee.
 		{"stake, unit limit only", f.stakeIntent(), cb(f.stakeInstrs(), computeLimit(DefaultMaxComputeUnitLimit)), f.derived.String(), f.vote.String(), 5_000},
+		// CreateAccountWithSeed without the base account, which is the funding account (as
+		// @solana/web3.js builds it): the same instruction, the base's signature the funder's.
+		{"stake, create without the base account", f.stakeIntent(), append([]solana.Instruction{f.createWithSeedTwoAccounts(f.derived)}, f.stakeInstrs()[1:]...), f.derived.String(), f.vote.String(), 5_000},
 		{"unstake", f.unstakeIntent(), f.unstakeInstrs(), f.stakeAccount.String(), "", 5_000},
 		// No limit: 1 instruction × 200,000 units; ceil(1 × 200,000 / 1,000,000) = 1.
 		{"unstake, unit price of 1", f.unstakeIntent(), cb(f.unstakeInstrs(), computePrice(1)), f.stakeAccount.String(), "", 5_001},

@@ -311,12 +311,6 @@ func hostileCases() []hostileCase {
 			tx: func(t testing.TB, f *fixture) string {
 				return f.tx64(t, f.staker, withdrawCustodian(f.stakeAccount, f.staker, f.staker, 1_500_000_000, f.staker))
 			}},
-		{name: "create without the base account", intent: stakeIntent, is: ErrVerification,
-			want: []string{"system.CreateAccountWithSeed accounts", "want 3 accounts", "got 2"},
-			tx: stakeWith(func(f *fixture, in []solana.Instruction) []solana.Instruction {
-				in[0] = f.createWithSeedTwoAccounts(f.derived)
-				return in
-			})},
 		{name: "reordered instructions", intent: stakeIntent, is: ErrVerification,
 			want: []string{"instruction 1 of stake", "want system.CreateAccountWithSeed", "got #0 stake.Initialize"},
 			tx: stakeWith(func(f *fixture, in []solana.Instruction) []solana.Instruction {

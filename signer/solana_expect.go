@@ -55,9 +55,12 @@ const (
 // choices are the values of a transaction that the staking service chose.
 type choices struct {
 	blockhash solana.Hash
-	seed      string           // stake: the new stake account's seed
-	vote      solana.PublicKey // stake: the delegation target
-	budget    budget
+	seed      string // stake: the new stake account's seed
+	// noBase is true when the service's CreateAccountWithSeed lists no base account (2 accounts:
+	// the base is the funding account, as @solana/web3.js builds it); otherwise it lists 3.
+	noBase bool
+	vote   solana.PublicKey // stake: the delegation target
+	budget budget
 }
 
 // budget is a transaction's compute budget.
@@ -185,6 +188,7 @@ func (s *Solana) choose(t *wireTx, in *parsedIntent) (*choices, error) {
 					return nil, mismatch("new stake account seed", fmt.Sprintf("at most %d bytes", solana.MaxSeedLength), fmt.Sprintf("%d bytes", len(cw.seed)))
 				}
 				c.seed, seedFound = string(cw.seed), true
+				c.noBase = len(wi.accounts) == 2
 			}
 		case !voteFound && program == solana.StakeProgramID && disc == stake.Instruction_DelegateStake && len(wi.accounts) >= 2:
 			c.vote, voteFound = t.keys[wi.accounts[1]], true
@@ -237,12 +241,19 @@ func expect(in *parsedIntent, c *choices) (*expected, error) {
 		if !ok {
 			return nil, buildError("stake account address", fmt.Errorf("seed of %d bytes", len(c.seed)))
 		}
+		createMetas := solana.AccountMetaSlice{
+			solana.Meta(in.staker).WRITE().SIGNER(),
+			solana.Meta(stakeAcc).WRITE(),
+			solana.Meta(in.staker).SIGNER(),
+		}
+		if c.noBase {
+			// The same instruction in the form that leaves out the base account because it is
+			// the funding account: nothing differs on chain.
+			createMetas = createMetas[:2]
+		}
 		staking = []solana.Instruction{
-			solana.NewInstruction(solana.SystemProgramID, solana.AccountMetaSlice{
-				solana.Meta(in.staker).WRITE().SIGNER(),
-				solana.Meta(stakeAcc).WRITE(),
-				solana.Meta(in.staker).SIGNER(),
-			}, encodeCreateWithSeed(in.staker, c.seed, in.Lamports, stakeAccountSpace, solana.StakeProgramID)),
+			solana.NewInstruction(solana.SystemProgramID, createMetas,
+				encodeCreateWithSeed(in.staker, c.seed, in.Lamports, stakeAccountSpace, solana.StakeProgramID)),
 			solana.NewInstruction(solana.StakeProgramID, solana.AccountMetaSlice{
 				solana.Meta(stakeAcc).WRITE(),
 				solana.Meta(solana.SysVarRentPubkey),

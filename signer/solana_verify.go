@@ -433,7 +433,13 @@ func (s *Solana) checkStake(main []*decodedInstr, in *parsedIntent) error {
 	if !ok {
 		return mismatch("new stake account seed", fmt.Sprintf("at most %d bytes", solana.MaxSeedLength), fmt.Sprintf("%d bytes", len(c.seed)))
 	}
-	if err := wantAccounts(create, rolesCreate, []solana.PublicKey{in.staker, derived, in.staker}); err != nil {
+	// The base account may be left out when it is the funding account (as @solana/web3.js
+	// builds it): the system program then takes the funding account's signature for the base's.
+	want := []solana.PublicKey{in.staker, derived, in.staker}
+	if create.numAccounts() == 2 {
+		want = want[:2]
+	}
+	if err := wantAccounts(create, rolesCreate[:len(want)], want); err != nil {
 		return err
 	}
 

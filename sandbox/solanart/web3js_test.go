@@ -215,16 +215,14 @@ func TestWeb3jsInstallIsIdempotent(t *testing.T) {
 // TestWeb3jsStakeLifecycle: web3.js stakes from a seed, deactivates and withdraws through the
 // runtime's JSON-RPC; Go checks the chain after each step, balances to the lamport.
 //
-// Two things web3.js needs are missing from the runtime today, and the test holds each as it is,
-// so that it fails, and must be changed, the day the runtime adds them:
+// One thing web3.js needs is missing from the runtime today, and the test holds it as it is, so
+// that it fails, and must be changed, the day the runtime adds it:
 //   - websocket subscriptions: web3.js's confirmTransaction (inside sendAndConfirmTransaction)
 //     learns of a signature only by signatureSubscribe over a websocket (its one
 //     getSignatureStatuses call waits until that subscription is live). The runtime answers a
 //     websocket upgrade with HTTP 405 and has no signatureSubscribe method, so the stake lands but
 //     sendAndConfirmTransaction throws TransactionExpiredBlockheightExceededError once the
 //     blockhash expires; lifecycle.mjs then confirms by polling getSignatureStatuses itself;
-//   - getTransaction with encoding "json", the only one web3.js's getTransaction asks for: the
-//     runtime answers base64 whatever the encoding asked, which web3.js refuses.
 func TestWeb3jsStakeLifecycle(t *testing.T) {
 	// Long epochs, moved by WarpEpochs only; blockhashes valid 2 s, so that web3.js's confirmation
 	// gives up after about 3 s instead of a minute.
@@ -288,10 +286,10 @@ func TestWeb3jsStakeLifecycle(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("Signature %s has expired: block height exceeded.", sig), st.SendAndConfirm.Message)
 	assert.Greater(t, st.SendAndConfirm.BlockHeightAfter, st.SendAndConfirm.LastValidBlockHeight)
 	assert.Contains(t, st.stderr, "ws error: Unexpected server response: 405")
-	// No "json" encoding in getTransaction: web3.js cannot read the transaction back. Once it
-	// can, GetTransaction.OK is true and GetTransaction.Fee is the fee checked below.
-	assert.False(t, st.GetTransaction.OK, "web3.js getTransaction works now (fee %d); update this test", st.GetTransaction.Fee)
-	assert.Contains(t, st.GetTransaction.Message, "At path: transaction -- Expected an object")
+	// web3.js reads the transaction back with getTransaction (encoding json): the fee checked
+	// below.
+	require.True(t, st.GetTransaction.OK, "web3.js getTransaction: %s", st.GetTransaction.Message)
+	assert.Equal(t, uint64(feePerSignature+priorityFee), st.GetTransaction.Fee)
 
 	// On chain, from Go: landed once, delegated to the vote account from this epoch, the
 	// staker's authorities, no lockup; the fee exactly base + priority.

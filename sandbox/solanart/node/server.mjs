@@ -574,6 +574,8 @@ function submit(bytes, { airdrop = false } = {}) {
     throw new RpcError(-32002, 'Transaction simulation failed: Blockhash not found', txErrorData(null, 'BlockhashNotFound'));
   }
   const legacy = tx.version === 'legacy';
+  const balances = () => tx.accountKeys.map((k) => svm.inner.getBalance(k) ?? 0n);
+  const preBalances = balances();
   const sim = legacy ? svm.inner.simulateLegacyTransaction(bytes) : svm.inner.simulateVersionedTransaction(bytes);
   if (typeof sim.err === 'function') {
     const { json, text } = describeError(sim.err());
@@ -588,6 +590,9 @@ function submit(bytes, { airdrop = false } = {}) {
   const entry = {
     signature,
     slot,
+    version: tx.version,
+    preBalances,
+    postBalances: balances(),
     feePayer: b58encode(tx.accountKeys[0]),
     accounts: tx.accountKeys.map(b58encode),
     airdrop,
@@ -902,6 +907,40 @@ function signatureStatus(entry, searchHistory) {
   };
 }
 
+// transactionJson is a parsed transaction in getTransaction's "json" form, or, parsed, in
+// "jsonParsed" form. The runtime has no instruction parsers: in jsonParsed every instruction
+// is partially decoded ({programId, accounts, data}), the form Agave gives to a program it
+// cannot parse, where Agave would parse the system, stake and compute budget programs'.
+function transactionJson(tx, parsed) {
+  const keys = tx.accountKeys.map(b58encode);
+  const [numRequiredSignatures, numReadonlySignedAccounts, numReadonlyUnsignedAccounts] = tx.header;
+  const writable = new Set(writableKeys(tx));
+  const message = parsed
+    ? {
+        accountKeys: keys.map((pubkey, i) => ({ pubkey, writable: writable.has(pubkey), signer: i < numRequiredSignatures, source: 'transaction' })),
+        recentBlockhash: b58encode(tx.recentBlockhash),
+        instructions: tx.instructions.map((ix) => ({
+          programId: keys[ix.programIdIndex],
+          accounts: [...ix.accounts].map((i) => keys[i]),
+          data: b58encode(ix.data),
+          stackHeight: null,
+        })),
+      }
+    : {
+        accountKeys: keys,
+        header: { numRequiredSignatures, numReadonlySignedAccounts, numReadonlyUnsignedAccounts },
+        recentBlockhash: b58encode(tx.recentBlockhash),
+        instructions: tx.instructions.map((ix) => ({
+          programIdIndex: ix.programIdIndex,
+          accounts: [...ix.accounts],
+          data: b58encode(ix.data),
+          stackHeight: null,
+        })),
+      };
+  if (tx.version !== 'legacy') message.addressTableLookups = [];
+  return { signatures: tx.signatures.map(b58encode), message };
+}
+
 const methods = {
   getHealth: () => 'ok',
   getVersion: () => ({ 'solana-core': '2.2.0', 'feature-set': 0 }),
@@ -995,19 +1034,25 @@ const methods = {
   getTransaction: (p) => {
     const e = bySignature.get(p[0]);
     if (!e) return null;
-    const enc = configOf(p, 1).encoding === 'base58' ? 'base58' : 'base64';
+    const cfg = configOf(p, 1);
+    const enc = cfg.encoding ?? 'json';
     const raw = Buffer.from(e.raw, 'base64');
+    let transaction;
+    if (enc === 'base64') transaction = [e.raw, 'base64'];
+    else if (enc === 'base58') transaction = [b58encode(raw), 'base58'];
+    else if (enc === 'json' || enc === 'jsonParsed') transaction = transactionJson(parseTransaction(new Uint8Array(raw)), enc === 'jsonParsed');
+    else throw new RpcError(-32602, `Invalid params: unknown variant \`${String(enc).slice(0, 100)}\`, expected one of \`binary\`, \`base64\`, \`base58\`, \`json\`, \`jsonParsed\``);
     return {
       slot: e.slot,
       blockTime: e.blockTime,
-      version: 'legacy',
-      transaction: [enc === 'base58' ? b58encode(raw) : e.raw, enc],
+      version: e.version === 'legacy' ? 'legacy' : e.version,
+      transaction,
       meta: {
         err: null,
         status: { Ok: null },
         fee: e.fee,
-        preBalances: [],
-        postBalances: [],
+        preBalances: e.preBalances,
+        postBalances: e.postBalances,
         innerInstructions: [],
         preTokenBalances: [],
         postTokenBalances: [],

@@ -154,6 +154,9 @@ func TestStakeMinimumDelegation(t *testing.T) {
 	r := startRuntime(t, Options{})
 	ctx := testContext(t)
 	c := r.RPC()
+	// A runtime that answers within its first slot is at slot 0: move on one, so that the
+	// context's slot is positive whatever the timing.
+	require.NoError(t, r.AdvanceSlots(ctx, 1))
 	var got struct {
 		Context struct {
 			Slot uint64 `json:"slot"`

@@ -9,14 +9,27 @@
 // isBlockhashValid, getEpochInfo, getEpochSchedule, getMinimumBalanceForRentExemption,
 // getAccountInfo, getMultipleAccounts, getBalance, requestAirdrop (a real transfer from a
 // faucet account, listed in the ledger), sendTransaction (base64 or base58),
-// simulateTransaction (with return data), getSignatureStatuses, getTransaction (minimal
-// meta, with the fee charged), getVoteAccounts, getFeeForMessage,
+// simulateTransaction (with return data), getSignatureStatuses, getTransaction (encodings
+// json, the default, base64, base58 and jsonParsed; meta with the fee charged and the
+// balances before and after, no inner instructions; jsonParsed parses no instruction: each is
+// partially decoded, {programId, accounts, data}), getVoteAccounts, getFeeForMessage,
 // getRecentPrioritizationFees and getStakeMinimumDelegation. Versioned transactions are
 // accepted without address lookup tables.
 //
+// A websocket upgrade on the same port serves Solana's PubSub API, as @solana/web3.js's
+// confirmTransaction uses it: signatureSubscribe (params [signature, {commitment,
+// enableReceivedNotification}]; one signatureNotification {context:{slot}, value:{err}} when
+// the signature reaches the commitment, as getSignatureStatuses reports it, then the
+// subscription is gone), signatureUnsubscribe, slotSubscribe (a slotNotification {parent,
+// root, slot} each time the slot moves; slots crossed at once are not notified one by one) and
+// slotUnsubscribe. While subscriptions exist a timer moves the clock at each slot boundary,
+// so they are served with no request arriving. No other subscription exists (account,
+// program, logs, root, block).
+//
 // Chain semantics the runtime guarantees:
-//   - slots advance with wall time (Options.SlotDuration), read when a request arrives, so
-//     an idle runtime uses no CPU; block height equals the slot;
+//   - slots advance with wall time (Options.SlotDuration), read when a request arrives (or,
+//     while websocket subscriptions exist, at each slot boundary), so an idle runtime uses
+//     no CPU; block height equals the slot;
 //     every slot has a new blockhash;
 //   - a transaction is accepted only when its recent blockhash was produced within the
 //     last Options.BlockhashValidity blocks; lastValidBlockHeight is issue height plus

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,8 +30,15 @@ import (
 // web3jsProject is the npm project of the web3.js checks.
 const web3jsProject = "../../testdata/web3js"
 
-// web3jsFiles are the files of web3jsProject that a run needs; they key its install directory.
-var web3jsFiles = []string{"package.json", "package-lock.json", "lifecycle.mjs"}
+// web3jsFiles are the files a run needs, by name in the install directory: those of
+// web3jsProject and this package's own web3.js client (testdata/web3js_confirm.mjs). They key
+// the install directory.
+var web3jsFiles = []struct{ name, path string }{
+	{"package.json", filepath.Join(web3jsProject, "package.json")},
+	{"package-lock.json", filepath.Join(web3jsProject, "package-lock.json")},
+	{"lifecycle.mjs", filepath.Join(web3jsProject, "lifecycle.mjs")},
+	{"confirm.mjs", filepath.Join("testdata", "web3js_confirm.mjs")},
+}
 
 // installWeb3js makes sure cacheDir/web3js-<hash> holds web3jsFiles with their npm dependencies
 // installed and returns that directory: install's way (lock, `npm ci` in a temporary directory,
@@ -40,13 +46,13 @@ var web3jsFiles = []string{"package.json", "package-lock.json", "lifecycle.mjs"}
 func installWeb3js(ctx context.Context, cacheDir string) (string, error) {
 	files := make(map[string][]byte, len(web3jsFiles))
 	h := sha256.New()
-	for _, name := range web3jsFiles {
-		b, err := os.ReadFile(filepath.Join(web3jsProject, name))
+	for _, f := range web3jsFiles {
+		b, err := os.ReadFile(f.path)
 		if err != nil {
 			return "", err
 		}
-		files[name] = b
-		h.Write([]byte(name))
+		files[f.name] = b
+		h.Write([]byte(f.name))
 		h.Write([]byte{0})
 		h.Write(b)
 		h.Write([]byte{0})
@@ -121,6 +127,9 @@ type web3jsConfig struct {
 	UnitLimit        uint32 `json:"unitLimit"`
 	UnitPrice        uint64 `json:"unitPrice"`
 	WithdrawLamports uint64 `json:"withdrawLamports"`
+	// confirm.mjs
+	Commitment string `json:"commitment,omitempty"`
+	Signature  string `json:"signature,omitempty"`
 }
 
 // web3jsStep is what one run of lifecycle.mjs prints.
@@ -157,21 +166,66 @@ type web3jsStep struct {
 	// withdraw
 	StakeAccountAfter json.RawMessage `json:"stakeAccountAfter"`
 	StakerBalance     uint64          `json:"stakerBalance"`
+	// confirm.mjs: deactivate and withdraw (sendAndConfirmTransaction's wait), transaction
+	MS     int64           `json:"ms"`
+	JSON   *web3jsTxJSON   `json:"json"`
+	Parsed *web3jsTxParsed `json:"parsed"`
 
 	stderr string
+}
+
+// web3jsTxJSON is a transaction as web3.js's getTransaction (encoding json) read it.
+type web3jsTxJSON struct {
+	Slot            uint64         `json:"slot"`
+	Version         any            `json:"version"`
+	Fee             uint64         `json:"fee"`
+	Err             any            `json:"err"`
+	PreBalances     []uint64       `json:"preBalances"`
+	PostBalances    []uint64       `json:"postBalances"`
+	Signatures      []string       `json:"signatures"`
+	AccountKeys     []string       `json:"accountKeys"`
+	Header          map[string]int `json:"header"`
+	RecentBlockhash string         `json:"recentBlockhash"`
+	Instructions    []struct {
+		ProgramIDIndex int    `json:"programIdIndex"`
+		Accounts       []int  `json:"accounts"`
+		Data           string `json:"data"` // hex
+	} `json:"instructions"`
+}
+
+// web3jsTxParsed is a transaction as web3.js's getParsedTransaction (jsonParsed) read it.
+type web3jsTxParsed struct {
+	Slot        uint64 `json:"slot"`
+	Fee         uint64 `json:"fee"`
+	AccountKeys []struct {
+		Pubkey   string `json:"pubkey"`
+		Signer   bool   `json:"signer"`
+		Writable bool   `json:"writable"`
+	} `json:"accountKeys"`
+	Instructions []struct {
+		ProgramID string   `json:"programId"`
+		Parsed    bool     `json:"parsed"`
+		Accounts  []string `json:"accounts"`
+	} `json:"instructions"`
 }
 
 // runWeb3js runs one step of lifecycle.mjs in dir and decodes its outcome.
 func runWeb3js(t *testing.T, ctx context.Context, dir, step string, cfg web3jsConfig) web3jsStep {
 	t.Helper()
+	return runWeb3jsScript(t, ctx, dir, "lifecycle.mjs", step, cfg)
+}
+
+// runWeb3jsScript runs one step of script (lifecycle.mjs or confirm.mjs) in dir.
+func runWeb3jsScript(t *testing.T, ctx context.Context, dir, script, step string, cfg web3jsConfig) web3jsStep {
+	t.Helper()
 	in, err := json.Marshal(cfg)
 	require.NoError(t, err)
-	cmd := exec.CommandContext(ctx, "node", "lifecycle.mjs", step)
+	cmd := exec.CommandContext(ctx, "node", script, step)
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "node lifecycle.mjs %s: %s", step, stderr.String())
+	require.NoError(t, cmd.Run(), "node %s %s: %s", script, step, stderr.String())
 	var out web3jsStep
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out), "step %s printed %q", step, stdout.String())
 	require.Equal(t, step, out.Step)
@@ -198,7 +252,10 @@ func TestWeb3jsInstallIsIdempotent(t *testing.T) {
 	cacheDir := t.TempDir()
 	first, err := installWeb3js(ctx, cacheDir)
 	require.NoError(t, err)
-	for _, name := range append(web3jsFiles, installedMarker, "node_modules/@solana/web3.js/package.json") {
+	for _, f := range web3jsFiles {
+		assert.FileExists(t, filepath.Join(first, f.name))
+	}
+	for _, name := range []string{installedMarker, "node_modules/@solana/web3.js/package.json"} {
 		assert.FileExists(t, filepath.Join(first, name))
 	}
 	kept := filepath.Join(first, "kept")
@@ -213,19 +270,16 @@ func TestWeb3jsInstallIsIdempotent(t *testing.T) {
 }
 
 // TestWeb3jsStakeLifecycle: web3.js stakes from a seed, deactivates and withdraws through the
-// runtime's JSON-RPC; Go checks the chain after each step, balances to the lamport.
+// runtime's JSON-RPC, each transaction sent and confirmed by web3.js's own
+// sendAndConfirmTransaction (its confirmation is a websocket signatureSubscribe on the runtime's
+// port), and reads its stake back with getTransaction (encoding json) and getParsedTransaction
+// (jsonParsed); Go checks the chain after each step, balances to the lamport.
 //
-// One thing web3.js needs is missing from the runtime today, and the test holds it as it is, so
-// that it fails, and must be changed, the day the runtime adds it:
-//   - websocket subscriptions: web3.js's confirmTransaction (inside sendAndConfirmTransaction)
-//     learns of a signature only by signatureSubscribe over a websocket (its one
-//     getSignatureStatuses call waits until that subscription is live). The runtime answers a
-//     websocket upgrade with HTTP 405 and has no signatureSubscribe method, so the stake lands but
-//     sendAndConfirmTransaction throws TransactionExpiredBlockheightExceededError once the
-//     blockhash expires; lifecycle.mjs then confirms by polling getSignatureStatuses itself;
+// The stake is lifecycle.mjs's; deactivate and withdraw are this package's confirm.mjs
+// (lifecycle.mjs sends those with sendRawTransaction and polls).
 func TestWeb3jsStakeLifecycle(t *testing.T) {
-	// Long epochs, moved by WarpEpochs only; blockhashes valid 2 s, so that web3.js's confirmation
-	// gives up after about 3 s instead of a minute.
+	// Long epochs, moved by WarpEpochs only; blockhashes valid 2 s, so that a confirmation that
+	// never comes fails web3.js's sendAndConfirmTransaction after about 3 s instead of a minute.
 	r := startRuntime(t, Options{SlotsPerEpoch: 2048, FinalizationDepth: 8, BlockhashValidity: 40})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a cold npm ci included
 	t.Cleanup(cancel)
@@ -267,27 +321,20 @@ func TestWeb3jsStakeLifecycle(t *testing.T) {
 	}
 
 	// Stake: compute budget + StakeProgram.createAccountWithSeed + StakeProgram.delegate, sent
-	// with sendAndConfirmTransaction.
+	// and confirmed ("confirmed") by sendAndConfirmTransaction.
 	st := runWeb3js(t, ctx, dir, "stake", cfg)
 	assert.Equal(t, staker, st.Staker)
 	assert.Equal(t, stakeAccount, st.StakeAccount, "web3.js PublicKey.createWithSeed")
 	sig := solana.MustSignatureFromBase58(st.Signature)
+	require.True(t, st.SendAndConfirm.OK, "sendAndConfirmTransaction: %s: %s\n%s", st.SendAndConfirm.Error, st.SendAndConfirm.Message, st.stderr)
+	assert.LessOrEqual(t, st.SendAndConfirm.BlockHeightAfter, st.SendAndConfirm.LastValidBlockHeight, "confirmed only after the blockhash expired")
+	assert.NotContains(t, st.stderr, "ws error")
 	assert.Contains(t, []string{"confirmed", "finalized"}, st.ConfirmationStatus)
 	assert.Equal(t, lamports, st.StakeAccountLamports)
 	assert.Equal(t, solana.StakeProgramID, st.StakeAccountOwner)
 	assert.Equal(t, stakeAccountSize, st.StakeAccountSpace)
 	assert.Equal(t, rent, st.RentExempt)
 	assert.Zero(t, st.Epoch)
-	// No websocket: the stake landed, yet web3.js's confirmation waited for the blockhash to
-	// expire and threw. With signatureSubscribe served, SendAndConfirm.OK becomes true: change
-	// these lines then.
-	assert.False(t, st.SendAndConfirm.OK, "sendAndConfirmTransaction confirmed: the runtime now serves signatureSubscribe; update this test")
-	assert.Equal(t, "TransactionExpiredBlockheightExceededError", st.SendAndConfirm.Error)
-	assert.Equal(t, fmt.Sprintf("Signature %s has expired: block height exceeded.", sig), st.SendAndConfirm.Message)
-	assert.Greater(t, st.SendAndConfirm.BlockHeightAfter, st.SendAndConfirm.LastValidBlockHeight)
-	assert.Contains(t, st.stderr, "ws error: Unexpected server response: 405")
-	// web3.js reads the transaction back with getTransaction (encoding json): the fee checked
-	// below.
 	require.True(t, st.GetTransaction.OK, "web3.js getTransaction: %s", st.GetTransaction.Message)
 	assert.Equal(t, uint64(feePerSignature+priorityFee), st.GetTransaction.Fee)
 
@@ -313,7 +360,8 @@ func TestWeb3jsStakeLifecycle(t *testing.T) {
 
 	// The transaction as web3.js built it: its CreateAccountWithSeed lists two accounts (funding
 	// and new; the base is the funding account), which the system program accepts and stakeflow's
-	// verifier refuses (signer/vectors_web3js_test.go).
+	// verifier refuses (signer/vectors_web3js_test.go). Read from Go in base64, it is the
+	// reference for what web3.js reads in json and jsonParsed.
 	version := uint64(0)
 	got, err := c.GetTransaction(ctx, sig, &rpc.GetTransactionOpts{Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentConfirmed, MaxSupportedTransactionVersion: &version})
 	require.NoError(t, err)
@@ -330,21 +378,80 @@ func TestWeb3jsStakeLifecycle(t *testing.T) {
 	}
 	assert.Equal(t, []solana.PublicKey{solana.ComputeBudget, solana.ComputeBudget, solana.SystemProgramID, solana.StakeProgramID, solana.StakeProgramID}, programs)
 
-	// Deactivate, an epoch later: StakeProgram.deactivate, sendRawTransaction, polled.
+	// web3.js reads the same transaction in json (getTransaction) and jsonParsed
+	// (getParsedTransaction): the same keys, header, blockhash and instructions to the byte,
+	// balances before and after (the staker paid the stake and the fee).
+	rt := runWeb3jsScript(t, ctx, dir, "confirm.mjs", "transaction", web3jsConfig{URL: cfg.URL, WSEndpoint: cfg.WSEndpoint, SecretKey: secret, Signature: st.Signature})
+	require.NotNil(t, rt.JSON)
+	j := rt.JSON
+	assert.Equal(t, st.Slot, j.Slot)
+	assert.Equal(t, "legacy", j.Version)
+	assert.Nil(t, j.Err)
+	assert.Equal(t, got.Meta.Fee, j.Fee)
+	assert.Equal(t, []string{st.Signature}, j.Signatures)
+	keys := make([]string, len(tx.Message.AccountKeys))
+	for i, k := range tx.Message.AccountKeys {
+		keys[i] = k.String()
+	}
+	assert.Equal(t, keys, j.AccountKeys)
+	assert.Equal(t, map[string]int{
+		"numRequiredSignatures":       int(tx.Message.Header.NumRequiredSignatures),
+		"numReadonlySignedAccounts":   int(tx.Message.Header.NumReadonlySignedAccounts),
+		"numReadonlyUnsignedAccounts": int(tx.Message.Header.NumReadonlyUnsignedAccounts),
+	}, j.Header)
+	assert.Equal(t, tx.Message.RecentBlockhash.String(), j.RecentBlockhash)
+	require.Len(t, j.Instructions, len(tx.Message.Instructions))
+	for i, in := range tx.Message.Instructions {
+		accounts := make([]int, len(in.Accounts))
+		for k, a := range in.Accounts {
+			accounts[k] = int(a)
+		}
+		assert.Equal(t, int(in.ProgramIDIndex), j.Instructions[i].ProgramIDIndex, "instruction %d", i)
+		assert.Equal(t, accounts, j.Instructions[i].Accounts, "instruction %d", i)
+		assert.Equal(t, hex.EncodeToString(in.Data), j.Instructions[i].Data, "instruction %d", i)
+	}
+	require.Len(t, j.PreBalances, len(keys))
+	require.Len(t, j.PostBalances, len(keys))
+	assert.Equal(t, uint64(airdrop), j.PreBalances[0])
+	assert.Equal(t, airdrop-lamports-feePerSignature-priorityFee, j.PostBalances[0])
+	require.NotNil(t, rt.Parsed)
+	p := rt.Parsed
+	assert.Equal(t, st.Slot, p.Slot)
+	assert.Equal(t, got.Meta.Fee, p.Fee)
+	require.Len(t, p.AccountKeys, len(keys))
+	for i, k := range p.AccountKeys {
+		assert.Equal(t, keys[i], k.Pubkey)
+		assert.Equal(t, tx.Message.IsSigner(tx.Message.AccountKeys[i]), k.Signer, k.Pubkey)
+		w, err := tx.Message.IsWritable(tx.Message.AccountKeys[i])
+		require.NoError(t, err)
+		assert.Equal(t, w, k.Writable, k.Pubkey)
+	}
+	require.Len(t, p.Instructions, len(programs))
+	for i, in := range p.Instructions {
+		assert.Equal(t, programs[i].String(), in.ProgramID)
+		assert.False(t, in.Parsed, "the runtime parses no instruction (partially decoded only)")
+		assert.Len(t, in.Accounts, len(tx.Message.Instructions[i].Accounts))
+	}
+
+	// Deactivate, an epoch later: StakeProgram.deactivate, sent and confirmed by
+	// sendAndConfirmTransaction.
 	require.NoError(t, r.WarpEpochs(ctx, 1))
-	de := runWeb3js(t, ctx, dir, "deactivate", cfg)
+	cfg.Commitment = "confirmed"
+	de := runWeb3jsScript(t, ctx, dir, "confirm.mjs", "deactivate", cfg)
 	require.Nil(t, de.Refused)
+	assert.NotContains(t, de.stderr, "ws error")
 	assert.Equal(t, stakeAccount, de.StakeAccount)
 	assert.Equal(t, uint64(1), de.Epoch)
+	assert.Contains(t, []string{"confirmed", "finalized"}, de.ConfirmationStatus)
 	state = stakeState(t, ctx, c, stakeAccount)
 	assert.Equal(t, uint64(1), state.Stake.Delegation.DeactivationEpoch)
 	assert.Equal(t, delegated, state.Stake.Delegation.Stake)
 	before := balance(t, ctx, c, staker)
 	assert.Equal(t, airdrop-lamports-2*feePerSignature-priorityFee, before)
 
-	// Withdrawing in the deactivation epoch is refused by the stake program, and web3.js reads
-	// the refusal (message and logs) from the runtime's error; nothing changes.
-	early := runWeb3js(t, ctx, dir, "withdraw", cfg)
+	// Withdrawing in the deactivation epoch is refused by the stake program at preflight, and
+	// sendAndConfirmTransaction throws the refusal (message and logs); nothing changes.
+	early := runWeb3jsScript(t, ctx, dir, "confirm.mjs", "withdraw", cfg)
 	require.NotNil(t, early.Refused, "withdraw in the deactivation epoch landed")
 	assert.Equal(t, "SendTransactionError", early.Refused.Error)
 	assert.Equal(t, "Transaction simulation failed: Error processing Instruction 0: insufficient funds for instruction", early.Refused.Message)
@@ -352,11 +459,18 @@ func TestWeb3jsStakeLifecycle(t *testing.T) {
 	assert.Equal(t, before, balance(t, ctx, c, staker))
 	assert.Equal(t, lamports, stakeState(t, ctx, c, stakeAccount).Lamports)
 
-	// Withdraw everything an epoch later: StakeProgram.withdraw; the stake account is gone and
-	// the staker is back to the airdrop less four fees' worth (three signatures, one priority).
+	// Withdraw everything an epoch later: StakeProgram.withdraw, sendAndConfirmTransaction
+	// waiting for "finalized" this time (FinalizationDepth slots after it lands); the stake
+	// account is gone and the staker is back to the airdrop less four fees' worth (three
+	// signatures, one priority). This is the step that needs the signatureNotification itself:
+	// web3.js calls getSignatureStatuses once, when its subscription is acknowledged, which
+	// finds the stake and the deactivation already confirmed, but not this one finalized.
 	require.NoError(t, r.WarpEpochs(ctx, 1))
-	wd := runWeb3js(t, ctx, dir, "withdraw", cfg)
+	cfg.Commitment = "finalized"
+	wd := runWeb3jsScript(t, ctx, dir, "confirm.mjs", "withdraw", cfg)
 	require.Nil(t, wd.Refused)
+	assert.NotContains(t, wd.stderr, "ws error")
+	assert.Equal(t, "finalized", wd.ConfirmationStatus)
 	assert.Equal(t, "null", string(wd.StakeAccountAfter), "web3.js still sees the stake account")
 	want := airdrop - 3*feePerSignature - priorityFee
 	assert.Equal(t, uint64(want), wd.StakerBalance)
@@ -374,29 +488,4 @@ func TestWeb3jsStakeLifecycle(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]int{st.Signature: 1, de.Signature: 1, wd.Signature: 1}, seen)
-}
-
-// TestWeb3jsRuntimeHasNoWebsocket pins down, without Node, the two things web3.js's confirmation
-// looks for and the runtime lacks: a websocket upgrade on its port and a signatureSubscribe
-// method. Both assertions fail, and must be changed, once the runtime serves them.
-func TestWeb3jsRuntimeHasNoWebsocket(t *testing.T) {
-	r := startRuntime(t, Options{})
-	ctx := testContext(t)
-
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL(), nil)
-	require.NoError(t, err)
-	for k, v := range map[string]string{
-		"Connection": "Upgrade", "Upgrade": "websocket",
-		"Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
-	} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	_ = resp.Body.Close()
-	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "websocket upgrade: the runtime serves websockets now; update this test")
-
-	var res json.RawMessage
-	err = r.call(ctx, &res, "signatureSubscribe", solana.Signature{}.String(), map[string]string{"commitment": "confirmed"})
-	assert.ErrorContains(t, err, "Method not found", "signatureSubscribe over HTTP")
 }

@@ -5,11 +5,14 @@
 // finalizationDepth, voteAccounts, delinquentVoteAccounts, genesisSeed (another seed gives
 // another genesis hash and other blockhashes: another network).
 // Once listening it prints one line "SOLANART_READY <port>" on stdout.
+// The same port serves JSON-RPC over HTTP POST and, on a websocket upgrade, Solana's
+// subscriptions (signatureSubscribe, slotSubscribe; see "subscriptions" below).
 // It exits when its stdin closes.
 
 import http from 'node:http';
 import crypto from 'node:crypto';
 import pkg from 'litesvm';
+import { WebSocket, WebSocketServer } from 'ws';
 
 const { LiteSVM, Clock, EpochSchedule, Account } = pkg;
 
@@ -479,6 +482,12 @@ const startUnix = BigInt(Math.floor(Date.now() / 1000));
 const slotMs = BigInt(opts.slotDurationMs);
 
 let slot = 0n;
+// Websocket subscriptions (see "subscriptions"); declared here because landing a
+// transaction, from genesis on, looks at them.
+const subscriptions = new Map(); // subscription id -> {id, ws, method, ...}
+let nextSubscriptionId = 0;
+let notifyScheduled = false;
+let slotTimer = null;
 const blockhashes = new Map(); // base58 blockhash -> slot it was produced at
 const ledger = []; // landed transactions, in order
 const bySignature = new Map(); // base58 signature -> ledger entry
@@ -606,6 +615,7 @@ function submit(bytes, { airdrop = false } = {}) {
   ledger.push(entry);
   bySignature.set(signature, entry);
   recordPrioritizationFee(tx);
+  scheduleNotify();
   return signature;
 }
 
@@ -1150,6 +1160,7 @@ function handle(req) {
   if (!fn) return { jsonrpc: '2.0', id: req.id ?? null, error: { code: -32601, message: 'Method not found' } };
   try {
     catchUp();
+    scheduleNotify();
     return { jsonrpc: '2.0', id: req.id ?? null, result: fn(req.params ?? []) };
   } catch (e) {
     if (e instanceof RpcError) {
@@ -1160,6 +1171,159 @@ function handle(req) {
     return { jsonrpc: '2.0', id: req.id ?? null, error: { code: -32603, message: `Internal error: ${e.message}` } };
   }
 }
+
+
+// ---------- subscriptions ----------
+//
+// A websocket upgrade on the runtime's port opens Solana's PubSub API: signatureSubscribe and
+// slotSubscribe with their unsubscribes (any other method: Method not found, as over HTTP the
+// subscribe methods are). A signature subscription is notified once, when the signature
+// reaches the commitment asked for (getSignatureStatuses' view: processed and confirmed when
+// it lands, finalized FINALIZATION_DEPTH slots later), and then removed, as Agave does; asked
+// with enableReceivedNotification it is first told "receivedSignature" when the transaction
+// lands. A slot subscription is notified with the chain's slot each time it moves: one
+// notification per move, so slots skipped at once (warps, the lazy clock catching up) are not
+// notified one by one.
+//
+// Subscriptions are checked after every request (a landed transaction, a moved slot) and, while
+// any exist, on a timer set to the next slot boundary, so that the slot clock moves and
+// notifications go out though no request arrives. With no subscription there is no timer.
+
+const COMMITMENT_RANK = { processed: 0, recent: 0, confirmed: 1, single: 1, singleGossip: 1, finalized: 2, max: 2, root: 2 };
+const STATUS_RANK = { processed: 0, confirmed: 1, finalized: 2 };
+
+
+function scheduleNotify() {
+  if (notifyScheduled || subscriptions.size === 0) return;
+  notifyScheduled = true;
+  setImmediate(() => {
+    notifyScheduled = false;
+    notifySubscriptions();
+  });
+}
+
+function sendNotification(sub, method, result) {
+  if (sub.ws.readyState !== WebSocket.OPEN) return;
+  sub.ws.send(stringify({ jsonrpc: '2.0', method, params: { result, subscription: sub.id } }));
+}
+
+function notifySubscriptions() {
+  for (const sub of [...subscriptions.values()]) {
+    if (sub.method === 'slot') {
+      if (sub.lastSlot === slot) continue;
+      sub.lastSlot = slot;
+      sendNotification(sub, 'slotNotification', { parent: slot > 0n ? slot - 1n : 0n, root: slot > FINALIZATION_DEPTH ? slot - FINALIZATION_DEPTH : 0n, slot });
+      continue;
+    }
+    const entry = bySignature.get(sub.signature);
+    const status = signatureStatus(entry, false);
+    if (!status) continue;
+    if (sub.enableReceivedNotification && !sub.received) {
+      sub.received = true;
+      sendNotification(sub, 'signatureNotification', { context: { slot }, value: 'receivedSignature' });
+    }
+    if (STATUS_RANK[status.confirmationStatus] < sub.rank) continue;
+    subscriptions.delete(sub.id);
+    sendNotification(sub, 'signatureNotification', { context: { slot }, value: { err: status.err } });
+  }
+  armSlotTimer();
+}
+
+// armSlotTimer keeps one timer, due at the next slot boundary of the wall clock, while
+// subscriptions exist.
+function armSlotTimer() {
+  if (subscriptions.size === 0) {
+    if (slotTimer) clearTimeout(slotTimer);
+    slotTimer = null;
+    return;
+  }
+  if (slotTimer) return;
+  const intoSlot = (process.hrtime.bigint() - clockStart) % slotNs;
+  const ms = Math.max(1, Math.ceil(Number(slotNs - intoSlot) / 1e6));
+  slotTimer = setTimeout(() => {
+    slotTimer = null;
+    catchUp();
+    notifySubscriptions();
+  }, ms);
+}
+
+const pubsubMethods = {
+  signatureSubscribe: (p, ws) => {
+    const signature = p[0];
+    if (typeof signature !== 'string' || b58decodeOrNull(signature)?.length !== 64) {
+      throw new RpcError(-32602, `Invalid Request: Invalid signature ${JSON.stringify(String(signature).slice(0, 100))}`);
+    }
+    const cfg = configOf(p, 1);
+    const rank = COMMITMENT_RANK[cfg.commitment ?? 'finalized'];
+    if (rank === undefined) throw new RpcError(-32602, `Invalid params: unknown commitment ${JSON.stringify(String(cfg.commitment).slice(0, 100))}`);
+    return subscribe(ws, { method: 'signature', signature, rank, enableReceivedNotification: !!cfg.enableReceivedNotification, received: false });
+  },
+  signatureUnsubscribe: (p, ws) => unsubscribe(ws, 'signature', p[0]),
+  slotSubscribe: (_p, ws) => subscribe(ws, { method: 'slot', lastSlot: slot }),
+  slotUnsubscribe: (p, ws) => unsubscribe(ws, 'slot', p[0]),
+};
+
+function b58decodeOrNull(s) {
+  try {
+    return b58decode(s);
+  } catch {
+    return null;
+  }
+}
+
+function subscribe(ws, sub) {
+  sub.id = nextSubscriptionId++;
+  sub.ws = ws;
+  subscriptions.set(sub.id, sub);
+  scheduleNotify(); // after the answer with the id has gone out
+  return sub.id;
+}
+
+function unsubscribe(ws, method, id) {
+  const sub = typeof id === 'number' || typeof id === 'bigint' ? subscriptions.get(Number(id)) : undefined;
+  if (!sub || sub.ws !== ws || sub.method !== method) throw new RpcError(-32602, 'Invalid subscription id.');
+  subscriptions.delete(sub.id);
+  armSlotTimer();
+  return true;
+}
+
+// handlePubsub answers one request over a websocket; a notification (no id) gets no answer.
+function handlePubsub(req, ws) {
+  if (!req || typeof req !== 'object' || req.jsonrpc !== '2.0' || typeof req.method !== 'string') {
+    return { jsonrpc: '2.0', id: req?.id ?? null, error: { code: -32600, message: 'Invalid request' } };
+  }
+  if (req.id === undefined) return null;
+  const fn = Object.hasOwn(pubsubMethods, req.method) ? pubsubMethods[req.method] : undefined;
+  if (!fn) return { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'Method not found' } };
+  try {
+    catchUp();
+    return { jsonrpc: '2.0', id: req.id, result: fn(Array.isArray(req.params) ? req.params : [], ws) };
+  } catch (e) {
+    const error = e instanceof RpcError ? { code: e.code, message: e.message } : { code: -32603, message: `Internal error: ${e.message}` };
+    return { jsonrpc: '2.0', id: req.id, error };
+  }
+}
+
+const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
+
+wss.on('connection', (ws) => {
+  ws.on('message', (data, isBinary) => {
+    let body;
+    try {
+      body = JSON.parse(isBinary ? Buffer.from(data).toString('utf8') : data.toString());
+    } catch {
+      ws.send(stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
+      return;
+    }
+    const out = Array.isArray(body) ? body.map((r) => handlePubsub(r, ws)).filter((r) => r !== null) : handlePubsub(body, ws);
+    if (out !== null && !(Array.isArray(out) && out.length === 0)) ws.send(stringify(out));
+  });
+  ws.on('error', () => {});
+  ws.on('close', () => {
+    for (const [id, sub] of subscriptions) if (sub.ws === ws) subscriptions.delete(id);
+    armSlotTimer();
+  });
+});
 
 const server = http.createServer((req, res) => {
   if (req.method !== 'POST') {
@@ -1184,11 +1348,16 @@ const server = http.createServer((req, res) => {
   });
 });
 
+server.on('upgrade', (req, socket, head) => {
+  wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+});
+
 server.listen(opts.port, opts.host, () => {
   process.stdout.write(`SOLANART_READY ${server.address().port}\n`);
 });
 
 function shutdown() {
+  wss.close();
   server.close();
   process.exit(0);
 }

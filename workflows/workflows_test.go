@@ -142,6 +142,24 @@ func (s *WorkflowSuite) mockHappyChain(c *chain) {
 		Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42, Fee: 5000}, nil)
 }
 
+// mockUnexpected mocks activities a test expects never to run, so that a call would be recorded
+// (and answered) and AssertNotCalled can fail; without a mock, a call would end in an unrelated
+// error instead.
+func (s *WorkflowSuite) mockUnexpected(names ...string) {
+	for _, n := range names {
+		switch n {
+		case "Build":
+			s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(activities.BuildResult{UnsignedTransaction: "u", VoteAccount: vote}, nil).Maybe()
+		case "Broadcast":
+			s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(activities.BroadcastResult{}, nil).Maybe()
+		case "Confirm":
+			s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil).Maybe()
+		default:
+			s.FailNow("mockUnexpected: no mock for " + n)
+		}
+	}
+}
+
 func (s *WorkflowSuite) result() Result {
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().NoError(s.env.GetWorkflowError())
@@ -248,6 +266,7 @@ func (s *WorkflowSuite) TestStakeServiceChosenValidatorIsCheckedAndPinned() {
 }
 
 func (s *WorkflowSuite) TestDelinquentValidatorRefusedBeforeBuild() {
+	s.mockUnexpected("Build")
 	s.mockPolicy(false)
 	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{},
 		temporal.NewNonRetryableApplicationError("vote account is delinquent", activities.ErrValidatorNotHealthy, nil))
@@ -258,6 +277,7 @@ func (s *WorkflowSuite) TestDelinquentValidatorRefusedBeforeBuild() {
 }
 
 func (s *WorkflowSuite) TestVerificationFailureSignsAndSendsNothing() {
+	s.mockUnexpected("Broadcast")
 	c := &chain{}
 	s.mockPolicy(false)
 	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
@@ -399,6 +419,7 @@ func (s *WorkflowSuite) TestTransactionFailedOnChainIsNotRetried() {
 }
 
 func (s *WorkflowSuite) TestBroadcastRejectedFailsWithoutRebuild() {
+	s.mockUnexpected("Confirm")
 	c := &chain{}
 	s.mockPolicy(false)
 	s.mockThroughSign(c)
@@ -453,6 +474,7 @@ func (s *WorkflowSuite) TestApprovalWithoutApproverIsRefused() {
 }
 
 func (s *WorkflowSuite) TestApprovalRejected() {
+	s.mockUnexpected("Build")
 	s.mockPolicy(true)
 	s.env.RegisterDelayedCallback(func() {
 		s.env.UpdateWorkflow(UpdateReject, "u1", &testsuite.TestUpdateCallback{}, ApprovalInput{Approver: "bob", Reason: "wrong validator"})
@@ -468,6 +490,7 @@ func (s *WorkflowSuite) TestApprovalRejected() {
 }
 
 func (s *WorkflowSuite) TestEarlyRejectionStopsOperationBelowThreshold() {
+	s.mockUnexpected("Build")
 	// The policy would not ask for approval, but an approver rejected while it was being checked.
 	s.env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).After(time.Minute).
 		Return(activities.PolicyDecision{ApprovalRequired: false}, nil)
@@ -482,6 +505,7 @@ func (s *WorkflowSuite) TestEarlyRejectionStopsOperationBelowThreshold() {
 }
 
 func (s *WorkflowSuite) TestApprovalTimeout() {
+	s.mockUnexpected("Build")
 	s.mockPolicy(true)
 	in := stakeInput()
 	in.Options.ApprovalTimeout = 48 * time.Hour
@@ -495,6 +519,7 @@ func (s *WorkflowSuite) TestApprovalTimeout() {
 }
 
 func (s *WorkflowSuite) TestCancelWhileAwaitingApproval() {
+	s.mockUnexpected("Build")
 	s.mockPolicy(true)
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Hour)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
@@ -505,6 +530,7 @@ func (s *WorkflowSuite) TestCancelWhileAwaitingApproval() {
 }
 
 func (s *WorkflowSuite) TestCancelDuringBuildSendsNothing() {
+	s.mockUnexpected("Broadcast")
 	s.mockPolicy(false)
 	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
 	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).After(time.Minute).Return(activities.BuildResult{UnsignedTransaction: "u"}, nil)
@@ -611,6 +637,7 @@ func (s *WorkflowSuite) TestUnstakeOfDeactivatingAccountDoesNotDeactivateAgain()
 }
 
 func (s *WorkflowSuite) TestWithdrawOfDelegatedAccountRefused() {
+	s.mockUnexpected("Build")
 	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeActive, 0))
 	s.env.ExecuteWorkflow(WithdrawWorkflow, WithdrawInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
 	s.Equal(activities.ErrStakeAccountState, s.workflowErrorType())

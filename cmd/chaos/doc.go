@@ -1,7 +1,9 @@
 // Command chaos runs stakeflow's operations against the local stack under faults (service errors,
-// lost broadcast responses, worker kills, a Temporal restart, epoch warps) and checks on the
-// chain that each happened exactly once. It prints a table of the faults injected and the
-// outcomes, and exits non-zero on any violation. See internal/chaos.
+// lost broadcast responses, a broadcast dropped by the service and rebuilt after its proven
+// expiry, a refused re-send, worker kills, a Temporal restart, epoch warps) and checks on the
+// chain that each happened exactly once. It prints a table of the faults injected, the outcomes
+// and the fault classes and recovery paths the run must exercise, and exits non-zero on any
+// violation or any such path that did not happen. See internal/chaos.
 //
 //	go run ./cmd/chaos --ops 200 --worker-kills 4 --seed 7
 //

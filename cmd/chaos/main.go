@@ -20,6 +20,9 @@ import (
 // errViolations is returned when the run found broken guarantees.
 var errViolations = errors.New("violations found")
 
+// errUnexercised is returned when a fault class or recovery path the run forces did not happen.
+var errUnexercised = errors.New("paths not exercised")
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout)
@@ -40,7 +43,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.cfg.Ops, "ops", 200, "operations to run")
 	fs.IntVar(&o.cfg.Concurrency, "concurrency", 40, "operations running at once")
 	fs.Float64Var(&o.cfg.ChainShare, "chain-share", 0.4, "fraction of operations that are stake -> unstake -> withdraw chains")
-	fs.IntVar(&o.cfg.WorkerKills, "worker-kills", 4, "times the worker is killed with SIGKILL and started again")
+	fs.IntVar(&o.cfg.WorkerKills, "worker-kills", 4, "times the worker is killed with SIGKILL and started again, the first while an operation confirms a dropped transaction")
 	fs.BoolVar(&o.cfg.RestartTemporal, "restart-temporal", true, "stop the Temporal dev server once and start it again on its database")
 	fs.Uint64Var(&o.cfg.Seed, "seed", 1, "seed of the operations, stakers, fault rates and process-fault schedule")
 	fs.DurationVar(&o.cfg.Timeout, "timeout", 30*time.Minute, "longest time the operations may take")
@@ -95,6 +98,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if !rep.OK() {
 		return fmt.Errorf("%w: %d (files kept in %s)", errViolations, len(rep.Violations), rep.Dir)
+	}
+	if missing := rep.Unexercised(); len(missing) > 0 {
+		return fmt.Errorf("%w: %d, listed in the report (files kept in %s)", errUnexercised, len(missing), rep.Dir)
 	}
 	return nil
 }

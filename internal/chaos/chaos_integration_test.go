@@ -16,6 +16,14 @@ import (
 // TestChaosSmall runs a short chaos run: 30 operations under service faults, two worker kills
 // (SIGKILL), and one Temporal restart during which the worker is killed too (its restarts exit
 // until Temporal is back), with epoch warps. Every operation completes, exactly once on the chain.
+//
+// It requires every fault class and recovery path to have happened, the rare ones forced through
+// the sandbox's controls: a broadcast dropped by the service and rebuilt once the chain was
+// advanced past its expiry (only the second build landed), the first kill made while that
+// operation was confirming, answers lost as a 500 and as a dropped connection and re-sent
+// ("already processed"), a re-send refused after a lost answer that still ended done, and a 429
+// with Retry-After, a 500 and a dropped connection on the build, broadcast and validator-status
+// endpoints.
 func TestChaosSmall(t *testing.T) {
 	cliPath := os.Getenv("TEMPORAL_CLI")
 	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through `make test-integration` (scripts/tools.sh temporal installs it)")
@@ -32,10 +40,12 @@ func TestChaosSmall(t *testing.T) {
 
 	require.Empty(t, rep.Violations)
 	require.Equal(t, 30, rep.Completed)
-	require.Equal(t, 3, rep.WorkerKills, "both kills happened, and one more while Temporal was down")
+	require.Empty(t, rep.Unexercised(), "every fault class and recovery path must happen in the run")
+	require.Equal(t, 3, rep.WorkerKills, "both kills happened (the first while an operation was confirming), and one more while Temporal was down")
 	require.Equal(t, 1, rep.TemporalRestarts)
 	require.Positive(t, rep.WorkerExits, "the worker started while Temporal was down exited on its own")
 	require.Equal(t, 1+rep.WorkerKills+rep.WorkerExits, rep.WorkerStarts, "the worker came back after every kill and exit")
 	require.Positive(t, rep.Warps)
+	require.Equal(t, 1, rep.SlotAdvances, "the chain was advanced once past the dropped transaction's expiry")
 	require.Positive(t, rep.Faults.Total(), "the service injected faults")
 }

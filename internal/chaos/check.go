@@ -56,6 +56,12 @@ type Observation struct {
 	Accounts map[string]AccountView
 	// Built is every stake account the service built a transaction for, with its state at the end.
 	Built []sandbox.LedgerStakeAccount
+	// Dropped maps each signature the service answered as sent without submitting it to the
+	// operation (workflow ID) that sent it ("" when not found).
+	Dropped map[string]string
+	// Refused lists the signatures whose re-send the service refused after their first send
+	// landed with its answer lost.
+	Refused []string
 }
 
 // Violation is one broken guarantee.
@@ -225,4 +231,68 @@ func kinds(r *workflows.Result) []activities.Operation {
 		out = append(out, t.Kind)
 	}
 	return out
+}
+
+// Recoveries counts the recovery paths an observation shows taken to the end.
+type Recoveries struct {
+	// RebuiltAfterExpiry counts the dropped transactions that never landed while the operation
+	// that sent them completed with a transaction built more than once, another signature, that
+	// landed exactly once: built again after the dropped one was proven expired.
+	RebuiltAfterExpiry int
+	// RefusedThenDone counts the signatures whose re-send was refused that a completed operation
+	// reported as its own, landed exactly once.
+	RefusedThenDone int
+}
+
+// CountRecoveries counts the recovery paths o shows taken to the end. It says nothing of
+// violations: Check does.
+func CountRecoveries(o Observation) Recoveries {
+	landed := map[string]int{}
+	for _, e := range o.Landed {
+		if !e.Airdrop {
+			landed[e.Signature.String()]++
+		}
+	}
+	var rec Recoveries
+	for sig, id := range o.Dropped {
+		if id == "" || landed[sig] != 0 {
+			continue
+		}
+		for _, op := range o.Ops {
+			if op.State != StateCompleted {
+				continue
+			}
+			var res *workflows.Result
+			switch id {
+			case op.Spec.StakeID:
+				res = op.Stake
+			case op.Spec.UnstakeID:
+				res = op.Unstake
+			}
+			if res != nil && slices.ContainsFunc(res.Transactions, func(t workflows.TxRecord) bool {
+				return t.Builds > 1 && t.Signature != sig && landed[t.Signature] == 1
+			}) {
+				rec.RebuiltAfterExpiry++
+			}
+		}
+	}
+	done := map[string]bool{}
+	for _, op := range o.Ops {
+		if op.State != StateCompleted {
+			continue
+		}
+		for _, res := range []*workflows.Result{op.Stake, op.Unstake} {
+			if res != nil {
+				for _, t := range res.Transactions {
+					done[t.Signature] = true
+				}
+			}
+		}
+	}
+	for _, sig := range o.Refused {
+		if done[sig] && landed[sig] == 1 {
+			rec.RefusedThenDone++
+		}
+	}
+	return rec
 }

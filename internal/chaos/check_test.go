@@ -187,3 +187,78 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// recoveryWorld is the clean world with a dropped first build of the chain's stake (never
+// landed; the stake reports its second build) and a refused re-send of the lone stake's
+// transaction (landed once, reported).
+func recoveryWorld(t *testing.T) (*world, string) {
+	w := cleanWorld(t)
+	dropped := newSig(t).String()
+	w.obs.Dropped = map[string]string{dropped: w.chain.StakeID}
+	w.obs.Refused = []string{w.obs.Ops[0].Stake.Transactions[0].Signature}
+	return w, dropped
+}
+
+func TestCountRecoveries(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(t *testing.T, w *world, dropped string)
+		want  Recoveries
+		clean bool
+	}{
+		{name: "both paths taken to the end", edit: func(*testing.T, *world, string) {}, want: Recoveries{RebuiltAfterExpiry: 1, RefusedThenDone: 1}, clean: true},
+		{
+			name: "the dropped transaction landed after all",
+			edit: func(_ *testing.T, w *world, dropped string) {
+				w.obs.Landed = append(w.obs.Landed, solanart.LedgerEntry{Signature: solana.MustSignatureFromBase58(dropped), FeePayer: w.chain.Staker})
+			},
+			want: Recoveries{RefusedThenDone: 1},
+		},
+		{
+			name: "the dropped transaction's operation not found",
+			edit: func(_ *testing.T, w *world, dropped string) { w.obs.Dropped[dropped] = "" },
+			want: Recoveries{RefusedThenDone: 1}, clean: true,
+		},
+		{
+			name: "the operation built its transaction once",
+			edit: func(_ *testing.T, w *world, _ string) {
+				s := *w.obs.Ops[1].Stake
+				s.Transactions = []workflows.TxRecord{s.Transactions[0]}
+				s.Transactions[0].Builds = 1
+				w.obs.Ops[1].Stake = &s
+			},
+			want: Recoveries{RefusedThenDone: 1}, clean: true,
+		},
+		{
+			name: "dropped on the unstake, rebuilt",
+			edit: func(_ *testing.T, w *world, dropped string) {
+				w.obs.Dropped[dropped] = w.chain.UnstakeID
+				u := *w.obs.Ops[1].Unstake
+				u.Transactions = append([]workflows.TxRecord(nil), u.Transactions...)
+				u.Transactions[1].Builds = 2
+				w.obs.Ops[1].Unstake = &u
+			},
+			want: Recoveries{RebuiltAfterExpiry: 1, RefusedThenDone: 1}, clean: true,
+		},
+		{
+			name: "the refused transaction's operation did not complete",
+			edit: func(_ *testing.T, w *world, _ string) { w.obs.Ops[0].State = StateRunning },
+			want: Recoveries{RebuiltAfterExpiry: 1},
+		},
+		{
+			name: "the refused transaction never landed",
+			edit: func(t *testing.T, w *world, _ string) { w.obs.Refused = []string{newSig(t).String()} },
+			want: Recoveries{RebuiltAfterExpiry: 1}, clean: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, dropped := recoveryWorld(t)
+			tt.edit(t, w, dropped)
+			require.Equal(t, tt.want, CountRecoveries(w.obs))
+			if tt.clean {
+				require.Empty(t, Check(w.obs), "dropped and refused transactions are no violation in themselves")
+			}
+		})
+	}
+}

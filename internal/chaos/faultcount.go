@@ -1,10 +1,13 @@
 package chaos
 
 import (
+	"slices"
 	"sort"
 	"sync"
 
 	"go.uber.org/zap/zapcore"
+
+	"github.com/stakeflow/stakeflow/sandbox"
 )
 
 // Fault kinds as the sandbox logs them ("injected fault", field "fault").
@@ -13,15 +16,31 @@ const (
 	Fault500          = "500"
 	FaultDrop         = "drop"
 	FaultLostResponse = "broadcastLostResponse"
+	// FaultDropped is a broadcast answered as sent but never submitted (BroadcastDropped).
+	FaultDropped = "broadcastDropped"
+	// FaultRefusedResend is a re-send refused after its first send landed with its answer lost
+	// (BroadcastLoseThenRefuse).
+	FaultRefusedResend = "broadcastLoseThenRefuse"
 )
 
-// FaultCounts counts the faults the sandbox injected, by endpoint and kind.
+// Lost answers split by how the answer was lost: counted under FaultLostResponse and, by the
+// mode in force when the sandbox logged them (SetLostAnswerDrop), under one of these.
+const (
+	FaultLostAnswer500  = "broadcastLostResponse/500"
+	FaultLostAnswerDrop = "broadcastLostResponse/drop"
+)
+
+// FaultCounts counts the faults the sandbox injected, by endpoint and kind, and keeps the
+// signatures of the broadcasts it dropped or whose re-send it refused.
 type FaultCounts struct {
-	mu sync.Mutex
-	n  map[[2]string]int
+	mu       sync.Mutex
+	n        map[[2]string]int
+	sigs     map[string][]string
+	lostDrop bool
 }
 
-// Add counts one injected fault.
+// Add counts one injected fault. A lost answer is also counted as lost by a 500 or by a dropped
+// connection, by the mode SetLostAnswerDrop last set.
 func (f *FaultCounts) Add(endpoint, kind string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -29,6 +48,43 @@ func (f *FaultCounts) Add(endpoint, kind string) {
 		f.n = map[[2]string]int{}
 	}
 	f.n[[2]string{endpoint, kind}]++
+	if kind == FaultLostResponse {
+		split := FaultLostAnswer500
+		if f.lostDrop {
+			split = FaultLostAnswerDrop
+		}
+		f.n[[2]string{endpoint, split}]++
+	}
+}
+
+// SetLostAnswerDrop sets how lost answers are lost from now on: by a dropped connection (true) or
+// a 500. The run sets it when it switches the sandbox's faults.
+func (f *FaultCounts) SetLostAnswerDrop(drop bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lostDrop = drop
+}
+
+// AddSignature records the signature a fault of kind concerned; each signature once per kind.
+func (f *FaultCounts) AddSignature(kind, sig string) {
+	if sig == "" {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sigs == nil {
+		f.sigs = map[string][]string{}
+	}
+	if !slices.Contains(f.sigs[kind], sig) {
+		f.sigs[kind] = append(f.sigs[kind], sig)
+	}
+}
+
+// Signatures lists the signatures recorded for kind, in the order first seen.
+func (f *FaultCounts) Signatures(kind string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.sigs[kind])
 }
 
 // Get returns the count of one endpoint and kind.
@@ -54,13 +110,15 @@ func (f *FaultCounts) Endpoints() []string {
 	return out
 }
 
-// Total is the number of faults of every endpoint and kind.
+// Total is the number of faults of every endpoint and kind (a lost answer once).
 func (f *FaultCounts) Total() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t := 0
-	for _, v := range f.n {
-		t += v
+	for k, v := range f.n {
+		if k[1] != FaultLostAnswer500 && k[1] != FaultLostAnswerDrop {
+			t += v
+		}
 	}
 	return t
 }
@@ -90,14 +148,24 @@ func (c *countingCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore
 
 func (c *countingCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	if e.Message == "injected fault" {
-		var endpoint, kind string
+		var endpoint, kind, sig string
 		for _, f := range append(append([]zapcore.Field(nil), c.fields...), fields...) {
 			switch f.Key {
 			case "endpoint":
 				endpoint = f.String
 			case "fault":
 				kind = f.String
+			case "txSig":
+				sig = f.String
 			}
+		}
+		switch kind {
+		case FaultDropped, FaultRefusedResend:
+			// Logged by the broadcast handler itself, without the endpoint field.
+			if endpoint == "" {
+				endpoint = sandbox.EndpointBroadcast
+			}
+			c.counts.AddSignature(kind, sig)
 		}
 		c.counts.Add(endpoint, kind)
 	}

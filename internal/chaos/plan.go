@@ -90,12 +90,22 @@ type EventKind string
 
 // Process faults.
 const (
+	// EventForcedExpiry forces the rebuild after a proven expiry, first thing in the run (while
+	// stakes still broadcast and no chain waits for an epoch turn): the sandbox answers the next
+	// broadcast as sent without submitting it (StageDropBroadcast, then back to the stage before);
+	// once its operation is confirming it (its Confirm activity running and heartbeating), new
+	// starts are held until no operation is between starting and broadcasting, the worker is
+	// killed with SIGKILL when KillWorker is set (a kill while an operation is confirming) and
+	// started again after Pause, and the chain is advanced past the transaction's blockhash
+	// validity and the expiry margin, so that the operation proves it expired and builds it again.
+	EventForcedExpiry EventKind = "forced-expiry"
 	// EventKillWorker sends SIGKILL to the worker; it is started again after Pause.
 	EventKillWorker EventKind = "kill-worker"
 	// EventRestartTemporal stops the Temporal dev server; it is started again on the same
 	// database file after Pause.
 	EventRestartTemporal EventKind = "restart-temporal"
-	// EventLostResponseDrop switches lost broadcast responses from a 500 to a dropped connection.
+	// EventLostResponseDrop switches the service's faults to StageLostAnswerDrop (lost broadcast
+	// answers become dropped connections).
 	EventLostResponseDrop EventKind = "lost-response-drop"
 )
 
@@ -106,11 +116,15 @@ type Event struct {
 	Progress float64
 	Delay    time.Duration
 	Pause    time.Duration
+	// KillWorker: EventForcedExpiry kills the worker while the operation is confirming.
+	KillWorker bool
 }
 
-// ScheduleEvents derives the process faults from seed: kills worker kills and, when
-// restartTemporal is set, one Temporal restart, at random points between 10% and 75% of the run
-// (a quarter of the operations are still to finish after the last).
+// ScheduleEvents derives the process faults from seed. First, at once, the forced expiry; with
+// kills of at least one it makes the first kill, while an operation is confirming. The other
+// kills-1 worker kills and, when restartTemporal is set, one Temporal restart, come at random
+// points between 10% and 75% of the run (a quarter of the operations are still to finish after
+// the last); the lost answers turn to dropped connections at half of the run.
 func ScheduleEvents(seed uint64, kills int, restartTemporal bool) []Event {
 	rng := rand.New(rand.NewPCG(seed, seed^0xe7e7_0001))
 	var evs []Event
@@ -121,6 +135,12 @@ func ScheduleEvents(seed uint64, kills int, restartTemporal bool) []Event {
 			Pause: time.Duration(200+rng.IntN(2800)) * time.Millisecond,
 		})
 	}
+	forced := Event{Kind: EventForcedExpiry}
+	if kills > 0 {
+		// The first kill is the forced expiry's: its pause, not its point of the run.
+		forced.KillWorker, forced.Pause = true, evs[0].Pause
+		evs = evs[1:]
+	}
 	if restartTemporal {
 		evs = append(evs, Event{
 			Kind: EventRestartTemporal, Progress: 0.25 + 0.35*rng.Float64(),
@@ -130,19 +150,56 @@ func ScheduleEvents(seed uint64, kills int, restartTemporal bool) []Event {
 	}
 	evs = append(evs, Event{Kind: EventLostResponseDrop, Progress: 0.5})
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Progress < evs[j].Progress })
-	return evs
+	return append([]Event{forced}, evs...)
 }
 
-// ServiceFaults is the sandbox's fault configuration for a run: on the build, broadcast and
-// validator-status endpoints, 429s with Retry-After, 500s, dropped connections and added latency;
-// broadcasts that land on chain while their response is lost (as a 500, or as a dropped
-// connection when drop is set). Rates derive from seed within fixed bands.
-func ServiceFaults(seed uint64, drop bool) sandbox.FaultConfig {
+// FaultStage is a phase of the service's faults during a run. Every stage has the same seeded
+// rates of endpoint faults; what changes is how broadcasts misbehave.
+type FaultStage int
+
+// Fault stages. A run opens in StageLostAnswer500 (OpeningFaults), turns at once to
+// StageDropBroadcast for the forced expiry and back once it is done, and to StageLostAnswerDrop
+// at half of the run.
+const (
+	// StageLostAnswer500: broadcasts land while their answer is lost as a 500, the next one
+	// certainly, the following ones at the seeded rate.
+	StageLostAnswer500 FaultStage = iota
+	// StageDropBroadcast: the next broadcast to reach the service is answered as sent without
+	// being submitted, and no answer is lost (a lost answer drawn for that very broadcast would
+	// hide the drop).
+	StageDropBroadcast
+	// StageLostAnswerDrop: as StageLostAnswer500 with dropped connections.
+	StageLostAnswerDrop
+)
+
+func (s FaultStage) String() string {
+	switch s {
+	case StageLostAnswer500:
+		return "lost-answer-500"
+	case StageDropBroadcast:
+		return "drop-broadcast"
+	case StageLostAnswerDrop:
+		return "lost-answer-drop"
+	}
+	return fmt.Sprintf("FaultStage(%d)", int(s))
+}
+
+// faultEndpoints are the endpoints a run injects faults into.
+var faultEndpoints = []string{sandbox.EndpointStake, sandbox.EndpointUnstake, sandbox.EndpointWithdraw,
+	sandbox.EndpointBroadcast, sandbox.EndpointValidatorStatus}
+
+// buildEndpoints are the endpoints that build transactions.
+var buildEndpoints = []string{sandbox.EndpointStake, sandbox.EndpointUnstake, sandbox.EndpointWithdraw}
+
+// ServiceFaults is the sandbox's fault configuration for a stage of a run: on the build,
+// broadcast and validator-status endpoints, 429s with Retry-After, 500s, dropped connections and
+// added latency; broadcasts as the stage says. Rates derive from seed within fixed bands, the same
+// in every stage; the fault RNG is seeded from seed and the stage.
+func ServiceFaults(seed uint64, stage FaultStage) sandbox.FaultConfig {
 	rng := rand.New(rand.NewPCG(seed, seed^0xfa17_0002))
 	band := func(lo, hi float64) float64 { return lo + (hi-lo)*rng.Float64() }
-	cfg := sandbox.FaultConfig{Seed: seed, Endpoints: map[string]sandbox.EndpointFaults{}}
-	for _, ep := range []string{sandbox.EndpointStake, sandbox.EndpointUnstake, sandbox.EndpointWithdraw,
-		sandbox.EndpointBroadcast, sandbox.EndpointValidatorStatus} {
+	cfg := sandbox.FaultConfig{Seed: seed + uint64(stage), Endpoints: map[string]sandbox.EndpointFaults{}}
+	for _, ep := range faultEndpoints {
 		cfg.Endpoints[ep] = sandbox.EndpointFaults{
 			Latency:           sandbox.Duration(time.Duration(10+rng.IntN(90)) * time.Millisecond),
 			Rate429:           band(0.04, 0.08),
@@ -151,8 +208,46 @@ func ServiceFaults(seed uint64, drop bool) sandbox.FaultConfig {
 			RetryAfterSeconds: 1,
 		}
 	}
-	cfg.BroadcastLostResponse = sandbox.LostResponse{Rate: band(0.08, 0.15), Drop: drop}
+	lost := band(0.08, 0.15)
+	switch stage {
+	case StageLostAnswer500:
+		cfg.BroadcastLostResponse = sandbox.LostResponse{Next: 1, Rate: lost}
+	case StageDropBroadcast:
+		cfg.BroadcastDropped = sandbox.LostResponse{Next: 1}
+	case StageLostAnswerDrop:
+		cfg.BroadcastLostResponse = sandbox.LostResponse{Next: 1, Rate: lost, Drop: true}
+		cfg.BroadcastLoseThenRefuse.Drop = true
+	}
 	return cfg
+}
+
+// OpeningFaults is the sandbox's fault configuration at the start of a run: StageLostAnswer500,
+// with the first 429, 500 and dropped connection of every endpoint forced, and the first
+// broadcast to land without losing its answer otherwise made to lose it and have its re-send
+// refused (BroadcastLoseThenRefuse). Stage switches carry over what has not been used yet.
+func OpeningFaults(seed uint64) sandbox.FaultConfig {
+	cfg := ServiceFaults(seed, StageLostAnswer500)
+	for ep, f := range cfg.Endpoints {
+		f.Next429, f.Next500, f.NextDrop = 1, 1, 1
+		cfg.Endpoints[ep] = f
+	}
+	cfg.BroadcastLoseThenRefuse.Next = 1
+	return cfg
+}
+
+// carryCounts returns next with the forced faults ("the next N requests") that cur has not used
+// yet added to its own, so that a stage switch does not cancel them: the endpoints' and the
+// refused re-send's.
+func carryCounts(next, cur sandbox.FaultConfig) sandbox.FaultConfig {
+	next.BroadcastLoseThenRefuse.Next += cur.BroadcastLoseThenRefuse.Next
+	for ep, f := range next.Endpoints {
+		c := cur.Endpoints[ep]
+		f.Next429 += c.Next429
+		f.Next500 += c.Next500
+		f.NextDrop += c.NextDrop
+		next.Endpoints[ep] = f
+	}
+	return next
 }
 
 // Config is a chaos run's settings.
@@ -162,7 +257,9 @@ type Config struct {
 	Concurrency int
 	// ChainShare is the fraction of operations that are stake -> unstake -> withdraw chains.
 	ChainShare float64
-	// WorkerKills is how many times the worker is killed with SIGKILL and started again.
+	// WorkerKills is how many times the worker is killed with SIGKILL and started again (besides
+	// the kill while Temporal is down), at seeded points: the first while an operation is
+	// confirming a transaction the service dropped (EventForcedExpiry, at the start of the run).
 	WorkerKills int
 	// RestartTemporal stops the Temporal dev server once and starts it again on its database.
 	RestartTemporal bool

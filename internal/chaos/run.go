@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,12 +17,14 @@ import (
 	"time"
 
 	"github.com/gagliardetto/solana-go"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
+	"github.com/stakeflow/stakeflow/activities"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/starter"
@@ -50,6 +53,28 @@ const (
 // at most quietLimit; then it warps anyway.
 const quietLimit = 20 * time.Second
 
+// finalizedDepth is how far the runtime's finalized slot trails its newest one.
+const finalizedDepth = 32
+
+// expiryAdvance is how many slots the forced expiry moves the chain on at once: past the validity
+// of any blockhash handed out so far and, at finalized depth, past the expiry margin counted from
+// the height its confirmation began at.
+const expiryAdvance = blockhashValidity + activities.DefaultExpiryMarginBlocks + finalizedDepth
+
+// Limits of the forced expiry's waits: for the dropped broadcast, then for its operation to be
+// confirming it with a heartbeat (Confirm heartbeats after 5 s).
+const (
+	dropLimit       = 30 * time.Second
+	confirmingLimit = time.Minute
+)
+
+// refusalLimit bounds the wait, before a switch of the service's faults, for the refusal of a
+// re-send whose first send lost its answer: the switch would forget the refused signature.
+const refusalLimit = 45 * time.Second
+
+// confirmingQuery finds the operations confirming a sent transaction.
+var confirmingQuery = fmt.Sprintf(`ExecutionStatus = "Running" AND %s = %q`, workflows.SAStep.GetName(), workflows.StepConfirming)
+
 // busyQuery finds the operations between starting and broadcasting: a warp among them would
 // expire the blockhashes of the transactions they are about to send.
 var busyQuery = func() string {
@@ -77,9 +102,16 @@ type Report struct {
 	WorkerStarts, WorkerKills, WorkerExits int
 	// TemporalRestarts counts stops and starts of the Temporal dev server on its database.
 	TemporalRestarts int
-	// Warps counts epoch warps; ForcedWarps those made while operations were about to broadcast
-	// (no quiet moment came within quietLimit).
+	// Warps counts epoch warps; ForcedWarps the warps and forced-expiry advances (SlotAdvances)
+	// made while operations were about to broadcast (no quiet moment came within quietLimit).
 	Warps, ForcedWarps int
+	// KillsWhileConfirming counts worker kills made while an operation was confirming a sent
+	// transaction: the forced expiry's, made while its operation's Confirm activity was running,
+	// and scheduled ones that found an operation at the confirming step.
+	KillsWhileConfirming int
+	// SlotAdvances counts the forced expiry's moves of the chain past the dropped transaction's
+	// blockhash validity and expiry margin.
+	SlotAdvances int
 
 	// Operations by end state.
 	Completed, Failed, Running, NotStarted int
@@ -92,11 +124,25 @@ type Report struct {
 	Transactions, Rebuilt, AlreadyProcessed, Resent int
 	// MaxBuilds is the most builds one transaction took.
 	MaxBuilds int
+	// Dropped is how many broadcasts the service answered as sent without submitting them;
+	// RebuiltAfterExpiry how many of those transactions never landed while their operation
+	// completed with a later build of the same step that landed once (rebuilt after the proof of
+	// expiry).
+	Dropped, RebuiltAfterExpiry int
+	// LostAnswers500 and LostAnswersDropped count broadcasts that landed while their answer was
+	// lost, as a 500 or as a dropped connection (split by the fault stage in force when the
+	// sandbox logged them).
+	LostAnswers500, LostAnswersDropped int
+	// RefusedResends is how many signatures had a re-send refused after their first send landed
+	// with its answer lost; RefusedThenDone how many of those an operation that completed
+	// reported, landed once.
+	RefusedResends, RefusedThenDone int
 
 	Violations []Violation
 }
 
-// OK is true when the run found no violation.
+// OK is true when the run found no violation. (Paths the run did not exercise are listed by
+// Unexercised.)
 func (r *Report) OK() bool { return len(r.Violations) == 0 }
 
 // Run runs a chaos run: the local stack with the worker and the Temporal dev server as child
@@ -111,7 +157,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) (rep *Report, err 
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	r := &runner{cfg: cfg, log: logger, faults: &FaultCounts{}, epochTurn: make(chan struct{})}
+	r := &runner{cfg: cfg, log: logger, faults: &FaultCounts{}, epochTurn: make(chan struct{}), dropped: map[string]string{}}
 	rep = &Report{Config: cfg, Started: time.Now(), Faults: r.faults, FailedByType: map[string]int{}}
 	if cfg.Dir == "" {
 		dir, err := os.MkdirTemp("", "stakeflow-chaos-")
@@ -121,7 +167,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) (rep *Report, err 
 		cfg.Dir = dir
 		r.cfg.Dir = dir
 		defer func() {
-			if !cfg.Keep && err == nil && rep.OK() {
+			if !cfg.Keep && err == nil && rep.OK() && len(rep.Unexercised()) == 0 {
 				_ = os.RemoveAll(dir)
 			}
 		}()
@@ -156,7 +202,8 @@ type runner struct {
 	baseline    int
 	logs        []*os.File
 
-	// startGate holds workflow starts back while a warp waits for a quiet moment.
+	// startGate holds workflow starts back while a warp or the forced expiry waits for a quiet
+	// moment.
 	startGate sync.RWMutex
 
 	mu sync.Mutex
@@ -169,8 +216,19 @@ type runner struct {
 	epoch                   uint64
 	epochTurn               chan struct{}
 	warps, temporalRestarts int
-	// forcedWarps counts warps made without a quiet moment.
+	// forcedWarps counts warps and advances made without a quiet moment.
 	forcedWarps int
+	// killsConfirming counts kills made while an operation was confirming; slotAdvances the
+	// forced expiry's moves of the chain.
+	killsConfirming, slotAdvances int
+	// dropped maps the signatures the service dropped to the operation that sent them, as far as
+	// the forced expiry found them.
+	dropped map[string]string
+	// stage is the service's fault stage (event loop only).
+	stage FaultStage
+	// warpsHeld keeps the warp loop from warping while the forced expiry runs: a warp would expire
+	// the dropped transaction before the worker is killed while it is being confirmed.
+	warpsHeld bool
 }
 
 func (r *runner) setUp(ctx context.Context) error {
@@ -291,7 +349,24 @@ func (r *runner) setUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("chaos: connecting to Temporal: %w", err)
 	}
-	return r.sb.SetFaults(ServiceFaults(cfg.Seed, false))
+	r.stage = StageLostAnswer500
+	r.faults.SetLostAnswerDrop(false)
+	return r.sb.SetFaults(OpeningFaults(cfg.Seed))
+}
+
+// setStage switches the sandbox's faults to stage, keeping the forced faults not yet used. It
+// first waits for a pending refused re-send (awaitPendingRefusal): the switch forgets it. Only
+// the event loop switches stages.
+func (r *runner) setStage(ctx context.Context, stage FaultStage) error {
+	r.awaitPendingRefusal(ctx)
+	cfg := carryCounts(ServiceFaults(r.cfg.Seed, stage), r.sb.Faults())
+	if err := r.sb.SetFaults(cfg); err != nil {
+		return fmt.Errorf("chaos: setting the service faults of stage %s: %w", stage, err)
+	}
+	r.stage = stage
+	r.faults.SetLostAnswerDrop(cfg.BroadcastLostResponse.Drop)
+	r.log.Info("Service faults switched", zap.Stringer("stage", stage))
+	return nil
 }
 
 // fund writes each staker's keypair for the worker and airdrops its funding.
@@ -538,7 +613,8 @@ func (r *runner) awaitEpochAfterNow(ctx context.Context) bool {
 }
 
 // warpLoop turns the epoch, at most every WarpEvery, while a chain waits for its stake to become
-// active or an unstake runs (its wait for deactivation ends only at an epoch turn).
+// active or an unstake runs (its wait for deactivation ends only at an epoch turn), unless the
+// forced expiry holds warps.
 func (r *runner) warpLoop(ctx context.Context) {
 	t := time.NewTicker(r.cfg.WarpEvery)
 	defer t.Stop()
@@ -549,15 +625,24 @@ func (r *runner) warpLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		r.mu.Lock()
-		needed := r.awaitingTurn > 0 || r.unstaking > 0
+		needed := (r.awaitingTurn > 0 || r.unstaking > 0) && !r.warpsHeld
 		r.mu.Unlock()
 		if !needed {
 			continue
 		}
-		r.startGate.Lock()
-		quiet := r.awaitQuiet(ctx)
-		err := r.sb.Runtime().WarpEpochs(ctx, 1)
-		r.startGate.Unlock()
+		var err error
+		warped := false
+		quiet := r.whenQuiet(ctx, func() {
+			r.mu.Lock()
+			held := r.warpsHeld
+			r.mu.Unlock()
+			if !held {
+				warped, err = true, r.sb.Runtime().WarpEpochs(ctx, 1)
+			}
+		})
+		if !warped {
+			continue
+		}
 		if err != nil {
 			r.log.Warn("Epoch warp failed", zap.Error(err))
 			continue
@@ -579,6 +664,17 @@ func (r *runner) warpLoop(ctx context.Context) {
 		r.epochTurn = make(chan struct{})
 		r.mu.Unlock()
 	}
+}
+
+// whenQuiet runs f, which expires every outstanding blockhash, at a quiet moment: it holds new
+// starts back and waits until no operation is between starting and broadcasting, for at most
+// quietLimit. It reports whether it found such a moment.
+func (r *runner) whenQuiet(ctx context.Context, f func()) bool {
+	r.startGate.Lock()
+	defer r.startGate.Unlock()
+	quiet := r.awaitQuiet(ctx)
+	f()
+	return quiet
 }
 
 // awaitQuiet waits until no operation is between starting and broadcasting, for at most
@@ -619,10 +715,18 @@ func (r *runner) eventLoop(ctx context.Context) {
 			return
 		}
 		switch ev.Kind {
+		case EventForcedExpiry:
+			r.forceExpiry(ctx, ev)
 		case EventKillWorker:
-			r.log.Info("Killing the worker (SIGKILL)", zap.Duration("downFor", ev.Pause))
+			confirming := r.countConfirming(ctx)
+			r.log.Info("Killing the worker (SIGKILL)", zap.Duration("downFor", ev.Pause), zap.Int("confirming", confirming))
 			starts, _, _ := r.worker.counts()
 			r.worker.kill(ev.Pause)
+			if confirming > 0 {
+				r.mu.Lock()
+				r.killsConfirming++
+				r.mu.Unlock()
+			}
 			// The next fault waits for the new worker to be up and at work for a moment.
 			if err := r.worker.awaitRestart(ctx, starts, 2*time.Minute); err != nil {
 				r.log.Warn("The worker did not come back", zap.Error(err))
@@ -649,12 +753,198 @@ func (r *runner) eventLoop(ctx context.Context) {
 			r.mu.Unlock()
 			r.log.Info("Temporal dev server started again on its database")
 		case EventLostResponseDrop:
-			f := ServiceFaults(r.cfg.Seed+1, true)
-			if err := r.sb.SetFaults(f); err != nil {
+			if err := r.setStage(ctx, StageLostAnswerDrop); err != nil {
 				r.log.Warn("Switching lost responses to dropped connections failed", zap.Error(err))
 			}
 		}
 	}
+}
+
+// forceExpiry makes an operation rebuild a transaction after proving it expired, and kills the
+// worker while that operation is confirming (ev.KillWorker). It switches the faults to
+// StageDropBroadcast, waits for the broadcast the service drops, finds the operation confirming
+// the dropped transaction and waits until its Confirm activity runs and has heartbeated (so that a
+// retry resumes from the height its confirmation began at); epoch warps are held meanwhile, for
+// a warp would expire the transaction first. Then, with new starts held until no
+// operation is between starting and broadcasting (a quiet moment, as for a warp), it kills the
+// worker and moves the chain expiryAdvance slots on, and switches the faults back. The Confirm
+// activity lost with the worker is retried on the next worker once its heartbeat times out,
+// proves the transaction expired, and the operation builds it again. Whatever fails is logged;
+// the report then shows the path missing.
+func (r *runner) forceExpiry(ctx context.Context, ev Event) {
+	r.holdWarps(true)
+	defer r.holdWarps(false)
+	prev := r.stage
+	if err := r.setStage(ctx, StageDropBroadcast); err != nil {
+		r.log.Warn("Forced expiry: switching to a dropped broadcast failed", zap.Error(err))
+		return
+	}
+	defer func() {
+		if err := r.setStage(ctx, prev); err != nil {
+			r.log.Warn("Forced expiry: switching the faults back failed", zap.Error(err))
+		}
+	}()
+	sig, err := r.awaitDropped(ctx)
+	if err != nil {
+		r.log.Warn("Forced expiry: no broadcast was dropped", zap.Error(err))
+		return
+	}
+	id, err := r.awaitConfirming(ctx, sig)
+	if err != nil {
+		r.log.Warn("Forced expiry: the dropped transaction's operation was not found confirming it", zap.String("txSig", sig), zap.Error(err))
+		return
+	}
+	r.mu.Lock()
+	r.dropped[sig] = id
+	r.mu.Unlock()
+	r.log.Info("Forced expiry: operation confirming a dropped transaction", zap.String("operationId", id), zap.String("txSig", sig))
+
+	var starts int
+	var advErr error
+	quiet := r.whenQuiet(ctx, func() {
+		if ev.KillWorker {
+			confirming := r.confirmRunning(ctx, id) == nil
+			r.log.Info("Killing the worker (SIGKILL) while an operation is confirming", zap.String("operationId", id),
+				zap.Bool("confirmRunning", confirming), zap.Duration("downFor", ev.Pause))
+			starts, _, _ = r.worker.counts()
+			r.worker.kill(ev.Pause)
+			if confirming {
+				r.mu.Lock()
+				r.killsConfirming++
+				r.mu.Unlock()
+			}
+		}
+		advErr = r.sb.Runtime().AdvanceSlots(ctx, expiryAdvance)
+	})
+	r.holdWarps(false)
+	if advErr != nil {
+		r.log.Warn("Forced expiry: advancing the chain failed", zap.Error(advErr))
+	} else {
+		r.mu.Lock()
+		r.slotAdvances++
+		if !quiet {
+			r.forcedWarps++
+		}
+		r.mu.Unlock()
+		r.log.Info("Forced expiry: chain advanced past the blockhash validity and the expiry margin", zap.Uint64("slots", expiryAdvance), zap.Bool("quiet", quiet))
+	}
+	if ev.KillWorker {
+		if err := r.worker.awaitRestart(ctx, starts, 2*time.Minute); err != nil {
+			r.log.Warn("The worker did not come back", zap.Error(err))
+		}
+		sleepCtx(ctx, 2*time.Second)
+	}
+}
+
+// holdWarps keeps the warp loop from warping (held) or lets it warp again. Holding waits for a
+// warp under way to be done.
+func (r *runner) holdWarps(held bool) {
+	r.mu.Lock()
+	r.warpsHeld = held
+	r.mu.Unlock()
+	if held {
+		// A warp happens with the start gate held and checks warpsHeld under it.
+		r.startGate.Lock()
+		//lint:ignore SA2001 an empty critical section: a barrier.
+		r.startGate.Unlock()
+	}
+}
+
+// awaitPendingRefusal waits, for at most refusalLimit, until the re-send of the broadcast that
+// landed with its answer lost under BroadcastLoseThenRefuse (armed once, by OpeningFaults) has
+// been refused. It returns at once when no broadcast has taken that fault yet (a switch carries it
+// over) or the refusal was seen.
+func (r *runner) awaitPendingRefusal(ctx context.Context) {
+	if r.sb.Faults().BroadcastLoseThenRefuse.Next > 0 || r.faults.Get(sandbox.EndpointBroadcast, FaultRefusedResend) > 0 {
+		return
+	}
+	err := waitFor(ctx, refusalLimit, "the refusal of a re-send after a lost answer", nil, func(context.Context) error {
+		if r.faults.Get(sandbox.EndpointBroadcast, FaultRefusedResend) == 0 {
+			return errors.New("not refused yet")
+		}
+		return nil
+	})
+	if err != nil {
+		r.log.Warn("Switching the faults before the re-send after a lost answer was refused", zap.Error(err))
+	}
+}
+
+// awaitDropped waits for the sandbox to drop a broadcast and returns its signature.
+func (r *runner) awaitDropped(ctx context.Context) (string, error) {
+	var sig string
+	err := waitFor(ctx, dropLimit, "a dropped broadcast", nil, func(context.Context) error {
+		sigs := r.faults.Signatures(FaultDropped)
+		if len(sigs) == 0 {
+			return errors.New("none yet")
+		}
+		sig = sigs[0]
+		return nil
+	})
+	return sig, err
+}
+
+// awaitConfirming finds the operation that sent sig, and waits until it is confirming it with
+// its Confirm activity running and heartbeating.
+func (r *runner) awaitConfirming(ctx context.Context, sig string) (string, error) {
+	var id string
+	err := waitFor(ctx, confirmingLimit, "the operation confirming "+sig, nil, func(ctx context.Context) error {
+		if id == "" {
+			found, err := r.operationOf(ctx, sig)
+			if err != nil {
+				return err
+			}
+			id = found
+		}
+		return r.confirmRunning(ctx, id)
+	})
+	return id, err
+}
+
+// operationOf finds the operation (workflow ID) whose transactions include sig.
+func (r *runner) operationOf(ctx context.Context, sig string) (string, error) {
+	resp, err := r.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace: "default", Query: fmt.Sprintf("%s = %q", workflows.SASignatures.GetName(), sig),
+	})
+	if err != nil {
+		return "", err
+	}
+	if n := len(resp.GetExecutions()); n != 1 {
+		return "", fmt.Errorf("%d operations list signature %s", n, sig)
+	}
+	return resp.GetExecutions()[0].GetExecution().GetWorkflowId(), nil
+}
+
+// confirmRunning returns nil when the operation's Confirm activity is running on a worker and has
+// heartbeated.
+func (r *runner) confirmRunning(ctx context.Context, id string) error {
+	desc, err := r.client.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return err
+	}
+	for _, pa := range desc.GetPendingActivities() {
+		if pa.GetActivityType().GetName() != "Confirm" {
+			continue
+		}
+		if pa.GetState() != enumspb.PENDING_ACTIVITY_STATE_STARTED {
+			return fmt.Errorf("its Confirm activity is %s", pa.GetState())
+		}
+		if pa.GetHeartbeatDetails() == nil {
+			return errors.New("its Confirm activity has not heartbeated yet")
+		}
+		return nil
+	}
+	return errors.New("no Confirm activity pending")
+}
+
+// countConfirming counts the operations at the confirming step (0 when visibility does not answer).
+func (r *runner) countConfirming(ctx context.Context) int {
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	resp, err := r.client.CountWorkflow(qctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: "default", Query: confirmingQuery})
+	if err != nil {
+		return 0
+	}
+	return int(resp.GetCount())
 }
 
 // finish reads the chain, checks it against the outcomes and fills the report.
@@ -677,6 +967,20 @@ func (r *runner) finish(ctx context.Context, rep *Report, outcomes []OpOutcome) 
 		return fmt.Errorf("chaos: reading the sandbox ledger: %w", err)
 	}
 	obs.Built = sbl.StakeAccounts
+	obs.Refused = r.faults.Signatures(FaultRefusedResend)
+	obs.Dropped = map[string]string{}
+	r.mu.Lock()
+	known := maps.Clone(r.dropped)
+	r.mu.Unlock()
+	for _, sig := range r.faults.Signatures(FaultDropped) {
+		id, ok := known[sig]
+		if !ok {
+			if id, err = r.operationOf(rctx, sig); err != nil {
+				r.log.Warn("The operation of a dropped transaction was not found", zap.String("txSig", sig), zap.Error(err))
+			}
+		}
+		obs.Dropped[sig] = id
+	}
 	for _, b := range sbl.Broadcasts {
 		if b.Count > 1 {
 			rep.Resent++
@@ -706,6 +1010,11 @@ func (r *runner) finish(ctx context.Context, rep *Report, outcomes []OpOutcome) 
 		}
 	}
 	rep.Violations = Check(obs)
+	rec := CountRecoveries(obs)
+	rep.RebuiltAfterExpiry, rep.RefusedThenDone = rec.RebuiltAfterExpiry, rec.RefusedThenDone
+	rep.Dropped, rep.RefusedResends = len(obs.Dropped), len(obs.Refused)
+	rep.LostAnswers500 = r.faults.Get(sandbox.EndpointBroadcast, FaultLostAnswer500)
+	rep.LostAnswersDropped = r.faults.Get(sandbox.EndpointBroadcast, FaultLostAnswerDrop)
 
 	for _, o := range outcomes {
 		switch o.State {
@@ -739,6 +1048,7 @@ func (r *runner) finish(ctx context.Context, rep *Report, outcomes []OpOutcome) 
 	rep.WorkerStarts, rep.WorkerKills, rep.WorkerExits = r.worker.counts()
 	r.mu.Lock()
 	rep.TemporalRestarts, rep.Warps, rep.ForcedWarps = r.temporalRestarts, r.warps, r.forcedWarps
+	rep.KillsWhileConfirming, rep.SlotAdvances = r.killsConfirming, r.slotAdvances
 	r.mu.Unlock()
 	return nil
 }

@@ -36,7 +36,7 @@ test-unit:
 ## fuzz-smoke: run each fuzz target for FUZZ_EXECS inputs on top of its committed seed corpus
 # The budget is a count, not a duration: with a duration, Go up to 1.26 can fail a target with a bare
 # "context deadline exceeded" when the time runs out while a worker is mid-input (go.dev/issue/75804).
-# Minimizing a new input is bounded by a count too; its 60 s default stalled FuzzBase58 for a minute.
+# Minimizing a new input is bounded by a count too: its 60 s default could stall a target for a minute on every new input.
 FUZZ_EXECS ?= 50000
 fuzz-smoke:
 	@set -e; for spec in $$(grep -rl --include='*_test.go' -E '^func Fuzz' . | xargs -n1 dirname | sort -u); do \

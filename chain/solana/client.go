@@ -43,26 +43,16 @@ const (
 
 // Client reads Solana state over JSON-RPC.
 type Client struct {
-	rpc          RPC
-	endpoint     string
-	newRateEpoch uint64
-}
-
-// Option configures a Client.
-type Option func(*Client)
-
-// WithNewWarmupCooldownRateEpoch sets the first epoch at which the 9% warm-up/cool-down rate
-// applies; earlier epochs use 25%. The default, 0, applies 9% to every epoch.
-func WithNewWarmupCooldownRateEpoch(epoch uint64) Option {
-	return func(c *Client) { c.newRateEpoch = epoch }
+	rpc      RPC
+	endpoint string
 }
 
 // New returns a Client for the JSON-RPC endpoint URL. An HTTP 401 or 403 answer is an
 // [*RPCError] that is not transient whatever its body says: a provider that refuses the
 // endpoint's credentials does not change its mind when asked again.
-func New(endpoint string, opts ...Option) *Client {
+func New(endpoint string) *Client {
 	hc := refusalHTTP{&http.Client{Timeout: httpTimeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}}
-	c := NewWithRPC(rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(endpoint, &jsonrpc.RPCClientOpts{HTTPClient: hc})), opts...)
+	c := NewWithRPC(rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(endpoint, &jsonrpc.RPCClientOpts{HTTPClient: hc})))
 	c.endpoint = endpoint
 	return c
 }
@@ -87,12 +77,8 @@ func (h refusalHTTP) Do(req *http.Request) (*http.Response, error) {
 }
 
 // NewWithRPC returns a Client over r.
-func NewWithRPC(r RPC, opts ...Option) *Client {
-	c := &Client{rpc: r}
-	for _, o := range opts {
-		o(c)
-	}
-	return c
+func NewWithRPC(r RPC) *Client {
+	return &Client{rpc: r}
 }
 
 // Errors callers can test for with errors.Is.

@@ -406,5 +406,7 @@ func (c *Client) StakeActivation(ctx context.Context, addr string) (*StakeActiva
 			return nil, err
 		}
 	}
-	return Activation(sa, ei.Epoch, history, c.newRateEpoch), nil
+	// 0: the 9% warm-up/cool-down rate of every epoch since the rate changed, the only epochs a
+	// stake account is read at now.
+	return Activation(sa, ei.Epoch, history, 0), nil
 }

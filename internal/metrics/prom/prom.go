@@ -85,8 +85,5 @@ func (e *Exporter) HTTPHandler() http.Handler {
 	return promhttp.HandlerFor(e.registry, promhttp.HandlerOpts{})
 }
 
-// Registry is the Exporter's Prometheus registry.
-func (e *Exporter) Registry() *prometheus.Registry { return e.registry }
-
 // Close flushes what was recorded and stops the flush loop.
 func (e *Exporter) Close() error { return e.closer.Close() }

@@ -347,16 +347,27 @@ func (o *operation) checkValidator(ctx workflow.Context, vote string) error {
 // visibly, and fails one that has not.
 func (o *operation) readStakeState(ctx workflow.Context) (activities.StakeState, error) {
 	actx := workflow.WithActivityOptions(ctx, readOptions())
-	for tries := 1; ; tries++ {
+	stalls := func(err error) bool { return o.halfDone() && isErrorType(err, activities.ErrChainRejected) }
+	return untilUnstalled(ctx, o, stalls, func() (activities.StakeState, error) {
 		var st activities.StakeState
 		err := o.get(ctx, workflow.ExecuteActivity(actx, a.ReadStakeState,
 			activities.StakeStateInput{Network: o.intent.Network, StakeAccount: o.intent.StakeAccount}), &st)
-		if err == nil || !o.halfDone() || !isErrorType(err, activities.ErrChainRejected) {
+		return st, err
+	})
+}
+
+// untilUnstalled runs try until it succeeds or fails in a way stalls does not accept; each failure
+// it accepts stalls the operation (see stall) before the next try. The stall record goes once the
+// step gets past what stalled it.
+func untilUnstalled[T any](ctx workflow.Context, o *operation, stalls func(error) bool, try func() (T, error)) (T, error) {
+	for tries := 1; ; tries++ {
+		v, err := try()
+		if err == nil || !stalls(err) {
 			o.status.Stall = nil
-			return st, err
+			return v, err
 		}
 		if serr := o.stall(ctx, tries, err); serr != nil {
-			return st, serr
+			return v, serr
 		}
 	}
 }
@@ -548,18 +559,13 @@ func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (Tx
 // with nothing sent.
 func (o *operation) build(ctx workflow.Context, intent activities.Intent) (activities.BuildResult, error) {
 	bctx := workflow.WithActivityOptions(ctx, buildOptions(o.opts))
-	for tries := 1; ; tries++ {
+	stalls := func(err error) bool { return o.halfDone() && mayHeal(err) }
+	return untilUnstalled(ctx, o, stalls, func() (activities.BuildResult, error) {
 		o.setStep(ctx, StepBuilding)
 		var built activities.BuildResult
 		err := o.get(ctx, workflow.ExecuteActivity(bctx, a.Build, intent), &built)
-		if err == nil || !o.halfDone() || !mayHeal(err) {
-			o.status.Stall = nil
-			return built, err
-		}
-		if serr := o.stall(ctx, tries, err); serr != nil {
-			return built, serr
-		}
-	}
+		return built, err
+	})
 }
 
 // mayHeal reports whether an activity's failure may go away without anyone changing the request:
@@ -587,21 +593,17 @@ func mayHeal(err error) bool {
 // the worker's RPC says, so the step stalls visibly and confirms again.
 func (o *operation) confirm(ctx, dctx workflow.Context, in activities.ConfirmInput) (activities.ConfirmResult, error) {
 	cctx := workflow.WithActivityOptions(dctx, confirmOptions())
-	for tries := 1; ; tries++ {
+	stalls := func(err error) bool { return isErrorType(err, activities.ErrChainRejected) }
+	// The stall's wait runs on dctx: a cancel does not stop following a sent transaction.
+	return untilUnstalled(dctx, o, stalls, func() (activities.ConfirmResult, error) {
 		o.setStep(ctx, StepConfirming)
 		confirmed := workflow.ExecuteActivity(cctx, a.Confirm, in)
 		// Confirming is where a sent transaction rests: its step and signature become searchable.
 		o.flush(dctx)
 		var conf activities.ConfirmResult
 		err := o.get(dctx, confirmed, &conf)
-		if err == nil || !isErrorType(err, activities.ErrChainRejected) {
-			o.status.Stall = nil
-			return conf, err
-		}
-		if serr := o.stall(dctx, tries, err); serr != nil {
-			return conf, serr
-		}
-	}
+		return conf, err
+	})
 }
 
 // signatures lists every signature this operation has sent or may have sent.

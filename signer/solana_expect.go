@@ -162,14 +162,12 @@ func (s *Solana) chooseVote(vote solana.PublicKey, in *parsedIntent) (solana.Pub
 	return vote, nil
 }
 
-// choose reads the service's choices from t and checks each against the intent and the policy.
-// It reads each from the first instruction that can carry it; any other instruction, or any other
-// value in it, then differs from the expected transaction.
-func (s *Solana) choose(t *wireTx, in *parsedIntent) (*choices, error) {
-	b, err := s.chooseBudget(t, in.Operation)
-	if err != nil {
-		return nil, err
-	}
+// choose reads the service's choices from t, its compute budget b already read by chooseBudget,
+// and checks each against the intent and the policy. It reads each from the first instruction
+// that can carry it; any other instruction, or any other value in it, then differs from the
+// expected transaction.
+func (s *Solana) choose(t *wireTx, in *parsedIntent, b budget) (*choices, error) {
+	var err error
 	c := &choices{blockhash: t.blockhash, budget: b}
 	if in.Operation != OpStake {
 		return c, nil
@@ -567,7 +565,16 @@ func (s *Solana) gate(t *wireTx, in *parsedIntent) (*Verified, error) {
 	if t.versioned {
 		return nil, mismatch("message version", "legacy", fmt.Sprintf("v%d", t.version))
 	}
-	c, err := s.choose(t, in)
+	b, err := s.chooseBudget(t, in.Operation)
+	if err != nil {
+		return nil, err
+	}
+	return s.gateBudget(t, in, b)
+}
+
+// gateBudget is gate for t's compute budget b, already read by chooseBudget.
+func (s *Solana) gateBudget(t *wireTx, in *parsedIntent, b budget) (*Verified, error) {
+	c, err := s.choose(t, in, b)
 	if err != nil {
 		return nil, err
 	}

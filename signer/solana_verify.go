@@ -251,53 +251,55 @@ func decodeStake(d *decodedInstr) error {
 // then builds the transaction stakeflow expects and accepts t only if it is that transaction: the
 // named checks give the message, the gate decides.
 func (s *Solana) verify(t *wireTx, in *parsedIntent) (*Verified, error) {
-	if err := s.checkNamed(t, in); err != nil {
+	b, err := s.checkNamed(t, in)
+	if err != nil {
 		return nil, err
 	}
-	return s.gate(t, in)
+	return s.gateBudget(t, in, b)
 }
 
-// checkNamed runs the named checks.
-func (s *Solana) checkNamed(t *wireTx, in *parsedIntent) error {
+// checkNamed runs the named checks and returns the compute budget they read.
+func (s *Solana) checkNamed(t *wireTx, in *parsedIntent) (budget, error) {
 	if t.versioned {
 		got := fmt.Sprintf("v%d", t.version)
 		if t.numLookups > 0 {
 			got += fmt.Sprintf(" with %d address lookup tables", t.numLookups)
 		}
-		return mismatch("message version", "legacy", got)
+		return budget{}, mismatch("message version", "legacy", got)
 	}
 	h := t.header
 	if t.sigCount != int(h.NumRequiredSignatures) {
-		return mismatch("signature slots", fmt.Sprintf("%d (as the header requires)", h.NumRequiredSignatures), fmt.Sprint(t.sigCount))
+		return budget{}, mismatch("signature slots", fmt.Sprintf("%d (as the header requires)", h.NumRequiredSignatures), fmt.Sprint(t.sigCount))
 	}
 	if t.keys[0] != in.staker {
-		return mismatch("fee payer", in.staker.String(), t.keys[0].String())
+		return budget{}, mismatch("fee payer", in.staker.String(), t.keys[0].String())
 	}
 	if h.NumRequiredSignatures != 1 {
 		signers := make([]string, 0, len(t.keys))
 		for i := 0; i < int(h.NumRequiredSignatures) && i < len(t.keys); i++ {
 			signers = append(signers, t.keys[i].String())
 		}
-		return mismatch("required signers", "only the staker "+in.staker.String(),
+		return budget{}, mismatch("required signers", "only the staker "+in.staker.String(),
 			fmt.Sprintf("%d signers [%s]", h.NumRequiredSignatures, strings.Join(signers, ", ")))
 	}
 	if h.NumReadonlySignedAccounts != 0 {
-		return mismatch("fee payer", "writable", "read-only")
+		return budget{}, mismatch("fee payer", "writable", "read-only")
 	}
 	if int(h.NumReadonlyUnsignedAccounts) > len(t.keys)-1 {
-		return mismatch("message header", fmt.Sprintf("at most %d read-only unsigned accounts", len(t.keys)-1), fmt.Sprint(h.NumReadonlyUnsignedAccounts))
+		return budget{}, mismatch("message header", fmt.Sprintf("at most %d read-only unsigned accounts", len(t.keys)-1), fmt.Sprint(h.NumReadonlyUnsignedAccounts))
 	}
 	// A message holds at most a few dozen keys (it fits in 1232 bytes), so a pairwise scan is
 	// cheaper than a set. It reports the first key seen twice, with its first index.
 	for i := 1; i < len(t.keys); i++ {
 		for j := 0; j < i; j++ {
 			if t.keys[j] == t.keys[i] {
-				return mismatch("account keys", "no duplicates", fmt.Sprintf("%s at indexes %d and %d", t.keys[i], j, i))
+				return budget{}, mismatch("account keys", "no duplicates", fmt.Sprintf("%s at indexes %d and %d", t.keys[i], j, i))
 			}
 		}
 	}
-	if _, err := s.chooseBudget(t, in.Operation); err != nil {
-		return err
+	b, err := s.chooseBudget(t, in.Operation)
+	if err != nil {
+		return budget{}, err
 	}
 
 	all := make([]decodedInstr, len(t.instrs))
@@ -307,39 +309,39 @@ func (s *Solana) checkNamed(t *wireTx, in *parsedIntent) error {
 		*d = decodedInstr{index: i, program: t.keys[wi.programIndex], keys: t.keys, idx: wi.accounts, data: wi.data}
 		d.name = instrName(d.program, d.data)
 		if wi.programIndex == 0 {
-			return mismatch(fmt.Sprintf("instruction #%d program", i), "system, stake or computeBudget", "the fee payer")
+			return budget{}, mismatch(fmt.Sprintf("instruction #%d program", i), "system, stake or computeBudget", "the fee payer")
 		}
 		switch d.program {
 		case solana.ComputeBudget:
 			// The runtime reads the compute budget wherever it is; stakeflow's transactions set it
 			// first, so a service has no reason to put it anywhere else.
 			if len(main) > 0 {
-				return mismatch(fmt.Sprintf("instruction %s position", d), "before the staking instructions", "after "+main[len(main)-1].String())
+				return budget{}, mismatch(fmt.Sprintf("instruction %s position", d), "before the staking instructions", "after "+main[len(main)-1].String())
 			}
 			continue
 		case solana.SystemProgramID:
 			if disc, ok := discriminator(d.data); ok && disc == system.Instruction_CreateAccountWithSeed {
 				if d.create, ok = decodeCreateWithSeed(d.data); !ok {
-					return malformed(d, new(system.Instruction))
+					return budget{}, malformed(d, new(system.Instruction))
 				}
 				d.kind = kindCreateWithSeed
 				break
 			}
 			d.system = new(system.Instruction)
 			if err := decodeExact(d.data, d.system); err != nil {
-				return mismatch(fmt.Sprintf("instruction %s", d), "well-formed instruction data", err.Error())
+				return budget{}, mismatch(fmt.Sprintf("instruction %s", d), "well-formed instruction data", err.Error())
 			}
 		case solana.StakeProgramID:
 			switch d.name {
 			case "stake.Initialize", "stake.DelegateStake", "stake.Deactivate", "stake.Withdraw":
 			default:
-				return mismatch(fmt.Sprintf("instruction #%d", i), "stake Initialize, DelegateStake, Deactivate or Withdraw", d.name)
+				return budget{}, mismatch(fmt.Sprintf("instruction #%d", i), "stake Initialize, DelegateStake, Deactivate or Withdraw", d.name)
 			}
 			if err := decodeStake(d); err != nil {
-				return err
+				return budget{}, err
 			}
 		default:
-			return mismatch(fmt.Sprintf("instruction #%d program", i), "system, stake or computeBudget", d.program.String())
+			return budget{}, mismatch(fmt.Sprintf("instruction #%d program", i), "system, stake or computeBudget", d.program.String())
 		}
 		main = append(main, d)
 	}
@@ -359,24 +361,25 @@ func (s *Solana) checkNamed(t *wireTx, in *parsedIntent) error {
 			for i, d := range main {
 				got[i] = d.String()
 			}
-			return mismatch("instructions", strings.Join(want, ", "), "["+strings.Join(got, ", ")+"]")
+			return budget{}, mismatch("instructions", strings.Join(want, ", "), "["+strings.Join(got, ", ")+"]")
 		}
 		if main[i].name != w {
-			return mismatch(fmt.Sprintf("instruction %d of %s", i+1, in.Operation), w, main[i].String())
+			return budget{}, mismatch(fmt.Sprintf("instruction %d of %s", i+1, in.Operation), w, main[i].String())
 		}
 	}
 	if len(main) > len(want) {
-		return mismatch("unexpected instruction", "only "+strings.Join(want, ", "), main[len(want)].String())
+		return budget{}, mismatch("unexpected instruction", "only "+strings.Join(want, ", "), main[len(want)].String())
 	}
 
 	switch in.Operation {
 	case OpStake:
-		return s.checkStake(main, in)
+		err = s.checkStake(main, in)
 	case OpUnstake:
-		return checkDeactivate(main[0], in)
+		err = checkDeactivate(main[0], in)
 	default:
-		return checkWithdraw(main[0], in)
+		err = checkWithdraw(main[0], in)
 	}
+	return b, err
 }
 
 // The instruction sequence of each operation, compute budget instructions aside.

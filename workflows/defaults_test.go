@@ -166,17 +166,8 @@ func (s *WorkflowSuite) TestDefaultMaxStallWaitIs10m() {
 // after the first read (active) and until reads run out (then inactive).
 func deactivating(reads *clock, now func() time.Time, slotsInEpoch, slotsLeft uint64, deactivatingReads int) func(context.Context, activities.StakeStateInput) (activities.StakeState, error) {
 	return func(_ context.Context, in activities.StakeStateInput) (activities.StakeState, error) {
-		n := reads.tick(now())
-		st := activities.StakeState{StakeAccount: in.StakeAccount, Lamports: lamports, Staker: staker, Withdrawer: staker,
-			Voter: vote, Epoch: 700, SlotIndex: slotsInEpoch - slotsLeft, SlotsInEpoch: slotsInEpoch}
-		switch {
-		case n == 1:
-			st.State = activities.StakeActive
-		case n <= 1+deactivatingReads:
-			st.State, st.Deactivating, st.DeactivationEpoch = activities.StakeDeactivating, true, 700
-		default:
-			st.State, st.Deactivating, st.DeactivationEpoch, st.Epoch = activities.StakeInactive, true, 700, 701
-		}
+		st := stakeStateRead(reads.tick(now()), activities.StakeActive, in.StakeAccount, deactivatingReads)
+		st.SlotIndex, st.SlotsInEpoch = slotsInEpoch-slotsLeft, slotsInEpoch
 		return st, nil
 	}
 }

@@ -575,8 +575,24 @@ func (s *WorkflowSuite) TestInvalidInputRefusedBeforeAnyActivity() {
 	}
 }
 
-// stakeStates returns the successive reads of a stake account: delegated, then deactivating for
-// `epochs` reads, then inactive.
+// stakeStateRead is the n-th read (from 1) of a stake account that is first, then deactivating
+// for deactivatingReads reads, then inactive.
+func stakeStateRead(n int, first, account string, deactivatingReads int) activities.StakeState {
+	st := activities.StakeState{StakeAccount: account, Lamports: lamports, Staker: staker, Withdrawer: staker,
+		Voter: vote, Epoch: 700, SlotIndex: 1000, SlotsInEpoch: 432000}
+	switch {
+	case n == 1:
+		st.State = first
+		st.Deactivating = first == activities.StakeDeactivating
+	case n <= 1+deactivatingReads:
+		st.State, st.Deactivating, st.DeactivationEpoch = activities.StakeDeactivating, true, 700
+	default:
+		st.State, st.Deactivating, st.DeactivationEpoch, st.Epoch = activities.StakeInactive, true, 700, 701
+	}
+	return st
+}
+
+// stakeStates returns the successive reads of a stake account (see stakeStateRead).
 func stakeStates(first string, deactivatingReads int) func(context.Context, activities.StakeStateInput) (activities.StakeState, error) {
 	var mu sync.Mutex
 	n := 0
@@ -584,18 +600,7 @@ func stakeStates(first string, deactivatingReads int) func(context.Context, acti
 		mu.Lock()
 		defer mu.Unlock()
 		n++
-		st := activities.StakeState{StakeAccount: in.StakeAccount, Lamports: lamports, Staker: staker, Withdrawer: staker,
-			Voter: vote, Epoch: 700, SlotIndex: 1000, SlotsInEpoch: 432000}
-		switch {
-		case n == 1:
-			st.State = first
-			st.Deactivating = first == activities.StakeDeactivating
-		case n <= 1+deactivatingReads:
-			st.State, st.Deactivating, st.DeactivationEpoch = activities.StakeDeactivating, true, 700
-		default:
-			st.State, st.Deactivating, st.DeactivationEpoch, st.Epoch = activities.StakeInactive, true, 700, 701
-		}
-		return st, nil
+		return stakeStateRead(n, first, in.StakeAccount, deactivatingReads), nil
 	}
 }
 

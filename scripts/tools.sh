@@ -5,12 +5,16 @@
 #   scripts/tools.sh temporal   -> path of the pinned Temporal CLI (dev server + Web UI)
 #   scripts/tools.sh chromium   -> path of headless-capable Chromium (Debian package, for the Web UI check)
 #   scripts/tools.sh lint       -> directory holding the pinned workflowcheck, staticcheck and errcheck
+#   scripts/tools.sh geth       -> path of the pinned geth (a real EVM node: --dev serves chainId 1337)
+#   scripts/tools.sh gremlins   -> path of the pinned gremlins (mutation testing)
 set -euo pipefail
 
 TEMPORAL_CLI_VERSION=v1.5.1
 WORKFLOWCHECK_VERSION=v0.6.0
 STATICCHECK_VERSION=v0.8.2
 ERRCHECK_VERSION=v1.30.0
+GETH_VERSION=v1.17.10
+GREMLINS_VERSION=v0.6.0
 cache="${STAKEFLOW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/stakeflow}"
 
 temporal() {
@@ -46,6 +50,18 @@ lint() {
   echo "$dir"
 }
 
+geth() {
+  local dir="$cache/geth-$GETH_VERSION"
+  goinstall "$dir" "github.com/ethereum/go-ethereum/cmd/geth@$GETH_VERSION" geth
+  echo "$dir/geth"
+}
+
+gremlins() {
+  local dir="$cache/gremlins-$GREMLINS_VERSION"
+  goinstall "$dir" "github.com/go-gremlins/gremlins/cmd/gremlins@$GREMLINS_VERSION" gremlins
+  echo "$dir/gremlins"
+}
+
 chromium() {
   local bin=/usr/bin/chromium
   if [ ! -x "$bin" ]; then
@@ -67,6 +83,8 @@ for tool in "$@"; do
     temporal) temporal ;;
     chromium) chromium ;;
     lint) lint ;;
+    geth) geth ;;
+    gremlins) gremlins ;;
     *) echo "scripts/tools.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
 done

@@ -6,6 +6,7 @@ require (
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/gagliardetto/binary v0.8.0
 	github.com/gagliardetto/solana-go v1.14.0
+	github.com/gofrs/flock v0.12.1
 	github.com/golang-jwt/jwt/v5 v5.3.0
 	github.com/mr-tron/base58 v1.2.0
 	github.com/prometheus/client_golang v1.16.0

@@ -170,10 +170,11 @@ func TestWrongNetworkRPCKeepsWorkerUnready(t *testing.T) {
 	cfg.SolanaGenesis = nil
 	// Its own task queue, so that it takes no work from the stack's worker.
 	cfg.TaskQueue = "stakeflow-wrong-network"
+	// Its health server serves on a socket bound here and handed over (Run closes it).
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	cfg.HealthListener = ln
 	cfg.HealthAddr = ln.Addr().String()
-	require.NoError(t, ln.Close())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(ctx, cfg, zap.NewNop()) }()

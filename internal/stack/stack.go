@@ -5,6 +5,7 @@
 package stack
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +39,7 @@ type Options struct {
 	Dir string
 	// Persist keeps Temporal's state in Dir/temporal.db across restarts.
 	Persist bool
-	// UIPort serves the Temporal Web UI on this port (0: no UI).
+	// UIPort serves the Temporal Web UI on this port (0: no UI; AnyPort: a free one, see UIURL).
 	UIPort int
 	// TemporalPort is the frontend port (0: a free one).
 	TemporalPort int
@@ -67,6 +69,14 @@ type Options struct {
 	WorkerLogger *zap.Logger
 }
 
+// AnyPort as Options.UIPort serves the Web UI on a free port the stack picks.
+const AnyPort = -1
+
+// ErrPortInUse is wrapped by Start's error when the Temporal dev server refused a port it was
+// given because something else holds it (a port the caller fixed; ports the stack picks itself
+// are picked again).
+var ErrPortInUse = errors.New("a port given to the Temporal dev server is in use")
+
 // Stack is a running local stack.
 type Stack struct {
 	opts      Options
@@ -80,7 +90,12 @@ type Stack struct {
 	// MetricsURL is the dev server's Prometheus endpoint when Options.ServerMetrics is set.
 	MetricsURL string
 
-	healthAddr string
+	// healthLn is the worker's health socket, bound once for the stack's life: each worker the
+	// stack starts serves on a duplicate of it, so HealthURL stays the same across restarts.
+	healthLn net.Listener
+
+	// pick picks the ports the stack passes to the dev server (pickPort; tests replace it).
+	pick func() (int, error)
 
 	mu           sync.Mutex
 	workerCancel context.CancelFunc
@@ -101,7 +116,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if opts.WorkerLogger == nil {
 		opts.WorkerLogger = zap.NewNop()
 	}
-	s = &Stack{opts: opts, KeyDir: filepath.Join(opts.Dir, "keys"), TokenFile: filepath.Join(opts.Dir, "service-token")}
+	s = &Stack{opts: opts, pick: pickPort, KeyDir: filepath.Join(opts.Dir, "keys"), TokenFile: filepath.Join(opts.Dir, "service-token")}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -114,11 +129,9 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err := s.startTemporal(ctx); err != nil {
 		return nil, err
 	}
-	healthPort, err := freePort()
-	if err != nil {
-		return nil, err
+	if s.healthLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("binding the worker's health socket: %w", err)
 	}
-	s.healthAddr = "127.0.0.1:" + strconv.Itoa(healthPort)
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
@@ -167,10 +180,34 @@ var BaseServerDynamicConfig = []string{
 	"system.forceSearchAttributesCacheRefreshOnRead=false",
 }
 
+// startAttempts bounds how often the stack starts the dev server again on fresh ports when a port
+// it picked was taken before the server bound it.
+const startAttempts = 5
+
+// startTemporal starts the dev server. The Temporal CLI cannot bind port 0 and report the port
+// it got, so the stack picks free ports and passes them (pick, close, pass): another process may
+// take one in between. The CLI then refuses to start ("address already in use"), and the stack
+// starts it again on freshly picked ports; a port the caller fixed is not picked again (the error
+// wraps ErrPortInUse).
 func (s *Stack) startTemporal(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		err := s.startTemporalOnce(ctx)
+		if err == nil {
+			return nil
+		}
+		picked := s.opts.TemporalPort == 0 || s.opts.UIPort == AnyPort || s.opts.ServerMetrics
+		if !errors.Is(err, ErrPortInUse) || !picked || attempt == startAttempts {
+			return err
+		}
+		s.opts.Logger.Info("A port picked for the Temporal dev server was taken before it bound it; picking again",
+			zap.Int("attempt", attempt), zap.Error(err))
+	}
+}
+
+func (s *Stack) startTemporalOnce(ctx context.Context) error {
 	port := s.opts.TemporalPort
 	if port == 0 {
-		p, err := freePort()
+		p, err := s.pick()
 		if err != nil {
 			return err
 		}
@@ -183,13 +220,14 @@ func (s *Stack) startTemporal(ctx context.Context) error {
 	for _, kv := range workflows.SearchAttributeTypes() {
 		args = append(args, "--search-attribute", kv[0]+"="+kv[1])
 	}
+	metricsURL := ""
 	if s.opts.ServerMetrics {
-		p, err := freePort()
+		p, err := s.pick()
 		if err != nil {
 			return err
 		}
 		args = append(args, "--metrics-port", strconv.Itoa(p))
-		s.MetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", p)
+		metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", p)
 	}
 	dbFile := ""
 	if s.opts.Persist {
@@ -202,6 +240,11 @@ func (s *Stack) startTemporal(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A refused port ends the wait for the server at once: the CLI exits, and what answers on the
+	// port (if anything does) is not this server.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watch := &PortRefusalWatch{OnRefused: cancel}
 	devOpts := testsuite.DevServerOptions{
 		ExistingPath: s.opts.TemporalCLI,
 		ClientOptions: &client.Options{
@@ -211,19 +254,32 @@ func (s *Stack) startTemporal(ctx context.Context) error {
 		DBFilename: dbFile,
 		LogLevel:   "error",
 		ExtraArgs:  args,
-		Stdout:     &discard{}, Stderr: &discard{},
+		Stdout:     watch, Stderr: watch,
 	}
+	uiURL := ""
 	if s.opts.UIPort != 0 {
+		ui := s.opts.UIPort
+		if ui == AnyPort {
+			if ui, err = s.pick(); err != nil {
+				return err
+			}
+		}
 		devOpts.EnableUI = true
-		devOpts.UIPort = strconv.Itoa(s.opts.UIPort)
-		s.UIURL = fmt.Sprintf("http://127.0.0.1:%d", s.opts.UIPort)
+		devOpts.UIPort = strconv.Itoa(ui)
+		uiURL = fmt.Sprintf("http://127.0.0.1:%d", ui)
 	}
-	dev, err := testsuite.StartDevServer(ctx, devOpts)
+	dev, err := testsuite.StartDevServer(sctx, devOpts)
+	if refused := watch.Refused(); refused != "" {
+		if err == nil {
+			dev.Client().Close()
+			_ = dev.Stop()
+		}
+		return fmt.Errorf("starting Temporal dev server: %w: %s", ErrPortInUse, refused)
+	}
 	if err != nil {
 		return fmt.Errorf("starting Temporal dev server: %w", err)
 	}
-	s.dev = dev
-	s.Client = dev.Client()
+	s.dev, s.Client, s.UIURL, s.MetricsURL = dev, dev.Client(), uiURL, metricsURL
 	return nil
 }
 
@@ -245,7 +301,7 @@ func (s *Stack) compression() string {
 func (s *Stack) TemporalAddress() string { return s.dev.FrontendHostPort() }
 
 // HealthURL is the base URL of the worker's /healthz, /readyz and /metrics.
-func (s *Stack) HealthURL() string { return "http://" + s.healthAddr }
+func (s *Stack) HealthURL() string { return "http://" + s.healthLn.Addr().String() }
 
 // WorkerConfig is the configuration the stack's worker runs with.
 func (s *Stack) WorkerConfig() worker.Config {
@@ -274,7 +330,7 @@ func (s *Stack) WorkerConfig() worker.Config {
 		MaxCommission:       worker.DefaultMaxCommission,
 		AllowedVoteAccounts: allowed,
 		SolanaSlotDuration:  slot,
-		HealthAddr:          s.healthAddr,
+		HealthAddr:          s.healthLn.Addr().String(),
 		ApprovalThreshold:   s.opts.ApprovalThreshold,
 		EpochRecheck:        s.opts.EpochRecheck,
 		LogFormat:           "console",
@@ -292,9 +348,16 @@ func (s *Stack) StartWorker(ctx context.Context) error {
 	if s.workerCancel != nil {
 		return errors.New("stack: worker already running")
 	}
+	cfg := s.WorkerConfig()
+	// The worker closes the listener it is given when it stops; a duplicate of the stack's socket
+	// leaves the socket itself bound for the next worker.
+	ln, err := dupListener(s.healthLn)
+	if err != nil {
+		return fmt.Errorf("handing the health socket to the worker: %w", err)
+	}
+	cfg.HealthListener = ln
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
-	cfg := s.WorkerConfig()
 	go func() { done <- worker.Run(wctx, cfg, s.opts.WorkerLogger) }()
 	s.workerCancel, s.workerDone = cancel, done
 	return nil
@@ -369,9 +432,25 @@ func (s *Stack) Close() {
 	if s.dev != nil {
 		_ = s.dev.Stop()
 	}
+	if s.healthLn != nil {
+		_ = s.healthLn.Close()
+	}
 }
 
-func freePort() (int, error) {
+// dupListener is a second listener on ln's socket: closing it leaves ln open.
+func dupListener(ln net.Listener) (net.Listener, error) {
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return net.FileListener(f)
+}
+
+// pickPort returns a port that is free now, for a program that cannot bind port 0 and report
+// the port it got (the Temporal CLI); the caller must expect it taken by the time the program
+// binds it (PortRefusalWatch).
+func pickPort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -380,6 +459,57 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-type discard struct{}
+// PortRefusalWatch reads a Temporal CLI's output (discarding it) for its refusal of a port it was
+// given ("can't set frontend port 7233: listen tcp ...: bind: address already in use"), and calls
+// OnRefused, if set, the first time it sees one.
+type PortRefusalWatch struct {
+	OnRefused func()
 
-func (*discard) Write(p []byte) (int, error) { return len(p), nil }
+	mu      sync.Mutex
+	tail    []byte
+	refused string
+}
+
+// addrInUse is the end of the error the CLI reports when a port it was given is taken.
+const addrInUse = "address already in use"
+
+func (w *PortRefusalWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	if w.refused != "" {
+		w.mu.Unlock()
+		return len(p), nil
+	}
+	w.tail = append(w.tail, p...)
+	found := ""
+	for {
+		i := bytes.IndexByte(w.tail, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(w.tail[:i])
+		w.tail = w.tail[i+1:]
+		if strings.Contains(line, addrInUse) {
+			found = strings.TrimSpace(line)
+			break
+		}
+	}
+	if found == "" && bytes.Contains(w.tail, []byte(addrInUse)) {
+		found = strings.TrimSpace(string(w.tail))
+	}
+	if len(w.tail) > 4096 {
+		w.tail = w.tail[len(w.tail)-4096:]
+	}
+	w.refused = found
+	w.mu.Unlock()
+	if found != "" && w.OnRefused != nil {
+		w.OnRefused()
+	}
+	return len(p), nil
+}
+
+// Refused is the CLI's line refusing a port, or "" when it refused none.
+func (w *PortRefusalWatch) Refused() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.refused
+}

@@ -5,14 +5,18 @@ package stack
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
@@ -52,6 +56,20 @@ func TestStackStartsWhatTheTestsAndTheDemoUse(t *testing.T) {
 		assert.Equal(c, http.StatusOK, resp.StatusCode, "%s", body)
 	}, time.Minute, 100*time.Millisecond)
 
+	// The worker restarted serves on the same health address: the stack holds the socket.
+	healthURL := st.HealthURL()
+	require.NoError(t, st.StopWorker())
+	require.NoError(t, st.StartWorker(ctx))
+	require.Equal(t, healthURL, st.HealthURL())
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		resp, err := http.Get(healthURL + "/readyz")
+		if !assert.NoError(c, err) {
+			return
+		}
+		defer resp.Body.Close()
+		assert.Equal(c, http.StatusOK, resp.StatusCode)
+	}, time.Minute, 100*time.Millisecond)
+
 	cfg := st.WorkerConfig()
 	require.NoError(t, cfg.Validate())
 	genesis := st.Sandbox.Runtime().GenesisHash().String()
@@ -80,4 +98,40 @@ func TestStackStartsWhatTheTestsAndTheDemoUse(t *testing.T) {
 	closed = true
 	_, err = http.Get(st.HealthURL() + "/readyz")
 	require.Error(t, err, "the worker's health endpoint is gone after Close")
+}
+
+// TestTemporalStartPicksAgainWhenAPortIsTaken: a port the stack picked for the dev server and that
+// another process took before the server bound it is picked again, and the server runs on the
+// new one; a port the caller fixed that is taken fails the start at once, naming the refusal.
+func TestTemporalStartPicksAgainWhenAPortIsTaken(t *testing.T) {
+	cliPath := os.Getenv("TEMPORAL_CLI")
+	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through make")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	takenPort := taken.Addr().(*net.TCPAddr).Port
+
+	picks := 0
+	s := &Stack{opts: Options{TemporalCLI: cliPath, Dir: t.TempDir(), Logger: zap.NewNop()}, pick: func() (int, error) {
+		picks++
+		if picks == 1 {
+			return takenPort, nil // taken between the pick and the server's bind
+		}
+		return pickPort()
+	}}
+	require.NoError(t, s.startTemporal(ctx))
+	defer s.Close()
+	require.Equal(t, 2, picks)
+	require.NotEqual(t, "127.0.0.1:"+strconv.Itoa(takenPort), s.TemporalAddress())
+	_, err = s.Client.CheckHealth(ctx, &client.CheckHealthRequest{})
+	require.NoError(t, err)
+
+	fixed := &Stack{opts: Options{TemporalCLI: cliPath, Dir: t.TempDir(), Logger: zap.NewNop(), TemporalPort: takenPort}, pick: pickPort}
+	began := time.Now()
+	err = fixed.startTemporal(ctx)
+	require.ErrorIs(t, err, ErrPortInUse)
+	require.ErrorContains(t, err, "can't set frontend port "+strconv.Itoa(takenPort))
+	require.Less(t, time.Since(began), 30*time.Second, "the refusal ends the wait for the server")
 }

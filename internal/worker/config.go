@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"sort"
 	"time"
@@ -55,11 +56,18 @@ type Config struct {
 	// DualApprovalThreshold: operations of at least this many lamports need two approvals (0: off).
 	DualApprovalThreshold uint64
 
-	HealthAddr  string
-	LogFormat   string
-	LogLevel    string
-	StopTimeout time.Duration
-	Pollers     int
+	HealthAddr string
+	// HealthFD is a listening socket the worker inherited (as this file descriptor) to serve
+	// /healthz, /readyz and /metrics on instead of HealthAddr (0: none): a supervisor that binds
+	// the socket once keeps one address across the worker's restarts.
+	HealthFD int
+	// HealthListener, when set, is where the health server serves instead of HealthAddr or
+	// HealthFD (an in-process caller that bound it); Run closes it when it stops. No flag.
+	HealthListener net.Listener `json:"-"`
+	LogFormat      string
+	LogLevel       string
+	StopTimeout    time.Duration
+	Pollers        int
 	// StickyCache is how many workflows the worker keeps cached (process-wide); each parked
 	// workflow in the cache holds a goroutine.
 	StickyCache int
@@ -88,7 +96,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Uint64Var(&c.MaxFeeLamports, "max-fee-lamports", 0, "most a signed transaction may pay in fees, lamports (0: the signer's default)")
 	fs.Uint64Var(&c.ApprovalThreshold, "approval-threshold-lamports", 0, "operations of at least this many lamports wait for approval (0: never)")
 	fs.Uint64Var(&c.DualApprovalThreshold, "dual-approval-threshold-lamports", 0, "operations of at least this many lamports wait for two approvals (0: never)")
-	fs.StringVar(&c.HealthAddr, "health-addr", "127.0.0.1:8081", "address of /healthz, /readyz and /metrics (empty: off)")
+	fs.StringVar(&c.HealthAddr, "health-addr", "127.0.0.1:8081", "address of /healthz, /readyz and /metrics (empty: off; port 0: a free one, logged)")
+	fs.IntVar(&c.HealthFD, "health-fd", 0, "serve /healthz, /readyz and /metrics on this inherited listening socket instead of --health-addr (0: none)")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or console")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 30*time.Second, "how long running activities get to finish on stop")

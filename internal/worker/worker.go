@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -182,12 +183,13 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	go func() { defer wg.Done(); recordAuth(bg, exporter.Handler(), auth, authRecordInterval) }()
 
 	var ready = make(chan struct{})
-	if cfg.HealthAddr != "" {
+	ln, err := healthListener(cfg)
+	if err != nil {
+		return err
+	}
+	if ln != nil {
 		h := newHealthMux(healthChecks{ready: ready, temporal: c, keys: keyCount(acts.Keys), networks: networks, serviceAuth: auth}, exporter.HTTPHandler())
-		srv, err := serveHealth(cfg.HealthAddr, h, logger)
-		if err != nil {
-			return err
-		}
+		srv := serveHealth(ln, h, logger)
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
@@ -361,16 +363,39 @@ func newHealthMux(checks healthChecks, metricsHandler http.Handler) *http.ServeM
 	return mux
 }
 
-func serveHealth(addr string, h http.Handler, logger *zap.Logger) (*http.Server, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("health listener %s: %w", addr, err)
+// healthListener is where the health server serves: Config.HealthListener, else the socket
+// inherited as HealthFD, else a new one on HealthAddr; nil when all three are unset.
+func healthListener(cfg Config) (net.Listener, error) {
+	switch {
+	case cfg.HealthListener != nil:
+		return cfg.HealthListener, nil
+	case cfg.HealthFD > 0:
+		f := os.NewFile(uintptr(cfg.HealthFD), "health-fd")
+		defer f.Close()
+		ln, err := net.FileListener(f)
+		if err != nil {
+			return nil, fmt.Errorf("--health-fd %d is not a listening socket: %w", cfg.HealthFD, err)
+		}
+		return ln, nil
+	case cfg.HealthAddr != "":
+		ln, err := net.Listen("tcp", cfg.HealthAddr)
+		if err != nil {
+			return nil, fmt.Errorf("health listener %s: %w", cfg.HealthAddr, err)
+		}
+		return ln, nil
 	}
+	return nil, nil
+}
+
+// serveHealth serves h on ln until the returned server is shut down, and logs the address it
+// serves on (the bound port when the address asked for port 0).
+func serveHealth(ln net.Listener, h http.Handler, logger *zap.Logger) *http.Server {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	logger.Info("Health server listening", zap.String("healthAddr", ln.Addr().String()))
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("Health server stopped", zap.Error(err))
 		}
 	}()
-	return srv, nil
+	return srv
 }

@@ -82,12 +82,13 @@ func TestRateLimiterWindows(t *testing.T) {
 }
 
 // newOfflineServer is an API server without a Solana runtime, enough for
-// the endpoints that have no chain backing.
-func newOfflineServer(t *testing.T, policy string) *httptest.Server {
+// the endpoints that have no chain backing; its rate-limit windows run on
+// clock.
+func newOfflineServer(t *testing.T, policy string, clock *fakeClock) *httptest.Server {
 	t.Helper()
 	ws, err := ParseRatePolicy(policy)
 	require.NoError(t, err)
-	s := &server{log: zap.NewNop(), secret: newTokenSecret(testSecret), limiter: newRateLimiter(ws, time.Now),
+	s := &server{log: zap.NewNop(), secret: newTokenSecret(testSecret), limiter: newRateLimiter(ws, clock.now),
 		faults: newFaultInjector(FaultConfig{}), now: nowFunc, broadcasts: map[string]int{}}
 	ts := httptest.NewServer(s.routes())
 	t.Cleanup(ts.Close)
@@ -97,7 +98,8 @@ func newOfflineServer(t *testing.T, policy string) *httptest.Server {
 // TestThrottlingThroughClient shows 429 ThrottlerException with its headers
 // for a two-window policy, per token, at both address forms.
 func TestThrottlingThroughClient(t *testing.T) {
-	ts := newOfflineServer(t, "3;w=60,5;w=3600")
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	ts := newOfflineServer(t, "3;w=60,5;w=3600", clock)
 	ctx := testCtx(t)
 	tok := mintToken(t, "throttled")
 	a, err := apiclient.New(ts.URL, apiclient.WithToken(tok))
@@ -108,6 +110,7 @@ func TestThrottlingThroughClient(t *testing.T) {
 		_, err := []*apiclient.Client{a, b}[i%2].NetworkAPY(ctx, "kusama", apiclient.NetworkAPYQuery{Limit: 1})
 		require.NoError(t, err, "request %d", i)
 	}
+	clock.add(15 * time.Second)
 	_, err = b.NetworkAPY(ctx, "kusama", apiclient.NetworkAPYQuery{Limit: 1})
 	require.True(t, apiclient.IsThrottled(err), "%v", err)
 	var apiErr *apiclient.APIError
@@ -118,12 +121,12 @@ func TestThrottlingThroughClient(t *testing.T) {
 	require.NotNil(t, apiErr.RateLimit)
 	assert.Equal(t, 3, apiErr.RateLimit.Limit)
 	assert.True(t, apiErr.RateLimit.HasRetryAfter)
-	assert.InDelta(t, 60, apiErr.RateLimit.RetryAfter.Seconds(), 1)
-	assert.InDelta(t, 60, apiErr.RateLimit.Reset.Seconds(), 1)
+	assert.Equal(t, 45*time.Second, apiErr.RateLimit.RetryAfter, "the minute window opened 15 s ago")
+	assert.Equal(t, 45*time.Second, apiErr.RateLimit.Reset)
 	assert.Equal(t, []apiclient.RateLimitWindow{{Limit: 3, Window: time.Minute}, {Limit: 5, Window: time.Hour}}, apiErr.RateLimit.Policy)
 	d, ok := apiclient.RetryAfterOf(err)
 	assert.True(t, ok)
-	assert.InDelta(t, 60, d.Seconds(), 1)
+	assert.Equal(t, 45*time.Second, d)
 
 	other := client(t, ts.URL, "someone-else")
 	_, err = other.NetworkAPY(ctx, "kusama", apiclient.NetworkAPYQuery{Limit: 1})
@@ -134,18 +137,21 @@ func TestThrottlingThroughClient(t *testing.T) {
 	assert.Equal(t, nameThrottler, e["message"])
 }
 
-// TestThrottlingWindowResets shows the quota coming back after a real
-// one-second window.
+// TestThrottlingWindowResets shows the quota held until the one-second
+// window ends and back at its end, through the HTTP API.
 func TestThrottlingWindowResets(t *testing.T) {
-	ts := newOfflineServer(t, "1;w=1")
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	ts := newOfflineServer(t, "1;w=1", clock)
 	cl := client(t, ts.URL, "resets")
 	ctx := testCtx(t)
 	_, err := cl.SSVRequests(ctx, apiclient.SSVRequestsQuery{})
 	require.NoError(t, err)
 	_, err = cl.SSVRequests(ctx, apiclient.SSVRequestsQuery{})
 	require.True(t, apiclient.IsThrottled(err), "%v", err)
-	require.Eventually(t, func() bool {
-		_, err := cl.SSVRequests(ctx, apiclient.SSVRequestsQuery{})
-		return err == nil
-	}, 5*time.Second, 100*time.Millisecond)
+	clock.add(999 * time.Millisecond)
+	_, err = cl.SSVRequests(ctx, apiclient.SSVRequestsQuery{})
+	require.True(t, apiclient.IsThrottled(err), "the window is not over 1 ms before its end: %v", err)
+	clock.add(time.Millisecond)
+	_, err = cl.SSVRequests(ctx, apiclient.SSVRequestsQuery{})
+	require.NoError(t, err, "a new window at its end")
 }

@@ -51,7 +51,7 @@ test-integration: tools
 
 ## record-histories: re-record the workflow histories replayed by the workflows tests
 record-histories: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... -args -record-histories $(CURDIR)/workflows/testdata/histories
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... -args -record-histories $(CURDIR)/workflows/solana/testdata/histories
 
 ## deploy-check: offline checks of deploy/ (compose, Kubernetes manifests, Dockerfile; a module of its own)
 deploy-check:

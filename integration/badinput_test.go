@@ -14,7 +14,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/internal/starter"
-	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // TestBadInputStartedDirectly starts workflows with malformed input straight through the Temporal
@@ -31,15 +31,15 @@ func TestBadInputStartedDirectly(t *testing.T) {
 		field string
 	}
 	for name, tc := range map[string]start{
-		"bad base58 staker":      {workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: "0OIl0OIl", Lamports: 2 * sol}, "staker"},
-		"short staker":           {workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: "abc", Lamports: 2 * sol}, "staker"},
-		"zero amount":            {workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: staker}, "lamports"},
-		"overflowing amount":     {workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: staker, Lamports: 1 << 63}, "lamports"},
-		"unknown network":        {workflows.StakeWorkflow, workflows.StakeInput{Network: "devnet", Staker: staker, Lamports: 2 * sol}, "network"},
-		"bad vote account":       {workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: staker, Lamports: 2 * sol, VoteAccount: "vote"}, "voteAccount"},
-		"missing stake account":  {workflows.UnstakeWorkflow, workflows.UnstakeInput{Network: "testnet", Staker: staker}, "stakeAccount"},
-		"stake account = staker": {workflows.UnstakeWorkflow, workflows.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: staker}, "stakeAccount"},
-		"withdraw bad staker":    {workflows.WithdrawWorkflow, workflows.WithdrawInput{Network: "testnet", Staker: "x", StakeAccount: acct}, "staker"},
+		"bad base58 staker":      {wfsolana.StakeWorkflow, wfsolana.StakeInput{Network: "testnet", Staker: "0OIl0OIl", Lamports: 2 * sol}, "staker"},
+		"short staker":           {wfsolana.StakeWorkflow, wfsolana.StakeInput{Network: "testnet", Staker: "abc", Lamports: 2 * sol}, "staker"},
+		"zero amount":            {wfsolana.StakeWorkflow, wfsolana.StakeInput{Network: "testnet", Staker: staker}, "lamports"},
+		"overflowing amount":     {wfsolana.StakeWorkflow, wfsolana.StakeInput{Network: "testnet", Staker: staker, Lamports: 1 << 63}, "lamports"},
+		"unknown network":        {wfsolana.StakeWorkflow, wfsolana.StakeInput{Network: "devnet", Staker: staker, Lamports: 2 * sol}, "network"},
+		"bad vote account":       {wfsolana.StakeWorkflow, wfsolana.StakeInput{Network: "testnet", Staker: staker, Lamports: 2 * sol, VoteAccount: "vote"}, "voteAccount"},
+		"missing stake account":  {wfsolana.UnstakeWorkflow, wfsolana.UnstakeInput{Network: "testnet", Staker: staker}, "stakeAccount"},
+		"stake account = staker": {wfsolana.UnstakeWorkflow, wfsolana.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: staker}, "stakeAccount"},
+		"withdraw bad staker":    {wfsolana.WithdrawWorkflow, wfsolana.WithdrawInput{Network: "testnet", Staker: "x", StakeAccount: acct}, "staker"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -61,8 +61,8 @@ func TestBadInputStartedDirectly(t *testing.T) {
 	id := operationID(t, "bad")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run, err := st.Client.ExecuteWorkflow(ctx, starter.StartOptions(id, "foreign"), workflows.UnstakeWorkflow,
-		workflows.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: solana.NewWallet().PublicKey().String()})
+	run, err := st.Client.ExecuteWorkflow(ctx, starter.StartOptions(id, "foreign"), wfsolana.UnstakeWorkflow,
+		wfsolana.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: solana.NewWallet().PublicKey().String()})
 	require.NoError(t, err)
 	err = run.Get(ctx, nil)
 	var appErr *temporal.ApplicationError

@@ -24,6 +24,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/sandbox"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // balance reads the staker's lamports from the runtime.
@@ -94,7 +95,7 @@ func TestHostileCostsRefusedNothingLanded(t *testing.T) {
 				refusedToSign(t, id, tc.mentions)
 			})
 		}
-		require.Equal(t, []string{staked.Transactions[0].Signature}, landedBy(t, staker), "only the stake landed")
+		require.Equal(t, []string{staked.Transactions[0].TxID}, landedBy(t, staker), "only the stake landed")
 		require.Equal(t, before, balance(t, staker), "the staker's balance is unchanged to the lamport")
 	})
 }
@@ -118,8 +119,8 @@ func TestReplayedTransactionRefusedAsNotNew(t *testing.T) {
 	require.NoError(t, err, out)
 	appErr := failedWith(t, id, activities.ErrStaleTransaction)
 	require.True(t, appErr.NonRetryable())
-	require.Contains(t, appErr.Error(), staked.Transactions[0].Signature, "the error names the transaction the chain already has")
-	require.Equal(t, []string{staked.Transactions[0].Signature}, landedBy(t, staker), "nothing new landed")
+	require.Contains(t, appErr.Error(), staked.Transactions[0].TxID, "the error names the transaction the chain already has")
+	require.Equal(t, []string{staked.Transactions[0].TxID}, landedBy(t, staker), "nothing new landed")
 	require.Equal(t, before, balance(t, staker), "the staker's balance is unchanged to the lamport")
 	status := queryStatus(t, id)
 	require.Empty(t, status.Transactions, "the earlier operation's transaction is not reported as this one's")
@@ -213,7 +214,7 @@ func TestTokenRotatedMidRunChangesNothing(t *testing.T) {
 	id := operationID(t, "unstake")
 	out, err := starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id)
 	require.NoError(t, err, out)
-	waitStep(t, id, workflows.StepWaitingDeactivation)
+	waitStep(t, id, wfsolana.StepWaitingDeactivation)
 
 	old, err := os.ReadFile(st.TokenFile)
 	require.NoError(t, err)
@@ -231,7 +232,7 @@ func TestTokenRotatedMidRunChangesNothing(t *testing.T) {
 
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	var res workflows.Result
+	var res wfsolana.Result
 	require.NoError(t, st.Client.GetWorkflow(wctx, id, "").Get(wctx, &res))
 	require.Len(t, res.Transactions, 2)
 	require.Equal(t, activities.OpWithdraw, res.Transactions[1].Kind)
@@ -251,7 +252,7 @@ func TestRefusedRebroadcastAfterLostAnswerEndsDone(t *testing.T) {
 	require.NoError(t, err, out)
 	res := decodeResult(t, out)
 	require.Len(t, res.Transactions, 1)
-	require.Equal(t, []string{res.Transactions[0].Signature}, landedBy(t, staker), "exactly one transaction, the one reported")
+	require.Equal(t, []string{res.Transactions[0].TxID}, landedBy(t, staker), "exactly one transaction, the one reported")
 	acct, err := chain.StakeAccount(context.Background(), res.StakeAccount)
 	require.NoError(t, err)
 	require.Equal(t, 2*sol, acct.Lamports)
@@ -288,12 +289,12 @@ func TestDroppedTransactionRebuiltOnlyAfterProvenExpiry(t *testing.T) {
 
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	var res workflows.Result
+	var res wfsolana.Result
 	require.NoError(t, st.Client.GetWorkflow(wctx, id, "").Get(wctx, &res))
 	require.Len(t, res.Transactions, 1)
 	require.Equal(t, 2, res.Transactions[0].Builds)
-	require.NotEqual(t, first.Attempts[0].Signature, res.Transactions[0].Signature)
-	require.Equal(t, []string{res.Transactions[0].Signature}, landedBy(t, staker), "exactly one stake landed, the second build")
+	require.NotEqual(t, first.Attempts[0].TxID, res.Transactions[0].TxID)
+	require.Equal(t, []string{res.Transactions[0].TxID}, landedBy(t, staker), "exactly one stake landed, the second build")
 	status := queryStatus(t, id)
 	require.Len(t, status.Attempts, 2)
 	require.Equal(t, activities.OutcomeExpired, status.Attempts[0].Outcome)

@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // TestStakeThroughStarter stakes 2 SOL through the admin tool and checks the chain: exactly one
@@ -28,10 +30,10 @@ func TestStakeThroughStarter(t *testing.T) {
 
 	require.Len(t, res.Transactions, 1)
 	tx := res.Transactions[0]
-	require.Equal(t, activities.OpStake, tx.Kind)
-	require.Equal(t, []string{tx.Signature}, landedBy(t, staker), "exactly one transaction from the staker, the one reported")
+	require.Equal(t, string(activities.OpStake), tx.Kind)
+	require.Equal(t, []string{tx.TxID}, landedBy(t, staker), "exactly one transaction from the staker, the one reported")
 
-	status, err := chain.SignatureStatus(context.Background(), tx.Signature)
+	status, err := chain.SignatureStatus(context.Background(), tx.TxID)
 	require.NoError(t, err)
 	require.True(t, status.Finalized())
 
@@ -46,7 +48,7 @@ func TestStakeThroughStarter(t *testing.T) {
 
 	_, err = starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--sol", "2", "--id", id)
 	require.ErrorIs(t, err, workflows.ErrAlreadyStarted)
-	require.Equal(t, []string{tx.Signature}, landedBy(t, staker), "the refused start sent nothing")
+	require.Equal(t, []string{tx.TxID}, landedBy(t, staker), "the refused start sent nothing")
 }
 
 func voteAccounts() []string {
@@ -70,10 +72,10 @@ func TestUnstakeEpochWarpWithdraw(t *testing.T) {
 	id := operationID(t, "unstake")
 	out, err := starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id, "--json")
 	require.NoError(t, err, out)
-	waitStep(t, id, workflows.StepWaitingDeactivation)
+	waitStep(t, id, wfsolana.StepWaitingDeactivation)
 	require.NoError(t, st.Sandbox.Runtime().WarpEpochs(ctx, 1))
 
-	var res workflows.Result
+	var res wfsolana.Result
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	require.NoError(t, st.Client.GetWorkflow(wctx, id, "").Get(wctx, &res))
@@ -83,7 +85,7 @@ func TestUnstakeEpochWarpWithdraw(t *testing.T) {
 	require.Equal(t, activities.OpWithdraw, res.Transactions[1].Kind)
 	require.Equal(t, 3*sol, res.Lamports)
 	require.Equal(t,
-		[]string{staked.Transactions[0].Signature, res.Transactions[0].Signature, res.Transactions[1].Signature},
+		[]string{staked.Transactions[0].TxID, res.Transactions[0].TxID, res.Transactions[1].TxID},
 		landedBy(t, staker), "stake, deactivate and withdraw, each exactly once")
 
 	after, err := chain.Balance(ctx, staker.String())
@@ -118,7 +120,7 @@ func TestApprovalGate(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var res workflows.Result
+	var res wfsolana.Result
 	require.NoError(t, st.Client.GetWorkflow(ctx, id, "").Get(ctx, &res))
 	require.Len(t, landedBy(t, staker), 1)
 
@@ -129,7 +131,7 @@ func TestApprovalGate(t *testing.T) {
 	require.Equal(t, "bob", status.Approval.Decisions[0].Approver)
 	require.Equal(t, "treasury plan", status.Approval.Decisions[0].Reason)
 	require.False(t, status.Approval.Decisions[0].At.IsZero())
-	require.Equal(t, res.Transactions[0].FeeLamports, res.FeeLamports)
+	require.Equal(t, strconv.FormatUint(res.FeeLamports, 10), res.Transactions[0].Fee)
 	require.Equal(t, fee, res.FeeLamports, "the fee the chain charged: one signature, no priority fee")
 }
 
@@ -144,7 +146,7 @@ func TestCancelDuringDeactivationThenWithdraw(t *testing.T) {
 	id := operationID(t, "unstake")
 	out, err := starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id)
 	require.NoError(t, err, out)
-	waitStep(t, id, workflows.StepWaitingDeactivation)
+	waitStep(t, id, wfsolana.StepWaitingDeactivation)
 	snapshotAs(t, id, "UnstakeWorkflow-waiting-deactivation")
 	recordAs(id, "UnstakeWorkflow-cancelled-waiting-deactivation")
 	out, err = starterRun(t, "cancel", "--id", id)

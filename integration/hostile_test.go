@@ -13,7 +13,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/sandbox"
-	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // hostile sets the sandbox's hostile mode for the rest of the test.
@@ -80,7 +80,7 @@ func TestHostileServiceUnstakeRefused(t *testing.T) {
 			out, err := starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id)
 			require.NoError(t, err, out)
 			refusedToSign(t, id, mentions)
-			require.Equal(t, []string{staked.Transactions[0].Signature}, landedBy(t, staker))
+			require.Equal(t, []string{staked.Transactions[0].TxID}, landedBy(t, staker))
 		})
 	}
 	acct, err := chain.StakeAccount(context.Background(), staked.StakeAccount)
@@ -107,7 +107,7 @@ func TestHostileServiceWithdrawRefused(t *testing.T) {
 			id := operationID(t, "unstake")
 			out, err := starterRun(t, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id)
 			require.NoError(t, err, out)
-			waitStep(t, id, workflows.StepWaitingDeactivation)
+			waitStep(t, id, wfsolana.StepWaitingDeactivation)
 			require.NoError(t, st.Sandbox.Runtime().WarpEpochs(ctx, 1))
 			refusedToSign(t, id, tc.mentions)
 			require.Len(t, landedBy(t, staker), 2, "stake and deactivate only")

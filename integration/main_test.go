@@ -24,6 +24,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 var recordHistories = flag.String("record-histories", "", "write the histories of the workflows run here into this directory")
@@ -147,9 +148,9 @@ func starterRun(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-func decodeResult(t *testing.T, out string) workflows.Result {
+func decodeResult(t *testing.T, out string) wfsolana.Result {
 	t.Helper()
-	var res workflows.Result
+	var res wfsolana.Result
 	require.NoError(t, json.Unmarshal([]byte(out), &res), "starter output: %s", out)
 	return res
 }
@@ -241,7 +242,7 @@ func writeHistories(ctx context.Context, dir string) error {
 
 // stakeActive stakes lamports through the admin tool and warps one epoch, so that the stake is
 // active (a stake deactivated in its activation epoch becomes inactive at once, with no wait).
-func stakeActive(t *testing.T, staker solana.PublicKey, solAmount string) workflows.Result {
+func stakeActive(t *testing.T, staker solana.PublicKey, solAmount string) wfsolana.Result {
 	t.Helper()
 	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--sol", solAmount,
 		"--id", operationID(t, "stake"), "--wait", "--json")

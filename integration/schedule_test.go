@@ -4,6 +4,7 @@ package integration
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -60,8 +61,8 @@ func TestScheduledStake(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
 	require.Len(t, v.Status.Transactions, 1)
-	require.Equal(t, []string{v.Status.Transactions[0].Signature}, landedBy(t, staker))
-	require.Equal(t, 2*sol, v.Status.Lamports)
+	require.Equal(t, []string{v.Status.Transactions[0].TxID}, landedBy(t, staker))
+	require.Equal(t, strconv.FormatUint(2*sol, 10), v.Status.Amount)
 
 	out, err = starterRun(t, "schedule", "pause", "--schedule-id", id, "--note", "treasury freeze")
 	require.NoError(t, err, out)

@@ -9,7 +9,7 @@ import (
 // visibility batches an operation's search-attribute changes. Each upsert is a history event and a
 // visibility write, the largest cost an operation adds to the Temporal server, so changes are
 // queued and sent as one upsert only where an operation can rest (awaiting approval, confirming a
-// sent transaction, waiting for deactivation, stalled), when it leaves one, and at its end:
+// sent transaction, a chain's wait, stalled), when it leaves one, and at its end:
 // StakeflowStep never names a resting step the operation has left. Steps in between (checking the
 // validator, building, signing, broadcasting) take milliseconds when the service answers; when it
 // does not, the Web UI shows the pending activity with its last failure, and the status query and
@@ -17,6 +17,8 @@ import (
 type visibility struct {
 	logger  log.Logger
 	pending []pendingAttribute
+	// resting lists the steps where this operation can rest: restingSteps and its chain's waits.
+	resting []string
 	// shown is the StakeflowStep value last sent (or set at start).
 	shown string
 }
@@ -27,11 +29,12 @@ type pendingAttribute struct {
 	update temporal.SearchAttributeUpdate
 }
 
-// restingSteps are the steps where an operation can stay for long.
-var restingSteps = []string{StepAwaitingApproval, StepConfirming, StepWaitingDeactivation, StepStalled}
+// restingSteps are the steps where any operation can stay for long; a chain adds its own waits
+// (Setup.Waits).
+var restingSteps = []string{StepAwaitingApproval, StepConfirming, StepStalled}
 
-func isResting(step string) bool {
-	for _, s := range restingSteps {
+func (v *visibility) isResting(step string) bool {
+	for _, s := range v.resting {
 		if s == step {
 			return true
 		}
@@ -92,5 +95,5 @@ func (v *visibility) flush(ctx workflow.Context, step string) {
 // leftRest reports whether StakeflowStep still names a resting step the operation, now at step,
 // has left.
 func (v *visibility) leftRest(step string) bool {
-	return isResting(v.shown) && step != v.shown
+	return v.isResting(v.shown) && step != v.shown
 }

@@ -62,15 +62,15 @@ type opMetrics struct {
 
 // newOpMetrics returns the recorder of one operation's metrics, built from
 // workflow.GetMetricsHandler(ctx) so that replays record nothing.
-func newOpMetrics(ctx workflow.Context, intent activities.Intent) opMetrics {
+func newOpMetrics(ctx workflow.Context, chain, network, operation string) opMetrics {
 	h := workflow.GetMetricsHandler(ctx)
 	if h == nil {
 		return opMetrics{}
 	}
 	h = h.WithTags(map[string]string{
-		activities.LabelChain:     activities.LabelValue(intent.Chain),
-		activities.LabelNetwork:   activities.LabelValue(intent.Network),
-		activities.LabelOperation: activities.LabelValue(string(intent.Operation)),
+		activities.LabelChain:     activities.LabelValue(chain),
+		activities.LabelNetwork:   activities.LabelValue(network),
+		activities.LabelOperation: activities.LabelValue(operation),
 	})
 	return opMetrics{inc: func(name string, tags map[string]string) {
 		th := h

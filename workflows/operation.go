@@ -3,6 +3,8 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"math/big"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,14 +15,45 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 )
 
-// a is the nil Activities pointer the workflows name activities through.
-var a *activities.Activities
+// Setup is what a chain's workflow tells the core about a new operation.
+type Setup struct {
+	Chain     string
+	Network   string
+	Operation string
+	Staker    string
+	// Amount in Unit, the chain's base unit (lamports, wei, utia); empty when the chain tells it
+	// later (SetAmount).
+	Amount string
+	Unit   string
+	// Validator and Account as Status names them; either may be empty.
+	Validator string
+	Account   string
+	// RequestedBy names who started the operation; that identity cannot approve it.
+	RequestedBy string
+	Options     Options
+	// Waits are the chain's own steps where an operation rests for long (a Solana stake account's
+	// deactivation, a Polygon withdrawal delay): StakeflowStep records them.
+	Waits []string
+	// Labels name the chain's things in the Web UI's current details.
+	Labels Labels
+	// FormatAmount renders an amount of Unit for people ("2 SOL"); nil shows it with its unit.
+	FormatAmount func(amount string) string
+}
 
-// operation is the state every workflow keeps: what was asked, where it stands, and the handlers
-// that expose it (status query, approve and reject updates).
-type operation struct {
+// Labels name a chain's things in the Web UI's current details ("vote account", "slot").
+type Labels struct {
+	Validator string
+	Account   string
+	Block     string
+}
+
+// Operation is what every operation keeps, whatever its chain: what was asked, where it stands,
+// its approval gate and the handlers that expose it (status query, approve and reject updates),
+// its search attributes and metrics. A chain's workflow creates one with NewOperation and drives
+// its transaction steps through Transact.
+type Operation struct {
+	setup  Setup
 	opts   Options
-	intent activities.Intent
 	status Status
 	logger log.Logger
 	// metrics records the operation's life; replays record nothing.
@@ -32,23 +65,24 @@ type operation struct {
 	attrs visibility
 }
 
-// newOperation records the intent, registers the query and update handlers and tags the workflow
-// with its search attributes. Callers validate their input first.
-func newOperation(ctx workflow.Context, intent activities.Intent, opts Options, requestedBy string) (*operation, error) {
+// NewOperation records the operation, registers the query and update handlers and tags the
+// workflow with its search attributes. Callers validate their input first.
+func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 	info := workflow.GetInfo(ctx)
-	o := &operation{
-		opts:   opts.withDefaults(),
-		intent: intent,
+	o := &Operation{
+		setup: s,
+		opts:  s.Options.WithDefaults(),
 		status: Status{
 			OperationID:  info.WorkflowExecution.ID,
-			Operation:    intent.Operation,
-			Chain:        intent.Chain,
-			Network:      intent.Network,
-			Staker:       intent.Staker,
-			Lamports:     intent.Lamports,
-			VoteAccount:  intent.VoteAccount,
-			StakeAccount: intent.StakeAccount,
-			RequestedBy:  requestedBy,
+			Operation:    s.Operation,
+			Chain:        s.Chain,
+			Network:      s.Network,
+			Staker:       s.Staker,
+			Amount:       s.Amount,
+			Unit:         s.Unit,
+			Validator:    s.Validator,
+			Account:      s.Account,
+			RequestedBy:  s.RequestedBy,
 			StartedAt:    workflow.Now(ctx),
 			Approval:     Approval{Decisions: []ApprovalRecord{}},
 			Attempts:     []Attempt{},
@@ -57,9 +91,10 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options, 
 	}
 	o.logger = log.With(workflow.GetLogger(ctx),
 		"operationId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID,
-		"operation", string(intent.Operation), "staker", intent.Staker, "network", intent.Network)
+		"operation", s.Operation, "staker", s.Staker, "network", s.Network)
 	o.attrs.logger = o.logger
-	o.metrics = newOpMetrics(ctx, intent)
+	o.attrs.resting = append(append([]string{}, restingSteps...), s.Waits...)
+	o.metrics = newOpMetrics(ctx, s.Chain, s.Network, s.Operation)
 
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return o.status, nil }); err != nil {
 		return nil, err
@@ -87,33 +122,52 @@ func newOperation(ctx workflow.Context, intent activities.Intent, opts Options, 
 	for _, kw := range []struct {
 		key   temporal.SearchAttributeKeyKeyword
 		value string
-	}{{SAChain, intent.Chain}, {SANetwork, intent.Network}, {SAOperation, string(intent.Operation)}, {SAStaker, intent.Staker}} {
+	}{{SAChain, s.Chain}, {SANetwork, s.Network}, {SAOperation, s.Operation}, {SAStaker, s.Staker}} {
 		if v, ok := start.GetKeyword(kw.key); !ok || v != kw.value {
 			o.attrs.set(kw.key.GetName(), kw.key.ValueSet(kw.value))
 			// What the operation is and whose: without these it cannot be found.
 			startedWithout = true
 		}
 	}
-	if v, ok := start.GetInt64(SAAmount); !ok || v != int64(intent.Lamports) {
-		o.setAmount(intent.Lamports)
+	if n, ok := AmountAttribute(s.Amount); ok {
+		if v, set := start.GetInt64(SAAmount); !set || v != n {
+			o.attrs.set(SAAmount.GetName(), SAAmount.ValueSet(n))
+		}
 	}
-	if v, ok := start.GetKeyword(SAStakeAccount); intent.StakeAccount != "" && (!ok || v != intent.StakeAccount) {
-		o.attrs.set(SAStakeAccount.GetName(), SAStakeAccount.ValueSet(intent.StakeAccount))
+	if v, ok := start.GetKeyword(SAStakeAccount); s.Account != "" && (!ok || v != s.Account) {
+		o.attrs.set(SAStakeAccount.GetName(), SAStakeAccount.ValueSet(s.Account))
 	}
 	o.attrs.shown, _ = start.GetKeyword(SAStep)
-	o.setStep(ctx, StepValidating)
+	o.SetStep(ctx, StepValidating)
 	if startedWithout {
 		// Started without its attributes (not through the starter): make it findable at once.
-		o.flush(ctx)
+		o.Flush(ctx)
 	}
 	o.metrics.started()
 	return o, nil
 }
 
+// AmountAttribute is the StakeflowAmount value of an amount: the amount when it is a positive
+// whole number that fits an int64.
+func AmountAttribute(amount string) (int64, bool) {
+	n, err := strconv.ParseInt(amount, 10, 64)
+	return n, err == nil && n > 0
+}
+
+// Status is where the operation stands; a chain's workflow records its own findings in it
+// (WaitingUntil, say).
+func (o *Operation) Status() *Status { return &o.status }
+
+// Logger logs with the operation's IDs.
+func (o *Operation) Logger() log.Logger { return o.logger }
+
+// Options are the operation's options with their defaults filled in.
+func (o *Operation) Options() Options { return o.opts }
+
 // validateDecision refuses an approve or reject update that cannot count: no approver, the
 // identity that started the operation, an approver who already decided, or an operation past its
 // approval gate.
-func (o *operation) validateDecision(in ApprovalInput) error {
+func (o *Operation) validateDecision(in ApprovalInput) error {
 	if strings.TrimSpace(in.Approver) == "" {
 		return errors.New("approver is required")
 	}
@@ -136,7 +190,7 @@ func (o *operation) validateDecision(in ApprovalInput) error {
 }
 
 // decide records an accepted approve or reject decision.
-func (o *operation) decide(ctx workflow.Context, decision string, in ApprovalInput) {
+func (o *Operation) decide(ctx workflow.Context, decision string, in ApprovalInput) {
 	rec := ApprovalRecord{Approver: strings.TrimSpace(in.Approver), Decision: decision, Reason: in.Reason, At: workflow.Now(ctx)}
 	ap := &o.status.Approval
 	ap.Decisions = append(ap.Decisions, rec)
@@ -152,7 +206,7 @@ func (o *operation) decide(ctx workflow.Context, decision string, in ApprovalInp
 }
 
 // approvals counts the approve decisions recorded.
-func (o *operation) approvals() int {
+func (o *Operation) approvals() int {
 	n := 0
 	for _, d := range o.status.Approval.Decisions {
 		if d.Decision == DecisionApproved {
@@ -163,48 +217,51 @@ func (o *operation) approvals() int {
 }
 
 // decided reports whether the approval gate has its outcome.
-func (o *operation) decided() bool {
+func (o *Operation) decided() bool {
 	return o.status.Approval.Decision != ""
 }
 
-// flush sends the queued search-attribute updates as one upsert.
-func (o *operation) flush(ctx workflow.Context) { o.attrs.flush(ctx, o.status.Step) }
+// Flush sends the queued search-attribute updates as one upsert.
+func (o *Operation) Flush(ctx workflow.Context) { o.attrs.flush(ctx, o.status.Step) }
 
-// get waits for f, first sending the queued search attributes when the operation has just left a
+// Get waits for f, first sending the queued search attributes when the operation has just left a
 // resting step.
-func (o *operation) get(ctx workflow.Context, f workflow.Future, v any) error {
+func (o *Operation) Get(ctx workflow.Context, f workflow.Future, v any) error {
 	if o.attrs.leftRest(o.status.Step) {
-		o.flush(ctx)
+		o.Flush(ctx)
 	}
 	return f.Get(ctx, v)
 }
 
-func (o *operation) setAmount(lamports uint64) {
-	o.intent.Lamports = lamports
-	o.status.Lamports = lamports
-	if lamports > 0 && lamports <= maxLamports {
-		o.attrs.set(SAAmount.GetName(), SAAmount.ValueSet(int64(lamports)))
+// SetAmount records the amount (in the chain's base unit) once the chain told it.
+func (o *Operation) SetAmount(amount string) {
+	o.status.Amount = amount
+	if n, ok := AmountAttribute(amount); ok {
+		o.attrs.set(SAAmount.GetName(), SAAmount.ValueSet(n))
 	}
 }
 
-func (o *operation) setStakeAccount(addr string) {
-	if addr == "" || addr == o.status.StakeAccount {
+// SetAccount records the on-chain account the operation acts on.
+func (o *Operation) SetAccount(addr string) {
+	if addr == "" || addr == o.status.Account {
 		return
 	}
-	o.intent.StakeAccount = addr
-	o.status.StakeAccount = addr
+	o.status.Account = addr
 	o.attrs.set(SAStakeAccount.GetName(), SAStakeAccount.ValueSet(addr))
 }
 
-// setStep records the step in the status, the StakeflowStep search attribute and the workflow's
+// SetValidator records the validator the operation stakes to or from.
+func (o *Operation) SetValidator(v string) { o.status.Validator = v }
+
+// SetStep records the step in the status, the StakeflowStep search attribute and the workflow's
 // current details shown by the Web UI.
-func (o *operation) setStep(ctx workflow.Context, step string) {
+func (o *Operation) SetStep(ctx workflow.Context, step string) {
 	o.status.Step = step
 	o.status.StepSince = workflow.Now(ctx)
 	o.attrs.setStep(step)
 	workflow.SetCurrentDetails(ctx, o.details())
 	if step == StepDone || step == StepFailed || step == StepCancelled || step == StepStalled {
-		o.flush(ctx)
+		o.Flush(ctx)
 	}
 	if step == StepDone {
 		// Every workflow ends a successful operation by stepping to done, exactly once.
@@ -212,30 +269,48 @@ func (o *operation) setStep(ctx workflow.Context, step string) {
 	}
 }
 
-func (o *operation) details() string {
+// Wait rests the operation in step (one of Setup.Waits) for d with a durable timer, visible in the
+// status (WaitingUntil), the search attributes and the Web UI. A cancel ends the wait with the
+// cancellation.
+func (o *Operation) Wait(ctx workflow.Context, step string, d time.Duration) error {
+	o.status.WaitingUntil = workflow.Now(ctx).Add(d)
+	o.SetStep(ctx, step)
+	o.Flush(ctx)
+	return workflow.Sleep(ctx, d)
+}
+
+func (o *Operation) amount(amount string) string {
+	if o.setup.FormatAmount != nil {
+		return o.setup.FormatAmount(amount)
+	}
+	return amount + " " + o.status.Unit
+}
+
+func (o *Operation) details() string {
+	l := o.setup.Labels
 	s := fmt.Sprintf("**%s**: %s", o.status.Step, o.status.Operation)
-	if o.status.Lamports > 0 {
-		s += " " + FormatSOL(o.status.Lamports)
+	if _, ok := new(big.Int).SetString(o.status.Amount, 10); ok && o.status.Amount != "0" {
+		s += " " + o.amount(o.status.Amount)
 	}
-	if o.status.StakeAccount != "" {
-		s += "\n\nstake account: " + o.status.StakeAccount
+	if o.status.Account != "" {
+		s += fmt.Sprintf("\n\n%s: %s", l.Account, o.status.Account)
 	}
-	if o.status.VoteAccount != "" {
-		s += "\n\nvote account: " + o.status.VoteAccount
+	if o.status.Validator != "" {
+		s += fmt.Sprintf("\n\n%s: %s", l.Validator, o.status.Validator)
 	}
 	if ap := o.status.Approval; ap.Required {
 		s += fmt.Sprintf("\n\napprovals: %d of %d", o.approvals(), max(ap.ApprovalsRequired, 1))
 	}
 	for _, t := range o.status.Transactions {
-		s += fmt.Sprintf("\n\n%s: %s (slot %d, fee %d lamports)", t.Kind, t.Signature, t.Slot, t.FeeLamports)
+		s += fmt.Sprintf("\n\n%s: %s (%s %d, fee %s %s)", t.Kind, t.TxID, l.Block, t.Block, t.Fee, o.status.Unit)
 	}
 	if n := len(o.status.Attempts); n > 0 {
 		last := o.status.Attempts[n-1]
-		if last.Outcome == "" && last.Signature != "" {
-			s += fmt.Sprintf("\n\npending %s: %s (build %d)", last.Kind, last.Signature, last.Build)
+		if last.Outcome == "" && last.TxID != "" {
+			s += fmt.Sprintf("\n\npending %s: %s (build %d)", last.Kind, last.TxID, last.Build)
 		}
 	}
-	if !o.status.WaitingUntil.IsZero() && o.status.Step == StepWaitingDeactivation {
+	if !o.status.WaitingUntil.IsZero() && o.isWait(o.status.Step) {
 		s += "\n\nnext check: " + o.status.WaitingUntil.UTC().Format(time.RFC3339)
 	}
 	if st := o.status.Stall; st != nil {
@@ -248,46 +323,51 @@ func (o *operation) details() string {
 	return s
 }
 
-// fail records err as the operation's end and returns it.
-func (o *operation) fail(ctx workflow.Context, err error) error {
+func (o *Operation) isWait(step string) bool {
+	for _, w := range o.setup.Waits {
+		if w == step {
+			return true
+		}
+	}
+	return false
+}
+
+// Done ends the operation successfully.
+func (o *Operation) Done(ctx workflow.Context) { o.SetStep(ctx, StepDone) }
+
+// Fail records err as the operation's end and returns it.
+func (o *Operation) Fail(ctx workflow.Context, err error) error {
 	o.metrics.failed(err)
 	if temporal.IsCanceledError(err) {
-		o.setStep(ctx, StepCancelled)
+		o.SetStep(ctx, StepCancelled)
 		o.logger.Info("Operation cancelled", "step", o.status.Step)
 		return err
 	}
 	o.status.Error = err.Error()
-	o.setStep(ctx, StepFailed)
+	o.SetStep(ctx, StepFailed)
 	o.logger.Error("Operation failed", "error", err)
 	return err
 }
 
-// result is the Result of a finished operation.
-func (o *operation) result() Result {
-	var fees uint64
+// TotalFee sums the fees the operation's transactions paid, in the chain's base unit.
+func (o *Operation) TotalFee() *big.Int {
+	sum := new(big.Int)
 	for _, t := range o.status.Transactions {
-		fees += t.FeeLamports
+		if f, ok := new(big.Int).SetString(t.Fee, 10); ok {
+			sum.Add(sum, f)
+		}
 	}
-	return Result{
-		Operation:       o.intent.Operation,
-		Network:         o.intent.Network,
-		Staker:          o.intent.Staker,
-		Lamports:        o.status.Lamports,
-		StakeAccount:    o.status.StakeAccount,
-		VoteAccount:     o.status.VoteAccount,
-		Transactions:    o.status.Transactions,
-		FeeLamports:     fees,
-		CancelRequested: o.status.CancelRequested,
-	}
+	return sum
 }
 
-// checkPolicy applies the worker's policy and, when it asks for approvals, waits for them. It runs
-// before anything is built: blockhashes expire, so a transaction built before a long approval
-// wait could not land.
-func (o *operation) checkPolicy(ctx workflow.Context) error {
-	lctx := workflow.WithLocalActivityOptions(ctx, policyOptions())
+// CheckPolicy applies the worker's policy through the chain's policy activity (a local activity
+// taking arg and answering an activities.PolicyDecision) and, when it asks for approvals, waits
+// for them. It runs before anything is built: a transaction built before a long approval wait
+// could expire (a Solana blockhash) or go stale (EVM fees).
+func (o *Operation) CheckPolicy(ctx workflow.Context, activity, arg any) error {
+	lctx := workflow.WithLocalActivityOptions(ctx, PolicyOptions())
 	var decision activities.PolicyDecision
-	if err := workflow.ExecuteLocalActivity(lctx, a.CheckPolicy, o.intent).Get(ctx, &decision); err != nil {
+	if err := workflow.ExecuteLocalActivity(lctx, activity, arg).Get(ctx, &decision); err != nil {
 		return err
 	}
 	required := decision.ApprovalsRequired
@@ -297,7 +377,7 @@ func (o *operation) checkPolicy(ctx workflow.Context) error {
 	o.policyKnown, o.approvalsRequired = true, required
 	ap := &o.status.Approval
 	ap.Required, ap.ApprovalsRequired = required > 0, required
-	ap.Threshold, ap.DualThreshold = decision.ApprovalThreshold, decision.DualApprovalThreshold
+	ap.Threshold, ap.DualThreshold = threshold(decision.ApprovalThreshold), threshold(decision.DualApprovalThreshold)
 	if ap.Decision == "" && o.approvals() >= max(required, 1) {
 		// Approved before the policy was known.
 		ap.Decision = DecisionApproved
@@ -307,9 +387,9 @@ func (o *operation) checkPolicy(ctx workflow.Context) error {
 		return nil
 	}
 	if !o.decided() {
-		o.setStep(ctx, StepAwaitingApproval)
+		o.SetStep(ctx, StepAwaitingApproval)
 		o.logger.Info("Awaiting approval", "required", required, "threshold", decision.ApprovalThreshold, "timeout", o.opts.ApprovalTimeout)
-		o.flush(ctx)
+		o.Flush(ctx)
 		ok, err := workflow.AwaitWithTimeout(ctx, o.opts.ApprovalTimeout, o.decided)
 		if err != nil {
 			return err
@@ -332,34 +412,25 @@ func (o *operation) checkPolicy(ctx workflow.Context) error {
 	return nil
 }
 
-// checkValidator refuses a vote account the service does not report as active.
-func (o *operation) checkValidator(ctx workflow.Context, vote string) error {
-	o.setStep(ctx, StepCheckingValidator)
-	actx := workflow.WithActivityOptions(ctx, validatorOptions())
-	var res activities.ValidatorCheckResult
-	return o.get(ctx, workflow.ExecuteActivity(actx, a.CheckValidator,
-		activities.ValidatorCheckInput{Network: o.intent.Network, VoteAccount: vote}), &res)
+func threshold(v uint64) string {
+	if v == 0 {
+		return ""
+	}
+	return strconv.FormatUint(v, 10)
 }
 
-// readStakeState reads a stake account and the epoch clock. Reads retry until the chain answers:
-// a slow read shows in the Web UI as a pending activity with its last failure. A read the RPC
-// refuses for good (ChainRejected) stalls an operation that has already landed a transaction,
-// visibly, and fails one that has not.
-func (o *operation) readStakeState(ctx workflow.Context) (activities.StakeState, error) {
-	actx := workflow.WithActivityOptions(ctx, readOptions())
-	stalls := func(err error) bool { return o.halfDone() && isErrorType(err, activities.ErrChainRejected) }
-	return untilUnstalled(ctx, o, stalls, func() (activities.StakeState, error) {
-		var st activities.StakeState
-		err := o.get(ctx, workflow.ExecuteActivity(actx, a.ReadStakeState,
-			activities.StakeStateInput{Network: o.intent.Network, StakeAccount: o.intent.StakeAccount}), &st)
-		return st, err
-	})
+// CheckValidator runs the chain's validator pre-flight (activity, with input) in the
+// checking-validator step.
+func (o *Operation) CheckValidator(ctx workflow.Context, activity, input, result any) error {
+	o.SetStep(ctx, StepCheckingValidator)
+	actx := workflow.WithActivityOptions(ctx, ValidatorOptions())
+	return o.Get(ctx, workflow.ExecuteActivity(actx, activity, input), result)
 }
 
-// untilUnstalled runs try until it succeeds or fails in a way stalls does not accept; each failure
+// UntilUnstalled runs try until it succeeds or fails in a way stalls does not accept; each failure
 // it accepts stalls the operation (see stall) before the next try. The stall record goes once the
 // step gets past what stalled it.
-func untilUnstalled[T any](ctx workflow.Context, o *operation, stalls func(error) bool, try func() (T, error)) (T, error) {
+func UntilUnstalled[T any](ctx workflow.Context, o *Operation, stalls func(error) bool, try func() (T, error)) (T, error) {
 	for tries := 1; ; tries++ {
 		v, err := try()
 		if err == nil || !stalls(err) {
@@ -372,16 +443,16 @@ func untilUnstalled[T any](ctx workflow.Context, o *operation, stalls func(error
 	}
 }
 
-// halfDone reports whether a transaction of this operation has landed: failing now would leave the
+// HalfDone reports whether a transaction of this operation has landed: failing now would leave the
 // operation part done, so failures that may heal stall it instead.
-func (o *operation) halfDone() bool { return len(o.status.Transactions) > 0 }
+func (o *Operation) HalfDone() bool { return len(o.status.Transactions) > 0 }
 
 // stall records that the current step cannot go on for a reason that does not heal by retrying
 // at once (an RPC or service refusing the worker), shows it (status, StakeflowStep = stalled, the
 // Web UI's current details, a metric) and waits before the next try: 30 seconds, doubling, at most
 // MaxStallWait. The step the operation was in is kept in the stall record and resumed after; the
 // record stays, with its last failure, until the step gets past what stalled it.
-func (o *operation) stall(ctx workflow.Context, tries int, cause error) error {
+func (o *Operation) stall(ctx workflow.Context, tries int, cause error) error {
 	step := o.status.Step
 	if st := o.status.Stall; st != nil {
 		step = st.Step
@@ -396,182 +467,26 @@ func (o *operation) stall(ctx workflow.Context, tries int, cause error) error {
 	if o.status.Stall == nil {
 		o.metrics.stalled()
 	}
-	o.setStep(ctx, StepStalled)
+	o.SetStep(ctx, StepStalled)
 	o.status.Stall = &Stall{Step: step, Since: since, Tries: tries, LastError: cause.Error(), NextTryAt: now.Add(wait)}
 	workflow.SetCurrentDetails(ctx, o.details())
 	if err := workflow.Sleep(ctx, wait); err != nil {
 		return err
 	}
-	o.setStep(ctx, step)
+	o.SetStep(ctx, step)
 	return nil
 }
 
-// isErrorType reports whether err carries an application error of type typ.
-func isErrorType(err error, typ string) bool {
+// IsErrorType reports whether err carries an application error of type typ.
+func IsErrorType(err error, typ string) bool {
 	var appErr *temporal.ApplicationError
 	return errors.As(err, &appErr) && appErr.Type() == typ
 }
 
-// transact runs one on-chain step exactly once: build, verify and sign, check that the transaction
-// is new, broadcast, confirm.
-//
-// A transaction is re-sent only as the same signed bytes. A new one is built only when Confirm has
-// proven the previous one cannot land (blockhash expired, signature absent, on an RPC proven to be
-// the right cluster), at most MaxBuilds times. A cancel before the first broadcast ends the step
-// with nothing sent; once a broadcast was started the step goes on, on a disconnected context,
-// until the transaction's fate is known.
-func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (TxRecord, error) {
-	for build := 1; ; build++ {
-		if build > o.opts.MaxBuilds {
-			return TxRecord{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("%s: %d transactions built, each expired before landing; none landed", intent.Operation, o.opts.MaxBuilds),
-				ErrTooManyBuilds, nil)
-		}
-		if err := ctx.Err(); err != nil {
-			return TxRecord{}, temporal.NewCanceledError("cancelled before broadcast; nothing was sent")
-		}
-		if build > 1 {
-			o.metrics.rebuilt()
-		}
-
-		built, err := o.build(ctx, intent)
-		if err != nil {
-			return TxRecord{}, err
-		}
-		attempt := Attempt{Kind: intent.Operation, Build: build, BuiltAt: workflow.Now(ctx)}
-
-		signIntent := intent
-		if intent.Operation == activities.OpStake && intent.VoteAccount == "" {
-			// The service chose the validator. Check it, then hold the signer to exactly that one.
-			if built.VoteAccount == "" {
-				return TxRecord{}, temporal.NewNonRetryableApplicationError(
-					"the service did not name the vote account of the stake", activities.ErrVerificationFailed, nil)
-			}
-			if err := o.checkValidator(ctx, built.VoteAccount); err != nil {
-				return TxRecord{}, err
-			}
-			signIntent.VoteAccount = built.VoteAccount
-		}
-
-		o.setStep(ctx, StepSigning)
-		sctx := workflow.WithLocalActivityOptions(ctx, signOptions())
-		var signed activities.SignResult
-		if err := workflow.ExecuteLocalActivity(sctx, a.Sign,
-			activities.SignInput{Intent: signIntent, UnsignedTransaction: built.UnsignedTransaction}).Get(ctx, &signed); err != nil {
-			return TxRecord{}, err
-		}
-		attempt.Signature = signed.Signature
-		attempt.RecentBlockhash = signed.RecentBlockhash
-		attempt.MaxFeeLamports = signed.FeeLamports
-		attempt.SignedAt = workflow.Now(ctx)
-		o.status.Attempts = append(o.status.Attempts, attempt)
-		current := &o.status.Attempts[len(o.status.Attempts)-1]
-		if intent.Operation == activities.OpStake {
-			o.setStakeAccount(signed.StakeAccount)
-			o.status.VoteAccount = signed.VoteAccount
-		}
-
-		// The chain, not the service, says whether this transaction is new: a transaction served
-		// again after it landed for an earlier operation would be "already processed" and pass for
-		// this one's success.
-		fctx := workflow.WithActivityOptions(ctx, freshOptions())
-		fresh := activities.FreshInput{Network: intent.Network, Signature: signed.Signature}
-		if intent.Operation == activities.OpStake {
-			fresh.NewStakeAccount = signed.StakeAccount
-		}
-		var freshRes activities.FreshResult
-		if err := o.get(ctx, workflow.ExecuteActivity(fctx, a.CheckFresh, fresh), &freshRes); err != nil {
-			current.Outcome = "not-sent"
-			current.Error = err.Error()
-			return TxRecord{}, err
-		}
-
-		// Last point where a cancel ends the operation with nothing sent.
-		if err := ctx.Err(); err != nil {
-			current.Outcome = "not-sent"
-			return TxRecord{}, temporal.NewCanceledError("cancelled before broadcast; the signed transaction was not sent")
-		}
-		// From here on the transaction may land: follow it to its end whatever happens to ctx.
-		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		o.attrs.set(SASignatures.GetName(), SASignatures.ValueSet(o.signatures()))
-		o.setStep(ctx, StepBroadcasting)
-		current.BroadcastAt = workflow.Now(ctx)
-		o.logger.Info("Broadcasting", "txSig", signed.Signature, "build", build)
-		brctx := workflow.WithActivityOptions(dctx, broadcastOptions(o.opts))
-		var sent activities.BroadcastResult
-		berr := o.get(dctx, workflow.ExecuteActivity(brctx, a.Broadcast, activities.BroadcastInput{
-			Intent: intent, Signature: signed.Signature, SignedTransaction: signed.SignedTransaction,
-		}), &sent)
-		if berr != nil {
-			if isErrorType(berr, activities.ErrTransactionRejected) {
-				// Refused at its first send: these bytes never reached the chain.
-				current.Outcome = activities.OutcomeFailed
-				current.Error = berr.Error()
-				return TxRecord{}, berr
-			}
-			// Blockhash expired, retries exhausted, a refusal after an earlier send whose answer was
-			// lost: the earlier send may have landed, so the chain decides below.
-			o.logger.Warn("Broadcast did not succeed; checking the chain", "txSig", signed.Signature, "error", berr)
-		}
-
-		conf, err := o.confirm(ctx, dctx, activities.ConfirmInput{
-			Network: intent.Network, Operation: intent.Operation, Signature: signed.Signature,
-			RecentBlockhash: signed.RecentBlockhash, PollInterval: o.opts.ConfirmPollInterval,
-		})
-		if err != nil {
-			return TxRecord{}, err
-		}
-		o.metrics.confirmed(conf.Outcome)
-		current.Outcome = conf.Outcome
-		current.Slot = conf.Slot
-		current.FeeLamports = conf.Fee
-		current.ConfirmedAt = workflow.Now(ctx)
-		switch conf.Outcome {
-		case activities.OutcomeFinalized:
-			rec := TxRecord{Kind: intent.Operation, Signature: signed.Signature, Slot: conf.Slot, Builds: build,
-				FeeLamports: conf.Fee, FinalizedAt: current.ConfirmedAt}
-			o.status.Transactions = append(o.status.Transactions, rec)
-			o.logger.Info("Transaction finalized", "txSig", signed.Signature, "slot", conf.Slot, "feeLamports", conf.Fee)
-			if ctx.Err() != nil {
-				o.status.CancelRequested = true
-			}
-			return rec, nil
-		case activities.OutcomeFailed:
-			current.Error = conf.Error
-			return TxRecord{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("%s transaction %s failed on chain (finalized, fee %d lamports paid): %s", intent.Operation, signed.Signature, conf.Fee, conf.Error),
-				ErrTransactionFailed, nil)
-		case activities.OutcomeExpired:
-			o.logger.Warn("Transaction expired without landing", "txSig", signed.Signature, "build", build)
-			if ctx.Err() != nil {
-				// Proven not to land, and a cancel is pending: stop with nothing done.
-				return TxRecord{}, temporal.NewCanceledError("cancelled; the transaction sent expired without landing")
-			}
-		default:
-			return TxRecord{}, fmt.Errorf("unknown confirmation outcome %q", conf.Outcome)
-		}
-	}
-}
-
-// build asks the service for the unsigned transaction. While the service fails (unavailable, rate
-// limited, refusing the worker's token), an operation that has already landed a transaction stalls
-// visibly and tries again rather than fail half done; one that has not fails after BuildTimeout
-// with nothing sent.
-func (o *operation) build(ctx workflow.Context, intent activities.Intent) (activities.BuildResult, error) {
-	bctx := workflow.WithActivityOptions(ctx, buildOptions(o.opts))
-	stalls := func(err error) bool { return o.halfDone() && mayHeal(err) }
-	return untilUnstalled(ctx, o, stalls, func() (activities.BuildResult, error) {
-		o.setStep(ctx, StepBuilding)
-		var built activities.BuildResult
-		err := o.get(ctx, workflow.ExecuteActivity(bctx, a.Build, intent), &built)
-		return built, err
-	})
-}
-
-// mayHeal reports whether an activity's failure may go away without anyone changing the request:
+// MayHeal reports whether an activity's failure may go away without anyone changing the request:
 // the service or chain unavailable, rate limited or refusing the worker's credentials, or a
 // timeout of the retries.
-func mayHeal(err error) bool {
+func MayHeal(err error) bool {
 	if temporal.IsCanceledError(err) {
 		return false
 	}
@@ -581,81 +496,20 @@ func mayHeal(err error) bool {
 	}
 	for _, t := range []string{activities.ErrServiceUnavailable, activities.ErrRateLimited, activities.ErrServiceUnauthorized,
 		activities.ErrChainUnavailable, activities.ErrChainRejected} {
-		if isErrorType(err, t) {
+		if IsErrorType(err, t) {
 			return true
 		}
 	}
 	return false
 }
 
-// confirm follows a sent transaction until Confirm says where it ended. An RPC that refuses the
-// worker for good (ChainRejected) does not end the operation: the transaction may land whatever
-// the worker's RPC says, so the step stalls visibly and confirms again.
-func (o *operation) confirm(ctx, dctx workflow.Context, in activities.ConfirmInput) (activities.ConfirmResult, error) {
-	cctx := workflow.WithActivityOptions(dctx, confirmOptions())
-	stalls := func(err error) bool { return isErrorType(err, activities.ErrChainRejected) }
-	// The stall's wait runs on dctx: a cancel does not stop following a sent transaction.
-	return untilUnstalled(dctx, o, stalls, func() (activities.ConfirmResult, error) {
-		o.setStep(ctx, StepConfirming)
-		confirmed := workflow.ExecuteActivity(cctx, a.Confirm, in)
-		// Confirming is where a sent transaction rests: its step and signature become searchable.
-		o.flush(dctx)
-		var conf activities.ConfirmResult
-		err := o.get(dctx, confirmed, &conf)
-		return conf, err
-	})
-}
-
-// signatures lists every signature this operation has sent or may have sent.
-func (o *operation) signatures() []string {
+// TxIDs lists every transaction ID this operation has sent or may have sent.
+func (o *Operation) TxIDs() []string {
 	out := make([]string, 0, len(o.status.Attempts))
 	for _, at := range o.status.Attempts {
-		if at.Signature != "" {
-			out = append(out, at.Signature)
+		if at.TxID != "" {
+			out = append(out, at.TxID)
 		}
 	}
 	return out
-}
-
-// waitInactive waits until the stake account is fully inactive, with durable timers sized from
-// the slots left in the current epoch (capped at MaxEpochWait), re-reading the account after each.
-func (o *operation) waitInactive(ctx workflow.Context) (activities.StakeState, error) {
-	for {
-		st, err := o.readStakeState(ctx)
-		if err != nil {
-			return st, err
-		}
-		switch st.State {
-		case activities.StakeInactive, activities.StakeInitialized:
-			o.status.WaitingUntil = time.Time{}
-			return st, nil
-		case activities.StakeDeactivating:
-		default:
-			return st, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("stake account %s is %s, not deactivating: unstake it first", st.StakeAccount, st.State),
-				activities.ErrStakeAccountState, nil)
-		}
-		left := st.SlotsInEpoch - st.SlotIndex
-		if st.SlotIndex >= st.SlotsInEpoch {
-			left = 1
-		}
-		slot := o.opts.SlotDuration
-		if st.SlotDuration > 0 {
-			slot = st.SlotDuration
-		}
-		wait := time.Duration(left+1) * slot
-		limit := o.opts.MaxEpochWait
-		if st.RecheckAfter > 0 {
-			limit = min(limit, st.RecheckAfter)
-		}
-		wait = min(max(wait, time.Second), limit)
-		o.status.WaitingUntil = workflow.Now(ctx).Add(wait)
-		o.setStep(ctx, StepWaitingDeactivation)
-		o.logger.Info("Waiting for deactivation", "stakeAccount", st.StakeAccount, "epoch", st.Epoch,
-			"deactivationEpoch", st.DeactivationEpoch, "wait", wait)
-		o.flush(ctx)
-		if err := workflow.Sleep(ctx, wait); err != nil {
-			return st, temporal.NewCanceledError("cancelled while waiting for deactivation; withdraw was not sent")
-		}
-	}
 }

@@ -13,15 +13,15 @@ import (
 // is retried; the retry policies never retry what activities.NonRetryable names.
 
 // policyOptions: CheckPolicy, a local activity (in-process, pure).
-func policyOptions() workflow.LocalActivityOptions {
+func PolicyOptions() workflow.LocalActivityOptions {
 	return workflow.LocalActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: activities.NonRetryable},
 	}
 }
 
-// validatorOptions: CheckValidator, the service's validator status, retried for ten minutes.
-func validatorOptions() workflow.ActivityOptions {
+// ValidatorOptions: a validator pre-flight (the service's status, our own RPC), retried for ten minutes.
+func ValidatorOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout:    30 * time.Second,
 		ScheduleToCloseTimeout: 10 * time.Minute,
@@ -32,9 +32,9 @@ func validatorOptions() workflow.ActivityOptions {
 	}
 }
 
-// readOptions: ReadStakeState, retried while the chain is unavailable (a read the RPC refuses for
+// ReadOptions: reads of the chain (a stake account, say), retried while the chain is unavailable (a read the RPC refuses for
 // good is ChainRejected, non-retryable: the workflow decides).
-func readOptions() workflow.ActivityOptions {
+func ReadOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
@@ -46,7 +46,7 @@ func readOptions() workflow.ActivityOptions {
 
 // freshOptions: CheckFresh, reads of the chain before the first broadcast, retried for ten
 // minutes; nothing has been sent, so giving up then fails the operation cleanly.
-func freshOptions() workflow.ActivityOptions {
+func FreshOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout:    30 * time.Second,
 		ScheduleToCloseTimeout: 10 * time.Minute,
@@ -58,7 +58,7 @@ func freshOptions() workflow.ActivityOptions {
 }
 
 // buildOptions: Build, retried while the service fails, for at most opts.BuildTimeout.
-func buildOptions(opts Options) workflow.ActivityOptions {
+func BuildOptions(opts Options) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout:    30 * time.Second,
 		ScheduleToCloseTimeout: opts.BuildTimeout,
@@ -70,7 +70,7 @@ func buildOptions(opts Options) workflow.ActivityOptions {
 }
 
 // signOptions: Sign, a local activity (deterministic: a re-run yields the same bytes).
-func signOptions() workflow.LocalActivityOptions {
+func SignOptions() workflow.LocalActivityOptions {
 	return workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: activities.NonRetryable},
@@ -79,7 +79,7 @@ func signOptions() workflow.LocalActivityOptions {
 
 // broadcastOptions: Broadcast, the same bytes re-sent for at most opts.BroadcastTimeout before
 // the chain decides.
-func broadcastOptions(opts Options) workflow.ActivityOptions {
+func BroadcastOptions(opts Options) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout:    30 * time.Second,
 		ScheduleToCloseTimeout: opts.BroadcastTimeout,
@@ -92,7 +92,7 @@ func broadcastOptions(opts Options) workflow.ActivityOptions {
 
 // confirmOptions: Confirm, heartbeating once it lasts, retried until the transaction's fate is
 // known.
-func confirmOptions() workflow.ActivityOptions {
+func ConfirmOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
 		HeartbeatTimeout:    ConfirmHeartbeatTimeout,
@@ -101,23 +101,4 @@ func confirmOptions() workflow.ActivityOptions {
 			NonRetryableErrorTypes: activities.NonRetryable,
 		},
 	}
-}
-
-// StakeStepOptions are the options StakeWorkflow runs its activities with under the default
-// Options, by activity name: CheckPolicy and Sign local, the others normal. The benchmark's
-// same-shape ceiling runs no-op activities with exactly these.
-func StakeStepOptions() (normal map[string]workflow.ActivityOptions, local map[string]workflow.LocalActivityOptions) {
-	opts := Options{}.withDefaults()
-	normal = map[string]workflow.ActivityOptions{
-		"CheckValidator": validatorOptions(),
-		"Build":          buildOptions(opts),
-		"CheckFresh":     freshOptions(),
-		"Broadcast":      broadcastOptions(opts),
-		"Confirm":        confirmOptions(),
-	}
-	local = map[string]workflow.LocalActivityOptions{
-		"CheckPolicy": policyOptions(),
-		"Sign":        signOptions(),
-	}
-	return normal, local
 }

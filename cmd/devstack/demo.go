@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/stakeflow/stakeflow/internal/starter"
-	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // demoPrefix starts the operation IDs the demo uses.
@@ -95,7 +95,7 @@ func runDemo(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 
 	unstakeID := demoPrefix + "unstake-" + suffix
 	fmt.Fprintf(out, "\n2/2 unstake stake account %s: deactivate, wait for the epoch to end, withdraw\n", res.StakeAccount)
-	watch := newStepWatch(out, workflows.StepWaitingDeactivation)
+	watch := newStepWatch(out, wfsolana.StepWaitingDeactivation)
 	warper := func(wctx context.Context) { ls.warpWhenWaiting(wctx, out, watch) }
 	if _, err := ls.runStarter(dctx, watch, warper, "unstake", "--network", demoNetwork, "--staker", staker,
 		"--stake-account", res.StakeAccount, "--id", unstakeID, "--wait"); err != nil {
@@ -110,7 +110,7 @@ func runDemo(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 // runStarter runs one starter command against the stack, printing the command line first and
 // the operation's Web UI page last; alongside, if not nil, runs with a context ended when the
 // starter returns. It returns the operation's result.
-func (ls *localStack) runStarter(ctx context.Context, out io.Writer, alongside func(context.Context), args ...string) (workflows.Result, error) {
+func (ls *localStack) runStarter(ctx context.Context, out io.Writer, alongside func(context.Context), args ...string) (wfsolana.Result, error) {
 	fmt.Fprintf(out, "$ STAKEFLOW_TEMPORAL_ADDRESS=%s go run ./cmd/starter %s\n", ls.TemporalAddress(), strings.Join(args, " "))
 	var id string
 	for i, a := range args {
@@ -131,9 +131,9 @@ func (ls *localStack) runStarter(ctx context.Context, out io.Writer, alongside f
 		fmt.Fprintf(out, "  Web UI: %s\n", ls.workflowURL(id))
 	}
 	if err != nil {
-		return workflows.Result{}, err
+		return wfsolana.Result{}, err
 	}
-	var res workflows.Result
+	var res wfsolana.Result
 	if err := ls.Client.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
 		return res, fmt.Errorf("reading the result of %s: %w", id, err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/signer"
-	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // Bare runs the stake sequence in a plain Go program, without Temporal: the same service calls,
@@ -57,13 +57,13 @@ func (b *Bare) stake(ctx context.Context, staker, vote string, lamports uint64, 
 		}
 	}
 	tx, err := b.Service.Stake(ctx, apiclient.StakeRequest{
-		Chain: workflows.ChainSolana, Network: b.Network, StakerAddress: staker, Amount: strconv.FormatUint(lamports, 10),
+		Chain: wfsolana.Chain, Network: b.Network, StakerAddress: staker, Amount: strconv.FormatUint(lamports, 10),
 	})
 	if err != nil {
 		return "", fmt.Errorf("build stake: %w", err)
 	}
 	signed, err := b.Signer.Sign(ctx, tx.UnsignedTransactionData, signer.Intent{
-		Chain: workflows.ChainSolana, Network: b.Network, Operation: signer.OpStake, Staker: staker, Lamports: lamports, VoteAccount: vote,
+		Chain: wfsolana.Chain, Network: b.Network, Operation: signer.OpStake, Staker: staker, Lamports: lamports, VoteAccount: vote,
 	})
 	if err != nil {
 		return "", fmt.Errorf("sign stake: %w", err)
@@ -78,14 +78,14 @@ func (b *Bare) stake(ctx context.Context, staker, vote string, lamports uint64, 
 // finalized.
 func (b *Bare) Deactivate(ctx context.Context, staker, stakeAccount string, lamports uint64) error {
 	tx, err := b.Service.Unstake(ctx, apiclient.UnstakeRequest{
-		Chain: workflows.ChainSolana, Network: b.Network, StakerAddress: staker,
+		Chain: wfsolana.Chain, Network: b.Network, StakerAddress: staker,
 		Extra: apiclient.UnstakeExtra{Amount: strconv.FormatUint(lamports, 10), StakeAccount: stakeAccount},
 	})
 	if err != nil {
 		return fmt.Errorf("build unstake: %w", err)
 	}
 	signed, err := b.Signer.Sign(ctx, tx.UnsignedTransactionData, signer.Intent{
-		Chain: workflows.ChainSolana, Network: b.Network, Operation: signer.OpUnstake, Staker: staker, StakeAccount: stakeAccount,
+		Chain: wfsolana.Chain, Network: b.Network, Operation: signer.OpUnstake, Staker: staker, StakeAccount: stakeAccount,
 	})
 	if err != nil {
 		return fmt.Errorf("sign unstake: %w", err)
@@ -95,7 +95,7 @@ func (b *Bare) Deactivate(ctx context.Context, staker, stakeAccount string, lamp
 
 func (b *Bare) sendAndConfirm(ctx context.Context, staker string, signed *signer.Signed) error {
 	if _, err := b.Service.Broadcast(ctx, apiclient.BroadcastRequest{
-		Chain: workflows.ChainSolana, Network: b.Network, StakerAddress: staker, SignedTransaction: signed.SignedTransaction,
+		Chain: wfsolana.Chain, Network: b.Network, StakerAddress: staker, SignedTransaction: signed.SignedTransaction,
 	}); err != nil {
 		return fmt.Errorf("broadcast %s: %w", signed.Signature, err)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // Server modes.
@@ -573,8 +574,8 @@ func (e *env) allSides() []side {
 }
 
 // stakeInput is the i-th operation's stake.
-func (e *env) stakeInput(i int) workflows.StakeInput {
-	return workflows.StakeInput{
+func (e *env) stakeInput(i int) wfsolana.StakeInput {
+	return wfsolana.StakeInput{
 		Network: "testnet", Staker: e.staker(i), Lamports: e.cfg.Lamports, VoteAccount: e.vote,
 		Options: workflows.Options{ConfirmPollInterval: e.cfg.ConfirmPoll},
 	}
@@ -583,13 +584,13 @@ func (e *env) stakeInput(i int) workflows.StakeInput {
 func (e *env) stakeOp(ctx context.Context, i int) error {
 	in := e.stakeInput(i)
 	id := e.idFor("stake", i)
-	opts := starter.StartOptions(id, workflows.StakeSummary(in), workflows.StakeAttributes(in)...)
+	opts := starter.StartOptions(id, wfsolana.StakeSummary(in), wfsolana.StakeAttributes(in)...)
 	opts.EnableEagerStart = e.cfg.EagerStart
-	run, err := e.c.ExecuteWorkflow(ctx, opts, workflows.StakeWorkflow, in)
+	run, err := e.c.ExecuteWorkflow(ctx, opts, wfsolana.StakeWorkflow, in)
 	if err != nil {
 		return err
 	}
-	var res workflows.Result
+	var res wfsolana.Result
 	return e.wait(ctx, run, &res)
 }
 
@@ -600,7 +601,7 @@ func (e *env) ceilingOp(name string) func(ctx context.Context, i int) error {
 		if name == CeilingWorkflowName {
 			// Started as a stake is: with its summary and search attributes.
 			stake := e.stakeInput(i)
-			opts = starter.StartOptions(opts.ID, workflows.StakeSummary(stake), workflows.StakeAttributes(stake)...)
+			opts = starter.StartOptions(opts.ID, wfsolana.StakeSummary(stake), wfsolana.StakeAttributes(stake)...)
 		}
 		opts.EnableEagerStart = e.cfg.EagerStart
 		run, err := e.c.ExecuteWorkflow(ctx, opts, name, in)

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // Names under which the ceiling workflows and their activities are registered. They exist only
@@ -133,7 +134,7 @@ func CeilingNaiveWorkflow(ctx workflow.Context, in CeilingInput) error {
 func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
 	// Each activity runs with the options StakeWorkflow gives it (timeouts and retry policies,
 	// which cost the server timer tasks), moved to the other kind where the shape says so.
-	normalOpts, localOpts := workflows.StakeStepOptions()
+	normalOpts, localOpts := wfsolana.StakeStepOptions()
 	for name, lo := range localOpts {
 		normalOpts[name] = workflow.ActivityOptions{StartToCloseTimeout: lo.StartToCloseTimeout, RetryPolicy: lo.RetryPolicy}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // ParkReport is what parking UnstakeWorkflows at the deactivation wait costs.
@@ -99,10 +100,10 @@ func (e *env) park(ctx context.Context, rep *Report, n int) (*ParkReport, error)
 	ph = rep.phase(fmt.Sprintf("%s: park: %d UnstakeWorkflows to the wait", e.mode, n))
 	start := time.Now()
 	s = RunLoad(ctx, n, e.cfg.ParkConcurrency, func(ctx context.Context, i int) error {
-		in := workflows.UnstakeInput{Network: "testnet", Staker: accounts[i].staker, StakeAccount: accounts[i].account,
+		in := wfsolana.UnstakeInput{Network: "testnet", Staker: accounts[i].staker, StakeAccount: accounts[i].account,
 			Options: workflows.Options{ConfirmPollInterval: e.cfg.ConfirmPoll}}
-		_, err := e.c.ExecuteWorkflow(ctx, starter.StartOptions(e.idFor("unstake", i), workflows.UnstakeSummary(in),
-			workflows.UnstakeAttributes("unstake", in)...), workflows.UnstakeWorkflow, in)
+		_, err := e.c.ExecuteWorkflow(ctx, starter.StartOptions(e.idFor("unstake", i), wfsolana.UnstakeSummary(in),
+			wfsolana.UnstakeAttributes("unstake", in)...), wfsolana.UnstakeWorkflow, in)
 		return err
 	})
 	if s.Errors > 0 {

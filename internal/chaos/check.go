@@ -10,6 +10,7 @@ import (
 	"github.com/stakeflow/stakeflow/sandbox"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // Operation states at the end of a run.
@@ -32,8 +33,8 @@ type OpOutcome struct {
 	FailedType string
 	Failure    string
 	// Stake and Unstake are the workflows' results once completed.
-	Stake   *workflows.Result
-	Unstake *workflows.Result
+	Stake   *wfsolana.Result
+	Unstake *wfsolana.Result
 }
 
 // AccountView is a stake account as the chain shows it at the end of the run.
@@ -189,7 +190,7 @@ func Check(o Observation) []Violation {
 
 func checkStakeResult(op OpOutcome, add func(op, format string, args ...any)) {
 	id, r := op.Spec.StakeID, op.Stake
-	if len(r.Transactions) != 1 || r.Transactions[0].Kind != activities.OpStake {
+	if len(r.Transactions) != 1 || r.Transactions[0].Kind != string(activities.OpStake) {
 		add(id, "stake reported transactions %v, want one stake", kinds(r))
 	}
 	if r.Lamports != op.Spec.Lamports {
@@ -205,7 +206,7 @@ func checkStakeResult(op OpOutcome, add func(op, format string, args ...any)) {
 
 func checkUnstakeResult(op OpOutcome, add func(op, format string, args ...any)) {
 	id, r := op.Spec.UnstakeID, op.Unstake
-	want := []activities.Operation{activities.OpUnstake, activities.OpWithdraw}
+	want := []string{string(activities.OpUnstake), string(activities.OpWithdraw)}
 	if !slices.Equal(kinds(r), want) {
 		add(id, "unstake reported transactions %v, want %v", kinds(r), want)
 	}
@@ -217,16 +218,16 @@ func checkUnstakeResult(op OpOutcome, add func(op, format string, args ...any)) 
 	}
 }
 
-func sigs(r *workflows.Result) []string {
+func sigs(r *wfsolana.Result) []string {
 	out := make([]string, 0, len(r.Transactions))
 	for _, t := range r.Transactions {
-		out = append(out, t.Signature)
+		out = append(out, t.TxID)
 	}
 	return out
 }
 
-func kinds(r *workflows.Result) []activities.Operation {
-	out := make([]activities.Operation, 0, len(r.Transactions))
+func kinds(r *wfsolana.Result) []string {
+	out := make([]string, 0, len(r.Transactions))
 	for _, t := range r.Transactions {
 		out = append(out, t.Kind)
 	}
@@ -262,7 +263,7 @@ func CountRecoveries(o Observation) Recoveries {
 			if op.State != StateCompleted {
 				continue
 			}
-			var res *workflows.Result
+			var res *wfsolana.Result
 			switch id {
 			case op.Spec.StakeID:
 				res = op.Stake
@@ -270,7 +271,7 @@ func CountRecoveries(o Observation) Recoveries {
 				res = op.Unstake
 			}
 			if res != nil && slices.ContainsFunc(res.Transactions, func(t workflows.TxRecord) bool {
-				return t.Builds > 1 && t.Signature != sig && landed[t.Signature] == 1
+				return t.Builds > 1 && t.TxID != sig && landed[t.TxID] == 1
 			}) {
 				rec.RebuiltAfterExpiry++
 			}
@@ -281,10 +282,10 @@ func CountRecoveries(o Observation) Recoveries {
 		if op.State != StateCompleted {
 			continue
 		}
-		for _, res := range []*workflows.Result{op.Stake, op.Unstake} {
+		for _, res := range []*wfsolana.Result{op.Stake, op.Unstake} {
 			if res != nil {
 				for _, t := range res.Transactions {
-					done[t.Signature] = true
+					done[t.TxID] = true
 				}
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stakeflow/stakeflow/sandbox"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // world is a consistent end state of two operations: a stake that stays, and a chain.
@@ -47,16 +48,16 @@ func cleanWorld(t *testing.T) *world {
 	faucet := solana.NewWallet().PublicKey()
 	w.obs = Observation{
 		Ops: []OpOutcome{
-			{Spec: w.stake, State: StateCompleted, ExpectedVote: w.vote, Stake: &workflows.Result{
+			{Spec: w.stake, State: StateCompleted, ExpectedVote: w.vote, Stake: &wfsolana.Result{
 				Lamports: w.stake.Lamports, StakeAccount: w.stakeAcct, VoteAccount: w.vote,
-				Transactions: []workflows.TxRecord{{Kind: activities.OpStake, Signature: s1.String(), Builds: 1}}}},
+				Transactions: []workflows.TxRecord{{Kind: string(activities.OpStake), TxID: s1.String(), Builds: 1}}}},
 			{Spec: w.chain, State: StateCompleted,
-				Stake: &workflows.Result{Lamports: w.chain.Lamports, StakeAccount: w.chainAcct, VoteAccount: w.vote,
-					Transactions: []workflows.TxRecord{{Kind: activities.OpStake, Signature: c1.String(), Builds: 2}}},
-				Unstake: &workflows.Result{Lamports: w.chain.Lamports, StakeAccount: w.chainAcct,
+				Stake: &wfsolana.Result{Lamports: w.chain.Lamports, StakeAccount: w.chainAcct, VoteAccount: w.vote,
+					Transactions: []workflows.TxRecord{{Kind: string(activities.OpStake), TxID: c1.String(), Builds: 2}}},
+				Unstake: &wfsolana.Result{Lamports: w.chain.Lamports, StakeAccount: w.chainAcct,
 					Transactions: []workflows.TxRecord{
-						{Kind: activities.OpUnstake, Signature: c2.String(), Builds: 1},
-						{Kind: activities.OpWithdraw, Signature: c3.String(), Builds: 1}}}},
+						{Kind: string(activities.OpUnstake), TxID: c2.String(), Builds: 1},
+						{Kind: string(activities.OpWithdraw), TxID: c3.String(), Builds: 1}}}},
 		},
 		Landed: []solanart.LedgerEntry{
 			{Signature: newSig(t), FeePayer: faucet, Airdrop: true},
@@ -195,7 +196,7 @@ func recoveryWorld(t *testing.T) (*world, string) {
 	w := cleanWorld(t)
 	dropped := newSig(t).String()
 	w.obs.Dropped = map[string]string{dropped: w.chain.StakeID}
-	w.obs.Refused = []string{w.obs.Ops[0].Stake.Transactions[0].Signature}
+	w.obs.Refused = []string{w.obs.Ops[0].Stake.Transactions[0].TxID}
 	return w, dropped
 }
 

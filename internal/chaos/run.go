@@ -31,6 +31,7 @@ import (
 	"github.com/stakeflow/stakeflow/sandbox"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // network is the Solana network the operations name.
@@ -465,16 +466,16 @@ func (r *runner) runOps(ctx context.Context) []OpOutcome {
 // runOp runs one planned operation: the stake and, for a chain, the unstake after the epoch turned.
 func (r *runner) runOp(ctx context.Context, op OpSpec) OpOutcome {
 	out := OpOutcome{Spec: op}
-	in := workflows.StakeInput{Network: network, Staker: op.Staker.String(), Lamports: op.Lamports}
+	in := wfsolana.StakeInput{Network: network, Staker: op.Staker.String(), Lamports: op.Lamports}
 	if op.AskVote {
 		in.VoteAccount = r.serviceVote
 		out.ExpectedVote = in.VoteAccount
 	}
-	if !r.start(ctx, op.StakeID, workflows.StakeSummary(in), workflows.StakeWorkflow, in) {
+	if !r.start(ctx, op.StakeID, wfsolana.StakeSummary(in), wfsolana.StakeWorkflow, in) {
 		out.State = StateNotStarted
 		return out
 	}
-	var res workflows.Result
+	var res wfsolana.Result
 	if !r.await(ctx, op.StakeID, &res, &out) {
 		return out
 	}
@@ -489,7 +490,7 @@ func (r *runner) runOp(ctx context.Context, op OpSpec) OpOutcome {
 		out.State = StateRunning
 		return out
 	}
-	un := workflows.UnstakeInput{Network: network, Staker: op.Staker.String(), StakeAccount: res.StakeAccount, Lamports: op.Lamports}
+	un := wfsolana.UnstakeInput{Network: network, Staker: op.Staker.String(), StakeAccount: res.StakeAccount, Lamports: op.Lamports}
 	r.mu.Lock()
 	r.unstaking++
 	r.mu.Unlock()
@@ -498,11 +499,11 @@ func (r *runner) runOp(ctx context.Context, op OpSpec) OpOutcome {
 		r.unstaking--
 		r.mu.Unlock()
 	}()
-	if !r.start(ctx, op.UnstakeID, workflows.UnstakeSummary(un), workflows.UnstakeWorkflow, un) {
+	if !r.start(ctx, op.UnstakeID, wfsolana.UnstakeSummary(un), wfsolana.UnstakeWorkflow, un) {
 		out.State = StateNotStarted
 		return out
 	}
-	var ures workflows.Result
+	var ures wfsolana.Result
 	if !r.await(ctx, op.UnstakeID, &ures, &out) {
 		return out
 	}
@@ -532,7 +533,7 @@ func (r *runner) start(ctx context.Context, id, summary string, wf, in any) bool
 
 // await waits for a workflow's result, retrying while Temporal cannot be reached. It records a
 // failure or a still-running state in out and returns false then.
-func (r *runner) await(ctx context.Context, id string, res *workflows.Result, out *OpOutcome) bool {
+func (r *runner) await(ctx context.Context, id string, res *wfsolana.Result, out *OpOutcome) bool {
 	for {
 		err := r.client.GetWorkflow(ctx, id, "").Get(ctx, res)
 		if err == nil {
@@ -1028,7 +1029,7 @@ func (r *runner) finish(ctx context.Context, rep *Report, outcomes []OpOutcome) 
 		default:
 			rep.NotStarted++
 		}
-		for _, res := range []*workflows.Result{o.Stake, o.Unstake} {
+		for _, res := range []*wfsolana.Result{o.Stake, o.Unstake} {
 			if res == nil {
 				continue
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/metrics/metricstest"
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // finalizedChain answers the reads Confirm makes of a transaction finalized at the first look:
@@ -71,7 +72,7 @@ func TestFeesStallsAndHealthGauges(t *testing.T) {
 	confirmFee(t, h, activities.OpStake, 5000)
 	confirmFee(t, h, activities.OpStake, 7000)
 	confirmFee(t, h, "", 5000)
-	run(t, h, workflows.UnstakeWorkflow, workflows.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc}, stalledUnstake)
+	run(t, h, wfsolana.UnstakeWorkflow, wfsolana.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc}, stalledUnstake)
 	metrics.SetRPCVerified(h, "solana", "testnet", true)
 	metrics.SetRPCVerified(h, "solana", "mainnet-beta", true)
 	metrics.SetRPCVerified(h, "solana", "mainnet-beta", false)

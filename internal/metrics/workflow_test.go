@@ -20,6 +20,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 const (
@@ -125,7 +126,7 @@ func (c *chain) sign(_ context.Context, in activities.SignInput) (activities.Sig
 
 func runStake(t *testing.T, h client.MetricsHandler, setup func(env *testsuite.TestWorkflowEnvironment)) {
 	t.Helper()
-	run(t, h, workflows.StakeWorkflow, workflows.StakeInput{Network: "testnet", Staker: staker, Lamports: 2_000_000_000, VoteAccount: vote}, setup)
+	run(t, h, wfsolana.StakeWorkflow, wfsolana.StakeInput{Network: "testnet", Staker: staker, Lamports: 2_000_000_000, VoteAccount: vote}, setup)
 }
 
 // run executes workflow wf with input, recording through h, its activities mocked to build,

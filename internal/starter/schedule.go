@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // overlapPolicies maps the --overlap values to Temporal's overlap policies.
@@ -87,7 +88,7 @@ func (r *runner) scheduleCmd(fs *flag.FlagSet, verb string) (func(context.Contex
 }
 
 func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Context) error {
-	var in workflows.StakeInput
+	var in wfsolana.StakeInput
 	var lamports, sol, cron, overlap string
 	var every, offset, catchup time.Duration
 	var paused, pauseOnFailure bool
@@ -151,7 +152,7 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 			return err
 		}
 		defer c.Close()
-		start := StartOptions(*id, workflows.StakeSummary(in), workflows.StakeAttributes(in)...)
+		start := StartOptions(*id, wfsolana.StakeSummary(in), wfsolana.StakeAttributes(in)...)
 		_, err = c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 			ID:   *id,
 			Spec: spec,
@@ -159,7 +160,7 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 				// Each run's workflow ID is this ID plus the scheduled time, so a scheduled time
 				// can start at most one operation.
 				ID:                    *id,
-				Workflow:              workflows.StakeWorkflow,
+				Workflow:              wfsolana.StakeWorkflow,
 				Args:                  []any{in},
 				TaskQueue:             workflows.TaskQueue,
 				StaticSummary:         "scheduled " + start.StaticSummary,
@@ -174,7 +175,7 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 		if err != nil {
 			return fmt.Errorf("create schedule %s: %w", *id, err)
 		}
-		return r.print(fmt.Sprintf("created schedule %s: %s, %s", *id, describeSpec(cron, every, offset), workflows.StakeSummary(in)),
+		return r.print(fmt.Sprintf("created schedule %s: %s, %s", *id, describeSpec(cron, every, offset), wfsolana.StakeSummary(in)),
 			map[string]string{"scheduleId": *id})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/user"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 const usage = `usage: starter <command> [flags]
@@ -170,7 +172,7 @@ func (r *runner) start(ctx context.Context, c client.Client, id, summary string,
 }
 
 func (r *runner) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
-	var in workflows.StakeInput
+	var in wfsolana.StakeInput
 	var id, lamports, sol string
 	var wait bool
 	fs.StringVar(&in.Network, "network", "", "Solana network: mainnet-beta or testnet")
@@ -204,8 +206,8 @@ func (r *runner) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
 			return err
 		}
 		defer c.Close()
-		summary := workflows.StakeSummary(in)
-		run, err := r.start(ctx, c, id, summary, workflows.StakeWorkflow, in, workflows.StakeAttributes(in)...)
+		summary := wfsolana.StakeSummary(in)
+		run, err := r.start(ctx, c, id, summary, wfsolana.StakeWorkflow, in, wfsolana.StakeAttributes(in)...)
 		if err != nil {
 			return err
 		}
@@ -214,7 +216,7 @@ func (r *runner) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
 }
 
 func (r *runner) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) error {
-	var in workflows.UnstakeInput
+	var in wfsolana.UnstakeInput
 	var id, lamports string
 	var wait bool
 	fs.StringVar(&in.Network, "network", "", "Solana network: mainnet-beta or testnet")
@@ -246,11 +248,11 @@ func (r *runner) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) e
 			return err
 		}
 		defer c.Close()
-		wf, name, summary := any(workflows.UnstakeWorkflow), "UnstakeWorkflow", workflows.UnstakeSummary(in)
+		wf, name, summary := any(wfsolana.UnstakeWorkflow), "UnstakeWorkflow", wfsolana.UnstakeSummary(in)
 		if op == "withdraw" {
-			wf, name, summary = workflows.WithdrawWorkflow, "WithdrawWorkflow", workflows.WithdrawSummary(in)
+			wf, name, summary = wfsolana.WithdrawWorkflow, "WithdrawWorkflow", wfsolana.WithdrawSummary(in)
 		}
-		run, err := r.start(ctx, c, id, summary, wf, in, workflows.UnstakeAttributes(op, in)...)
+		run, err := r.start(ctx, c, id, summary, wf, in, wfsolana.UnstakeAttributes(op, in)...)
 		if err != nil {
 			return err
 		}
@@ -272,7 +274,7 @@ func (r *runner) afterStart(ctx context.Context, c client.Client, run client.Wor
 // follow prints each step as the operation moves, then its outcome.
 func (r *runner) follow(ctx context.Context, c client.Client, run client.WorkflowRun) error {
 	done := make(chan error, 1)
-	var res workflows.Result
+	var res wfsolana.Result
 	go func() { done <- run.Get(ctx, &res) }()
 	last := ""
 	tick := time.NewTicker(250 * time.Millisecond)
@@ -306,9 +308,9 @@ func (r *runner) printStep(st *workflows.Status, last *string) {
 	if st.Stall != nil {
 		line += fmt.Sprintf(" (%s, try %d: %s)", st.Stall.Step, st.Stall.Tries, st.Stall.LastError)
 	}
-	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].Signature != "" {
+	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].TxID != "" {
 		at := st.Attempts[n-1]
-		line += fmt.Sprintf(" (%s tx %s)", at.Kind, at.Signature)
+		line += fmt.Sprintf(" (%s tx %s)", at.Kind, at.TxID)
 	}
 	if line != *last {
 		fmt.Fprintf(r.out, "  %s  %s\n", st.StepSince.UTC().Format("15:04:05"), line)
@@ -316,9 +318,9 @@ func (r *runner) printStep(st *workflows.Status, last *string) {
 	}
 }
 
-func formatResult(res workflows.Result) string {
+func formatResult(res wfsolana.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "done: %s %s", res.Operation, workflows.FormatSOL(res.Lamports))
+	fmt.Fprintf(&b, "done: %s %s", res.Operation, wfsolana.FormatSOL(res.Lamports))
 	if res.StakeAccount != "" {
 		fmt.Fprintf(&b, "\n  stake account: %s", res.StakeAccount)
 	}
@@ -326,7 +328,7 @@ func formatResult(res workflows.Result) string {
 		fmt.Fprintf(&b, "\n  vote account:  %s", res.VoteAccount)
 	}
 	for _, t := range res.Transactions {
-		fmt.Fprintf(&b, "\n  %-8s tx %s (slot %d, builds %d, fee %d lamports)", t.Kind, t.Signature, t.Slot, t.Builds, t.FeeLamports)
+		fmt.Fprintf(&b, "\n  %-8s tx %s (slot %d, builds %d, fee %s lamports)", t.Kind, t.TxID, t.Block, t.Builds, orDash(t.Fee))
 	}
 	if res.CancelRequested {
 		b.WriteString("\n  a cancel arrived after broadcast: the transaction was followed to its end")
@@ -451,18 +453,18 @@ func (r *runner) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 		fmt.Fprintf(&b, "%s: %s", id, v.Execution)
 		if st := v.Status; st != nil {
 			fmt.Fprintf(&b, "\n  step:      %s (since %s)", st.Step, st.StepSince.UTC().Format(time.RFC3339))
-			fmt.Fprintf(&b, "\n  operation: %s %s %s on %s", st.Operation, workflows.FormatSOL(st.Lamports), st.Staker, st.Network)
-			if st.StakeAccount != "" {
-				fmt.Fprintf(&b, "\n  stake account: %s", st.StakeAccount)
+			fmt.Fprintf(&b, "\n  operation: %s %s %s on %s %s", st.Operation, formatAmount(st), st.Staker, st.Chain, st.Network)
+			if st.Account != "" {
+				fmt.Fprintf(&b, "\n  account:   %s", st.Account)
 			}
-			if st.VoteAccount != "" {
-				fmt.Fprintf(&b, "\n  vote account:  %s", st.VoteAccount)
+			if st.Validator != "" {
+				fmt.Fprintf(&b, "\n  validator: %s", st.Validator)
 			}
 			if st.Approval.Required {
 				fmt.Fprintf(&b, "\n  approval:  %s %s", orDash(st.Approval.Decision), st.Approval.Approver)
 			}
 			for _, at := range st.Attempts {
-				fmt.Fprintf(&b, "\n  %s build %d: %s %s", at.Kind, at.Build, at.Signature, orDash(at.Outcome))
+				fmt.Fprintf(&b, "\n  %s build %d: %s %s", at.Kind, at.Build, at.TxID, orDash(at.Outcome))
 			}
 			if st.Error != "" {
 				fmt.Fprintf(&b, "\n  error: %s", st.Error)
@@ -472,6 +474,18 @@ func (r *runner) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 		}
 		return r.print(b.String(), v)
 	}
+}
+
+// formatAmount renders a status's amount for people: in SOL for Solana, in the chain's base unit
+// otherwise; "-" while it is not known.
+func formatAmount(st *workflows.Status) string {
+	if st.Amount == "" {
+		return "-"
+	}
+	if n, err := strconv.ParseUint(st.Amount, 10, 64); err == nil && st.Chain == wfsolana.Chain {
+		return wfsolana.FormatSOL(n)
+	}
+	return st.Amount + " " + st.Unit
 }
 
 func orDash(s string) string {
@@ -495,14 +509,14 @@ func (r *runner) listCmd(fs *flag.FlagSet) func(context.Context) error {
 	var step, op string
 	var open bool
 	var limit int
-	fs.StringVar(&step, "step", "", "only operations whose recorded step is this: "+strings.Join(workflows.RecordedSteps, ", "))
+	fs.StringVar(&step, "step", "", "only operations whose recorded step is this: "+strings.Join(wfsolana.RecordedSteps, ", "))
 	fs.StringVar(&op, "operation", "", "only stake, unstake or withdraw")
 	fs.BoolVar(&open, "open", false, "only operations still running")
 	fs.IntVar(&limit, "limit", 50, "at most this many")
 	return func(ctx context.Context) error {
-		if step != "" && !slices.Contains(workflows.RecordedSteps, step) {
+		if step != "" && !slices.Contains(wfsolana.RecordedSteps, step) {
 			return &UsageError{Msg: fmt.Sprintf("list: --step %q is never recorded; the recorded steps are %s (`status --id` shows any operation's exact step)",
-				step, strings.Join(workflows.RecordedSteps, ", "))}
+				step, strings.Join(wfsolana.RecordedSteps, ", "))}
 		}
 		q := []string{fmt.Sprintf("%s IS NOT NULL", workflows.SAOperation.GetName())}
 		if step != "" {

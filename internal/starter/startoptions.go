@@ -11,7 +11,7 @@ import (
 // StartOptions are the options every operation is started with: the operation ID as workflow ID,
 // refused when that ID was ever used (also after the first run finished), the project's task
 // queue, a one-line summary for the Web UI and the search attributes known at start (see
-// workflows.StakeAttributes and workflows.UnstakeAttributes). StakeflowStep starts at validating
+// wfsolana.StakeAttributes and wfsolana.UnstakeAttributes). StakeflowStep starts at validating
 // unless attrs set it. Attributes set at start cost no upsert: the workflows send only what
 // changes later.
 func StartOptions(operationID, summary string, attrs ...temporal.SearchAttributeUpdate) client.StartWorkflowOptions {

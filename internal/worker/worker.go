@@ -26,13 +26,12 @@ import (
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // Register registers every stakeflow workflow and the activities on r.
 func Register(r sdkworker.Registry, acts *activities.Activities) {
-	r.RegisterWorkflow(workflows.StakeWorkflow)
-	r.RegisterWorkflow(workflows.UnstakeWorkflow)
-	r.RegisterWorkflow(workflows.WithdrawWorkflow)
+	wfsolana.Register(r)
 	r.RegisterActivity(acts)
 }
 

@@ -1,4 +1,4 @@
-package workflows
+package solana
 
 import (
 	"context"
@@ -10,10 +10,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/workflows"
 )
 
 // The tests in this file pin the defaults README.md and docs/reliability.md state, as an operation
-// started with zero Options gets them: each fails when the default changes. The numbers are
+// started with zero workflows.Options gets them: each fails when the default changes. The numbers are
 // written out here on purpose, not read from the code.
 
 // clock records the workflow time of each call of a fake.
@@ -43,7 +44,7 @@ func gaps(times []time.Time) []time.Duration {
 	return out
 }
 
-// TestDefaultMaxBuildsIsThree: README "At most three builds per step". With zero Options, three
+// TestDefaultMaxBuildsIsThree: README "At most three builds per step". With zero workflows.Options, three
 // transactions that each expire end the operation TooManyBuilds, and a fourth is never built.
 func (s *WorkflowSuite) TestDefaultMaxBuildsIsThree() {
 	c := &chain{}
@@ -55,8 +56,8 @@ func (s *WorkflowSuite) TestDefaultMaxBuildsIsThree() {
 	s.Require().Zero(in.Options)
 	s.env.ExecuteWorkflow(StakeWorkflow, in)
 
-	s.Equal(ErrTooManyBuilds, s.workflowErrorType())
-	s.Contains(s.env.GetWorkflowError().Error(), "3 transactions built, each expired before landing")
+	s.Equal(workflows.ErrTooManyBuilds, s.workflowErrorType())
+	s.Contains(s.env.GetWorkflowError().Error(), "3 transactions built, each proven unable to land")
 	s.Equal(3, c.builds, "three builds, and no fourth")
 	s.Len(c.signs, 3)
 	s.Len(c.broadcasts, 3)
@@ -68,18 +69,18 @@ func (s *WorkflowSuite) TestDefaultMaxBuildsIsThree() {
 	}
 }
 
-// TestDefaultApprovalTimeoutIs24h: Options.ApprovalTimeout "Default 24h". An operation nobody
+// TestDefaultApprovalTimeoutIs24h: workflows.Options.ApprovalTimeout "Default 24h". An operation nobody
 // decides on still waits at 23h59m and times out at 24h, with nothing built.
 func (s *WorkflowSuite) TestDefaultApprovalTimeoutIs24h() {
 	s.mockUnexpected("Build")
 	s.mockPolicy(true)
-	var before Status
+	var before workflows.Status
 	s.env.RegisterDelayedCallback(func() { before = s.status() }, 24*time.Hour-time.Minute)
 	start := s.env.Now()
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
-	s.Equal(ErrApprovalTimeout, s.workflowErrorType())
-	s.Equal(StepAwaitingApproval, before.Step, "still waiting a minute before 24h")
+	s.Equal(workflows.ErrApprovalTimeout, s.workflowErrorType())
+	s.Equal(workflows.StepAwaitingApproval, before.Step, "still waiting a minute before 24h")
 	s.Equal(24*time.Hour, s.env.Now().Sub(start), "timed out at 24h")
 	s.Contains(s.env.GetWorkflowError().Error(), "within 24h0m0s")
 	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
@@ -96,7 +97,7 @@ func scheduleToClose[In, Out any](got *time.Duration, mu *sync.Mutex, ret func()
 	}
 }
 
-// TestDefaultBroadcastTimeoutIs2m: Options.BroadcastTimeout "Default 2m": with zero Options the
+// TestDefaultBroadcastTimeoutIs2m: workflows.Options.BroadcastTimeout "Default 2m": with zero workflows.Options the
 // retries of one broadcast (the same bytes re-sent) are bounded by 2 minutes before the chain
 // decides. (The test environment stops retries after 10 attempts, so the bound is read where the
 // activity sees it.)
@@ -117,7 +118,7 @@ func (s *WorkflowSuite) TestDefaultBroadcastTimeoutIs2m() {
 	s.Equal(2*time.Minute, bound)
 }
 
-// TestDefaultBuildTimeoutIs30m: Options.BuildTimeout "Default 30m": with zero Options and nothing
+// TestDefaultBuildTimeoutIs30m: workflows.Options.BuildTimeout "Default 30m": with zero workflows.Options and nothing
 // sent, a failing service is retried for at most 30 minutes, then the operation fails.
 func (s *WorkflowSuite) TestDefaultBuildTimeoutIs30m() {
 	s.mockPolicy(false)
@@ -133,7 +134,7 @@ func (s *WorkflowSuite) TestDefaultBuildTimeoutIs30m() {
 
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().Error(s.env.GetWorkflowError())
-	s.Equal(StepFailed, s.status().Step)
+	s.Equal(workflows.StepFailed, s.status().Step)
 	mu.Lock()
 	defer mu.Unlock()
 	s.Equal(30*time.Minute, bound)
@@ -173,7 +174,7 @@ func deactivating(reads *clock, now func() time.Time, slotsInEpoch, slotsLeft ui
 }
 
 // TestDefaultEpochWaitRechecksHourly: README "durable timers sized from the slots left in the epoch
-// (re-reading the stake account after each, at least hourly)"; Options.MaxEpochWait "Default 1h".
+// (re-reading the stake account after each, at least hourly)"; workflows.Options.MaxEpochWait "Default 1h".
 // With an epoch far from its end and no recheck asked by the worker, the stake account is read
 // again every hour of workflow time.
 func (s *WorkflowSuite) TestDefaultEpochWaitRechecksHourly() {
@@ -204,7 +205,7 @@ func (s *WorkflowSuite) TestDefaultEpochWaitIsSizedFromTheSlotsLeft() {
 	s.mockHappyChain(c)
 	reads := &clock{}
 	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(deactivating(reads, s.env.Now, 432_000, 100, 2))
-	var waiting Status
+	var waiting workflows.Status
 	s.env.RegisterDelayedCallback(func() { waiting = s.status() }, 10*time.Second)
 	start := s.env.Now()
 	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})

@@ -1,4 +1,4 @@
-package workflows
+package solana
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/workflows"
 )
 
 const (
@@ -61,7 +62,7 @@ func (s *WorkflowSuite) SetupTest() {
 		}
 		slices.Sort(names)
 		s.upserted = append(s.upserted, names)
-		if v, ok := args.Get(0).(temporal.SearchAttributes).GetKeyword(SAStep); ok {
+		if v, ok := args.Get(0).(temporal.SearchAttributes).GetKeyword(workflows.SAStep); ok {
 			s.steps = append(s.steps, v)
 		}
 	}).Return(nil).Maybe()
@@ -177,10 +178,10 @@ func (s *WorkflowSuite) workflowErrorType() string {
 	return appErr.Type()
 }
 
-func (s *WorkflowSuite) status() Status {
-	v, err := s.env.QueryWorkflow(QueryStatus)
+func (s *WorkflowSuite) status() workflows.Status {
+	v, err := s.env.QueryWorkflow(workflows.QueryStatus)
 	s.Require().NoError(err)
-	var st Status
+	var st workflows.Status
 	s.Require().NoError(v.Get(&st))
 	return st
 }
@@ -193,7 +194,7 @@ func (s *WorkflowSuite) TestStakeHappyPath() {
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
 	r := s.result()
-	s.Equal([]TxRecord{{Kind: activities.OpStake, Signature: "sig-1", Slot: 42, Builds: 1, FeeLamports: 5000, FinalizedAt: r.Transactions[0].FinalizedAt}}, r.Transactions)
+	s.Equal([]workflows.TxRecord{{Kind: string(activities.OpStake), TxID: "sig-1", Block: 42, Builds: 1, Fee: "5000", FinalizedAt: r.Transactions[0].FinalizedAt}}, r.Transactions)
 	s.Equal(uint64(5000), r.FeeLamports, "the fee the chain reports is the operation's fee")
 	s.Equal([]activities.FreshInput{{Network: "testnet", Signature: "sig-1", NewStakeAccount: stakeAcc}}, c.fresh,
 		"the chain is asked whether the signed transaction and its stake account are new before the broadcast")
@@ -201,25 +202,25 @@ func (s *WorkflowSuite) TestStakeHappyPath() {
 	s.Equal(vote, r.VoteAccount)
 	s.Equal(1, c.builds)
 	s.Require().Len(c.signs, 1)
-	s.Equal(activities.Intent{Operation: activities.OpStake, Chain: ChainSolana, Network: "testnet", Staker: staker, Lamports: lamports, VoteAccount: vote}, c.signs[0].Intent)
+	s.Equal(activities.Intent{Operation: activities.OpStake, Chain: Chain, Network: "testnet", Staker: staker, Lamports: lamports, VoteAccount: vote}, c.signs[0].Intent)
 	st := s.status()
-	s.Equal(StepDone, st.Step)
-	s.Equal(stakeAcc, st.StakeAccount)
+	s.Equal(workflows.StepDone, st.Step)
+	s.Equal(stakeAcc, st.Account)
 	s.Require().Len(st.Attempts, 1)
 	s.Equal(activities.OutcomeFinalized, st.Attempts[0].Outcome)
 
-	s.Equal(StepDone, s.sa[SAStep.GetName()])
-	s.Equal(int64(lamports), s.sa[SAAmount.GetName()])
-	s.Equal([]string{"sig-1"}, s.sa[SASignatures.GetName()])
-	s.Equal(stakeAcc, s.sa[SAStakeAccount.GetName()])
-	s.Equal(staker, s.sa[SAStaker.GetName()])
-	s.Equal("stake", s.sa[SAOperation.GetName()])
+	s.Equal(workflows.StepDone, s.sa[workflows.SAStep.GetName()])
+	s.Equal(int64(lamports), s.sa[workflows.SAAmount.GetName()])
+	s.Equal([]string{"sig-1"}, s.sa[workflows.SASignatures.GetName()])
+	s.Equal(stakeAcc, s.sa[workflows.SAStakeAccount.GetName()])
+	s.Equal(staker, s.sa[workflows.SAStaker.GetName()])
+	s.Equal("stake", s.sa[workflows.SAOperation.GetName()])
 	// Started without its attributes (not through the starter): the first workflow task sends
 	// them; after that only the resting points (confirming, the end) upsert.
 	s.Equal([][]string{
-		{SAAmount.GetName(), SAChain.GetName(), SANetwork.GetName(), SAOperation.GetName(), SAStaker.GetName(), SAStep.GetName()},
-		{SASignatures.GetName(), SAStakeAccount.GetName(), SAStep.GetName()},
-		{SAStep.GetName()},
+		{workflows.SAAmount.GetName(), workflows.SAChain.GetName(), workflows.SANetwork.GetName(), workflows.SAOperation.GetName(), workflows.SAStaker.GetName(), workflows.SAStep.GetName()},
+		{workflows.SASignatures.GetName(), workflows.SAStakeAccount.GetName(), workflows.SAStep.GetName()},
+		{workflows.SAStep.GetName()},
 	}, s.upserted)
 }
 
@@ -234,16 +235,16 @@ func (s *WorkflowSuite) TestStakeStartedWithAttributesUpsertsOnlyWhereItRests() 
 	s.mockHappyChain(c)
 	in := stakeInput()
 	// As the starter starts it: the attributes known at start, StakeflowStep at validating.
-	s.Require().NoError(s.env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(append(StakeAttributes(in), SAStep.ValueSet(StepValidating))...)))
+	s.Require().NoError(s.env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(append(StakeAttributes(in), workflows.SAStep.ValueSet(workflows.StepValidating))...)))
 	s.env.ExecuteWorkflow(StakeWorkflow, in)
 
 	s.result()
 	s.Equal([][]string{
-		{SASignatures.GetName(), SAStakeAccount.GetName(), SAStep.GetName()},
-		{SAStep.GetName()},
+		{workflows.SASignatures.GetName(), workflows.SAStakeAccount.GetName(), workflows.SAStep.GetName()},
+		{workflows.SAStep.GetName()},
 	}, s.upserted)
-	s.Equal(StepDone, s.sa[SAStep.GetName()])
-	s.Equal(StepDone, s.status().Step)
+	s.Equal(workflows.StepDone, s.sa[workflows.SAStep.GetName()])
+	s.Equal(workflows.StepDone, s.status().Step)
 }
 
 func (s *WorkflowSuite) TestStakeServiceChosenValidatorIsCheckedAndPinned() {
@@ -273,7 +274,7 @@ func (s *WorkflowSuite) TestDelinquentValidatorRefusedBeforeBuild() {
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 	s.Equal(activities.ErrValidatorNotHealthy, s.workflowErrorType())
 	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
-	s.Equal(StepFailed, s.status().Step)
+	s.Equal(workflows.StepFailed, s.status().Step)
 }
 
 func (s *WorkflowSuite) TestVerificationFailureSignsAndSendsNothing() {
@@ -309,13 +310,13 @@ func (s *WorkflowSuite) TestBlockhashExpiredBeforeBroadcastRebuildsOnlyAfterProo
 
 	r := s.result()
 	s.Equal(2, c.builds)
-	s.Equal("sig-2", r.Transactions[0].Signature)
+	s.Equal("sig-2", r.Transactions[0].TxID)
 	s.Equal(2, r.Transactions[0].Builds)
 	st := s.status()
 	s.Require().Len(st.Attempts, 2)
 	s.Equal(activities.OutcomeExpired, st.Attempts[0].Outcome)
 	s.Equal(activities.OutcomeFinalized, st.Attempts[1].Outcome)
-	s.Equal([]string{"sig-1", "sig-2"}, s.sa[SASignatures.GetName()])
+	s.Equal([]string{"sig-1", "sig-2"}, s.sa[workflows.SASignatures.GetName()])
 }
 
 func (s *WorkflowSuite) TestBlockhashExpiredAfterBroadcastRebuilds() {
@@ -332,7 +333,7 @@ func (s *WorkflowSuite) TestBlockhashExpiredAfterBroadcastRebuilds() {
 	s.Require().Len(c.broadcasts, 2)
 	s.NotEqual(c.broadcasts[0].SignedTransaction, c.broadcasts[1].SignedTransaction)
 	// Leaving confirming for a new build is recorded: the list never shows a step left behind.
-	s.Equal([]string{StepValidating, StepConfirming, StepBuilding, StepConfirming, StepDone}, s.steps)
+	s.Equal([]string{workflows.StepValidating, workflows.StepConfirming, workflows.StepBuilding, workflows.StepConfirming, workflows.StepDone}, s.steps)
 }
 
 func (s *WorkflowSuite) TestLostBroadcastResponseResendsSameBytesAndNeverRebuilds() {
@@ -357,7 +358,7 @@ func (s *WorkflowSuite) TestLostBroadcastResponseResendsSameBytesAndNeverRebuild
 	for _, b := range sent {
 		s.Equal("signed-1", b, "every retry re-sends the same signed bytes")
 	}
-	s.Equal("sig-1", r.Transactions[0].Signature)
+	s.Equal("sig-1", r.Transactions[0].TxID)
 }
 
 func (s *WorkflowSuite) TestRateLimitedBuildWaitsForRetryAfter() {
@@ -401,7 +402,7 @@ func (s *WorkflowSuite) TestTooManyExpiredBuildsFailWithReason() {
 	in.Options.MaxBuilds = 2
 	s.env.ExecuteWorkflow(StakeWorkflow, in)
 
-	s.Equal(ErrTooManyBuilds, s.workflowErrorType())
+	s.Equal(workflows.ErrTooManyBuilds, s.workflowErrorType())
 	s.Equal(2, c.builds)
 	s.Contains(s.env.GetWorkflowError().Error(), "none landed")
 }
@@ -413,7 +414,7 @@ func (s *WorkflowSuite) TestTransactionFailedOnChainIsNotRetried() {
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFailed, Error: "InsufficientFunds"}, nil)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
-	s.Equal(ErrTransactionFailed, s.workflowErrorType())
+	s.Equal(workflows.ErrTransactionFailed, s.workflowErrorType())
 	s.Equal(1, c.builds)
 	s.Contains(s.env.GetWorkflowError().Error(), "InsufficientFunds")
 }
@@ -437,11 +438,11 @@ func (s *WorkflowSuite) TestApprovalApproved() {
 	s.mockValidator()
 	s.mockHappyChain(c)
 	s.env.RegisterDelayedCallback(func() {
-		s.Equal(StepAwaitingApproval, s.status().Step)
+		s.Equal(workflows.StepAwaitingApproval, s.status().Step)
 		s.Equal(0, c.builds, "nothing is built before approval")
-		s.env.UpdateWorkflow(UpdateApprove, "u1", &testsuite.TestUpdateCallback{
+		s.env.UpdateWorkflow(workflows.UpdateApprove, "u1", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { s.Fail("approve rejected", err.Error()) },
-		}, ApprovalInput{Approver: "alice"})
+		}, workflows.ApprovalInput{Approver: "alice"})
 	}, time.Hour)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
@@ -450,7 +451,7 @@ func (s *WorkflowSuite) TestApprovalApproved() {
 	s.Equal("approved", st.Approval.Decision)
 	s.Equal("alice", st.Approval.Approver)
 	s.Equal(1, c.builds)
-	s.Equal([]string{StepValidating, StepAwaitingApproval, StepCheckingValidator, StepConfirming, StepDone}, s.steps)
+	s.Equal([]string{workflows.StepValidating, workflows.StepAwaitingApproval, workflows.StepCheckingValidator, workflows.StepConfirming, workflows.StepDone}, s.steps)
 }
 
 func (s *WorkflowSuite) TestApprovalWithoutApproverIsRefused() {
@@ -460,12 +461,12 @@ func (s *WorkflowSuite) TestApprovalWithoutApproverIsRefused() {
 	s.mockHappyChain(c)
 	var rejected error
 	s.env.RegisterDelayedCallback(func() {
-		s.env.UpdateWorkflow(UpdateApprove, "u0", &testsuite.TestUpdateCallback{
+		s.env.UpdateWorkflow(workflows.UpdateApprove, "u0", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { rejected = err },
-		}, ApprovalInput{})
+		}, workflows.ApprovalInput{})
 	}, time.Minute)
 	s.env.RegisterDelayedCallback(func() {
-		s.env.UpdateWorkflow(UpdateApprove, "u1", &testsuite.TestUpdateCallback{}, ApprovalInput{Approver: "bob"})
+		s.env.UpdateWorkflow(workflows.UpdateApprove, "u1", &testsuite.TestUpdateCallback{}, workflows.ApprovalInput{Approver: "bob"})
 	}, time.Hour)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 	s.result()
@@ -477,16 +478,16 @@ func (s *WorkflowSuite) TestApprovalRejected() {
 	s.mockUnexpected("Build")
 	s.mockPolicy(true)
 	s.env.RegisterDelayedCallback(func() {
-		s.env.UpdateWorkflow(UpdateReject, "u1", &testsuite.TestUpdateCallback{}, ApprovalInput{Approver: "bob", Reason: "wrong validator"})
+		s.env.UpdateWorkflow(workflows.UpdateReject, "u1", &testsuite.TestUpdateCallback{}, workflows.ApprovalInput{Approver: "bob", Reason: "wrong validator"})
 	}, time.Hour)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
-	s.Equal(ErrRejected, s.workflowErrorType())
+	s.Equal(workflows.ErrRejected, s.workflowErrorType())
 	s.Contains(s.env.GetWorkflowError().Error(), "wrong validator")
 	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
 	st := s.status()
 	s.Equal("rejected", st.Approval.Decision)
-	s.Equal(StepFailed, st.Step)
+	s.Equal(workflows.StepFailed, st.Step)
 }
 
 func (s *WorkflowSuite) TestEarlyRejectionStopsOperationBelowThreshold() {
@@ -495,12 +496,12 @@ func (s *WorkflowSuite) TestEarlyRejectionStopsOperationBelowThreshold() {
 	s.env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).After(time.Minute).
 		Return(activities.PolicyDecision{ApprovalRequired: false}, nil)
 	s.env.RegisterDelayedCallback(func() {
-		s.env.UpdateWorkflow(UpdateReject, "u1", &testsuite.TestUpdateCallback{
+		s.env.UpdateWorkflow(workflows.UpdateReject, "u1", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { s.Fail("reject refused", err.Error()) },
-		}, ApprovalInput{Approver: "carol", Reason: "hold all staking"})
+		}, workflows.ApprovalInput{Approver: "carol", Reason: "hold all staking"})
 	}, time.Second)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
-	s.Equal(ErrRejected, s.workflowErrorType())
+	s.Equal(workflows.ErrRejected, s.workflowErrorType())
 	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
 }
 
@@ -512,7 +513,7 @@ func (s *WorkflowSuite) TestApprovalTimeout() {
 	start := s.env.Now()
 	s.env.ExecuteWorkflow(StakeWorkflow, in)
 
-	s.Equal(ErrApprovalTimeout, s.workflowErrorType())
+	s.Equal(workflows.ErrApprovalTimeout, s.workflowErrorType())
 	s.GreaterOrEqual(s.env.Now().Sub(start), 48*time.Hour)
 	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
 	s.Equal("timed-out", s.status().Approval.Decision)
@@ -526,7 +527,7 @@ func (s *WorkflowSuite) TestCancelWhileAwaitingApproval() {
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.True(temporal.IsCanceledError(s.env.GetWorkflowError()), "got %v", s.env.GetWorkflowError())
 	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
-	s.Equal(StepCancelled, s.status().Step)
+	s.Equal(workflows.StepCancelled, s.status().Step)
 }
 
 func (s *WorkflowSuite) TestCancelDuringBuildSendsNothing() {
@@ -552,7 +553,7 @@ func (s *WorkflowSuite) TestCancelAfterBroadcastStillConfirms() {
 
 	r := s.result()
 	s.True(r.CancelRequested)
-	s.Equal("sig-1", r.Transactions[0].Signature)
+	s.Equal("sig-1", r.Transactions[0].TxID)
 }
 
 func (s *WorkflowSuite) TestInvalidInputRefusedBeforeAnyActivity() {
@@ -615,8 +616,8 @@ func (s *WorkflowSuite) TestUnstakeWaitsDaysForDeactivationThenWithdraws() {
 
 	r := s.result()
 	s.Require().Len(r.Transactions, 2)
-	s.Equal(activities.OpUnstake, r.Transactions[0].Kind)
-	s.Equal(activities.OpWithdraw, r.Transactions[1].Kind)
+	s.Equal(string(activities.OpUnstake), r.Transactions[0].Kind)
+	s.Equal(string(activities.OpWithdraw), r.Transactions[1].Kind)
 	s.Equal(lamports, r.Lamports)
 	s.GreaterOrEqual(s.env.Now().Sub(start), 47*time.Hour, "the wait is durable timers, not a busy loop")
 	s.Require().Len(c.signs, 2)
@@ -626,7 +627,7 @@ func (s *WorkflowSuite) TestUnstakeWaitsDaysForDeactivationThenWithdraws() {
 	s.Equal(stakeAcc, c.signs[1].Intent.StakeAccount)
 	s.env.AssertNumberOfCalls(s.T(), "ReadStakeState", 1+48+1)
 	// 48 timers, one waiting-deactivation upsert.
-	s.Equal([]string{StepValidating, StepConfirming, StepWaitingDeactivation, StepBuilding, StepConfirming, StepDone}, s.steps)
+	s.Equal([]string{workflows.StepValidating, workflows.StepConfirming, StepWaitingDeactivation, workflows.StepBuilding, workflows.StepConfirming, workflows.StepDone}, s.steps)
 }
 
 func (s *WorkflowSuite) TestUnstakeOfDeactivatingAccountDoesNotDeactivateAgain() {
@@ -638,7 +639,7 @@ func (s *WorkflowSuite) TestUnstakeOfDeactivatingAccountDoesNotDeactivateAgain()
 
 	r := s.result()
 	s.Require().Len(r.Transactions, 1)
-	s.Equal(activities.OpWithdraw, r.Transactions[0].Kind)
+	s.Equal(string(activities.OpWithdraw), r.Transactions[0].Kind)
 }
 
 func (s *WorkflowSuite) TestWithdrawOfDelegatedAccountRefused() {
@@ -722,7 +723,7 @@ func (s *WorkflowSuite) TestTransactionNotNewIsRefusedBeforeBroadcast() {
 	s.Empty(c.broadcasts, "a transaction the chain already knows is never broadcast")
 	s.Equal(1, c.builds, "no rebuild: the service served a transaction that is not new")
 	st := s.status()
-	s.Equal(StepFailed, st.Step)
+	s.Equal(workflows.StepFailed, st.Step)
 	s.Require().Len(st.Attempts, 1)
 	s.Equal("not-sent", st.Attempts[0].Outcome)
 	s.Empty(st.Transactions)
@@ -739,9 +740,9 @@ func (s *WorkflowSuite) TestRefusalAfterAnEarlierSendIsConfirmedNotFailed() {
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
 	r := s.result()
-	s.Equal("sig-1", r.Transactions[0].Signature)
+	s.Equal("sig-1", r.Transactions[0].TxID)
 	s.Equal(1, c.builds)
-	s.Equal(StepDone, s.status().Step)
+	s.Equal(workflows.StepDone, s.status().Step)
 }
 
 // TestConfirmRefusedByRPCStallsVisiblyThenCompletes: an RPC that refuses the worker for good does
@@ -758,18 +759,18 @@ func (s *WorkflowSuite) TestConfirmRefusedByRPCStallsVisiblyThenCompletes() {
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{},
 		temporal.NewNonRetryableApplicationError("solana rpc getSignatureStatuses: 403 Forbidden", activities.ErrChainRejected, nil)).Times(3)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 9}, nil).Once()
-	var during Status
+	var during workflows.Status
 	s.env.RegisterDelayedCallback(func() { during = s.status() }, 45*time.Second)
 	start := s.env.Now()
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
 	r := s.result()
-	s.Equal("sig-1", r.Transactions[0].Signature)
-	s.Equal(StepStalled, during.Step)
+	s.Equal("sig-1", r.Transactions[0].TxID)
+	s.Equal(workflows.StepStalled, during.Step)
 	s.Require().NotNil(during.Stall)
-	s.Equal(StepConfirming, during.Stall.Step)
+	s.Equal(workflows.StepConfirming, during.Stall.Step)
 	s.Contains(during.Stall.LastError, "403 Forbidden")
-	s.Contains(s.steps, StepStalled, "a stalled step is searchable")
+	s.Contains(s.steps, workflows.StepStalled, "a stalled step is searchable")
 	// 30 s, 60 s, 120 s between tries.
 	s.GreaterOrEqual(s.env.Now().Sub(start), 210*time.Second)
 	s.Nil(s.status().Stall, "the stall is cleared once the step gets through")
@@ -793,16 +794,16 @@ func (s *WorkflowSuite) TestHalfDoneUnstakeStallsWhileServiceRefusesThenWithdraw
 	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil)
-	var during Status
+	var during workflows.Status
 	s.env.RegisterDelayedCallback(func() { during = s.status() }, 90*time.Minute)
 	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
 
 	r := s.result()
 	s.Require().Len(r.Transactions, 2)
-	s.Equal(activities.OpWithdraw, r.Transactions[1].Kind)
-	s.Equal(StepStalled, during.Step)
+	s.Equal(string(activities.OpWithdraw), r.Transactions[1].Kind)
+	s.Equal(workflows.StepStalled, during.Step)
 	s.Require().NotNil(during.Stall)
-	s.Equal(StepBuilding, during.Stall.Step)
+	s.Equal(workflows.StepBuilding, during.Stall.Step)
 	s.Contains(during.Stall.LastError, "WrongTokenException")
 }
 
@@ -817,16 +818,16 @@ func (s *WorkflowSuite) TestServiceRefusingTokenBeforeAnythingLandedFails() {
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().Error(s.env.GetWorkflowError())
 	s.Contains(s.env.GetWorkflowError().Error(), "WrongTokenException")
-	s.Equal(StepFailed, s.status().Step)
+	s.Equal(workflows.StepFailed, s.status().Step)
 }
 
 // approve sends an approve update; the returned error is set, once the workflow has run, when the
 // update was refused.
 func (s *WorkflowSuite) approve(id, approver string) *error {
 	var rejected error
-	s.env.UpdateWorkflow(UpdateApprove, id, &testsuite.TestUpdateCallback{
+	s.env.UpdateWorkflow(workflows.UpdateApprove, id, &testsuite.TestUpdateCallback{
 		OnReject: func(err error) { rejected = err },
-	}, ApprovalInput{Approver: approver})
+	}, workflows.ApprovalInput{Approver: approver})
 	return &rejected
 }
 
@@ -838,7 +839,7 @@ func (s *WorkflowSuite) TestRequesterCannotApproveOwnOperation() {
 	var self, other *error
 	s.env.RegisterDelayedCallback(func() { self = s.approve("u1", "Alice ") }, time.Minute)
 	s.env.RegisterDelayedCallback(func() {
-		s.Equal(StepAwaitingApproval, s.status().Step, "the requester's approval does not open the gate")
+		s.Equal(workflows.StepAwaitingApproval, s.status().Step, "the requester's approval does not open the gate")
 		other = s.approve("u2", "bob")
 	}, time.Hour)
 	in := stakeInput()
@@ -869,7 +870,7 @@ func (s *WorkflowSuite) TestTwoDistinctApproversAboveDualThreshold() {
 	}, 2*time.Hour)
 	s.env.RegisterDelayedCallback(func() {
 		buildsAfterFirst = c.builds
-		s.Equal(StepAwaitingApproval, s.status().Step, "one approval of two does not open the gate")
+		s.Equal(workflows.StepAwaitingApproval, s.status().Step, "one approval of two does not open the gate")
 		second = s.approve("u3", "carol")
 	}, 3*time.Hour)
 	start := s.env.Now()
@@ -882,7 +883,7 @@ func (s *WorkflowSuite) TestTwoDistinctApproversAboveDualThreshold() {
 	s.Require().NoError(*second)
 	s.Equal(0, buildsAfterFirst, "nothing is built on one approval of two")
 	st := s.status()
-	s.Equal(DecisionApproved, st.Approval.Decision)
+	s.Equal(workflows.DecisionApproved, st.Approval.Decision)
 	s.Equal(2, st.Approval.ApprovalsRequired)
 	s.Require().Len(st.Approval.Decisions, 2)
 	s.Equal([]string{"bob", "carol"}, []string{st.Approval.Decisions[0].Approver, st.Approval.Decisions[1].Approver})
@@ -891,9 +892,9 @@ func (s *WorkflowSuite) TestTwoDistinctApproversAboveDualThreshold() {
 }
 
 func (s *WorkflowSuite) TestOptionsOutOfBoundsRefusedBeforeAnyActivity() {
-	for name, opts := range map[string]Options{
-		"options.maxBuilds":           {MaxBuilds: MaxMaxBuilds + 1},
-		"options.confirmPollInterval": {ConfirmPollInterval: ConfirmHeartbeatTimeout},
+	for name, opts := range map[string]workflows.Options{
+		"options.maxBuilds":           {MaxBuilds: workflows.MaxMaxBuilds + 1},
+		"options.confirmPollInterval": {ConfirmPollInterval: workflows.ConfirmHeartbeatTimeout},
 		"options.buildTimeout":        {BuildTimeout: -time.Second},
 		"options.broadcastTimeout":    {BroadcastTimeout: time.Second},
 		"options.slotDuration":        {SlotDuration: 2 * time.Minute},
@@ -911,8 +912,8 @@ func (s *WorkflowSuite) TestOptionsOutOfBoundsRefusedBeforeAnyActivity() {
 			s.Contains(err.Error(), name)
 		})
 	}
-	s.NoError(Options{}.Validate(), "the defaults are valid")
-	s.NoError(Options{MaxBuilds: MaxMaxBuilds, ConfirmPollInterval: ConfirmHeartbeatTimeout / 3}.Validate(), "the bounds are valid")
+	s.NoError(workflows.Options{}.Validate(), "the defaults are valid")
+	s.NoError(workflows.Options{MaxBuilds: workflows.MaxMaxBuilds, ConfirmPollInterval: workflows.ConfirmHeartbeatTimeout / 3}.Validate(), "the bounds are valid")
 }
 
 func TestFormatSOL(t *testing.T) {

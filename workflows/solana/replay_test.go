@@ -1,4 +1,4 @@
-package workflows
+package solana
 
 import (
 	"path/filepath"

@@ -1,4 +1,4 @@
-package workflows
+package solana
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/workflows"
 )
 
 // Cancellation at each point of an operation (README "Cancelling before the first broadcast ends
@@ -72,9 +73,9 @@ func (s *WorkflowSuite) TestCancelWhileCheckingValidatorBuildsNothing() {
 	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
 	s.env.AssertNotCalled(s.T(), "Broadcast", mock.Anything, mock.Anything)
 	st := s.status()
-	s.Equal(StepCancelled, st.Step)
+	s.Equal(workflows.StepCancelled, st.Step)
 	s.Empty(st.Attempts)
-	s.Equal(StepCancelled, s.sa[SAStep.GetName()])
+	s.Equal(workflows.StepCancelled, s.sa[workflows.SAStep.GetName()])
 }
 
 // TestCancelWhileCheckingPolicyBuildsNothing: a cancel while the policy is checked ends the
@@ -89,7 +90,7 @@ func (s *WorkflowSuite) TestCancelWhileCheckingPolicyBuildsNothing() {
 	s.requireCancelled()
 	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
 	s.env.AssertNotCalled(s.T(), "Broadcast", mock.Anything, mock.Anything)
-	s.Equal(StepCancelled, s.status().Step)
+	s.Equal(workflows.StepCancelled, s.status().Step)
 }
 
 // TestCancelAfterSignBeforeBroadcastSendsNothing: a cancel that arrives while the chain is asked
@@ -116,7 +117,7 @@ func (s *WorkflowSuite) TestCancelAfterSignBeforeBroadcastSendsNothing() {
 	s.Len(c.signs, 1, "signed once")
 	s.Len(c.fresh, 1)
 	st := s.status()
-	s.Equal(StepCancelled, st.Step)
+	s.Equal(workflows.StepCancelled, st.Step)
 	s.Require().Len(st.Attempts, 1)
 	s.Equal("not-sent", st.Attempts[0].Outcome)
 	s.True(st.Attempts[0].BroadcastAt.IsZero(), "never broadcast")
@@ -145,7 +146,7 @@ func (s *WorkflowSuite) TestCancelDuringBroadcastStillSendsAndConfirms() {
 	r := s.result()
 	s.True(r.CancelRequested)
 	s.Require().Len(r.Transactions, 1)
-	s.Equal("sig-1", r.Transactions[0].Signature)
+	s.Equal("sig-1", r.Transactions[0].TxID)
 	s.Empty(cancels.all(), "no activity was cancelled: the broadcast ran to its end")
 	s.Require().Len(c.broadcasts, 1)
 	s.Equal("signed-1", c.broadcasts[0].SignedTransaction)
@@ -153,7 +154,7 @@ func (s *WorkflowSuite) TestCancelDuringBroadcastStillSendsAndConfirms() {
 	s.Require().Len(times, 1)
 	s.GreaterOrEqual(times[0].Sub(start), time.Minute, "confirmation began once the broadcast had finished")
 	st := s.status()
-	s.Equal(StepDone, st.Step)
+	s.Equal(workflows.StepDone, st.Step)
 	s.True(st.CancelRequested)
 	s.Equal(1, c.builds)
 }
@@ -178,7 +179,7 @@ func (s *WorkflowSuite) TestCancelDuringConfirmThatExpiresRebuildsNothing() {
 	s.Len(c.signs, 1)
 	s.Len(c.broadcasts, 1)
 	st := s.status()
-	s.Equal(StepCancelled, st.Step)
+	s.Equal(workflows.StepCancelled, st.Step)
 	s.Require().Len(st.Attempts, 1)
 	s.Equal(activities.OutcomeExpired, st.Attempts[0].Outcome)
 	s.Empty(st.Transactions)

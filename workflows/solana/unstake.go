@@ -1,4 +1,4 @@
-package workflows
+package solana
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ func runUnstake(ctx workflow.Context, in UnstakeInput, op activities.Operation) 
 		return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, nil)
 	}
 	intent := activities.Intent{
-		Operation: op, Chain: ChainSolana, Network: in.Network,
+		Operation: op, Chain: Chain, Network: in.Network,
 		Staker: in.Staker, Lamports: in.Lamports, StakeAccount: in.StakeAccount,
 	}
 	o, err := newOperation(ctx, intent, in.Options, in.RequestedBy)
@@ -37,9 +37,9 @@ func runUnstake(ctx workflow.Context, in UnstakeInput, op activities.Operation) 
 		return Result{}, err
 	}
 	if err := o.runUnstake(ctx, in.Lamports); err != nil {
-		return Result{}, o.fail(ctx, err)
+		return Result{}, o.Fail(ctx, err)
 	}
-	o.setStep(ctx, StepDone)
+	o.Done(ctx)
 	return o.result(), nil
 }
 
@@ -52,7 +52,7 @@ func (o *operation) runUnstake(ctx workflow.Context, asked uint64) error {
 		return err
 	}
 	o.setAmount(st.Lamports)
-	o.status.VoteAccount = st.Voter
+	o.SetValidator(st.Voter)
 
 	unstake := o.intent.Operation == activities.OpUnstake
 	if !unstake && !st.Deactivating && (st.State == activities.StakeActive || st.State == activities.StakeActivating) {
@@ -65,7 +65,7 @@ func (o *operation) runUnstake(ctx workflow.Context, asked uint64) error {
 	}
 	if unstake {
 		if st.Deactivating {
-			o.logger.Info("Stake account already deactivating; not sending another deactivation",
+			o.Logger().Info("Stake account already deactivating; not sending another deactivation",
 				"stakeAccount", st.StakeAccount, "deactivationEpoch", st.DeactivationEpoch)
 		} else if st.State == activities.StakeActive || st.State == activities.StakeActivating {
 			deactivate := o.intent

@@ -1,4 +1,4 @@
-package workflows
+package solana
 
 import (
 	"go.temporal.io/sdk/temporal"
@@ -15,7 +15,7 @@ func StakeWorkflow(ctx workflow.Context, in StakeInput) (Result, error) {
 		return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, nil)
 	}
 	intent := activities.Intent{
-		Operation: activities.OpStake, Chain: ChainSolana, Network: in.Network,
+		Operation: activities.OpStake, Chain: Chain, Network: in.Network,
 		Staker: in.Staker, Lamports: in.Lamports, VoteAccount: in.VoteAccount,
 	}
 	o, err := newOperation(ctx, intent, in.Options, in.RequestedBy)
@@ -23,9 +23,9 @@ func StakeWorkflow(ctx workflow.Context, in StakeInput) (Result, error) {
 		return Result{}, err
 	}
 	if err := o.runStake(ctx); err != nil {
-		return Result{}, o.fail(ctx, err)
+		return Result{}, o.Fail(ctx, err)
 	}
-	o.setStep(ctx, StepDone)
+	o.Done(ctx)
 	return o.result(), nil
 }
 

@@ -1,0 +1,145 @@
+package solana
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/workflows"
+)
+
+// operation is a Solana operation: the core's Operation and the intent it carries out.
+type operation struct {
+	*workflows.Operation
+	intent activities.Intent
+}
+
+// newOperation starts the core's record of a Solana operation. Callers validate their input first.
+func newOperation(ctx workflow.Context, intent activities.Intent, opts workflows.Options, requestedBy string) (*operation, error) {
+	o, err := workflows.NewOperation(ctx, workflows.Setup{
+		Chain: Chain, Network: intent.Network, Operation: string(intent.Operation), Staker: intent.Staker,
+		Amount: amountString(intent.Lamports), Unit: Unit, Validator: intent.VoteAccount, Account: intent.StakeAccount,
+		RequestedBy: requestedBy, Options: opts,
+		Waits:        []string{StepWaitingDeactivation},
+		Labels:       workflows.Labels{Validator: "vote account", Account: "stake account", Block: "slot"},
+		FormatAmount: formatLamports,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &operation{Operation: o, intent: intent}, nil
+}
+
+// formatLamports renders an amount of lamports as SOL.
+func formatLamports(amount string) string {
+	n, err := strconv.ParseUint(amount, 10, 64)
+	if err != nil {
+		return amount + " " + Unit
+	}
+	return FormatSOL(n)
+}
+
+func (o *operation) setAmount(n uint64) {
+	o.intent.Lamports = n
+	o.SetAmount(amountString(n))
+}
+
+// transact runs one Solana transaction step through the core's transact loop.
+func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (workflows.TxRecord, error) {
+	return o.Transact(ctx, &tx{o: o.Operation, op: o, intent: intent})
+}
+
+// result is the Result of a finished operation.
+func (o *operation) result() Result {
+	st := o.Status()
+	var fees uint64
+	for _, t := range st.Transactions {
+		if f, err := strconv.ParseUint(t.Fee, 10, 64); err == nil {
+			fees += f
+		}
+	}
+	return Result{
+		Operation:       o.intent.Operation,
+		Network:         o.intent.Network,
+		Staker:          o.intent.Staker,
+		Lamports:        o.intent.Lamports,
+		StakeAccount:    st.Account,
+		VoteAccount:     st.Validator,
+		Transactions:    st.Transactions,
+		FeeLamports:     fees,
+		CancelRequested: st.CancelRequested,
+	}
+}
+
+// checkPolicy applies the worker's policy to the intent, and waits for approvals when it asks.
+func (o *operation) checkPolicy(ctx workflow.Context) error {
+	return o.CheckPolicy(ctx, a.CheckPolicy, o.intent)
+}
+
+// checkValidator refuses a vote account the service does not report as active, or that our own
+// RPC finds unknown, delinquent or too expensive.
+func (o *operation) checkValidator(ctx workflow.Context, vote string) error {
+	var res activities.ValidatorCheckResult
+	return o.CheckValidator(ctx, a.CheckValidator,
+		activities.ValidatorCheckInput{Network: o.intent.Network, VoteAccount: vote}, &res)
+}
+
+// readStakeState reads a stake account and the epoch clock. Reads retry until the chain answers:
+// a slow read shows in the Web UI as a pending activity with its last failure. A read the RPC
+// refuses for good (ChainRejected) stalls an operation that has already landed a transaction,
+// visibly, and fails one that has not.
+func (o *operation) readStakeState(ctx workflow.Context) (activities.StakeState, error) {
+	actx := workflow.WithActivityOptions(ctx, workflows.ReadOptions())
+	stalls := func(err error) bool { return o.HalfDone() && workflows.IsErrorType(err, activities.ErrChainRejected) }
+	return workflows.UntilUnstalled(ctx, o.Operation, stalls, func() (activities.StakeState, error) {
+		var st activities.StakeState
+		err := o.Get(ctx, workflow.ExecuteActivity(actx, a.ReadStakeState,
+			activities.StakeStateInput{Network: o.intent.Network, StakeAccount: o.intent.StakeAccount}), &st)
+		return st, err
+	})
+}
+
+// waitInactive waits until the stake account is fully inactive, with durable timers sized from
+// the slots left in the current epoch (capped at MaxEpochWait), re-reading the account after each.
+func (o *operation) waitInactive(ctx workflow.Context) (activities.StakeState, error) {
+	opts := o.Options()
+	for {
+		st, err := o.readStakeState(ctx)
+		if err != nil {
+			return st, err
+		}
+		switch st.State {
+		case activities.StakeInactive, activities.StakeInitialized:
+			o.Status().WaitingUntil = time.Time{}
+			return st, nil
+		case activities.StakeDeactivating:
+		default:
+			return st, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("stake account %s is %s, not deactivating: unstake it first", st.StakeAccount, st.State),
+				activities.ErrStakeAccountState, nil)
+		}
+		left := st.SlotsInEpoch - st.SlotIndex
+		if st.SlotIndex >= st.SlotsInEpoch {
+			left = 1
+		}
+		slot := opts.SlotDuration
+		if st.SlotDuration > 0 {
+			slot = st.SlotDuration
+		}
+		wait := time.Duration(left+1) * slot
+		limit := opts.MaxEpochWait
+		if st.RecheckAfter > 0 {
+			limit = min(limit, st.RecheckAfter)
+		}
+		wait = min(max(wait, time.Second), limit)
+		o.Logger().Info("Waiting for deactivation", "stakeAccount", st.StakeAccount, "epoch", st.Epoch,
+			"deactivationEpoch", st.DeactivationEpoch, "wait", wait)
+		if err := o.Wait(ctx, StepWaitingDeactivation, wait); err != nil {
+			return st, temporal.NewCanceledError("cancelled while waiting for deactivation; withdraw was not sent")
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -33,6 +34,8 @@ type temporalServer struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
+	// refusal watches the running server's output for its refusal of the port.
+	refusal *stack.PortRefusalWatch
 }
 
 func newTemporalServer(cliPath string, port int, dbFile string, logf *os.File) *temporalServer {
@@ -69,20 +72,22 @@ func (t *temporalServer) start(ctx context.Context) error {
 		return errors.New("chaos: Temporal dev server already running")
 	}
 	cmd := exec.Command(t.cli, t.args()...)
-	cmd.Stdout, cmd.Stderr = t.logf, t.logf
+	refusal := &stack.PortRefusalWatch{}
+	out := io.MultiWriter(t.logf, refusal)
+	cmd.Stdout, cmd.Stderr = out, out
 	setChildAttrs(cmd)
 	if err := cmd.Start(); err != nil {
 		t.mu.Unlock()
 		return fmt.Errorf("chaos: starting Temporal dev server %s: %w", t.cli, err)
 	}
 	done := make(chan struct{})
-	t.cmd, t.done = cmd, done
+	t.cmd, t.done, t.refusal = cmd, done, refusal
 	t.mu.Unlock()
 	go func() {
 		_ = cmd.Wait()
 		close(done)
 	}()
-	return waitFor(ctx, 60*time.Second, "the Temporal frontend at "+t.address(), done, func(ctx context.Context) error {
+	err := waitFor(ctx, 60*time.Second, "the Temporal frontend at "+t.address(), done, func(ctx context.Context) error {
 		c, err := client.Dial(client.Options{HostPort: t.address(), Logger: cli.TemporalLogger(zap.NewNop())})
 		if err != nil {
 			return err
@@ -91,6 +96,22 @@ func (t *temporalServer) start(ctx context.Context) error {
 		_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
 		return err
 	})
+	<-refusalSettled(done, err)
+	if line := refusal.Refused(); line != "" {
+		return fmt.Errorf("chaos: Temporal dev server: %w: %s", stack.ErrPortInUse, line)
+	}
+	return err
+}
+
+// refusalSettled is closed once the server's output can be trusted to hold a port refusal: at
+// once when the server answered, once it exited when it did not (the refusal is its last line).
+func refusalSettled(exited <-chan struct{}, waitErr error) <-chan struct{} {
+	if waitErr == nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return exited
 }
 
 // stop ends the server with SIGTERM (SIGKILL after grace) and waits for it to exit.
@@ -126,6 +147,9 @@ type workerProcess struct {
 	env        []string
 	logf       *os.File
 	healthAddr string
+	// health is the listening socket of healthAddr, bound once by the supervisor and inherited
+	// by every worker it starts (as --health-fd 3), so the address holds across restarts.
+	health     *os.File
 	restartGap time.Duration
 
 	mu       sync.Mutex
@@ -154,6 +178,9 @@ func (w *workerProcess) spawn() error {
 	cmd := exec.Command(w.bin, w.args...)
 	cmd.Env = w.env
 	cmd.Stdout, cmd.Stderr = w.logf, w.logf
+	if w.health != nil {
+		cmd.ExtraFiles = []*os.File{w.health} // descriptor 3 in the child
+	}
 	setChildAttrs(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("chaos: starting worker %s: %w", w.bin, err)
@@ -296,8 +323,10 @@ func waitFor(ctx context.Context, limit time.Duration, what string, exited <-cha
 	}
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
+// pickPort returns a loopback port free now, for the Temporal CLI, which cannot bind port 0 and
+// report the port it got: the caller starts the server again on a new port if another process
+// took this one first (stack.ErrPortInUse).
+func pickPort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

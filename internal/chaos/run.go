@@ -8,10 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +27,7 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/sandbox"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
@@ -193,11 +194,13 @@ type runner struct {
 
 	temporal *temporalServer
 	worker   *workerProcess
-	sb       *sandbox.Sandbox
-	chain    *solchain.Client
-	client   client.Client
-	ops      []OpSpec
-	votes    []solana.PublicKey
+	// healthSock is the worker's health socket, held for the run (see workerProcess.health).
+	healthSock *os.File
+	sb         *sandbox.Sandbox
+	chain      *solchain.Client
+	client     client.Client
+	ops        []OpSpec
+	votes      []solana.PublicKey
 	// serviceVote is the vote account the service delegates stakes to.
 	serviceVote string
 	baseline    int
@@ -252,14 +255,25 @@ func (r *runner) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
-	r.temporal = newTemporalServer(cfg.TemporalCLI, port, filepath.Join(cfg.Dir, "temporal.db"), tlog)
-	r.log.Info("Starting the Temporal dev server", zap.String("address", r.temporal.address()))
-	if err := r.temporal.start(ctx); err != nil {
-		return err
+	// The Temporal CLI cannot bind port 0: a picked port another process took before the server
+	// bound it is refused, and the server is started on a new one. Its restarts later in the run
+	// keep the port the worker was given.
+	for attempt := 1; ; attempt++ {
+		port, err := pickPort()
+		if err != nil {
+			return err
+		}
+		r.temporal = newTemporalServer(cfg.TemporalCLI, port, filepath.Join(cfg.Dir, "temporal.db"), tlog)
+		r.log.Info("Starting the Temporal dev server", zap.String("address", r.temporal.address()))
+		err = r.temporal.start(ctx)
+		if err == nil {
+			break
+		}
+		r.temporal.stop(5 * time.Second)
+		if !errors.Is(err, stack.ErrPortInUse) || attempt == 5 {
+			return err
+		}
+		r.log.Info("The picked port was taken before the server bound it; picking again", zap.Error(err))
 	}
 
 	slog, err := r.logFile("sandbox.log")
@@ -313,10 +327,17 @@ func (r *runner) setUp(ctx context.Context) error {
 	}
 	r.epoch = ei.Epoch
 
-	hport, err := freePort()
+	// The worker's health socket is bound here once and inherited by every worker process.
+	hln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return fmt.Errorf("chaos: binding the worker's health socket: %w", err)
 	}
+	hfile, err := hln.(*net.TCPListener).File()
+	_ = hln.Close() // the duplicate in hfile keeps the socket
+	if err != nil {
+		return fmt.Errorf("chaos: the worker's health socket: %w", err)
+	}
+	r.healthSock = hfile
 	wlog, err := r.logFile("worker.log")
 	if err != nil {
 		return err
@@ -327,7 +348,7 @@ func (r *runner) setUp(ctx context.Context) error {
 	}
 	r.worker = &workerProcess{
 		bin: bin, env: childEnv(), logf: wlog, restartGap: time.Second,
-		healthAddr: "127.0.0.1:" + strconv.Itoa(hport),
+		healthAddr: hln.Addr().String(), health: hfile,
 		args: []string{
 			"--temporal-address", r.temporal.address(), "--namespace", "default", "--task-queue", workflows.TaskQueue,
 			"--service-url", r.sb.URL(), "--service-token-file", tokenFile,
@@ -336,7 +357,7 @@ func (r *runner) setUp(ctx context.Context) error {
 			"--solana-genesis", "testnet=" + rt.GenesisHash().String() + ",mainnet-beta=" + rt.GenesisHash().String(),
 			"--solana-slot-duration", slotDuration.String(), "--epoch-recheck", epochRecheck.String(),
 			"--allowed-vote-accounts", strings.Join(votes, ","),
-			"--health-addr", "127.0.0.1:" + strconv.Itoa(hport),
+			"--health-fd", "3",
 			"--log-format", "json", "--log-level", "info", "--stop-timeout", "5s", "--pollers", "8",
 		},
 	}
@@ -1084,6 +1105,9 @@ func (r *runner) close() {
 	}
 	if r.temporal != nil {
 		r.temporal.stop(20 * time.Second)
+	}
+	if r.healthSock != nil {
+		_ = r.healthSock.Close()
 	}
 	for _, f := range r.logs {
 		_ = f.Close()

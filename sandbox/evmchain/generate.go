@@ -1,0 +1,3 @@
+package evmchain
+
+//go:generate go run ./internal/regen

@@ -235,7 +235,7 @@ func TestTokenRotatedMidRunChangesNothing(t *testing.T) {
 	var res wfsolana.Result
 	require.NoError(t, st.Client.GetWorkflow(wctx, id, "").Get(wctx, &res))
 	require.Len(t, res.Transactions, 2)
-	require.Equal(t, activities.OpWithdraw, res.Transactions[1].Kind)
+	require.Equal(t, string(activities.OpWithdraw), res.Transactions[1].Kind)
 	require.Len(t, landedBy(t, staker), 3, "stake, deactivate, withdraw: each once")
 }
 

@@ -81,8 +81,8 @@ func TestUnstakeEpochWarpWithdraw(t *testing.T) {
 	require.NoError(t, st.Client.GetWorkflow(wctx, id, "").Get(wctx, &res))
 
 	require.Len(t, res.Transactions, 2)
-	require.Equal(t, activities.OpUnstake, res.Transactions[0].Kind)
-	require.Equal(t, activities.OpWithdraw, res.Transactions[1].Kind)
+	require.Equal(t, string(activities.OpUnstake), res.Transactions[0].Kind)
+	require.Equal(t, string(activities.OpWithdraw), res.Transactions[1].Kind)
 	require.Equal(t, 3*sol, res.Lamports)
 	require.Equal(t,
 		[]string{staked.Transactions[0].TxID, res.Transactions[0].TxID, res.Transactions[1].TxID},
@@ -167,7 +167,7 @@ func TestCancelDuringDeactivationThenWithdraw(t *testing.T) {
 	require.NoError(t, err, out)
 	res := decodeResult(t, out)
 	require.Len(t, res.Transactions, 1)
-	require.Equal(t, activities.OpWithdraw, res.Transactions[0].Kind)
+	require.Equal(t, string(activities.OpWithdraw), res.Transactions[0].Kind)
 	after, err := chain.Balance(ctx, staker.String())
 	require.NoError(t, err)
 	require.Equal(t, before+2*sol-fee, after)

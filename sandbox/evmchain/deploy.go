@@ -32,12 +32,10 @@ var DefaultCheckpointReward = new(big.Int).Mul(big.NewInt(10), POL)
 // DefaultRewardReserve is the POL minted to the StakeManager to pay rewards (1,000,000 POL).
 var DefaultRewardReserve = new(big.Int).Mul(big.NewInt(1_000_000), POL)
 
-// Gas limits of the deployment's own transactions, sent together before any is mined (so no
-// estimate is possible for calls to contracts not yet created).
-const (
-	deployGas = 3_000_000
-	callGas   = 300_000
-)
+// deployGas is the gas limit of each contract creation: they are sent together, before any is
+// mined, so none can be estimated (the StakeManager's constructor takes the token's address).
+// Later calls are estimated.
+const deployGas = 5_000_000
 
 // pollInterval is how often receipts are polled.
 const pollInterval = 100 * time.Millisecond
@@ -149,8 +147,8 @@ func Deploy(ctx context.Context, rpcURL string, deployerKey *ecdsa.PrivateKey, o
 	return d, nil
 }
 
-// deploy sends every transaction with consecutive nonces (addresses of created contracts follow
-// from the nonce), then waits for all of them.
+// deploy sends the contract creations with consecutive nonces (addresses of created contracts
+// follow from the nonce) and waits for them, then the registrations and mints, and waits again.
 func (d *Deployment) deploy(ctx context.Context, cfg deployConfig, code map[string][]byte) error {
 	nonce, err := d.client.PendingNonceAt(ctx, d.owner)
 	if err != nil {
@@ -182,6 +180,20 @@ func (d *Deployment) deploy(ctx context.Context, cfg deployConfig, code map[stri
 		return append(append([]byte{}, code[name]...), packed...), nil
 	}
 
+	wait := func() error {
+		for _, s := range steps {
+			rcpt, err := d.WaitMined(ctx, s.tx.Hash())
+			if err != nil {
+				return fmt.Errorf("evmchain: %s: %w", s.what, err)
+			}
+			if rcpt.Status != types.ReceiptStatusSuccessful {
+				return fmt.Errorf("evmchain: %s: transaction %s failed on chain", s.what, s.tx.Hash().Hex())
+			}
+		}
+		steps = nil
+		return nil
+	}
+
 	data, _ := deployData(ContractToken)
 	if d.Token, err = send("deploy POLToken", nil, data, deployGas); err != nil {
 		return err
@@ -204,12 +216,16 @@ func (d *Deployment) deploy(ctx context.Context, cfg deployConfig, code map[stri
 		}
 		d.Validators = append(d.Validators, Validator{ID: id, Share: share})
 	}
+	// The contracts exist from here on: later calls are estimated.
+	if err := wait(); err != nil {
+		return err
+	}
 	for _, v := range d.Validators {
 		data, err := d.abis[ContractStakeManager].Pack("registerValidator", new(big.Int).SetUint64(v.ID), v.Share)
 		if err != nil {
 			return fmt.Errorf("evmchain: registerValidator: %w", err)
 		}
-		if _, err := send(fmt.Sprintf("register validator %d", v.ID), &d.StakeManager, data, callGas); err != nil {
+		if _, err := send(fmt.Sprintf("register validator %d", v.ID), &d.StakeManager, data, 0); err != nil {
 			return err
 		}
 	}
@@ -222,20 +238,11 @@ func (d *Deployment) deploy(ctx context.Context, cfg deployConfig, code map[stri
 		if err != nil {
 			return fmt.Errorf("evmchain: mint: %w", err)
 		}
-		if _, err := send("mint POL to "+m.to.Hex(), &d.Token, data, callGas); err != nil {
+		if _, err := send("mint POL to "+m.to.Hex(), &d.Token, data, 0); err != nil {
 			return err
 		}
 	}
-	for _, s := range steps {
-		rcpt, err := d.WaitMined(ctx, s.tx.Hash())
-		if err != nil {
-			return fmt.Errorf("evmchain: %s: %w", s.what, err)
-		}
-		if rcpt.Status != types.ReceiptStatusSuccessful {
-			return fmt.Errorf("evmchain: %s: transaction %s failed on chain", s.what, s.tx.Hash().Hex())
-		}
-	}
-	return nil
+	return wait()
 }
 
 // Client is the RPC connection of the deployment.

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"html"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -38,14 +37,6 @@ func requireProgram(t *testing.T, env, install string) string {
 		t.Fatalf("%s=%s: %v", env, p, err)
 	}
 	return p
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // artifactDir is .artifacts/ui at the repository root (the directory holding go.mod).
@@ -146,7 +137,7 @@ func TestWebUIListsStakeWithSearchAttributes(t *testing.T) {
 	st, err := stack.Start(ctx, stack.Options{
 		TemporalCLI:    temporalCLI,
 		Dir:            t.TempDir(),
-		UIPort:         freePort(t),
+		UIPort:         stack.AnyPort,
 		Runtime:        solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 64},
 		Stakers:        1,
 		StakerLamports: 10_000_000_000,

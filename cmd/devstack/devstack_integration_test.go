@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/stakeflow/stakeflow/internal/stack"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the command and the test to use at once.
@@ -37,39 +40,63 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// stackArgs are the flags of demo and up for a stack on free ports in its own directory.
+// stackArgs are the flags of demo and up for a stack on ports free now in its own directory. devstack
+// takes fixed ports, as a developer gives them, and the Temporal CLI cannot bind port 0: another
+// process may take a picked port before the stack binds it (portTaken), and the caller then starts
+// again on new ports.
 func stackArgs(t *testing.T, dir string) (args []string, temporalPort, uiPort int) {
 	t.Helper()
 	if os.Getenv("TEMPORAL_CLI") == "" {
 		t.Fatal("TEMPORAL_CLI is not set; run with TEMPORAL_CLI=$(scripts/tools.sh temporal)")
 	}
-	temporalPort, uiPort = freePort(t), freePort(t)
+	temporalPort, uiPort = pickPort(t), pickPort(t)
 	return []string{"--stack-dir", dir, "--temporal-port", strconv.Itoa(temporalPort), "--ui-port", strconv.Itoa(uiPort),
 		"--stakers", "2"}, temporalPort, uiPort
 }
 
+// portTaken reports whether err is devstack refusing a port stackArgs picked, or the Temporal
+// dev server refusing it, because another process took it after it was picked.
+func portTaken(err error) bool {
+	var inUse *portInUseError
+	return errors.As(err, &inUse) || errors.Is(err, stack.ErrPortInUse)
+}
+
+// startAttempts bounds the starts on new ports after a picked port was taken.
+const startAttempts = 5
+
 func TestUpRunsUntilCancelledAndRefusesABusyPort(t *testing.T) {
 	dir := t.TempDir()
-	args, temporalPort, uiPort := stackArgs(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &lockedBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, append([]string{"up"}, args...), out, io.Discard) }()
-
-	require.Eventually(t, func() bool {
+	var (
+		args                 []string
+		temporalPort, uiPort int
+		out                  *lockedBuffer
+		done                 chan error
+	)
+	for attempt := 1; ; attempt++ {
+		args, temporalPort, uiPort = stackArgs(t, dir)
+		out, done = &lockedBuffer{}, make(chan error, 1)
+		go func() { done <- run(ctx, append([]string{"up"}, args...), out, io.Discard) }()
+		require.Eventually(t, func() bool {
+			select {
+			case err := <-done:
+				done <- err
+				return true
+			default:
+			}
+			return bytes.Contains([]byte(out.String()), []byte("Running; Ctrl-C stops everything."))
+		}, 10*time.Minute, 100*time.Millisecond)
 		select {
 		case err := <-done:
-			done <- err
-			return true
+			if portTaken(err) && attempt < startAttempts {
+				t.Logf("a picked port was taken; starting again on new ports: %v", err)
+				continue
+			}
+			t.Fatalf("up ended early: %v\n%s", err, out.String())
 		default:
 		}
-		return bytes.Contains([]byte(out.String()), []byte("Running; Ctrl-C stops everything."))
-	}, 10*time.Minute, 100*time.Millisecond)
-	select {
-	case err := <-done:
-		t.Fatalf("up ended early: %v\n%s", err, out.String())
-	default:
+		break
 	}
 	text := out.String()
 	ui := "http://127.0.0.1:" + strconv.Itoa(uiPort)
@@ -115,11 +142,19 @@ func TestDemoStakesUnstakesAndWithdraws(t *testing.T) {
 	dir := t.TempDir()
 	// Twice on one directory: the second run reopens the persisted Temporal database.
 	for i := 0; i < 2; i++ {
-		args, _, _ := stackArgs(t, dir)
-		var out lockedBuffer
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		err := run(ctx, append([]string{"demo"}, args...), &out, io.Discard)
-		cancel()
+		var out *lockedBuffer
+		var err error
+		for attempt := 1; ; attempt++ {
+			args, _, _ := stackArgs(t, dir)
+			out = &lockedBuffer{}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			err = run(ctx, append([]string{"demo"}, args...), out, io.Discard)
+			cancel()
+			if !portTaken(err) || attempt == startAttempts {
+				break
+			}
+			t.Logf("a picked port was taken; starting again on new ports: %v", err)
+		}
 		text := out.String()
 		require.NoError(t, err, text)
 		for _, want := range []string{

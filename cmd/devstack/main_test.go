@@ -94,25 +94,22 @@ func TestCheckPortsNamesTheBusyPort(t *testing.T) {
 	require.NoError(t, err)
 	defer busy.Close()
 	busyPort := busy.Addr().(*net.TCPAddr).Port
-	free := freePort(t)
 
+	// Port 0 is not checked: each case holds one busy port and checks nothing else that could be
+	// taken meanwhile.
 	tests := []struct {
 		name     string
 		cfg      config
 		wantFlag string
 	}{
-		{"temporal port", config{TemporalPort: busyPort, UIPort: free, SandboxAddr: "127.0.0.1:0", RPCAddr: "127.0.0.1:0"}, "temporal-port"},
-		{"ui port", config{TemporalPort: free, UIPort: busyPort, SandboxAddr: "127.0.0.1:0", RPCAddr: "127.0.0.1:0"}, "ui-port"},
-		{"sandbox address", config{TemporalPort: free, UIPort: freePort(t), SandboxAddr: busy.Addr().String(), RPCAddr: "127.0.0.1:0"}, "sandbox-addr"},
-		{"nothing busy", config{TemporalPort: free, UIPort: freePort(t), SandboxAddr: "127.0.0.1:0", RPCAddr: "127.0.0.1:0"}, ""},
+		{"temporal port", config{TemporalPort: busyPort, UIPort: 0, SandboxAddr: "127.0.0.1:0", RPCAddr: "127.0.0.1:0"}, "temporal-port"},
+		{"ui port", config{TemporalPort: 0, UIPort: busyPort, SandboxAddr: "127.0.0.1:0", RPCAddr: "127.0.0.1:0"}, "ui-port"},
+		{"sandbox address", config{TemporalPort: 0, UIPort: 0, SandboxAddr: busy.Addr().String(), RPCAddr: "127.0.0.1:0"}, "sandbox-addr"},
+		{"rpc address", config{TemporalPort: 0, UIPort: 0, SandboxAddr: "127.0.0.1:0", RPCAddr: busy.Addr().String()}, "rpc-addr"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := checkPorts(tt.cfg)
-			if tt.wantFlag == "" {
-				require.NoError(t, err)
-				return
-			}
 			var inUse *portInUseError
 			require.ErrorAs(t, err, &inUse)
 			require.Equal(t, tt.wantFlag, inUse.Flag)
@@ -122,12 +119,42 @@ func TestCheckPortsNamesTheBusyPort(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) int {
+// TestCheckPortsPassesFreePorts: fixed ports nothing holds pass the check. A port picked free
+// can be taken by another process before the check binds it; the check is then tried again on
+// new ports, and only a refusal of a port nobody took fails the test.
+func TestCheckPortsPassesFreePorts(t *testing.T) {
+	for attempt := 1; ; attempt++ {
+		cfg := config{TemporalPort: pickPort(t), UIPort: pickPort(t), SandboxAddr: "127.0.0.1:0", RPCAddr: "127.0.0.1:0"}
+		err := checkPorts(cfg)
+		if err == nil {
+			return
+		}
+		var inUse *portInUseError
+		require.ErrorAs(t, err, &inUse)
+		if attempt == 5 || !takenSince(inUse.Addr) {
+			t.Fatalf("free ports refused: %v", err)
+		}
+	}
+}
+
+// pickPort is a port free now (another process may take it before it is used).
+func pickPort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// takenSince reports whether something now holds addr: a port checkPorts refused because another
+// process took it after it was picked.
+func takenSince(addr string) bool {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return true
+	}
+	_ = l.Close()
+	return false
 }
 
 // fakeRuntime answers getEpochInfo and sandbox_warpEpochs like the Solana runtime does, and

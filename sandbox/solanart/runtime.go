@@ -26,6 +26,10 @@ type Options struct {
 	Addr string
 	// SlotDuration is the wall time of one slot; default 400ms.
 	SlotDuration time.Duration
+	// ManualClock stops the chain following wall time: slots move only when asked (AdvanceSlots,
+	// WarpEpochs, ExpireBlockhashes). For tests whose windows in slots (blockhash validity,
+	// finality) must not run out, or pass, while they work, however slow the machine.
+	ManualClock bool
 	// SlotsPerEpoch is the epoch length in slots; default 432000.
 	SlotsPerEpoch uint64
 	// BlockhashValidity is how many blocks a blockhash stays usable; default 150.
@@ -113,6 +117,7 @@ type serverOptions struct {
 	Host                   string `json:"host"`
 	Port                   int    `json:"port"`
 	SlotDurationMs         int64  `json:"slotDurationMs"`
+	ManualClock            bool   `json:"manualClock"`
 	SlotsPerEpoch          uint64 `json:"slotsPerEpoch"`
 	BlockhashValidity      uint64 `json:"blockhashValidity"`
 	FinalizationDepth      uint64 `json:"finalizationDepth"`
@@ -180,6 +185,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		Host:                   host,
 		Port:                   port,
 		SlotDurationMs:         opts.SlotDuration.Milliseconds(),
+		ManualClock:            opts.ManualClock,
 		SlotsPerEpoch:          opts.SlotsPerEpoch,
 		BlockhashValidity:      opts.BlockhashValidity,
 		FinalizationDepth:      opts.FinalizationDepth,

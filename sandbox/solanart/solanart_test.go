@@ -225,7 +225,9 @@ func TestStakeLifecycle(t *testing.T) {
 }
 
 func TestRefusedTransactions(t *testing.T) {
-	r := startRuntime(t, Options{SlotsPerEpoch: 32, BlockhashValidity: 20})
+	// A manual clock: a blockhash valid 20 slots (one second of wall time) stays valid while each
+	// case builds and sends, however slow the machine; only ExpireBlockhashes moves the chain.
+	r := startRuntime(t, Options{SlotsPerEpoch: 32, BlockhashValidity: 20, ManualClock: true})
 	ctx := testContext(t)
 	c := r.RPC()
 	payer := fundedWallet(t, ctx, r, solana.LAMPORTS_PER_SOL)
@@ -433,6 +435,32 @@ func TestEpochsAndSlots(t *testing.T) {
 	version, err := c.GetVersion(ctx)
 	require.NoError(t, err)
 	assert.NotEmpty(t, version.SolanaCore)
+}
+
+// TestManualClockMovesOnlyWhenAsked: with ManualClock the chain stays on its slot while wall time
+// passes (many slot durations of requests), and moves exactly as far as it is asked.
+func TestManualClockMovesOnlyWhenAsked(t *testing.T) {
+	const slot, slotsPerEpoch = time.Millisecond, 64
+	r := startRuntime(t, Options{SlotDuration: slot, SlotsPerEpoch: slotsPerEpoch, ManualClock: true})
+	ctx := testContext(t)
+	c := r.RPC()
+	first, err := c.GetSlot(ctx, rpc.CommitmentConfirmed)
+	require.NoError(t, err)
+	began := time.Now()
+	for requests := 0; requests < 3 || time.Since(began) < 50*slot; requests++ {
+		s, err := c.GetSlot(ctx, rpc.CommitmentConfirmed)
+		require.NoError(t, err)
+		require.Equal(t, first, s, "the slot moved with wall time after %s", time.Since(began))
+	}
+	require.NoError(t, r.AdvanceSlots(ctx, 5))
+	s, err := c.GetSlot(ctx, rpc.CommitmentConfirmed)
+	require.NoError(t, err)
+	require.Equal(t, first+5, s)
+	require.NoError(t, r.WarpEpochs(ctx, 1))
+	info, err := c.GetEpochInfo(ctx, rpc.CommitmentConfirmed)
+	require.NoError(t, err)
+	require.Equal(t, ((first+5)/slotsPerEpoch+1)*slotsPerEpoch, info.AbsoluteSlot)
+	require.Equal(t, uint64(0), info.SlotIndex)
 }
 
 func TestCloseIsIdempotent(t *testing.T) {

@@ -1,7 +1,7 @@
 // A local Solana JSON-RPC 2.0 server over LiteSVM for development and tests.
 //
 // Usage: node server.mjs '<options JSON>'
-// Options: host, port, slotDurationMs, slotsPerEpoch, blockhashValidity,
+// Options: host, port, slotDurationMs, manualClock, slotsPerEpoch, blockhashValidity,
 // finalizationDepth, voteAccounts, delinquentVoteAccounts, genesisSeed (another seed gives
 // another genesis hash and other blockhashes: another network).
 // Once listening it prints one line "SOLANART_READY <port>" on stdout.
@@ -23,6 +23,7 @@ const opts = Object.assign(
     host: '127.0.0.1',
     port: 0,
     slotDurationMs: 400,
+    manualClock: false,
     slotsPerEpoch: 432000,
     blockhashValidity: 150,
     finalizationDepth: 32,
@@ -523,12 +524,14 @@ function setSlot(s) {
 // (catchUp), so an idle runtime does no work and a busy one does not step slot by slot.
 // Only the slots someone is shown register a blockhash, and nobody is shown a skipped one.
 // Slots moved by hand (airdrop retries, sandbox_advanceSlots, sandbox_warpEpochs) put the
-// chain ahead of wall time by `lead`.
+// chain ahead of wall time by `lead`. With manualClock the chain does not follow wall time at
+// all: only the slots moved by hand move it.
 const clockStart = process.hrtime.bigint();
 const slotNs = slotMs * 1_000_000n;
 let lead = 0n;
 
 function catchUp() {
+  if (opts.manualClock) return;
   const due = (process.hrtime.bigint() - clockStart) / slotNs + lead;
   if (due > slot) setSlot(due);
 }
@@ -1130,6 +1133,7 @@ const methods = {
   },
   sandbox_config: () => ({
     slotDurationMs: opts.slotDurationMs,
+    manualClock: opts.manualClock,
     slotsPerEpoch: SLOTS_PER_EPOCH,
     blockhashValidity: VALIDITY,
     finalizationDepth: FINALIZATION_DEPTH,
@@ -1237,7 +1241,7 @@ function armSlotTimer() {
     slotTimer = null;
     return;
   }
-  if (slotTimer) return;
+  if (slotTimer || opts.manualClock) return;
   const intoSlot = (process.hrtime.bigint() - clockStart) % slotNs;
   const ms = Math.max(1, Math.ceil(Number(slotNs - intoSlot) / 1e6));
   slotTimer = setTimeout(() => {

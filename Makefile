@@ -81,6 +81,14 @@ bench-full: tools
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./signer/ ./apiclient/
 
+## mutation: mutation testing (pinned gremlins) of signer, workflows, activities and chain/solana; fails below each package's efficacy threshold (docs/mutation.md)
+mutation:
+	scripts/mutation.sh all $(MUTATION_PKGS)
+
+## mutation-changed: mutation testing of the packages of mutation changed since the last tag (signer when there is no tag)
+mutation-changed:
+	scripts/mutation.sh changed
+
 ## tools: install the pinned Temporal CLI (cached per user)
 tools:
 	@scripts/tools.sh temporal >/dev/null

@@ -62,6 +62,14 @@ type FaultConfig struct {
 	// reaches the chain. Its blockhash expires with the signature absent, so
 	// the worker may build it again. Drop has no meaning here.
 	BroadcastDropped LostResponse `json:"broadcastDropped,omitzero"`
+	// PolygonSendLostResponse makes endpoint 4 forward a transaction to the
+	// EVM chain (Config.EVMRPC) while the client gets a 500 or a dropped
+	// connection.
+	PolygonSendLostResponse LostResponse `json:"polygonSendLostResponse,omitzero"`
+	// PolygonSendDropped makes endpoint 4 answer the transaction's hash
+	// without forwarding it to the EVM chain: a transaction the service says
+	// it sent that never mines. Drop has no meaning here.
+	PolygonSendDropped LostResponse `json:"polygonSendDropped,omitzero"`
 }
 
 // loseThenRefuseMessage is the refusal of a re-broadcast under
@@ -244,6 +252,39 @@ func (f *faultInjector) dropped() bool {
 	return false
 }
 
+// polygonLost decides whether the answer of a transaction endpoint 4 just
+// forwarded is lost (PolygonSendLostResponse), and whether as a dropped
+// connection rather than a 500.
+func (f *faultInjector) polygonLost() (lost, drop bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	lr := &f.cfg.PolygonSendLostResponse
+	switch {
+	case lr.Next > 0:
+		lr.Next--
+		lost = true
+	case f.draw(lr.Rate):
+		lost = true
+	}
+	return lost, lr.Drop
+}
+
+// polygonDropped decides whether endpoint 4 answers a transaction as sent
+// without forwarding it (PolygonSendDropped).
+func (f *faultInjector) polygonDropped() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	lr := &f.cfg.PolygonSendDropped
+	switch {
+	case lr.Next > 0:
+		lr.Next--
+		return true
+	case f.draw(lr.Rate):
+		return true
+	}
+	return false
+}
+
 // refused reports whether broadcasts of sig are refused.
 func (f *faultInjector) refused(sig string) bool {
 	f.mu.Lock()
@@ -276,6 +317,7 @@ func (c FaultConfig) Validate() error {
 	for name, lr := range map[string]LostResponse{
 		"broadcastLostResponse": c.BroadcastLostResponse, "broadcastLoseThenRefuse": c.BroadcastLoseThenRefuse,
 		"broadcastDropped": c.BroadcastDropped,
+		"polygonSendLostResponse": c.PolygonSendLostResponse, "polygonSendDropped": c.PolygonSendDropped,
 	} {
 		if lr.Rate < 0 || lr.Rate > 1 || lr.Next < 0 {
 			return fmt.Errorf("sandbox: %s: rate must be within 0..1 and next must not be negative", name)

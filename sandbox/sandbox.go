@@ -39,6 +39,10 @@ type Config struct {
 	// DefaultVoteAccount is the vote account stakes are delegated to;
 	// default: the runtime's first healthy vote account.
 	DefaultVoteAccount string
+	// EVMRPC is the JSON-RPC URL of an EVM chain (a geth --dev node, say)
+	// that endpoint 4 forwards signed Polygon transactions to; empty: endpoint
+	// 4 only checks their shape and answers the Keccak-256 of their bytes.
+	EVMRPC string
 	// Logger receives the sandbox's logs; default no-op.
 	Logger *zap.Logger
 }
@@ -93,9 +97,19 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if rtOpts.Logger == nil {
 		rtOpts.Logger = log.Named("solanart")
 	}
+	var evm *evmBackend
+	if cfg.EVMRPC != "" {
+		if evm, err = dialEVM(ctx, cfg.EVMRPC); err != nil {
+			_ = ln.Close()
+			return nil, err
+		}
+	}
 	rt, err := solanart.Start(ctx, rtOpts)
 	if err != nil {
 		_ = ln.Close()
+		if evm != nil {
+			evm.rpc.Close()
+		}
 		return nil, fmt.Errorf("sandbox: start Solana runtime: %w", err)
 	}
 	srv := &server{
@@ -119,6 +133,9 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 		},
 	}
 	srv.hostile.set(cfg.Hostile)
+	if evm != nil {
+		evmBackends.Store(srv, evm)
+	}
 	s := &Sandbox{
 		srv:      srv,
 		rt:       rt,
@@ -201,6 +218,10 @@ func (s *Sandbox) Close() error {
 			errHTTP = errors.Join(errHTTP, err)
 		}
 		s.closeErr = errors.Join(errHTTP, s.rt.Close())
+		if evm := s.srv.evm(); evm != nil {
+			evm.rpc.Close()
+			evmBackends.Delete(s.srv)
+		}
 	})
 	return s.closeErr
 }

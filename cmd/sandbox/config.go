@@ -38,6 +38,7 @@ type Config struct {
 	FaultsFile      string        // file holding the initial faults
 	Hostile         string        // initial hostile mode
 	VoteAccount     string        // vote account stakes go to
+	EVMRPC          string        // EVM JSON-RPC endpoint 4 forwards to
 	LogLevel        string        // debug, info, warn, error
 	LogFormat       string        // console or json
 }
@@ -95,6 +96,7 @@ func newServeFlags(cfg *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.FaultsFile, "faults-file", "", "file holding the initial faults as JSON")
 	fs.StringVar(&cfg.Hostile, "hostile", "", "initial hostile mode (empty: honest)")
 	fs.StringVar(&cfg.VoteAccount, "vote-account", "", "vote account stakes go to (default: first healthy one)")
+	fs.StringVar(&cfg.EVMRPC, "evm-rpc", "", "JSON-RPC URL of an EVM chain that POST /api/v1/polygon/transaction/send forwards to (empty: shape check only)")
 	fs.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&cfg.LogFormat, "log-format", "console", "log format: console or json")
 	return fs
@@ -165,5 +167,6 @@ func (c Config) sandboxConfig(secret []byte) (sandbox.Config, error) {
 		Faults:             faults,
 		Hostile:            sandbox.HostileMode(c.Hostile),
 		DefaultVoteAccount: c.VoteAccount,
+		EVMRPC:             c.EVMRPC,
 	}, nil
 }

@@ -71,6 +71,9 @@ func runServe(ctx context.Context, args []string, stdout io.Writer, getenv func(
 		return err
 	}
 	fmt.Fprintf(stdout, "sandbox API: %s\nsolana RPC: %s\nsolana genesis hash: %s\n", sb.URL(), sb.Runtime().URL(), sb.Runtime().GenesisHash())
+	if cfg.EVMRPC != "" {
+		fmt.Fprintf(stdout, "polygon transactions forwarded to: %s\n", cfg.EVMRPC)
+	}
 	<-ctx.Done()
 	log.Info("stopping")
 	return sb.Close()

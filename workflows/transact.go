@@ -66,6 +66,9 @@ type Confirmed struct {
 	Fee string
 	// Error is the on-chain error of a failed transaction.
 	Error string
+	// TxID is the transaction that landed when it is not the one just signed: on a chain with
+	// nonces, an earlier build under the same nonce may land instead of its replacement.
+	TxID string
 }
 
 // Transact runs one on-chain step exactly once: build, check, verify and sign, prove the
@@ -159,10 +162,14 @@ func (o *Operation) Transact(ctx workflow.Context, tx Tx) (TxRecord, error) {
 		current.ConfirmedAt = workflow.Now(ctx)
 		switch conf.Outcome {
 		case activities.OutcomeFinalized:
-			rec := TxRecord{Kind: kind, TxID: signed.TxID, Block: conf.Block, Builds: build,
+			landed := signed.TxID
+			if conf.TxID != "" {
+				landed = conf.TxID
+			}
+			rec := TxRecord{Kind: kind, TxID: landed, Block: conf.Block, Builds: build,
 				Fee: conf.Fee, FinalizedAt: current.ConfirmedAt}
 			o.status.Transactions = append(o.status.Transactions, rec)
-			o.logger.Info("Transaction finalized", "txId", signed.TxID, "block", conf.Block, "fee", conf.Fee)
+			o.logger.Info("Transaction finalized", "txId", landed, "block", conf.Block, "fee", conf.Fee)
 			if ctx.Err() != nil {
 				o.status.CancelRequested = true
 			}

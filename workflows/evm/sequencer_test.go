@@ -1,0 +1,124 @@
+package evm
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
+)
+
+const addr = "0x1111111111111111111111111111111111111111"
+
+// sequencerRun drives a sequencer: acquires and releases arrive at the given times, the chain
+// answers nonces (the last answer repeats), and every grant is recorded by operation.
+type sequencerRun struct {
+	env    *testsuite.TestWorkflowEnvironment
+	mu     sync.Mutex
+	grants map[string][]Grant
+	order  []string
+	chain  []actevm.Nonces
+	reads  int
+}
+
+func newSequencerRun(t *testing.T, chain ...actevm.Nonces) *sequencerRun {
+	var suite testsuite.WorkflowTestSuite
+	r := &sequencerRun{env: suite.NewTestWorkflowEnvironment(), grants: map[string][]Grant{}, chain: chain}
+	r.env.RegisterWorkflowWithOptions(NonceSequencerWorkflow, workflow.RegisterOptions{Name: SequencerWorkflowType})
+	r.env.RegisterActivity(ea)
+	r.env.OnActivity(ea.EVMReadNonces, mock.Anything, mock.Anything).Return(func(context.Context, actevm.NoncesInput) (actevm.Nonces, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		n := r.chain[min(r.reads, len(r.chain)-1)]
+		r.reads++
+		return n, nil
+	})
+	r.env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, SignalGrant, mock.Anything).
+		Return(func(_, id, _, _ string, arg any) error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.grants[id] = append(r.grants[id], arg.(Grant))
+			r.order = append(r.order, id)
+			return nil
+		})
+	return r
+}
+
+func (r *sequencerRun) at(d time.Duration, signal string, arg any) {
+	r.env.RegisterDelayedCallback(func() { r.env.SignalWorkflow(signal, arg) }, d)
+}
+
+func (r *sequencerRun) acquire(d time.Duration, op string) {
+	r.at(d, SignalAcquire, actevm.SequencerRequest{Network: "dev", Address: addr, WorkflowID: op, RunID: "run-" + op})
+}
+
+func (r *sequencerRun) release(d time.Duration, op string, next uint64) {
+	r.at(d, SignalRelease, Release{WorkflowID: op, Next: next})
+}
+
+func (r *sequencerRun) run(end time.Duration) {
+	r.env.RegisterDelayedCallback(r.env.CancelWorkflow, end)
+	r.env.ExecuteWorkflow(SequencerWorkflowType, SequencerState{Network: "dev", Address: addr})
+}
+
+func TestSequencerHandsOutConsecutiveNoncesOneLeaseAtATime(t *testing.T) {
+	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 4}, actevm.Nonces{Latest: 6, Pending: 6})
+	r.acquire(time.Second, "op-a")
+	r.acquire(2*time.Second, "op-b")
+	r.release(time.Minute, "op-a", 6) // a used nonces 4 and 5
+	r.run(time.Hour)
+	require.Equal(t, []string{"op-a", "op-b"}, r.order, "op-b waits until op-a gives the lease back")
+	require.Equal(t, []Grant{{Nonce: 4}}, r.grants["op-a"], "the first grant starts at the chain's next nonce")
+	require.Equal(t, []Grant{{Nonce: 6}}, r.grants["op-b"], "the next operation continues where the last stopped")
+}
+
+func TestSequencerLeaseReleasedUnusedIsHandedOutAgain(t *testing.T) {
+	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 4})
+	r.acquire(time.Second, "op-a")
+	r.acquire(2*time.Second, "op-b")
+	r.release(time.Minute, "op-a", 0) // refused before signing: no nonce used
+	r.run(time.Hour)
+	require.Equal(t, []Grant{{Nonce: 4}}, r.grants["op-b"], "a nonce never used is never skipped")
+}
+
+func TestSequencerReportsTransactionsItDidNotSend(t *testing.T) {
+	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 4}, actevm.Nonces{Latest: 7, Pending: 7}, actevm.Nonces{Latest: 7, Pending: 8})
+	r.acquire(time.Second, "op-a")
+	r.release(time.Minute, "op-a", 5)
+	r.acquire(2*time.Minute, "op-b")
+	r.acquire(3*time.Minute, "op-c")
+	r.run(time.Hour)
+	require.Equal(t, []Grant{{Nonce: 4}}, r.grants["op-a"])
+	require.Len(t, r.grants["op-b"], 1)
+	require.Contains(t, r.grants["op-b"][0].Error, "nonces 5 to 6 of "+addr+" were used by transactions stakeflow did not send")
+	require.Len(t, r.grants["op-c"], 1)
+	require.Contains(t, r.grants["op-c"][0].Error, "1 transaction(s) pending that stakeflow did not send (nonces 7 to 7)")
+}
+
+func TestSequencerQueuedOperationThatGivesUpLeavesTheQueue(t *testing.T) {
+	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 4}, actevm.Nonces{Latest: 5, Pending: 5})
+	r.acquire(time.Second, "op-a")
+	r.acquire(2*time.Second, "op-b")
+	r.acquire(3*time.Second, "op-c")
+	r.release(time.Minute, "op-b", 0) // cancelled while waiting
+	r.release(2*time.Minute, "op-a", 5)
+	r.run(time.Hour)
+	require.Equal(t, []string{"op-a", "op-c"}, r.order)
+	require.Equal(t, []Grant{{Nonce: 5}}, r.grants["op-c"])
+}
+
+func TestSequencerReportsAGapWhenTheChainLacksANonceItHandedOut(t *testing.T) {
+	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 4})
+	r.acquire(time.Second, "op-a")
+	r.release(time.Minute, "op-a", 6) // a says nonces 4 and 5 landed; the chain counts 4
+	r.acquire(2*time.Minute, "op-b")
+	r.run(time.Hour)
+	require.Len(t, r.grants["op-b"], 1)
+	require.Contains(t, r.grants["op-b"][0].Error, "the chain counts 4 transactions from "+addr+" but stakeflow handed out nonces up to 5")
+}

@@ -202,7 +202,9 @@ func TestStuckTransactionIsReplacedUnderTheSameNonceAndAnEarlierBuildMayLand(t *
 	e := newEnv(t, wfevm.Grant{Nonce: 5})
 	e.delegation(actevm.Delegation{Balance: polWei(500), Allowance: polWei(100), ExpectedShares: polWei(100)})
 	e.chain.confirm = []func(actevm.ConfirmInput) actevm.ConfirmResult{
-		func(actevm.ConfirmInput) actevm.ConfirmResult { return actevm.ConfirmResult{Outcome: activities.OutcomeExpired} },
+		func(actevm.ConfirmInput) actevm.ConfirmResult {
+			return actevm.ConfirmResult{Outcome: activities.OutcomeExpired}
+		},
 		func(in actevm.ConfirmInput) actevm.ConfirmResult {
 			// The first build lands after all: only one can, under the one nonce.
 			return actevm.ConfirmResult{Outcome: activities.OutcomeFinalized, Hash: in.Hashes[0], Block: 9, Fee: "30000"}

@@ -317,8 +317,12 @@ func (c FaultConfig) Validate() error {
 	for name, lr := range map[string]LostResponse{
 		"broadcastLostResponse": c.BroadcastLostResponse, "broadcastLoseThenRefuse": c.BroadcastLoseThenRefuse,
 		"broadcastDropped": c.BroadcastDropped,
-		"polygonSendLostResponse": c.PolygonSendLostResponse, "polygonSendDropped": c.PolygonSendDropped,
 	} {
+		if lr.Rate < 0 || lr.Rate > 1 || lr.Next < 0 {
+			return fmt.Errorf("sandbox: %s: rate must be within 0..1 and next must not be negative", name)
+		}
+	}
+	for name, lr := range map[string]LostResponse{"polygonSendLostResponse": c.PolygonSendLostResponse, "polygonSendDropped": c.PolygonSendDropped} {
 		if lr.Rate < 0 || lr.Rate > 1 || lr.Next < 0 {
 			return fmt.Errorf("sandbox: %s: rate must be within 0..1 and next must not be negative", name)
 		}

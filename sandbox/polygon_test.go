@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
+	"encoding/json"
 	"errors"
 	"math/big"
 	"net/http"
@@ -296,4 +297,17 @@ func TestPolygonSendWrongHashHostile(t *testing.T) {
 	c.mined(t, tx.Hash())
 	_, _, err := c.d.Client().TransactionByHash(testCtx(t), common.HexToHash(answered))
 	assert.ErrorIs(t, err, ethereum.NotFound, "the answered hash is on chain")
+}
+
+// TestPolygonFaultConfig: the endpoint-4 faults read from their JSON names and are validated
+// like the broadcast ones.
+func TestPolygonFaultConfig(t *testing.T) {
+	var f FaultConfig
+	require.NoError(t, json.Unmarshal([]byte(`{"polygonSendLostResponse":{"next":2,"drop":true},"polygonSendDropped":{"rate":0.5}}`), &f))
+	assert.Equal(t, LostResponse{Next: 2, Drop: true}, f.PolygonSendLostResponse)
+	assert.Equal(t, LostResponse{Rate: 0.5}, f.PolygonSendDropped)
+	require.NoError(t, f.Validate())
+	assert.ErrorContains(t, FaultConfig{PolygonSendDropped: LostResponse{Rate: 1.5}}.Validate(), "polygonSendDropped")
+	assert.ErrorContains(t, FaultConfig{PolygonSendLostResponse: LostResponse{Next: -1}}.Validate(), "polygonSendLostResponse")
+	assert.NoError(t, HostilePolygonWrongHash.Validate())
 }

@@ -70,6 +70,12 @@ type FaultConfig struct {
 	// without forwarding it to the EVM chain: a transaction the service says
 	// it sent that never mines. Drop has no meaning here.
 	PolygonSendDropped LostResponse `json:"polygonSendDropped,omitzero"`
+	// PolygonSendWrongHash is a lie of the service: endpoint 4 forwards the
+	// transaction honestly but answers a transactionHash other than the
+	// chain's (the Keccak-256 of the true hash) for that many next (Next) or
+	// that fraction (Rate) of forwarded transactions; only the chain tells.
+	// Drop has no meaning here.
+	PolygonSendWrongHash LostResponse `json:"polygonSendWrongHash,omitzero"`
 }
 
 // loseThenRefuseMessage is the refusal of a re-broadcast under
@@ -285,6 +291,22 @@ func (f *faultInjector) polygonDropped() bool {
 	return false
 }
 
+// polygonWrongHash decides whether endpoint 4 answers a wrong hash for a
+// transaction it forwarded (PolygonSendWrongHash).
+func (f *faultInjector) polygonWrongHash() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	lr := &f.cfg.PolygonSendWrongHash
+	switch {
+	case lr.Next > 0:
+		lr.Next--
+		return true
+	case f.draw(lr.Rate):
+		return true
+	}
+	return false
+}
+
 // refused reports whether broadcasts of sig are refused.
 func (f *faultInjector) refused(sig string) bool {
 	f.mu.Lock()
@@ -322,7 +344,10 @@ func (c FaultConfig) Validate() error {
 			return fmt.Errorf("sandbox: %s: rate must be within 0..1 and next must not be negative", name)
 		}
 	}
-	for name, lr := range map[string]LostResponse{"polygonSendLostResponse": c.PolygonSendLostResponse, "polygonSendDropped": c.PolygonSendDropped} {
+	for name, lr := range map[string]LostResponse{
+		"polygonSendLostResponse": c.PolygonSendLostResponse, "polygonSendDropped": c.PolygonSendDropped,
+		"polygonSendWrongHash": c.PolygonSendWrongHash,
+	} {
 		if lr.Rate < 0 || lr.Rate > 1 || lr.Next < 0 {
 			return fmt.Errorf("sandbox: %s: rate must be within 0..1 and next must not be negative", name)
 		}

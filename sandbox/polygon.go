@@ -18,13 +18,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// HostilePolygonWrongHash forwards a signed Polygon transaction honestly
-// (endpoint 4, with Config.EVMRPC) but answers a transactionHash other than
-// the one the chain gave it: only the chain tells.
-const HostilePolygonWrongHash HostileMode = "polygon-wrong-hash"
-
-func init() { HostileModes = append(HostileModes, HostilePolygonWrongHash) }
-
 // polygonSendResult is the sandbox's answer to endpoint 4 (the spec does not
 // show the 200 payload).
 type polygonSendResult struct {
@@ -139,9 +132,9 @@ func (s *server) polygonForward(ctx context.Context, rc *reqContext, evm *evmBac
 	}
 	rc.fault.lost, rc.fault.lostDrop = s.faults.polygonLost()
 	log.Info("transaction forwarded")
-	if s.hostile.get() == HostilePolygonWrongHash {
+	if s.faults.polygonWrongHash() {
 		wrong := common.BytesToHash(crypto.Keccak256(got.Bytes()))
-		log.Info("hostile answer", zap.String("mode", string(HostilePolygonWrongHash)), zap.String("answered", wrong.Hex()))
+		log.Info("injected fault", zap.String("fault", "polygonSendWrongHash"), zap.String("answered", wrong.Hex()))
 		return polygonSendResult{TransactionHash: wrong.Hex()}, nil
 	}
 	return polygonSendResult{TransactionHash: got.Hex()}, nil

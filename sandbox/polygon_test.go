@@ -286,17 +286,22 @@ func (c *polygonChain) postExpectingDrop(t *testing.T, signed string) {
 	assert.False(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
 }
 
-// TestPolygonSendWrongHashHostile: in polygon-wrong-hash mode the transaction is forwarded and
-// mines under its own hash, while the answer names another hash the chain does not know.
-func TestPolygonSendWrongHashHostile(t *testing.T) {
+// TestPolygonSendWrongHash: with polygonSendWrongHash the transaction is forwarded and mines
+// under its own hash, while the answer names another hash the chain does not know; the next
+// answer is honest again.
+func TestPolygonSendWrongHash(t *testing.T) {
 	c := startPolygonChain(t)
-	require.NoError(t, c.sb.SetHostile(HostilePolygonWrongHash))
+	require.NoError(t, c.sb.SetFaults(FaultConfig{PolygonSendWrongHash: LostResponse{Next: 1}}))
 	tx := c.approveTx(t, c.staker, 7)
 	answered := answeredHash(t, c.post(t, hexTx(t, tx), c.stakerAddr()))
 	assert.NotEqual(t, strings.ToLower(tx.Hash().Hex()), strings.ToLower(answered))
 	c.mined(t, tx.Hash())
 	_, _, err := c.d.Client().TransactionByHash(testCtx(t), common.HexToHash(answered))
 	assert.ErrorIs(t, err, ethereum.NotFound, "the answered hash is on chain")
+
+	next := c.approveTx(t, c.staker, 8)
+	assert.Equal(t, next.Hash().Hex(), answeredHash(t, c.post(t, hexTx(t, next), c.stakerAddr())))
+	c.mined(t, next.Hash())
 }
 
 // TestPolygonFaultConfig: the endpoint-4 faults read from their JSON names and are validated
@@ -309,5 +314,5 @@ func TestPolygonFaultConfig(t *testing.T) {
 	require.NoError(t, f.Validate())
 	assert.ErrorContains(t, FaultConfig{PolygonSendDropped: LostResponse{Rate: 1.5}}.Validate(), "polygonSendDropped")
 	assert.ErrorContains(t, FaultConfig{PolygonSendLostResponse: LostResponse{Next: -1}}.Validate(), "polygonSendLostResponse")
-	assert.NoError(t, HostilePolygonWrongHash.Validate())
+	assert.ErrorContains(t, FaultConfig{PolygonSendWrongHash: LostResponse{Rate: -0.1}}.Validate(), "polygonSendWrongHash")
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
@@ -39,6 +40,11 @@ Operations:
   cancel    --id ID
   status    --id ID
   list      [--step STEP] [--operation OP] [--open] [--limit N]
+Polygon (POL staking on Ethereum; amounts with --pol X (18 decimals) or --wei N):
+  polygon delegate          --network N --staker 0xADDR --validator-share 0xADDR (--pol X | --wei N) [--id ID] [--wait]
+  polygon unstake           --network N --staker 0xADDR --validator-share 0xADDR (--pol X | --wei N) [--id ID] [--wait]
+  polygon withdraw-rewards  --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
+  polygon restake           --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
 Schedules (recurring stakes; each run's operation ID is the schedule ID plus its scheduled time):
   schedule create   --schedule-id ID (--cron EXPR | --every 24h [--offset 9h]) --network N --staker ADDR
                     (--lamports N | --sol X) [--vote-account ADDR] [--overlap skip] [--catchup-window 10m]
@@ -68,8 +74,11 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	}
 	cmd, rest := args[0], args[1:]
 	verb := ""
-	if cmd == "schedule" {
+	if cmd == "schedule" || cmd == "polygon" {
 		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+			if cmd == "polygon" {
+				return &UsageError{Msg: errNoPolygonVerb.Error()}
+			}
 			return &UsageError{Msg: errNoVerb.Error()}
 		}
 		verb, rest = rest[0], rest[1:]
@@ -100,6 +109,11 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	case "schedule":
 		var err error
 		if run, err = r.scheduleCmd(fs, verb); err != nil {
+			return err
+		}
+	case "polygon":
+		var err error
+		if run, err = r.polygonCmd(fs, verb); err != nil {
 			return err
 		}
 	default:
@@ -261,6 +275,19 @@ func (r *runner) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) e
 }
 
 func (r *runner) afterStart(ctx context.Context, c client.Client, run client.WorkflowRun, name, summary string, wait bool) error {
+	return r.afterStartOf(ctx, c, run, name, summary, wait, solanaResult)
+}
+
+// resultOf reads a finished operation's result: the value printed with --json and its human form.
+type resultOf func(client.WorkflowRun, context.Context) (any, string, error)
+
+func solanaResult(run client.WorkflowRun, ctx context.Context) (any, string, error) {
+	var res wfsolana.Result
+	err := run.Get(ctx, &res)
+	return res, formatResult(res), err
+}
+
+func (r *runner) afterStartOf(ctx context.Context, c client.Client, run client.WorkflowRun, name, summary string, wait bool, result resultOf) error {
 	s := started{OperationID: run.GetID(), RunID: run.GetRunID(), Workflow: name, Summary: summary}
 	if !wait {
 		return r.print(fmt.Sprintf("started %s\n  operation ID: %s\n  %s", name, s.OperationID, summary), s)
@@ -268,14 +295,19 @@ func (r *runner) afterStart(ctx context.Context, c client.Client, run client.Wor
 	if !r.json {
 		fmt.Fprintf(r.out, "started %s\n  operation ID: %s\n  %s\n", name, s.OperationID, summary)
 	}
-	return r.follow(ctx, c, run)
+	return r.follow(ctx, c, run, result)
 }
 
 // follow prints each step as the operation moves, then its outcome.
-func (r *runner) follow(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+func (r *runner) follow(ctx context.Context, c client.Client, run client.WorkflowRun, result resultOf) error {
 	done := make(chan error, 1)
-	var res wfsolana.Result
-	go func() { done <- run.Get(ctx, &res) }()
+	var res any
+	var human string
+	go func() {
+		var err error
+		res, human, err = result(run, ctx)
+		done <- err
+	}()
 	last := ""
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -289,7 +321,7 @@ func (r *runner) follow(ctx context.Context, c client.Client, run client.Workflo
 			if err != nil {
 				return fmt.Errorf("operation %s ended: %w", run.GetID(), err)
 			}
-			return r.print(formatResult(res), res)
+			return r.print(human, res)
 		case <-tick.C:
 			if r.json {
 				continue
@@ -476,6 +508,17 @@ func (r *runner) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 	}
 }
 
+// recordedSteps are the values StakeflowStep takes, over every chain.
+func recordedSteps() []string {
+	steps := slices.Clone(wfsolana.RecordedSteps)
+	for _, s := range wfpolygon.RecordedSteps {
+		if !slices.Contains(steps, s) {
+			steps = append(steps, s)
+		}
+	}
+	return steps
+}
+
 // formatAmount renders a status's amount for people: in SOL for Solana, in the chain's base unit
 // otherwise; "-" while it is not known.
 func formatAmount(st *workflows.Status) string {
@@ -509,14 +552,14 @@ func (r *runner) listCmd(fs *flag.FlagSet) func(context.Context) error {
 	var step, op string
 	var open bool
 	var limit int
-	fs.StringVar(&step, "step", "", "only operations whose recorded step is this: "+strings.Join(wfsolana.RecordedSteps, ", "))
+	fs.StringVar(&step, "step", "", "only operations whose recorded step is this: "+strings.Join(recordedSteps(), ", "))
 	fs.StringVar(&op, "operation", "", "only stake, unstake or withdraw")
 	fs.BoolVar(&open, "open", false, "only operations still running")
 	fs.IntVar(&limit, "limit", 50, "at most this many")
 	return func(ctx context.Context) error {
-		if step != "" && !slices.Contains(wfsolana.RecordedSteps, step) {
+		if step != "" && !slices.Contains(recordedSteps(), step) {
 			return &UsageError{Msg: fmt.Sprintf("list: --step %q is never recorded; the recorded steps are %s (`status --id` shows any operation's exact step)",
-				step, strings.Join(wfsolana.RecordedSteps, ", "))}
+				step, strings.Join(recordedSteps(), ", "))}
 		}
 		q := []string{fmt.Sprintf("%s IS NOT NULL", workflows.SAOperation.GetName())}
 		if step != "" {

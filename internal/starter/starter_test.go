@@ -62,6 +62,33 @@ func noDial(t *testing.T) func(cli.Temporal) (client.Client, error) {
 	}
 }
 
+const (
+	evmStaker = "0x1111111111111111111111111111111111111111"
+	evmShare  = "0x2222222222222222222222222222222222222222"
+)
+
+func TestParseWei(t *testing.T) {
+	// Expected values written out by hand: 1 POL = 10^18 wei.
+	for _, tt := range []struct{ wei, pol, want string }{
+		{"", "1", "1000000000000000000"},
+		{"", "0.5", "500000000000000000"},
+		{"", ".25", "250000000000000000"},
+		{"", "0.000000000000000001", "1"},
+		{"", "123456789.123456789123456789", "123456789123456789123456789"},
+		{"", "100000000000000000000000000000", "100000000000000000000000000000000000000000000000"},
+		{"42", "", "42"},
+		{"0042", "", "42"},
+	} {
+		got, err := parseWei(tt.wei, tt.pol)
+		require.NoError(t, err, "%q %q", tt.wei, tt.pol)
+		require.Equal(t, tt.want, got, "%q %q", tt.wei, tt.pol)
+	}
+	for _, bad := range [][2]string{{"", ""}, {"-1", ""}, {"+1", ""}, {"0", ""}, {"", "1."}, {"", "1e18"}, {"", "-1"}, {"", "0.0"}} {
+		_, err := parseWei(bad[0], bad[1])
+		require.Error(t, err, "%q %q", bad[0], bad[1])
+	}
+}
+
 func TestBadInputRefusedBeforeAnyWorkflowStarts(t *testing.T) {
 	tests := []struct {
 		name string
@@ -103,6 +130,18 @@ func TestBadInputRefusedBeforeAnyWorkflowStarts(t *testing.T) {
 		{"schedule pause without id", []string{"schedule", "pause"}, "--schedule-id is required"},
 		{"list by a step never recorded", []string{"list", "--step", "signing"}, `--step "signing" is never recorded; the recorded steps are validating, awaiting-approval, checking-validator, building, confirming`},
 		{"list by an unknown step", []string{"list", "--step", "stuck"}, `--step "stuck" is never recorded`},
+		{"polygon without verb", []string{"polygon"}, "polygon: give a command"},
+		{"polygon unknown verb", []string{"polygon", "bond"}, `unknown command "bond"`},
+		{"polygon delegate without amount", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare}, "--pol or --wei"},
+		{"polygon delegate both amounts", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "1", "--wei", "1"}, "not both"},
+		{"polygon delegate 19 decimals", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "0.0000000000000000001"}, "more than 18 decimals"},
+		{"polygon delegate zero", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "0"}, "more than zero"},
+		{"polygon delegate wei with point", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--wei", "1.5"}, "positive whole number"},
+		{"polygon unknown network", []string{"polygon", "delegate", "--network", "polygon", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "1"}, "invalid network"},
+		{"polygon short staker", []string{"polygon", "unstake", "--network", "dev", "--staker", "0x1234", "--validator-share", evmShare, "--pol", "1"}, "invalid staker"},
+		{"polygon share is staker", []string{"polygon", "restake", "--network", "dev", "--staker", evmStaker, "--validator-share", evmStaker}, "not a validator share"},
+		{"polygon rewards take no amount", []string{"polygon", "withdraw-rewards", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "1"}, "flag provided but not defined"},
+		{"polygon list by its wait", []string{"list", "--step", "waiting-withdrawal-delayed"}, "waiting-withdrawal-delay"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // Chain is the chain name of every Polygon operation (StakeflowChain); Unit its amounts' unit.
@@ -37,6 +38,9 @@ const (
 // StepWaitingWithdrawal: an unbond waits for the StakeManager's withdrawal delay (days on
 // mainnet) before it can be claimed.
 const StepWaitingWithdrawal = "waiting-withdrawal-delay"
+
+// RecordedSteps are the values a Polygon operation gives the StakeflowStep search attribute.
+var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), wfevm.StepWaitingNonce, StepWaitingWithdrawal)
 
 // DelegateInput starts a delegate: Amount wei of POL from Staker to the validator whose
 // ValidatorShare contract is ValidatorShare.

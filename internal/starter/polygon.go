@@ -1,0 +1,141 @@
+package starter
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/sdk/client"
+
+	"github.com/stakeflow/stakeflow/workflows"
+	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
+)
+
+var errNoPolygonVerb = errors.New("polygon: give a command: delegate, unstake, withdraw-rewards, restake")
+
+// polygonCmd is the Polygon command group: delegate, unstake (then wait and claim), withdraw
+// rewards, restake.
+func (r *runner) polygonCmd(fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+	var network, staker, share, polAmount, weiAmount, requestedBy, id string
+	var wait bool
+	fs.StringVar(&network, "network", "", "Ethereum network holding Polygon staking: mainnet, sepolia or dev")
+	fs.StringVar(&staker, "staker", "", "staker address (0x..., the key that signs)")
+	fs.StringVar(&share, "validator-share", "", "the validator's ValidatorShare contract (0x...), on the worker's allow-list")
+	fs.StringVar(&requestedBy, "requested-by", currentUser(), "who starts the operation (cannot approve it)")
+	fs.StringVar(&id, "id", "", "operation ID (default: generated and printed)")
+	fs.BoolVar(&wait, "wait", false, "follow the operation until it ends, printing each step")
+	withAmount := verb == wfpolygon.OpDelegate || verb == wfpolygon.OpUnstake
+	if withAmount {
+		fs.StringVar(&polAmount, "pol", "", "amount in POL (at most 18 decimals)")
+		fs.StringVar(&weiAmount, "wei", "", "amount in wei")
+	}
+	types := map[string]string{
+		wfpolygon.OpDelegate: wfpolygon.DelegateWorkflowType, wfpolygon.OpUnstake: wfpolygon.UnstakeWorkflowType,
+		wfpolygon.OpWithdrawRewards: wfpolygon.WithdrawRewardsWorkflowType, wfpolygon.OpRestake: wfpolygon.RestakeWorkflowType,
+	}
+	wfType, ok := types[verb]
+	if !ok {
+		return nil, &UsageError{Msg: fmt.Sprintf("polygon: unknown command %q (delegate, unstake, withdraw-rewards, restake)", verb)}
+	}
+	return func(ctx context.Context) error {
+		fail := func(err error) error { return &UsageError{Msg: "polygon " + verb + ": " + err.Error()} }
+		var in any
+		amount := ""
+		if withAmount {
+			w, err := parseWei(weiAmount, polAmount)
+			if err != nil {
+				return fail(err)
+			}
+			amount = w
+			d := wfpolygon.DelegateInput{Network: network, Staker: staker, ValidatorShare: share, Amount: amount, RequestedBy: requestedBy}
+			if err := d.Validate(); err != nil {
+				return fail(err)
+			}
+			in = d
+		} else {
+			rw := wfpolygon.RewardsInput{Network: network, Staker: staker, ValidatorShare: share, RequestedBy: requestedBy}
+			if err := rw.Validate(); err != nil {
+				return fail(err)
+			}
+			in = rw
+		}
+		if id == "" {
+			id = newOperationID("polygon-" + verb)
+		}
+		if err := workflows.ValidateOperationID(id); err != nil {
+			return fail(err)
+		}
+		c, err := r.client()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		stakerHex := common.HexToAddress(staker).Hex()
+		summary := wfpolygon.Summary(verb, network, stakerHex, common.HexToAddress(share).Hex(), amount)
+		run, err := r.start(ctx, c, id, summary, wfType, in, wfpolygon.Attributes(verb, network, stakerHex)...)
+		if err != nil {
+			return err
+		}
+		return r.afterStartOf(ctx, c, run, wfType, summary, wait, polygonResult)
+	}, nil
+}
+
+func polygonResult(run client.WorkflowRun, ctx context.Context) (any, string, error) {
+	var res wfpolygon.Result
+	err := run.Get(ctx, &res)
+	var b strings.Builder
+	fmt.Fprintf(&b, "done: polygon %s", res.Operation)
+	if res.Amount != "" {
+		fmt.Fprintf(&b, " %s", wfpolygon.FormatPOL(res.Amount))
+	}
+	fmt.Fprintf(&b, "\n  validator share: %s", res.ValidatorShare)
+	if res.UnbondNonce != 0 {
+		fmt.Fprintf(&b, "\n  unbond:          %d (claimed)", res.UnbondNonce)
+	}
+	for _, t := range res.Transactions {
+		fmt.Fprintf(&b, "\n  %-16s tx %s (block %d, builds %d, fee %s wei)", t.Kind, t.TxID, t.Block, t.Builds, orDash(t.Fee))
+	}
+	if res.CancelRequested {
+		b.WriteString("\n  a cancel arrived after broadcast: the transaction was followed to its end")
+	}
+	return res, b.String(), err
+}
+
+// parseWei reads an amount given either as whole wei or as POL with at most 18 decimals; exactly
+// one of the two must be given. The result is decimal wei.
+func parseWei(wei, pol string) (string, error) {
+	switch {
+	case wei != "" && pol != "":
+		return "", fmt.Errorf("give --wei or --pol, not both")
+	case wei != "":
+		v, ok := new(big.Int).SetString(wei, 10)
+		if !ok || strings.HasPrefix(wei, "+") || v.Sign() <= 0 {
+			return "", fmt.Errorf("--wei %q: want a positive whole number", wei)
+		}
+		return v.String(), nil
+	case pol != "":
+		whole, frac, hasDot := strings.Cut(pol, ".")
+		bad := func(why string) (string, error) { return "", fmt.Errorf("--pol %q: %s", pol, why) }
+		if (whole == "" && (!hasDot || frac == "")) || (hasDot && frac == "") {
+			return bad("want a number such as 100 or 0.5")
+		}
+		for _, c := range whole + frac {
+			if c < '0' || c > '9' {
+				return bad("want a positive decimal number (digits and one point only)")
+			}
+		}
+		if len(frac) > 18 {
+			return bad("more than 18 decimals: the smallest unit is 1 wei")
+		}
+		v, _ := new(big.Int).SetString(whole+frac+strings.Repeat("0", 18-len(frac)), 10)
+		if v.Sign() == 0 {
+			return bad("must be more than zero")
+		}
+		return v.String(), nil
+	}
+	return "", fmt.Errorf("give the amount with --pol or --wei")
+}

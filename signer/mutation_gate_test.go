@@ -3,6 +3,8 @@ package signer
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -119,5 +121,105 @@ func TestGateRefusesDuplicatedFeePayer(t *testing.T) {
 			require.ErrorIs(t, err, ErrVerification)
 			assert.Contains(t, err.Error(), fmt.Sprintf("account %d (staker): want each account once, got %s again (first at account 0)", len(tx.keys)-1, f.staker))
 		})
+	}
+}
+
+// TestGateRefusesMissingInstruction: a stake that lists every account of the expected one but
+// leaves out its DelegateStake is refused by the gate on its own, counting the instructions.
+func TestGateRefusesMissingInstruction(t *testing.T) {
+	f := newFixture()
+	s := NewSolana(f.keyring(), SolanaPolicy{})
+	pi, err := parseIntent(f.stakeIntent())
+	require.NoError(t, err)
+	tx, err := parseWireTx(f.txBytes(t, f.staker, f.stakeInstrs()...))
+	require.NoError(t, err)
+	tx.instrs = tx.instrs[:2]
+
+	_, err = s.gate(tx, &pi)
+	require.ErrorIs(t, err, ErrVerification)
+	assert.Contains(t, err.Error(), "instructions: want 3 instructions, got 2 instructions")
+}
+
+// TestGateShowsDataFromFirstDifference: the gate shows instruction data from the first byte that
+// differs, at most 16 bytes of it, with "…" when there is more; when one is the other plus a
+// trailing byte, it shows the byte too many and nothing for the shorter.
+func TestGateShowsDataFromFirstDifference(t *testing.T) {
+	f := newFixture()
+	s := NewSolana(f.keyring(), SolanaPolicy{})
+	withData := func(in solana.Instruction, mod func([]byte) []byte) solana.Instruction {
+		return solana.NewInstruction(in.ProgramID(), in.Accounts(), mod(append([]byte(nil), mustData(in)...)))
+	}
+	for _, tc := range []struct {
+		name      string
+		intent    Intent
+		instrs    func() []solana.Instruction
+		check     string
+		want, got string
+	}{
+		{"withdraw with a trailing byte", f.withdrawIntent(), func() []solana.Instruction {
+			in := f.withdrawInstrs()
+			in[0] = withData(in[0], func(d []byte) []byte { return append(d, 0x07) })
+			return in
+		}, "instruction 0 (stake.Withdraw) data", "12 bytes, from byte 12: ", "13 bytes, from byte 12: 07"},
+		{"withdraw one byte short", f.withdrawIntent(), func() []solana.Instruction {
+			in := f.withdrawInstrs()
+			in[0] = withData(in[0], func(d []byte) []byte { return d[:11] })
+			return in
+		}, "instruction 0 (stake.Withdraw) data", "12 bytes, from byte 11: 00", "11 bytes, from byte 11: "},
+		{"custodian differs in its last 16 bytes", f.stakeIntent(), func() []solana.Instruction {
+			in := f.stakeInstrs()
+			in[1] = withData(in[1], func(d []byte) []byte { d[100] = 0xaa; return d })
+			return in
+		}, "instruction 1 (stake.Initialize) data", "116 bytes, from byte 100: " + strings.Repeat("00", 16), "116 bytes, from byte 100: aa" + strings.Repeat("00", 15)},
+		{"custodian differs in its last 17 bytes", f.stakeIntent(), func() []solana.Instruction {
+			in := f.stakeInstrs()
+			in[1] = withData(in[1], func(d []byte) []byte { d[99] = 0xaa; return d })
+			return in
+		}, "instruction 1 (stake.Initialize) data", "116 bytes, from byte 99: " + strings.Repeat("00", 16) + "…", "116 bytes, from byte 99: aa" + strings.Repeat("00", 15) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pi, err := parseIntent(tc.intent)
+			require.NoError(t, err)
+			tx, err := parseWireTx(f.txBytes(t, f.staker, tc.instrs()...))
+			require.NoError(t, err)
+			_, err = s.gate(tx, &pi)
+			var ve *VerificationError
+			require.ErrorAs(t, err, &ve)
+			assert.Equal(t, VerificationError{Check: tc.check, Want: tc.want, Got: tc.got}, *ve)
+		})
+	}
+}
+
+// TestMaxFeeAgreesWithExactArithmetic: the fee is 5,000 lamports per signature plus the unit
+// price × the unit limit in micro-lamports, rounded up to whole lamports, and saturates at the
+// largest uint64 instead of wrapping, as exact integer arithmetic (math/big) has it, also at the
+// edge where the priority fee alone reaches 2^64 - 1 lamports.
+func TestMaxFeeAgreesWithExactArithmetic(t *testing.T) {
+	exact := func(signatures int, price uint64, limit uint64) uint64 {
+		p := new(big.Int).Mul(new(big.Int).SetUint64(price), new(big.Int).SetUint64(limit))
+		p.Add(p, big.NewInt(999_999))
+		p.Div(p, big.NewInt(1_000_000)) // rounded up
+		p.Add(p, big.NewInt(5_000*int64(signatures)))
+		if !p.IsUint64() {
+			return math.MaxUint64
+		}
+		return p.Uint64()
+	}
+	// (2^32 + 1) × 1,000,000 micro-lamports × (2^32 - 1) units is (2^64 - 1) lamports exactly.
+	edge := uint64(1<<32+1) * 1_000_000
+	for _, tc := range []struct {
+		price uint64
+		limit uint32
+	}{
+		{0, 0}, {1, 1}, {999_999, 1}, {1_000_000, 1}, {1_000_001, 1},
+		{edge - 1, math.MaxUint32}, {edge, math.MaxUint32}, {edge + 1, math.MaxUint32},
+		{math.MaxUint64 / math.MaxUint32, math.MaxUint32},
+		{math.MaxUint64, 1}, {math.MaxUint64, math.MaxUint32},
+	} {
+		for _, signatures := range []int{1, 2} {
+			got := maxFee(signatures, budget{hasLimit: true, unitLimit: tc.limit, unitPrice: tc.price}, 1)
+			assert.Equal(t, exact(signatures, tc.price, uint64(tc.limit)), got.total,
+				"%d signatures, %d micro-lamports × %d units", signatures, tc.price, tc.limit)
+		}
 	}
 }

@@ -1,0 +1,61 @@
+package solchain
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Behaviour the mutation run (make mutation, docs/mutation.md) found untested: each test here
+// fails when one of the gremlins' changes to the client is made.
+
+// TestRPCErrorBoundaries: the edges of the classification. HTTP 500 is a server failure like any
+// 5xx (retried), 408 a timeout (retried), other 4xx refusals are not; of the JSON-RPC 2.0 error
+// codes, the reserved request errors from -32700 (parse error) to -32600 (invalid request) are
+// permanent, and codes outside that range, such as the server errors from -32000, are transient.
+func TestRPCErrorBoundaries(t *testing.T) {
+	params := `[{"commitment":"finalized"}]`
+	cases := []struct {
+		name      string
+		call      rpcCall
+		transient bool
+	}{
+		{"HTTP 500", rpcCall{status: http.StatusInternalServerError}, true},
+		{"HTTP 499", rpcCall{status: 499}, false},
+		{"HTTP 408", rpcCall{status: http.StatusRequestTimeout}, true},
+		{"parse error -32700", rpcCall{rpcErr: `{"code":-32700,"message":"Parse error"}`}, false},
+		{"-32701, below the request errors", rpcCall{rpcErr: `{"code":-32701,"message":"server defined"}`}, true},
+		{"invalid request -32600", rpcCall{rpcErr: `{"code":-32600,"message":"Invalid Request"}`}, false},
+		{"-32599, above the request errors", rpcCall{rpcErr: `{"code":-32599,"message":"server defined"}`}, true},
+		{"server error -32000", rpcCall{rpcErr: `{"code":-32000,"message":"Server error"}`}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.call.method, tc.call.params = "getBlockHeight", params
+			srv := rpcServer(t, tc.call)
+			_, err := New(srv.URL).BlockHeight(ctx)
+			require.Error(t, err)
+			assert.Equal(t, tc.transient, IsTransient(err), "%v", err)
+		})
+	}
+}
+
+// TestRPCErrorHidesEndpointAsGoSpellsIt: Go's HTTP client names the URL it failed on in its
+// normalised spelling (a lower-case scheme), not as the operator wrote it; the token in the path
+// stays out of the error either way.
+func TestRPCErrorHidesEndpointAsGoSpellsIt(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	host := strings.TrimPrefix(srv.URL, "http://")
+	srv.Close()
+	endpoint := fmt.Sprintf("HTTP://%s/path-token-123", host)
+	_, err := New(endpoint).EpochInfo(ctx)
+	require.Error(t, err)
+	assert.True(t, IsTransient(err), "connection refused is transient: %v", err)
+	assert.NotContains(t, err.Error(), "path-token-123")
+	assert.Contains(t, err.Error(), "http://"+host)
+}

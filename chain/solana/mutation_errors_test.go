@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,4 +59,50 @@ func TestRPCErrorHidesEndpointAsGoSpellsIt(t *testing.T) {
 	assert.True(t, IsTransient(err), "connection refused is transient: %v", err)
 	assert.NotContains(t, err.Error(), "path-token-123")
 	assert.Contains(t, err.Error(), "http://"+host)
+}
+
+// TestFailedReadIsNotAMissingAccount: an RPC that fails to answer says nothing about whether an
+// account or a transaction exists. The failure stays a transient RPC error, never "not found"
+// (a stake account "not found" is what proves a transaction new, and a transaction "not found"
+// what lets confirmation go on waiting).
+func TestFailedReadIsNotAMissingAccount(t *testing.T) {
+	addr := key(9).String()
+	t.Run("account", func(t *testing.T) {
+		srv := rpcServer(t, rpcCall{method: "getAccountInfo", params: accountParams(addr), status: http.StatusServiceUnavailable})
+		_, err := New(srv.URL).AccountInfo(ctx, addr)
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, ErrAccountNotFound)
+		assert.True(t, IsTransient(err), "%v", err)
+	})
+	t.Run("transaction", func(t *testing.T) {
+		params := `["` + testSig + `",{"commitment":"finalized","encoding":"base64","maxSupportedTransactionVersion":0}]`
+		srv := rpcServer(t, rpcCall{method: "getTransaction", params: params, status: http.StatusServiceUnavailable})
+		_, err := New(srv.URL).TransactionFee(ctx, testSig)
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, ErrTransactionNotFound)
+		assert.True(t, IsTransient(err), "%v", err)
+	})
+}
+
+// TestUnverifiedErrorNamesServedHash: the refusal of an unproven network names the genesis hash
+// the RPC served, or says it has served none yet.
+func TestUnverifiedErrorNamesServedHash(t *testing.T) {
+	none := (&UnverifiedError{Network: "testnet", Expected: "E", Reason: ReasonUnchecked}).Error()
+	assert.Contains(t, none, "expected genesis hash E, served none yet")
+	other := (&UnverifiedError{Network: "testnet", Expected: "E", Served: "S", Reason: ReasonMismatch}).Error()
+	assert.Contains(t, other, "expected genesis hash E, served S")
+	assert.NotContains(t, other, "none yet")
+}
+
+// TestNetworkOptionDefaults: zero (or negative) intervals take the documented defaults; given
+// ones are kept.
+func TestNetworkOptionDefaults(t *testing.T) {
+	for _, d := range []time.Duration{0, -time.Second} {
+		n := NewNetwork("testnet", "E", NewWithRPC(nil), NetworkOptions{Recheck: d, Retry: d})
+		assert.Equal(t, time.Minute, n.opts.Recheck, "Recheck %v", d)
+		assert.Equal(t, 5*time.Second, n.opts.Retry, "Retry %v", d)
+	}
+	n := NewNetwork("testnet", "E", NewWithRPC(nil), NetworkOptions{Recheck: time.Hour, Retry: time.Millisecond})
+	assert.Equal(t, time.Hour, n.opts.Recheck)
+	assert.Equal(t, time.Millisecond, n.opts.Retry)
 }

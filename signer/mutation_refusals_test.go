@@ -1,0 +1,103 @@
+package signer
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"testing"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Refusals of hostile transactions that the mutation run (make mutation, docs/mutation.md) found
+// untested: each test here fails when one of the gremlins' changes to the verifier is made.
+
+// TestRefusesVersionedMessageSayingWhich: a v0 message is refused as what it is, with its number
+// of address lookup tables when it has some.
+func TestRefusesVersionedMessageSayingWhich(t *testing.T) {
+	f := newFixture()
+	s := NewSolana(f.keyring(), SolanaPolicy{})
+	v0 := func(opts ...solana.TransactionOption) string {
+		tx, err := solana.NewTransaction(f.stakeInstrs(), f.blockhash, append(opts, solana.TransactionPayer(f.staker))...)
+		require.NoError(t, err)
+		tx.Message.SetVersion(solana.MessageVersionV0)
+		b, err := tx.MarshalBinary()
+		require.NoError(t, err)
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	table := pubOf(testKey(90))
+	for _, tc := range []struct {
+		name string
+		tx   string
+		got  string
+	}{
+		{"no lookup table", v0(), "v0"},
+		{"one lookup table", v0(solana.TransactionAddressTables(map[solana.PublicKey]solana.PublicKeySlice{
+			table: {solana.SysVarClockPubkey, solana.SysVarStakeHistoryPubkey},
+		})), "v0 with 1 address lookup tables"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.Verify(tc.tx, f.stakeIntent())
+			var ve *VerificationError
+			require.ErrorAs(t, err, &ve)
+			assert.Equal(t, VerificationError{Check: "message version", Want: "legacy", Got: tc.got}, *ve)
+		})
+	}
+}
+
+// TestRefusesInstructionsPastKnownDiscriminators: an instruction whose discriminator is one past
+// the last this verifier names, for each program a staking transaction may use (system 12,
+// UpgradeNonceAccount; stake 18, past MoveLamports; compute budget 5, past
+// SetLoadedAccountsDataSizeLimit), is refused naming its position, and never makes the verifier
+// fail any other way.
+func TestRefusesInstructionsPastKnownDiscriminators(t *testing.T) {
+	f := newFixture()
+	s := NewSolana(f.keyring(), SolanaPolicy{})
+	u32 := func(d uint32) []byte { return binary.LittleEndian.AppendUint32(nil, d) }
+	for _, tc := range []struct {
+		name string
+		ix   solana.Instruction
+	}{
+		{"system", solana.NewInstruction(solana.SystemProgramID, solana.AccountMetaSlice{meta(f.staker, true, true)}, u32(12))},
+		{"stake", solana.NewInstruction(solana.StakeProgramID, solana.AccountMetaSlice{meta(f.stakeAccount, true, false)}, u32(18))},
+		{"compute budget", solana.NewInstruction(solana.ComputeBudget, nil, []byte{5})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			require.NotPanics(t, func() {
+				_, err = s.Verify(f.tx64(t, f.staker, append([]solana.Instruction{tc.ix}, f.unstakeInstrs()...)...), f.unstakeIntent())
+			})
+			require.ErrorIs(t, err, ErrVerification)
+			assert.Contains(t, err.Error(), "instruction #0")
+		})
+	}
+}
+
+// TestRefusesShortComputeBudgetNamingIt: a SetComputeUnitLimit (discriminator 2 of the compute
+// budget program) cut to its discriminator is refused under its name, for its length.
+func TestRefusesShortComputeBudgetNamingIt(t *testing.T) {
+	f := newFixture()
+	s := NewSolana(f.keyring(), SolanaPolicy{})
+	short := solana.NewInstruction(solana.ComputeBudget, nil, []byte{2})
+	_, err := s.Verify(f.tx64(t, f.staker, append([]solana.Instruction{short}, f.unstakeInstrs()...)...), f.unstakeIntent())
+	var ve *VerificationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, VerificationError{Check: "instruction #0 computeBudget.SetComputeUnitLimit", Want: "5 bytes of data", Got: "1 bytes"}, *ve)
+}
+
+// TestRefusesOneAccountTransferNamingIt: a system Transfer that lists a single account (no
+// recipient) in place of the unstake is refused, named by its amount, and never makes the
+// verifier fail any other way.
+func TestRefusesOneAccountTransferNamingIt(t *testing.T) {
+	f := newFixture()
+	s := NewSolana(f.keyring(), SolanaPolicy{})
+	data := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, 2), 5) // Transfer of 5 lamports
+	transfer := solana.NewInstruction(solana.SystemProgramID, solana.AccountMetaSlice{meta(f.staker, true, true)}, data)
+	var err error
+	require.NotPanics(t, func() {
+		_, err = s.Verify(f.tx64(t, f.staker, transfer), f.unstakeIntent())
+	})
+	require.ErrorIs(t, err, ErrVerification)
+	assert.Contains(t, err.Error(), "#0 system.Transfer of 5 lamports")
+}

@@ -1,6 +1,7 @@
 package solchain
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -105,4 +106,31 @@ func TestNetworkOptionDefaults(t *testing.T) {
 	n := NewNetwork("testnet", "E", NewWithRPC(nil), NetworkOptions{Recheck: time.Hour, Retry: time.Millisecond})
 	assert.Equal(t, time.Hour, n.opts.Recheck)
 	assert.Equal(t, time.Millisecond, n.opts.Retry)
+}
+
+// TestGenesisCheckOutcomes: a genesis check the RPC fails is recorded as such (the reason says
+// the hash could not be read), while a check ended by its caller's context changes nothing.
+func TestGenesisCheckOutcomes(t *testing.T) {
+	t.Run("RPC failure is recorded", func(t *testing.T) {
+		srv := rpcServer(t, rpcCall{method: "getGenesisHash", status: http.StatusServiceUnavailable})
+		n := NewNetwork("testnet", testnetGenesis, New(srv.URL), NetworkOptions{})
+		require.ErrorIs(t, n.Verify(ctx), ErrNetworkUnverified)
+		st := n.Status()
+		assert.False(t, st.Verified)
+		assert.True(t, strings.HasPrefix(st.Reason, ReasonCheckFail), "reason %q", st.Reason)
+		assert.False(t, st.CheckedAt.IsZero())
+	})
+	t.Run("cancelled check changes nothing", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+			t.Error("a check whose context is already cancelled reached the RPC")
+		}))
+		defer srv.Close()
+		n := NewNetwork("testnet", testnetGenesis, New(srv.URL), NetworkOptions{})
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		require.ErrorIs(t, n.Verify(cancelled), ErrNetworkUnverified)
+		st := n.Status()
+		assert.Equal(t, ReasonUnchecked, st.Reason)
+		assert.True(t, st.CheckedAt.IsZero())
+	})
 }

@@ -1,34 +1,21 @@
-// Package activities holds stakeflow's Temporal activities: thin adapters from the staking
-// service client (apiclient), the signer and read-only chain access to typed results.
+// Package activities is what every chain's activities share: the error types their failures are
+// classified into where they enter (Err*, NonRetryable), the confirmation outcomes, the policy's
+// decision, the classification of the staking service's errors (ClassifyService), and the names and
+// labels of the metrics activities record. Each chain's activities live in their own package below
+// (activities/solana, activities/evm).
 //
-// Errors are classified where they enter, as Temporal application errors whose Type is one of
-// the Err* constants:
+// Errors are Temporal application errors whose Type is one of the Err* constants:
 //   - bad input, API 400/403/404 and verification failures are non-retryable;
 //   - a 401 (the client has already re-read its token file) and a missing token are
 //     ErrServiceUnauthorized, retried: a rotated token must not fail an operation half done;
 //   - a 429, and a 5xx that carries Retry-After (503), are retried after the service's delay
 //     (NextRetryDelay); other 5xx answers, bodies that are not the service's envelope, and network
 //     errors retry with the caller's backoff;
-//   - chain reads go through a reader proven to serve the network (its RPC's genesis hash): until
-//     it is, reads fail with ErrChainUnverified, retried; RPC refusals that asking again will not
-//     change (HTTP 401/403 from the provider, JSON-RPC invalid params or method not found) are
-//     ErrChainRejected, non-retryable for the activity (see its contract: the workflow stalls the
-//     step visibly and tries again on its own schedule); other RPC failures are ErrChainUnavailable.
+//   - chain reads go through a reader proven to serve the network: until it is, reads fail with
+//     ErrChainUnverified, retried; RPC refusals that asking again will not change are
+//     ErrChainRejected, non-retryable for the activity (the workflow stalls the step visibly and
+//     tries again on its own schedule); other RPC failures are ErrChainUnavailable.
 //
-// The chain has the last word over the service: CheckFresh proves a signed transaction new before
-// its first broadcast, CheckValidator needs our own RPC to find the validator current (and its
-// commission within policy) besides the service's "active", and Confirm reports a failure only
-// once finalized and an expiry only from a proven reader.
-//
-// A broadcast refused because the chain already processed the same bytes counts as sent; one
-// refused because the blockhash is unknown returns ErrBlockhashExpired so that the workflow proves
-// the transaction cannot land before building another. The spec does not fix the broadcast
-// endpoint's error forms, so both are recognised from the error's name and message.
-//
-// Sign, Broadcast and Confirm record signer refusals, broadcast outcomes and fees through
-// activity.GetMetricsHandler; their names, and the label keys of every stakeflow metric, are
-// defined in metrics.go (internal/metrics/doc.go lists them all).
-//
-// Activities are idempotent: Build and the reads have no effect, Sign is deterministic (ed25519),
-// and Broadcast re-sends the bytes it is given.
+// The names and label keys of every stakeflow metric are defined in metrics.go
+// (internal/metrics/doc.go lists them all).
 package activities

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/apiclient"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/sandbox"
@@ -235,7 +236,7 @@ func TestTokenRotatedMidRunChangesNothing(t *testing.T) {
 	var res wfsolana.Result
 	require.NoError(t, st.Client.GetWorkflow(wctx, id, "").Get(wctx, &res))
 	require.Len(t, res.Transactions, 2)
-	require.Equal(t, string(activities.OpWithdraw), res.Transactions[1].Kind)
+	require.Equal(t, string(actsolana.OpWithdraw), res.Transactions[1].Kind)
 	require.Len(t, landedBy(t, staker), 3, "stake, deactivate, withdraw: each once")
 }
 
@@ -285,7 +286,7 @@ func TestDroppedTransactionRebuiltOnlyAfterProvenExpiry(t *testing.T) {
 	require.Len(t, first.Attempts, 1)
 	require.Empty(t, landedBy(t, staker), "the first transaction was dropped")
 	// Past the blockhash's validity and the expiry margin (two blockhash lifetimes).
-	require.NoError(t, st.Sandbox.Runtime().AdvanceSlots(ctx, 2*activities.DefaultExpiryMarginBlocks))
+	require.NoError(t, st.Sandbox.Runtime().AdvanceSlots(ctx, 2*actsolana.DefaultExpiryMarginBlocks))
 
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -372,7 +373,7 @@ func TestCancelWhileConfirmingEndsOnlyOnceTheTransactionCannotLand(t *testing.T)
 	out, err = starterRun(t, "cancel", "--id", id)
 	require.NoError(t, err, out)
 	require.Equal(t, workflows.StepConfirming, queryStatus(t, id).Step, "the confirmation goes on after the cancel")
-	require.NoError(t, st.Sandbox.Runtime().AdvanceSlots(ctx, 2*activities.DefaultExpiryMarginBlocks))
+	require.NoError(t, st.Sandbox.Runtime().AdvanceSlots(ctx, 2*actsolana.DefaultExpiryMarginBlocks))
 
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -30,7 +30,7 @@ func TestStakeThroughStarter(t *testing.T) {
 
 	require.Len(t, res.Transactions, 1)
 	tx := res.Transactions[0]
-	require.Equal(t, string(activities.OpStake), tx.Kind)
+	require.Equal(t, string(actsolana.OpStake), tx.Kind)
 	require.Equal(t, []string{tx.TxID}, landedBy(t, staker), "exactly one transaction from the staker, the one reported")
 
 	status, err := chain.SignatureStatus(context.Background(), tx.TxID)
@@ -81,8 +81,8 @@ func TestUnstakeEpochWarpWithdraw(t *testing.T) {
 	require.NoError(t, st.Client.GetWorkflow(wctx, id, "").Get(wctx, &res))
 
 	require.Len(t, res.Transactions, 2)
-	require.Equal(t, string(activities.OpUnstake), res.Transactions[0].Kind)
-	require.Equal(t, string(activities.OpWithdraw), res.Transactions[1].Kind)
+	require.Equal(t, string(actsolana.OpUnstake), res.Transactions[0].Kind)
+	require.Equal(t, string(actsolana.OpWithdraw), res.Transactions[1].Kind)
 	require.Equal(t, 3*sol, res.Lamports)
 	require.Equal(t,
 		[]string{staked.Transactions[0].TxID, res.Transactions[0].TxID, res.Transactions[1].TxID},
@@ -167,7 +167,7 @@ func TestCancelDuringDeactivationThenWithdraw(t *testing.T) {
 	require.NoError(t, err, out)
 	res := decodeResult(t, out)
 	require.Len(t, res.Transactions, 1)
-	require.Equal(t, string(activities.OpWithdraw), res.Transactions[0].Kind)
+	require.Equal(t, string(actsolana.OpWithdraw), res.Transactions[0].Kind)
 	after, err := chain.Balance(ctx, staker.String())
 	require.NoError(t, err)
 	require.Equal(t, before+2*sol-fee, after)

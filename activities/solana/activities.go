@@ -1,10 +1,10 @@
-package activities
+package solana
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"github.com/stakeflow/stakeflow/activities"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,26 +75,26 @@ type Activities struct {
 // hold the staker's key, a stake must name its vote account unless the worker has an allow-list,
 // an explicitly asked vote account must be allowed, and large amounts wait for one approval, or
 // two at the dual-approval threshold.
-func (a *Activities) CheckPolicy(ctx context.Context, in Intent) (PolicyDecision, error) {
+func (a *Activities) CheckPolicy(ctx context.Context, in Intent) (activities.PolicyDecision, error) {
 	if !a.Keys.Has(in.Staker) {
-		return PolicyDecision{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("this worker holds no key for staker %s", in.Staker), ErrUnknownKey, nil)
+		return activities.PolicyDecision{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("this worker holds no key for staker %s", in.Staker), activities.ErrUnknownKey, nil)
 	}
 	allowed := a.Signer.AllowedVoteAccounts()
 	if in.Operation == OpStake && in.VoteAccount == "" && len(allowed) == 0 {
 		// Otherwise the service would choose the validator, and nobody named or allowed it.
-		return PolicyDecision{}, temporal.NewNonRetryableApplicationError(
+		return activities.PolicyDecision{}, temporal.NewNonRetryableApplicationError(
 			"the stake names no vote account and this worker has no allow-list: name the validator "+
 				"(starter --vote-account) or give the worker the validators it may choose from "+
-				"(worker --allowed-vote-accounts)", ErrPolicy, nil)
+				"(worker --allowed-vote-accounts)", activities.ErrPolicy, nil)
 	}
 	if in.VoteAccount != "" && len(allowed) > 0 && !slices.Contains(allowed, in.VoteAccount) {
-		return PolicyDecision{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("vote account %s is not on the worker's allow-list", in.VoteAccount), ErrPolicy, nil)
+		return activities.PolicyDecision{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("vote account %s is not on the worker's allow-list", in.VoteAccount), activities.ErrPolicy, nil)
 	}
 	if _, ok := a.Chains[in.Network]; !ok {
-		return PolicyDecision{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("this worker has no RPC endpoint for network %s", in.Network), ErrInvalidInput, nil)
+		return activities.PolicyDecision{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("this worker has no RPC endpoint for network %s", in.Network), activities.ErrInvalidInput, nil)
 	}
 	one, two := a.Policy.ApprovalThreshold, a.Policy.DualApprovalThreshold
 	n := 0
@@ -104,7 +104,7 @@ func (a *Activities) CheckPolicy(ctx context.Context, in Intent) (PolicyDecision
 	if two > 0 && in.Lamports >= two {
 		n = 2
 	}
-	return PolicyDecision{ApprovalRequired: n > 0, ApprovalsRequired: n, ApprovalThreshold: one, DualApprovalThreshold: two}, nil
+	return activities.PolicyDecision{ApprovalRequired: n > 0, ApprovalsRequired: n, ApprovalThreshold: one, DualApprovalThreshold: two}, nil
 }
 
 // CheckValidator lets a stake go to a vote account only when two sources agree that it is healthy:
@@ -118,16 +118,16 @@ func (a *Activities) CheckValidator(ctx context.Context, in ValidatorCheckInput)
 	}
 	res, err := a.Service.SolanaValidatorStatus(ctx, in.Network, []string{in.VoteAccount})
 	if err != nil {
-		return ValidatorCheckResult{}, classifyService("validator status", err)
+		return ValidatorCheckResult{}, activities.ClassifyService("validator status", err)
 	}
 	status, err := validatorStatus(res, in.VoteAccount)
 	if err != nil {
 		return ValidatorCheckResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("validator status of %s: %v", in.VoteAccount, err), ErrValidatorNotHealthy, nil)
+			fmt.Sprintf("validator status of %s: %v", in.VoteAccount, err), activities.ErrValidatorNotHealthy, nil)
 	}
 	if !strings.EqualFold(status, "active") {
 		return ValidatorCheckResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("vote account %s is %s, not active: refusing to stake to it", in.VoteAccount, status), ErrValidatorNotHealthy, nil)
+			fmt.Sprintf("vote account %s is %s, not active: refusing to stake to it", in.VoteAccount, status), activities.ErrValidatorNotHealthy, nil)
 	}
 	v, err := r.VoteAccount(ctx, in.VoteAccount)
 	if err != nil {
@@ -135,7 +135,7 @@ func (a *Activities) CheckValidator(ctx context.Context, in ValidatorCheckInput)
 	}
 	refuse := func(format string, args ...any) (ValidatorCheckResult, error) {
 		return ValidatorCheckResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf(format, args...)+": refusing to stake to it", ErrValidatorNotHealthy, nil)
+			fmt.Sprintf(format, args...)+": refusing to stake to it", activities.ErrValidatorNotHealthy, nil)
 	}
 	switch {
 	case !v.Found:
@@ -197,15 +197,15 @@ func (a *Activities) Build(ctx context.Context, in Intent) (BuildResult, error) 
 		tx, err = a.Service.Withdraw(rctx, apiclient.WithdrawRequest{Chain: in.Chain, Network: in.Network, StakerAddress: in.Staker,
 			Extra: apiclient.WithdrawExtra{Amount: amount}})
 	default:
-		return BuildResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("unknown operation %q", in.Operation), ErrInvalidInput, nil)
+		return BuildResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("unknown operation %q", in.Operation), activities.ErrInvalidInput, nil)
 	}
 	if err != nil {
-		return BuildResult{}, classifyService("build "+string(in.Operation), err)
+		return BuildResult{}, activities.ClassifyService("build "+string(in.Operation), err)
 	}
 	if tx.UnsignedTransactionData == "" {
 		return BuildResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("build %s: the service returned no unsignedTransactionData (request %s)", in.Operation, info.RequestID),
-			ErrServiceRejected, nil)
+			activities.ErrServiceRejected, nil)
 	}
 	activity.GetLogger(ctx).Info("Built transaction", "operation", string(in.Operation), "requestId", info.RequestID)
 	return BuildResult{
@@ -226,12 +226,12 @@ func (a *Activities) Sign(ctx context.Context, in SignInput) (SignResult, error)
 		return SignResult{}, fmt.Errorf("sign: %w", err)
 	}
 	if err != nil {
-		typ := ErrVerificationFailed
+		typ := activities.ErrVerificationFailed
 		switch {
 		case errors.Is(err, signer.ErrUnknownKey):
-			typ = ErrUnknownKey
+			typ = activities.ErrUnknownKey
 		case errors.Is(err, signer.ErrIntent):
-			typ = ErrInvalidInput
+			typ = activities.ErrInvalidInput
 		}
 		activity.GetLogger(ctx).Warn("Refused to sign", "operation", string(in.Intent.Operation), "error", err)
 		recordSignerRefusal(ctx, in.Intent.Chain, string(in.Intent.Operation), err)
@@ -260,7 +260,7 @@ func signerIntent(in Intent) signer.Intent {
 // Broadcast sends the signed bytes through the staking service. It sends exactly the bytes it is
 // given, so retries re-send the same transaction; a refusal because the chain already processed
 // them counts as sent, and any other refusal of a re-send (an earlier attempt may have landed)
-// is ErrBroadcastUncertain, for the chain to decide.
+// is activities.ErrBroadcastUncertain, for the chain to decide.
 func (a *Activities) Broadcast(ctx context.Context, in BroadcastInput) (BroadcastResult, error) {
 	var info apiclient.ResponseInfo
 	rctx := apiclient.WithResponseInfo(ctx, &info)
@@ -269,39 +269,39 @@ func (a *Activities) Broadcast(ctx context.Context, in BroadcastInput) (Broadcas
 	})
 	logger := activity.GetLogger(ctx)
 	record := func(outcome, reason string) {
-		recordBroadcast(ctx, in.Intent.Chain, in.Intent.Network, outcome, reason)
+		activities.RecordBroadcast(ctx, in.Intent.Chain, in.Intent.Network, outcome, reason)
 	}
 	if err != nil {
 		switch broadcastRefusal(err) {
 		case refusalAlreadyProcessed:
-			record(BroadcastAlreadyProcessed, ReasonNone)
+			record(activities.BroadcastAlreadyProcessed, activities.ReasonNone)
 			logger.Info("Broadcast: already processed", "txSig", in.Signature)
 			return BroadcastResult{Signature: in.Signature, AlreadyProcessed: true, RequestID: apiclient.RequestIDOf(err)}, nil
 		case refusalBlockhash:
-			record(BroadcastRefused, ReasonBlockhashExpired)
+			record(activities.BroadcastRefused, activities.ReasonBlockhashExpired)
 			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("broadcast %s: blockhash not found or expired: %v", in.Signature, err), ErrBlockhashExpired, nil)
+				fmt.Sprintf("broadcast %s: blockhash not found or expired: %v", in.Signature, err), activities.ErrBlockhashExpired, nil)
 		case refusalRejected:
-			record(BroadcastRefused, ReasonRejected)
+			record(activities.BroadcastRefused, activities.ReasonRejected)
 			if attempt := activity.GetInfo(ctx).Attempt; attempt > 1 {
 				// An earlier attempt's answer was lost: it may have landed, and a landed transaction
 				// is refused when sent again. Only the chain can tell.
 				return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
 					fmt.Sprintf("broadcast %s refused at attempt %d, after an earlier attempt that may have landed: %v", in.Signature, attempt, err),
-					ErrBroadcastUncertain, nil)
+					activities.ErrBroadcastUncertain, nil)
 			}
 			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("broadcast %s refused: %v", in.Signature, err), ErrTransactionRejected, nil)
+				fmt.Sprintf("broadcast %s refused: %v", in.Signature, err), activities.ErrTransactionRejected, nil)
 		}
-		record(BroadcastRefused, broadcastErrorReason(err))
-		return BroadcastResult{}, classifyService("broadcast "+in.Signature, err)
+		record(activities.BroadcastRefused, activities.BroadcastErrorReason(err))
+		return BroadcastResult{}, activities.ClassifyService("broadcast "+in.Signature, err)
 	}
 	if res.ExtraData.TransactionID != "" && res.ExtraData.TransactionID != in.Signature {
 		// The service reports another transaction id than the signature of the bytes sent. The chain
 		// is followed by our own signature; record the discrepancy loudly.
 		logger.Error("Broadcast answered another transaction id", "txSig", in.Signature, "reported", res.ExtraData.TransactionID)
 	}
-	record(BroadcastSent, ReasonNone)
+	record(activities.BroadcastSent, activities.ReasonNone)
 	logger.Info("Broadcast", "txSig", in.Signature, "slot", res.ExtraData.Slot, "requestId", info.RequestID)
 	return BroadcastResult{Signature: in.Signature, Slot: res.ExtraData.Slot, RequestID: info.RequestID}, nil
 }
@@ -338,63 +338,4 @@ func broadcastRefusal(err error) refusal {
 		return refusalBlockhash
 	}
 	return refusalRejected
-}
-
-// broadcastErrorReason is the refusal reason of a broadcast error that is retried or unforeseen.
-func broadcastErrorReason(err error) string {
-	switch {
-	case apiclient.IsThrottled(err):
-		return ReasonThrottled
-	case unauthorized(err):
-		return ReasonUnauthorized
-	case apiclient.IsRetryable(err):
-		return ReasonUnavailable
-	}
-	return ReasonError
-}
-
-// classifyService turns an apiclient error into an application error of the right retryability:
-// a 401 (after the client re-read its token) or a missing token is ErrServiceUnauthorized and
-// retried; a 429, and a 5xx with Retry-After (503), are retried after the service's delay.
-func classifyService(what string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return temporal.NewApplicationError(fmt.Sprintf("%s: %v", what, err), ErrServiceUnavailable)
-	}
-	msg := fmt.Sprintf("%s: %v", what, err)
-	after := temporal.ApplicationErrorOptions{}
-	if d, ok := apiclient.RetryAfterOf(err); ok {
-		after.NextRetryDelay = d
-	}
-	if apiclient.IsThrottled(err) {
-		return temporal.NewApplicationErrorWithOptions(msg, ErrRateLimited, after)
-	}
-	var argErr *apiclient.ArgumentError
-	if errors.As(err, &argErr) {
-		return temporal.NewNonRetryableApplicationError(msg, ErrInvalidInput, nil)
-	}
-	if unauthorized(err) {
-		return temporal.NewApplicationError(msg+" (the service refuses the worker's token: replace --service-token-file)", ErrServiceUnauthorized)
-	}
-	if apiclient.IsRetryable(err) {
-		return temporal.NewApplicationErrorWithOptions(msg, ErrServiceUnavailable, after)
-	}
-	var apiErr *apiclient.APIError
-	var unexpected *apiclient.UnexpectedResponseError
-	if errors.As(err, &apiErr) || errors.As(err, &unexpected) {
-		return temporal.NewNonRetryableApplicationError(msg, ErrServiceRejected, nil)
-	}
-	// Transport errors and anything unforeseen: retry with backoff.
-	return temporal.NewApplicationError(msg, ErrServiceUnavailable)
-}
-
-// unauthorized reports whether the service refused the worker's token (HTTP 401, enveloped or
-// not) or the client has none to send.
-func unauthorized(err error) bool {
-	if errors.Is(err, apiclient.ErrNoToken) {
-		return true
-	}
-	var apiErr *apiclient.APIError
-	var unexpected *apiclient.UnexpectedResponseError
-	return (errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusUnauthorized) ||
-		(errors.As(err, &unexpected) && unexpected.StatusCode == http.StatusUnauthorized)
 }

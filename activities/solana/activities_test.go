@@ -1,9 +1,10 @@
-package activities
+package solana
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stakeflow/stakeflow/activities"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -75,18 +76,18 @@ func TestBuildClassifiesServiceErrors(t *testing.T) {
 		nonRetryable bool
 		wantDelay    time.Duration
 	}{
-		{"validation", 400, nil, errorEnvelope("ValidationException", 100101, "client", "amount must be an integer"), ErrServiceRejected, true, 0},
+		{"validation", 400, nil, errorEnvelope("ValidationException", 100101, "client", "amount must be an integer"), activities.ErrServiceRejected, true, 0},
 		// A 401 reaches the activity only once the client has re-read its token and been refused
 		// again: retried, so that a token rotated mid-operation does not fail it.
-		{"no token", 401, nil, errorEnvelope("NoTokenException", 101111, "authentication", "no token"), ErrServiceUnauthorized, false, 0},
-		{"wrong token", 401, nil, errorEnvelope("WrongTokenException", 101109, "authentication", "bad token"), ErrServiceUnauthorized, false, 0},
-		{"401 without envelope", 401, nil, "Unauthorized", ErrServiceUnauthorized, false, 0},
-		{"forbidden", 403, nil, errorEnvelope("ForbiddenException", 0, "authentication", "not for you"), ErrServiceRejected, true, 0},
+		{"no token", 401, nil, errorEnvelope("NoTokenException", 101111, "authentication", "no token"), activities.ErrServiceUnauthorized, false, 0},
+		{"wrong token", 401, nil, errorEnvelope("WrongTokenException", 101109, "authentication", "bad token"), activities.ErrServiceUnauthorized, false, 0},
+		{"401 without envelope", 401, nil, "Unauthorized", activities.ErrServiceUnauthorized, false, 0},
+		{"forbidden", 403, nil, errorEnvelope("ForbiddenException", 0, "authentication", "not for you"), activities.ErrServiceRejected, true, 0},
 		{"throttled", 429, map[string]string{"Retry-After": "7", "RateLimit-Policy": "10;w=1,100;w=60"},
-			errorEnvelope("ThrottlerException", 0, "", "ThrottlerException"), ErrRateLimited, false, 7 * time.Second},
-		{"server error", 500, nil, errorEnvelope("GetDelegatorAutostakingDataException", 115406, "server", "boom"), ErrServiceUnavailable, false, 0},
-		{"unavailable with Retry-After", 503, map[string]string{"Retry-After": "11"}, errorEnvelope("ServiceUnavailableException", 0, "server", "maintenance"), ErrServiceUnavailable, false, 11 * time.Second},
-		{"proxy html", 502, nil, "<html>bad gateway</html>", ErrServiceUnavailable, false, 0},
+			errorEnvelope("ThrottlerException", 0, "", "ThrottlerException"), activities.ErrRateLimited, false, 7 * time.Second},
+		{"server error", 500, nil, errorEnvelope("GetDelegatorAutostakingDataException", 115406, "server", "boom"), activities.ErrServiceUnavailable, false, 0},
+		{"unavailable with Retry-After", 503, map[string]string{"Retry-After": "11"}, errorEnvelope("ServiceUnavailableException", 0, "server", "maintenance"), activities.ErrServiceUnavailable, false, 11 * time.Second},
+		{"proxy html", 502, nil, "<html>bad gateway</html>", activities.ErrServiceUnavailable, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,14 +132,14 @@ func TestBroadcastReadsRefusals(t *testing.T) {
 	}{
 		{"sent", 200, `{"error":null,"result":{"extraData":{"transactionId":"` + sig + `","slot":12,"signerAccounts":["` + staker + `"],"createdAt":"2026-11-22T00:00:00Z"}}}`, "", false},
 		{"already processed", 400, errorEnvelope("TransactionRejectedException", 100400, "client", "AlreadyProcessed: This transaction has already been processed"), "", true},
-		{"blockhash", 400, errorEnvelope("TransactionRejectedException", 100400, "client", "BlockhashNotFound: Blockhash not found"), ErrBlockhashExpired, false},
-		{"instruction error", 400, errorEnvelope("TransactionRejectedException", 100400, "client", "InstructionError: insufficient funds"), ErrTransactionRejected, false},
-		{"server error", 503, errorEnvelope("ServiceUnavailable", 0, "server", "down"), ErrServiceUnavailable, false},
-		{"wrong token", 401, errorEnvelope("WrongTokenException", 101109, "authentication", "bad token"), ErrServiceUnauthorized, false},
+		{"blockhash", 400, errorEnvelope("TransactionRejectedException", 100400, "client", "BlockhashNotFound: Blockhash not found"), activities.ErrBlockhashExpired, false},
+		{"instruction error", 400, errorEnvelope("TransactionRejectedException", 100400, "client", "InstructionError: insufficient funds"), activities.ErrTransactionRejected, false},
+		{"server error", 503, errorEnvelope("ServiceUnavailable", 0, "server", "down"), activities.ErrServiceUnavailable, false},
+		{"wrong token", 401, errorEnvelope("WrongTokenException", 101109, "authentication", "bad token"), activities.ErrServiceUnauthorized, false},
 		// The service's request timeout and a conflict while it is busy say nothing about the
 		// transaction: the same bytes are sent again.
-		{"request timeout", 408, errorEnvelope("RequestTimeoutException", 0, "server", "timed out"), ErrServiceUnavailable, false},
-		{"conflict", 409, errorEnvelope("ConflictException", 0, "client", "busy with the same request"), ErrServiceUnavailable, false},
+		{"request timeout", 408, errorEnvelope("RequestTimeoutException", 0, "server", "timed out"), activities.ErrServiceUnavailable, false},
+		{"conflict", 409, errorEnvelope("ConflictException", 0, "client", "busy with the same request"), activities.ErrServiceUnavailable, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,10 +183,10 @@ func TestSignRefusalsAreNonRetryableAndTyped(t *testing.T) {
 		err  error
 		want string
 	}{
-		{fmt.Errorf("fee payer: %w", signer.ErrVerification), ErrVerificationFailed},
-		{fmt.Errorf("garbage: %w", signer.ErrDecode), ErrVerificationFailed},
-		{fmt.Errorf("staker: %w", signer.ErrUnknownKey), ErrUnknownKey},
-		{fmt.Errorf("lamports: %w", signer.ErrIntent), ErrInvalidInput},
+		{fmt.Errorf("fee payer: %w", signer.ErrVerification), activities.ErrVerificationFailed},
+		{fmt.Errorf("garbage: %w", signer.ErrDecode), activities.ErrVerificationFailed},
+		{fmt.Errorf("staker: %w", signer.ErrUnknownKey), activities.ErrUnknownKey},
+		{fmt.Errorf("lamports: %w", signer.ErrIntent), activities.ErrInvalidInput},
 	}
 	for _, tt := range tests {
 		var s testsuite.WorkflowTestSuite
@@ -212,16 +213,16 @@ type policy struct {
 
 func TestCheckPolicy(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
-	run := func(p policy, in Intent) (PolicyDecision, error) {
+	run := func(p policy, in Intent) (activities.PolicyDecision, error) {
 		acts := &Activities{Keys: keys{staker: true}, Chains: map[string]SolanaReader{"testnet": &fakeChain{}}, Policy: p.Policy,
 			Signer: fakeSigner{allowed: p.allowed}}
 		env := s.NewTestActivityEnvironment()
 		env.RegisterActivity(acts)
 		v, err := env.ExecuteActivity(acts.CheckPolicy, in)
 		if err != nil {
-			return PolicyDecision{}, err
+			return activities.PolicyDecision{}, err
 		}
-		var d PolicyDecision
+		var d activities.PolicyDecision
 		require.NoError(t, v.Get(&d))
 		return d, nil
 	}
@@ -232,17 +233,17 @@ func TestCheckPolicy(t *testing.T) {
 
 	t.Run("refusals", func(t *testing.T) {
 		_, err := run(allowList, Intent{Operation: OpStake, Network: "testnet", Staker: vote, Lamports: 1})
-		require.Equal(t, ErrUnknownKey, appErr(t, err).Type())
+		require.Equal(t, activities.ErrUnknownKey, appErr(t, err).Type())
 		_, err = run(allowList, stake(1, staker))
-		require.Equal(t, ErrPolicy, appErr(t, err).Type(), "a vote account off the allow-list")
+		require.Equal(t, activities.ErrPolicy, appErr(t, err).Type(), "a vote account off the allow-list")
 		_, err = run(allowList, Intent{Operation: OpStake, Network: "mainnet-beta", Staker: staker, Lamports: 1})
-		require.Equal(t, ErrInvalidInput, appErr(t, err).Type())
+		require.Equal(t, activities.ErrInvalidInput, appErr(t, err).Type())
 	})
 
 	t.Run("a stake must name its validator unless the worker has an allow-list", func(t *testing.T) {
 		_, err := run(policy{}, stake(1, ""))
 		ae := appErr(t, err)
-		require.Equal(t, ErrPolicy, ae.Type())
+		require.Equal(t, activities.ErrPolicy, ae.Type())
 		require.True(t, ae.NonRetryable())
 		require.Contains(t, err.Error(), "--vote-account")
 		require.Contains(t, err.Error(), "--allowed-vote-accounts")
@@ -259,16 +260,16 @@ func TestCheckPolicy(t *testing.T) {
 		for _, tc := range []struct {
 			policy   policy
 			lamports uint64
-			want     PolicyDecision
+			want     activities.PolicyDecision
 		}{
-			{allowList, 99, PolicyDecision{ApprovalThreshold: 100}},
-			{allowList, 100, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 1, ApprovalThreshold: 100}},
-			{allowList, 1_000_000, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 1, ApprovalThreshold: 100}},
-			{dual, 99, PolicyDecision{ApprovalThreshold: 100, DualApprovalThreshold: 1000}},
-			{dual, 999, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 1, ApprovalThreshold: 100, DualApprovalThreshold: 1000}},
-			{dual, 1000, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 2, ApprovalThreshold: 100, DualApprovalThreshold: 1000}},
-			{policy{Policy: Policy{DualApprovalThreshold: 1000}}, 999, PolicyDecision{DualApprovalThreshold: 1000}},
-			{policy{Policy: Policy{DualApprovalThreshold: 1000}}, 1000, PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 2, DualApprovalThreshold: 1000}},
+			{allowList, 99, activities.PolicyDecision{ApprovalThreshold: 100}},
+			{allowList, 100, activities.PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 1, ApprovalThreshold: 100}},
+			{allowList, 1_000_000, activities.PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 1, ApprovalThreshold: 100}},
+			{dual, 99, activities.PolicyDecision{ApprovalThreshold: 100, DualApprovalThreshold: 1000}},
+			{dual, 999, activities.PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 1, ApprovalThreshold: 100, DualApprovalThreshold: 1000}},
+			{dual, 1000, activities.PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 2, ApprovalThreshold: 100, DualApprovalThreshold: 1000}},
+			{policy{Policy: Policy{DualApprovalThreshold: 1000}}, 999, activities.PolicyDecision{DualApprovalThreshold: 1000}},
+			{policy{Policy: Policy{DualApprovalThreshold: 1000}}, 1000, activities.PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 2, DualApprovalThreshold: 1000}},
 		} {
 			d, err := run(tc.policy, stake(tc.lamports, vote))
 			require.NoError(t, err)
@@ -299,7 +300,7 @@ func TestValidatorStatusForms(t *testing.T) {
 		env.RegisterActivity(acts)
 		_, err := env.ExecuteActivity(acts.CheckValidator, ValidatorCheckInput{Network: "testnet", VoteAccount: vote})
 		if tt.want == "" {
-			require.Equal(t, ErrValidatorNotHealthy, appErr(t, err).Type(), tt.statuses)
+			require.Equal(t, activities.ErrValidatorNotHealthy, appErr(t, err).Type(), tt.statuses)
 			continue
 		}
 		require.NoError(t, err, tt.statuses)
@@ -453,7 +454,7 @@ func TestConfirm(t *testing.T) {
 		f := &fakeChain{statuses: []*solchain.SignatureStatus{finalized}, fee: 5000}
 		res, beats, err := confirmWith(t, &Activities{Chains: map[string]SolanaReader{"testnet": f}})
 		require.NoError(t, err)
-		require.Equal(t, ConfirmResult{Outcome: OutcomeFinalized, Slot: 9, Fee: 5000}, res)
+		require.Equal(t, ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 9, Fee: 5000}, res)
 		require.Equal(t, 1, f.reads)
 		require.Equal(t, 1, f.feeReads)
 		require.Zero(t, f.heightReads)
@@ -463,7 +464,7 @@ func TestConfirm(t *testing.T) {
 		f := &fakeChain{statuses: []*solchain.SignatureStatus{absent, confirmed, finalized}, valid: []bool{true}, heights: []uint64{100}}
 		res, beats, err := confirmWith(t, &Activities{Chains: map[string]SolanaReader{"testnet": f}})
 		require.NoError(t, err)
-		require.Equal(t, OutcomeFinalized, res.Outcome)
+		require.Equal(t, activities.OutcomeFinalized, res.Outcome)
 		require.Equal(t, 1, f.heightReads, "the start height is read once, when the signature is first absent")
 		require.Empty(t, beats)
 	})
@@ -471,7 +472,7 @@ func TestConfirm(t *testing.T) {
 		f := &fakeChain{statuses: []*solchain.SignatureStatus{confirmed, confirmed, finalized}}
 		res, _, err := confirmWith(t, &Activities{Chains: map[string]SolanaReader{"testnet": f}})
 		require.NoError(t, err)
-		require.Equal(t, OutcomeFinalized, res.Outcome)
+		require.Equal(t, activities.OutcomeFinalized, res.Outcome)
 		require.Equal(t, 3, f.reads)
 		require.Zero(t, f.heightReads)
 	})
@@ -479,7 +480,7 @@ func TestConfirm(t *testing.T) {
 		f := &fakeChain{statuses: []*solchain.SignatureStatus{absent, confirmed, finalized}, valid: []bool{true}, heights: []uint64{100}}
 		res, beats, err := confirmWith(t, &Activities{Chains: map[string]SolanaReader{"testnet": f}, ConfirmHeartbeatAfter: time.Nanosecond})
 		require.NoError(t, err)
-		require.Equal(t, OutcomeFinalized, res.Outcome)
+		require.Equal(t, activities.OutcomeFinalized, res.Outcome)
 		// The SDK sends the first heartbeat at once and throttles the next ones.
 		require.NotEmpty(t, beats)
 		require.Equal(t, confirmProgress{StartHeight: 100}, beats[0])
@@ -487,13 +488,13 @@ func TestConfirm(t *testing.T) {
 	t.Run("finalized after confirmed", func(t *testing.T) {
 		res, err := confirm(t, &fakeChain{statuses: []*solchain.SignatureStatus{absent, confirmed, confirmed, finalized}, valid: []bool{true}, heights: []uint64{100}, fee: 7000})
 		require.NoError(t, err)
-		require.Equal(t, ConfirmResult{Outcome: OutcomeFinalized, Slot: 9, Fee: 7000}, res)
+		require.Equal(t, ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 9, Fee: 7000}, res)
 	})
 	t.Run("failed only once the failure is finalized", func(t *testing.T) {
 		f := &fakeChain{statuses: []*solchain.SignatureStatus{failedConfirmed, failedConfirmed, failedConfirmed, failedFinalized}, fee: 5000}
 		res, err := confirm(t, f)
 		require.NoError(t, err)
-		require.Equal(t, ConfirmResult{Outcome: OutcomeFailed, Slot: 9, Error: `{"InstructionError":[0,"Custom"]}`, Fee: 5000}, res)
+		require.Equal(t, ConfirmResult{Outcome: activities.OutcomeFailed, Slot: 9, Error: `{"InstructionError":[0,"Custom"]}`, Fee: 5000}, res)
 		require.Equal(t, 4, f.reads, "kept polling while the failure was only confirmed")
 		require.Equal(t, 1, f.feeReads)
 	})
@@ -501,13 +502,13 @@ func TestConfirm(t *testing.T) {
 		f := &fakeChain{statuses: []*solchain.SignatureStatus{failedConfirmed, absent, confirmed, finalized}, valid: []bool{true}, heights: []uint64{100}, fee: 5000}
 		res, err := confirm(t, f)
 		require.NoError(t, err)
-		require.Equal(t, ConfirmResult{Outcome: OutcomeFinalized, Slot: 9, Fee: 5000}, res)
+		require.Equal(t, ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 9, Fee: 5000}, res)
 	})
 	t.Run("the fee is asked for again while the node cannot serve it", func(t *testing.T) {
 		f := &fakeChain{statuses: []*solchain.SignatureStatus{finalized}, fee: 5000, feeErrs: []error{solchain.ErrTransactionNotFound}}
 		res, err := confirm(t, f)
 		require.NoError(t, err)
-		require.Equal(t, ConfirmResult{Outcome: OutcomeFinalized, Slot: 9, Fee: 5000}, res)
+		require.Equal(t, ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 9, Fee: 5000}, res)
 		require.Equal(t, 2, f.feeReads)
 	})
 	t.Run("a fee the node never serves is reported as 0", func(t *testing.T) {
@@ -515,7 +516,7 @@ func TestConfirm(t *testing.T) {
 		f := &fakeChain{statuses: []*solchain.SignatureStatus{finalized}, fee: 5000, feeErrs: []error{nf, nf, nf, nf}}
 		res, err := confirm(t, f)
 		require.NoError(t, err)
-		require.Equal(t, ConfirmResult{Outcome: OutcomeFinalized, Slot: 9}, res)
+		require.Equal(t, ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 9}, res)
 		require.Equal(t, feeReadTries, f.feeReads)
 	})
 	t.Run("expired only once blockhash invalid and height past margin", func(t *testing.T) {
@@ -523,7 +524,7 @@ func TestConfirm(t *testing.T) {
 			heights: []uint64{100, 105, 110, 111}}
 		res, err := confirm(t, f)
 		require.NoError(t, err)
-		require.Equal(t, OutcomeExpired, res.Outcome)
+		require.Equal(t, activities.OutcomeExpired, res.Outcome)
 		// start height read, then: valid, valid, invalid at 105 (not past 110), invalid at 110 (not past),
 		// invalid at 111 -> re-check status -> expired.
 		require.GreaterOrEqual(t, f.reads, 6)
@@ -532,7 +533,7 @@ func TestConfirm(t *testing.T) {
 		f := &fakeChain{statuses: []*solchain.SignatureStatus{absent, confirmed, finalized}, valid: []bool{false}, heights: []uint64{100, 200}}
 		res, err := confirm(t, f)
 		require.NoError(t, err)
-		require.Equal(t, OutcomeFinalized, res.Outcome)
+		require.Equal(t, activities.OutcomeFinalized, res.Outcome)
 	})
 	t.Run("invalid blockhash alone is not proof", func(t *testing.T) {
 		// The blockhash reads invalid (a lagging node) but the height never moves past the margin;
@@ -545,7 +546,7 @@ func TestConfirm(t *testing.T) {
 		f := &fakeChain{statuses: statuses, valid: []bool{false}, heights: []uint64{100}}
 		res, err := confirm(t, f)
 		require.NoError(t, err)
-		require.Equal(t, OutcomeFinalized, res.Outcome)
+		require.Equal(t, activities.OutcomeFinalized, res.Outcome)
 	})
 }
 
@@ -596,6 +597,6 @@ func TestReadStakeStateMissingAccountIsNonRetryable(t *testing.T) {
 	env.RegisterActivity(acts)
 	_, err := env.ExecuteActivity(acts.ReadStakeState, StakeStateInput{Network: "testnet", StakeAccount: vote})
 	ae := appErr(t, err)
-	require.Equal(t, ErrStakeAccountState, ae.Type())
+	require.Equal(t, activities.ErrStakeAccountState, ae.Type())
 	require.True(t, ae.NonRetryable())
 }

@@ -1,9 +1,10 @@
-package activities
+package solana
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stakeflow/stakeflow/activities"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -49,7 +50,7 @@ func (a *Activities) chain(network string) (SolanaReader, error) {
 	r, ok := a.Chains[network]
 	if !ok {
 		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("this worker has no RPC endpoint for network %s", network), ErrInvalidInput, nil)
+			fmt.Sprintf("this worker has no RPC endpoint for network %s", network), activities.ErrInvalidInput, nil)
 	}
 	return r, nil
 }
@@ -62,7 +63,7 @@ func (a *Activities) chain(network string) (SolanaReader, error) {
 // A transaction found with an error counts as failed only once that is finalized: until then the
 // block it is in may be dropped, and the transaction may still land without error (or expire).
 // The fee of a finalized transaction, failed or not, is read from the chain, reported in the
-// result and recorded (MetricFeeLamports). The proof of expiry, which lets the workflow build a
+// result and recorded (activities.MetricFeeLamports). The proof of expiry, which lets the workflow build a
 // new transaction, is only ever drawn from a reader proven to serve the network.
 //
 // A transaction already final at the first look costs two reads (status and fee) and no
@@ -105,9 +106,9 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 			return ConfirmResult{}, chainErr("signature status of "+in.Signature, err)
 		}
 		if st.Found && st.Finalized() {
-			res := ConfirmResult{Outcome: OutcomeFinalized, Slot: st.Slot}
+			res := ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: st.Slot}
 			if st.Err != "" {
-				res.Outcome, res.Error = OutcomeFailed, st.Err
+				res.Outcome, res.Error = activities.OutcomeFailed, st.Err
 			}
 			fee, done := a.fee(ctx, r, in, &feeTries)
 			if !done {
@@ -118,7 +119,7 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 				continue
 			}
 			res.Fee = fee
-			if res.Outcome == OutcomeFailed {
+			if res.Outcome == activities.OutcomeFailed {
 				logger.Warn("Transaction failed on chain", "txSig", in.Signature, "slot", st.Slot, "error", st.Err, "feeLamports", fee)
 			}
 			return res, nil
@@ -139,7 +140,7 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 			}
 			if expired {
 				logger.Info("Transaction expired without landing", "txSig", in.Signature, "blockhash", in.RecentBlockhash)
-				return ConfirmResult{Outcome: OutcomeExpired}, nil
+				return ConfirmResult{Outcome: activities.OutcomeExpired}, nil
 			}
 		}
 		if time.Since(began) >= quiet {
@@ -161,7 +162,7 @@ const feeReadTries = 3
 func (a *Activities) fee(ctx context.Context, r SolanaReader, in ConfirmInput, tries *int) (fee uint64, done bool) {
 	fee, err := r.TransactionFee(ctx, in.Signature)
 	if err == nil {
-		recordFee(ctx, chainSolana, in.Network, string(in.Operation), fee)
+		activities.RecordFee(ctx, chainSolana, in.Network, string(in.Operation), fee)
 		return fee, true
 	}
 	*tries++
@@ -228,7 +229,7 @@ func (a *Activities) provenExpired(ctx context.Context, r SolanaReader, in Confi
 // account it creates must not exist. The service builds the transactions; a transaction it
 // serves again after it landed (for this operation's earlier attempt, or another operation)
 // would otherwise be answered "already processed" and pass for this one's success. A transaction
-// that is not new is refused, non-retryably, as ErrStaleTransaction, saying what was found. Call
+// that is not new is refused, non-retryably, as activities.ErrStaleTransaction, saying what was found. Call
 // it once per signed transaction, before its first broadcast, never after.
 func (a *Activities) CheckFresh(ctx context.Context, in FreshInput) (FreshResult, error) {
 	r, err := a.chain(in.Network)
@@ -242,7 +243,7 @@ func (a *Activities) CheckFresh(ctx context.Context, in FreshInput) (FreshResult
 	if st.Found {
 		return FreshResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("signature %s already on chain at slot %d (%s): the service served a transaction that is not new; nothing was sent",
-				in.Signature, st.Slot, st.ConfirmationStatus), ErrStaleTransaction, nil)
+				in.Signature, st.Slot, st.ConfirmationStatus), activities.ErrStaleTransaction, nil)
 	}
 	if in.NewStakeAccount != "" {
 		acct, err := r.AccountInfo(ctx, in.NewStakeAccount)
@@ -253,7 +254,7 @@ func (a *Activities) CheckFresh(ctx context.Context, in FreshInput) (FreshResult
 		default:
 			return FreshResult{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("stake account %s already exists (owner %s, %d lamports): the service served a transaction that is not new; nothing was sent",
-					in.NewStakeAccount, acct.Owner, acct.Lamports), ErrStaleTransaction, nil)
+					in.NewStakeAccount, acct.Owner, acct.Lamports), activities.ErrStaleTransaction, nil)
 		}
 	}
 	return FreshResult{Signature: in.Signature, NewStakeAccount: in.NewStakeAccount}, nil
@@ -269,14 +270,14 @@ func (a *Activities) ReadStakeState(ctx context.Context, in StakeStateInput) (St
 	if err != nil {
 		if errors.Is(err, solchain.ErrAccountNotFound) || errors.Is(err, solchain.ErrNotStakeAccount) || errors.Is(err, solchain.ErrMalformedStakeAccount) {
 			return StakeState{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("stake account %s: %v", in.StakeAccount, err), ErrStakeAccountState, nil)
+				fmt.Sprintf("stake account %s: %v", in.StakeAccount, err), activities.ErrStakeAccountState, nil)
 		}
 		return StakeState{}, chainErr("stake account "+in.StakeAccount, err)
 	}
 	out := StakeState{StakeAccount: in.StakeAccount, Lamports: acct.Lamports, SlotDuration: a.SlotDuration, RecheckAfter: a.EpochRecheck}
 	if acct.Meta == nil {
 		return StakeState{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("stake account %s is %s: nothing to unstake or withdraw", in.StakeAccount, acct.State), ErrStakeAccountState, nil)
+			fmt.Sprintf("stake account %s is %s: nothing to unstake or withdraw", in.StakeAccount, acct.State), activities.ErrStakeAccountState, nil)
 	}
 	out.Staker, out.Withdrawer = acct.Meta.Staker, acct.Meta.Withdrawer
 	ei, err := r.EpochInfo(ctx)
@@ -310,22 +311,22 @@ func (a *Activities) ReadStakeState(ctx context.Context, in StakeStateInput) (St
 }
 
 // chainErr classifies a chain read's error where it enters: a cancellation stays one; a bad
-// argument is ErrInvalidInput; an RPC not proven to serve the network is ErrChainUnverified
+// argument is activities.ErrInvalidInput; an RPC not proven to serve the network is activities.ErrChainUnverified
 // (retried: the worker re-checks it); a refusal that asking again will not change is
-// ErrChainRejected (see its contract); anything else is ErrChainUnavailable (retried).
+// activities.ErrChainRejected (see its contract); anything else is activities.ErrChainUnavailable (retried).
 func chainErr(what string, err error) error {
 	msg := fmt.Sprintf("%s: %v", what, err)
 	switch {
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("%s: %w", what, err)
 	case errors.Is(err, solchain.ErrInvalidArgument):
-		return temporal.NewNonRetryableApplicationError(msg, ErrInvalidInput, nil)
+		return temporal.NewNonRetryableApplicationError(msg, activities.ErrInvalidInput, nil)
 	case errors.Is(err, solchain.ErrNetworkUnverified):
-		return temporal.NewApplicationError(msg, ErrChainUnverified)
+		return temporal.NewApplicationError(msg, activities.ErrChainUnverified)
 	case chainRejected(err):
-		return temporal.NewNonRetryableApplicationError(msg, ErrChainRejected, nil)
+		return temporal.NewNonRetryableApplicationError(msg, activities.ErrChainRejected, nil)
 	}
-	return temporal.NewApplicationError(msg, ErrChainUnavailable)
+	return temporal.NewApplicationError(msg, activities.ErrChainUnavailable)
 }
 
 // chainRejected reports whether err is an RPC refusal that asking again will not change.

@@ -1,9 +1,10 @@
-package activities
+package solana
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/stakeflow/stakeflow/activities"
 	"io"
 	"maps"
 	"net/http"
@@ -74,9 +75,9 @@ func TestCheckFresh(t *testing.T) {
 				return
 			}
 			ae := appErr(t, err)
-			assert.Equal(t, ErrStaleTransaction, ae.Type())
+			assert.Equal(t, activities.ErrStaleTransaction, ae.Type())
 			assert.True(t, ae.NonRetryable())
-			assert.Contains(t, NonRetryable, ErrStaleTransaction)
+			assert.Contains(t, activities.NonRetryable, activities.ErrStaleTransaction)
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
@@ -114,7 +115,7 @@ func TestCheckValidator(t *testing.T) {
 				return
 			}
 			ae := appErr(t, err)
-			assert.Equal(t, ErrValidatorNotHealthy, ae.Type())
+			assert.Equal(t, activities.ErrValidatorNotHealthy, ae.Type())
 			assert.True(t, ae.NonRetryable())
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -125,7 +126,7 @@ func TestCheckValidator(t *testing.T) {
 		acts := &Activities{Service: c, Chains: map[string]SolanaReader{"testnet": f}, Policy: Policy{MaxCommission: 10}}
 		_, err := execute[ValidatorCheckResult](t, acts, "CheckValidator", ValidatorCheckInput{Network: "testnet", VoteAccount: vote})
 		ae := appErr(t, err)
-		assert.Equal(t, ErrChainUnverified, ae.Type())
+		assert.Equal(t, activities.ErrChainUnverified, ae.Type())
 		assert.False(t, ae.NonRetryable())
 	})
 }
@@ -140,14 +141,14 @@ func TestExpiryProofNeedsAProvenReader(t *testing.T) {
 	f.unverified = &solchain.UnverifiedError{Network: "testnet", Expected: testnetGenesis, Served: devnetGenesis, Reason: solchain.ReasonMismatch}
 	_, err := confirm(t, f)
 	ae := appErr(t, err)
-	assert.Equal(t, ErrChainUnverified, ae.Type())
+	assert.Equal(t, activities.ErrChainUnverified, ae.Type())
 	assert.False(t, ae.NonRetryable())
 	assert.Contains(t, err.Error(), "expected genesis hash "+testnetGenesis)
 	assert.Contains(t, err.Error(), "served "+devnetGenesis)
 
 	res, err := confirm(t, expiredChain())
 	require.NoError(t, err)
-	assert.Equal(t, OutcomeExpired, res.Outcome, "the same reads from a proven reader are proof")
+	assert.Equal(t, activities.OutcomeExpired, res.Outcome, "the same reads from a proven reader are proof")
 }
 
 // rpcStub is a Solana JSON-RPC server: getGenesisHash answers genesis; every other method the
@@ -220,13 +221,13 @@ func TestChainErrorClassification(t *testing.T) {
 		want         string
 	}{
 		{"provider refuses credentials (403)", testnetGenesis, &stubAnswer{status: 403, body: `{"jsonrpc":"2.0","error":{"code":-32052,"message":"API key not allowed"},"id":1}`},
-			ErrChainRejected, true, "Forbidden"},
-		{"provider refuses credentials (401)", testnetGenesis, &stubAnswer{status: 401, body: "Unauthorized"}, ErrChainRejected, true, "Unauthorized"},
-		{"invalid params", testnetGenesis, &stubAnswer{rpcErr: `{"code":-32602,"message":"Invalid params: invalid type"}`}, ErrChainRejected, true, "Invalid params"},
-		{"method not found", testnetGenesis, &stubAnswer{rpcErr: `{"code":-32601,"message":"Method not found"}`}, ErrChainRejected, true, "Method not found"},
-		{"RPC down (503)", testnetGenesis, &stubAnswer{status: 503, body: "unavailable"}, ErrChainUnavailable, false, "503"},
-		{"node behind", testnetGenesis, &stubAnswer{rpcErr: `{"code":-32005,"message":"Node is behind by 42 slots"}`}, ErrChainUnavailable, false, "Node is behind"},
-		{"another network", devnetGenesis, nil, ErrChainUnverified, false, "solana network testnet"},
+			activities.ErrChainRejected, true, "Forbidden"},
+		{"provider refuses credentials (401)", testnetGenesis, &stubAnswer{status: 401, body: "Unauthorized"}, activities.ErrChainRejected, true, "Unauthorized"},
+		{"invalid params", testnetGenesis, &stubAnswer{rpcErr: `{"code":-32602,"message":"Invalid params: invalid type"}`}, activities.ErrChainRejected, true, "Invalid params"},
+		{"method not found", testnetGenesis, &stubAnswer{rpcErr: `{"code":-32601,"message":"Method not found"}`}, activities.ErrChainRejected, true, "Method not found"},
+		{"RPC down (503)", testnetGenesis, &stubAnswer{status: 503, body: "unavailable"}, activities.ErrChainUnavailable, false, "503"},
+		{"node behind", testnetGenesis, &stubAnswer{rpcErr: `{"code":-32005,"message":"Node is behind by 42 slots"}`}, activities.ErrChainUnavailable, false, "Node is behind"},
+		{"another network", devnetGenesis, nil, activities.ErrChainUnverified, false, "solana network testnet"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,9 +242,9 @@ func TestChainErrorClassification(t *testing.T) {
 			ae := appErr(t, err)
 			assert.Equal(t, tt.wantType, ae.Type())
 			assert.Equal(t, tt.nonRetryable, ae.NonRetryable())
-			assert.Equal(t, tt.nonRetryable, containsType(NonRetryable, tt.wantType))
+			assert.Equal(t, tt.nonRetryable, containsType(activities.NonRetryable, tt.wantType))
 			assert.Contains(t, err.Error(), tt.want)
-			if tt.wantType == ErrChainUnverified {
+			if tt.wantType == activities.ErrChainUnverified {
 				assert.Contains(t, err.Error(), "expected genesis hash "+testnetGenesis)
 				assert.Contains(t, err.Error(), "served "+devnetGenesis)
 				assert.Zero(t, stub.count("getSignatureStatuses"), "nothing is read from an RPC of another network")
@@ -270,7 +271,7 @@ func TestConfirmThroughUnprovenRPC(t *testing.T) {
 	})
 	n := solchain.NewNetwork("testnet", testnetGenesis, solchain.New(url), solchain.NetworkOptions{})
 	_, _, err := confirmWith(t, &Activities{Chains: map[string]SolanaReader{"testnet": n}})
-	assert.Equal(t, ErrChainUnverified, appErr(t, err).Type())
+	assert.Equal(t, activities.ErrChainUnverified, appErr(t, err).Type())
 	for _, m := range []string{"getSignatureStatuses", "isBlockhashValid", "getBlockHeight"} {
 		assert.Zero(t, stub.count(m), m)
 	}
@@ -289,11 +290,11 @@ func TestSignCancelledIsNotARefusal(t *testing.T) {
 		require.Error(t, err)
 		var ae *temporal.ApplicationError
 		if errors.As(err, &ae) {
-			assert.NotEqual(t, ErrVerificationFailed, ae.Type(), "%v", cause)
+			assert.NotEqual(t, activities.ErrVerificationFailed, ae.Type(), "%v", cause)
 			assert.False(t, ae.NonRetryable(), "%v", cause)
 		}
 		assert.NotContains(t, err.Error(), "refused to sign")
-		assert.Zero(t, h.total(MetricSignerRefusals), "no refusal is counted")
+		assert.Zero(t, h.total(activities.MetricSignerRefusals), "no refusal is counted")
 	}
 }
 
@@ -309,9 +310,9 @@ func TestConfirmRecordsFee(t *testing.T) {
 	var res ConfirmResult
 	require.NoError(t, v.Get(&res))
 	assert.Equal(t, uint64(5200), res.Fee)
-	labels := map[string]string{LabelChain: "solana", LabelNetwork: "testnet", LabelOperation: "unstake"}
-	assert.Equal(t, int64(5200), h.get(MetricFeeLamports, labels))
-	assert.Equal(t, int64(1), h.get(MetricFeeTransactions, labels))
+	labels := map[string]string{activities.LabelChain: "solana", activities.LabelNetwork: "testnet", activities.LabelOperation: "unstake"}
+	assert.Equal(t, int64(5200), h.get(activities.MetricFeeLamports, labels))
+	assert.Equal(t, int64(1), h.get(activities.MetricFeeTransactions, labels))
 }
 
 // counting is a metrics handler that keeps counter totals by name and labels.
@@ -434,7 +435,7 @@ func TestRefusedResendIsUncertain(t *testing.T) {
 	in := BroadcastInput{Intent: Intent{Chain: "solana", Network: "testnet", Staker: staker}, Signature: sig, SignedTransaction: "AQID"}
 	wf := func(ctx workflow.Context) error {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: NonRetryable}})
+			InitialInterval: time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: activities.NonRetryable}})
 		return workflow.ExecuteActivity(ctx, acts.Broadcast, in).Get(ctx, nil)
 	}
 	var s testsuite.WorkflowTestSuite
@@ -444,7 +445,7 @@ func TestRefusedResendIsUncertain(t *testing.T) {
 	env.ExecuteWorkflow(wf)
 	require.True(t, env.IsWorkflowCompleted())
 	ae := appErr(t, env.GetWorkflowError())
-	assert.Equal(t, ErrBroadcastUncertain, ae.Type())
+	assert.Equal(t, activities.ErrBroadcastUncertain, ae.Type())
 	assert.Contains(t, ae.Error(), "attempt 2")
 	assert.Equal(t, 2, sends, "not retried after the refusal")
 }

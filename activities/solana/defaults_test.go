@@ -1,6 +1,7 @@
-package activities
+package solana
 
 import (
+	"github.com/stakeflow/stakeflow/activities"
 	"testing"
 	"time"
 
@@ -46,12 +47,12 @@ func TestConfirmDefaultExpiryMarginIs300Blocks(t *testing.T) {
 	t.Run("300 blocks past the start: not proof", func(t *testing.T) {
 		f := &fakeChain{statuses: absentThenFinalized(20), valid: []bool{false}, heights: []uint64{1000, 1300}}
 		res := confirmDefault(t, f, nil)
-		require.Equal(t, OutcomeFinalized, res.Outcome, "not called expired at 300 blocks; it then landed")
+		require.Equal(t, activities.OutcomeFinalized, res.Outcome, "not called expired at 300 blocks; it then landed")
 	})
 	t.Run("301 blocks past the start: expired", func(t *testing.T) {
 		f := &fakeChain{statuses: absentThenFinalized(20), valid: []bool{false}, heights: []uint64{1000, 1301}}
 		res := confirmDefault(t, f, nil)
-		require.Equal(t, OutcomeExpired, res.Outcome)
+		require.Equal(t, activities.OutcomeExpired, res.Outcome)
 	})
 }
 
@@ -62,13 +63,13 @@ func TestConfirmResumesFromItsHeartbeat(t *testing.T) {
 		// Every height read is 1301: a fresh start would read it as its start and never expire.
 		f := &fakeChain{statuses: absentThenFinalized(20), valid: []bool{false}, heights: []uint64{1301}}
 		res := confirmDefault(t, f, &confirmProgress{StartHeight: 1000})
-		require.Equal(t, OutcomeExpired, res.Outcome, "301 blocks past the heartbeat's start height")
+		require.Equal(t, activities.OutcomeExpired, res.Outcome, "301 blocks past the heartbeat's start height")
 		require.Equal(t, 1, f.heightReads, "only the proof's height read; the start height came from the heartbeat")
 	})
 	t.Run("without a heartbeat the same chain is not proof", func(t *testing.T) {
 		f := &fakeChain{statuses: absentThenFinalized(20), valid: []bool{false}, heights: []uint64{1301}}
 		res := confirmDefault(t, f, nil)
-		require.Equal(t, OutcomeFinalized, res.Outcome)
+		require.Equal(t, activities.OutcomeFinalized, res.Outcome)
 	})
 	t.Run("what it heartbeats is what it resumes from", func(t *testing.T) {
 		f := &fakeChain{statuses: []*solchain.SignatureStatus{absent, absent, finalized}, valid: []bool{true}, heights: []uint64{1000}}

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/sandbox"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -190,7 +190,7 @@ func Check(o Observation) []Violation {
 
 func checkStakeResult(op OpOutcome, add func(op, format string, args ...any)) {
 	id, r := op.Spec.StakeID, op.Stake
-	if len(r.Transactions) != 1 || r.Transactions[0].Kind != string(activities.OpStake) {
+	if len(r.Transactions) != 1 || r.Transactions[0].Kind != string(actsolana.OpStake) {
 		add(id, "stake reported transactions %v, want one stake", kinds(r))
 	}
 	if r.Lamports != op.Spec.Lamports {
@@ -206,7 +206,7 @@ func checkStakeResult(op OpOutcome, add func(op, format string, args ...any)) {
 
 func checkUnstakeResult(op OpOutcome, add func(op, format string, args ...any)) {
 	id, r := op.Spec.UnstakeID, op.Unstake
-	want := []string{string(activities.OpUnstake), string(activities.OpWithdraw)}
+	want := []string{string(actsolana.OpUnstake), string(actsolana.OpWithdraw)}
 	if !slices.Equal(kinds(r), want) {
 		add(id, "unstake reported transactions %v, want %v", kinds(r), want)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/sandbox"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -50,14 +50,14 @@ func cleanWorld(t *testing.T) *world {
 		Ops: []OpOutcome{
 			{Spec: w.stake, State: StateCompleted, ExpectedVote: w.vote, Stake: &wfsolana.Result{
 				Lamports: w.stake.Lamports, StakeAccount: w.stakeAcct, VoteAccount: w.vote,
-				Transactions: []workflows.TxRecord{{Kind: string(activities.OpStake), TxID: s1.String(), Builds: 1}}}},
+				Transactions: []workflows.TxRecord{{Kind: string(actsolana.OpStake), TxID: s1.String(), Builds: 1}}}},
 			{Spec: w.chain, State: StateCompleted,
 				Stake: &wfsolana.Result{Lamports: w.chain.Lamports, StakeAccount: w.chainAcct, VoteAccount: w.vote,
-					Transactions: []workflows.TxRecord{{Kind: string(activities.OpStake), TxID: c1.String(), Builds: 2}}},
+					Transactions: []workflows.TxRecord{{Kind: string(actsolana.OpStake), TxID: c1.String(), Builds: 2}}},
 				Unstake: &wfsolana.Result{Lamports: w.chain.Lamports, StakeAccount: w.chainAcct,
 					Transactions: []workflows.TxRecord{
-						{Kind: string(activities.OpUnstake), TxID: c2.String(), Builds: 1},
-						{Kind: string(activities.OpWithdraw), TxID: c3.String(), Builds: 1}}}},
+						{Kind: string(actsolana.OpUnstake), TxID: c2.String(), Builds: 1},
+						{Kind: string(actsolana.OpWithdraw), TxID: c3.String(), Builds: 1}}}},
 		},
 		Landed: []solanart.LedgerEntry{
 			{Signature: newSig(t), FeePayer: faucet, Airdrop: true},

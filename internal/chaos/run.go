@@ -24,7 +24,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
-	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/stack"
@@ -61,7 +61,7 @@ const finalizedDepth = 32
 // expiryAdvance is how many slots the forced expiry moves the chain on at once: past the validity
 // of any blockhash handed out so far and, at finalized depth, past the expiry margin counted from
 // the height its confirmation began at.
-const expiryAdvance = blockhashValidity + activities.DefaultExpiryMarginBlocks + finalizedDepth
+const expiryAdvance = blockhashValidity + actsolana.DefaultExpiryMarginBlocks + finalizedDepth
 
 // Limits of the forced expiry's waits: for the dropped broadcast, then for its operation to be
 // confirming it with a heartbeat (Confirm heartbeats after 5 s).

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/internal/metrics/metricstest"
@@ -26,7 +27,7 @@ import (
 // finalizedChain answers the reads Confirm makes of a transaction finalized at the first look:
 // its status and its fee. Any other read panics (the embedded reader is nil).
 type finalizedChain struct {
-	activities.SolanaReader
+	actsolana.SolanaReader
 	fee uint64
 }
 
@@ -38,14 +39,14 @@ func (c finalizedChain) TransactionFee(context.Context, string) (uint64, error) 
 
 // confirmFee runs the Confirm activity, recording through h, on a transaction of operation op
 // that paid fee lamports.
-func confirmFee(t *testing.T, h client.MetricsHandler, op activities.Operation, fee uint64) {
+func confirmFee(t *testing.T, h client.MetricsHandler, op actsolana.Operation, fee uint64) {
 	t.Helper()
 	var ts testsuite.WorkflowTestSuite
 	ts.SetMetricsHandler(h)
 	env := ts.NewTestActivityEnvironment()
-	acts := &activities.Activities{Chains: map[string]activities.SolanaReader{"testnet": finalizedChain{fee: fee}}}
+	acts := &actsolana.Activities{Chains: map[string]actsolana.SolanaReader{"testnet": finalizedChain{fee: fee}}}
 	env.RegisterActivity(acts)
-	_, err := env.ExecuteActivity(acts.Confirm, activities.ConfirmInput{Network: "testnet", Operation: op, Signature: "sig-1", RecentBlockhash: "hash-1"})
+	_, err := env.ExecuteActivity(acts.Confirm, actsolana.ConfirmInput{Network: "testnet", Operation: op, Signature: "sig-1", RecentBlockhash: "hash-1"})
 	require.NoError(t, err)
 }
 
@@ -53,14 +54,14 @@ func confirmFee(t *testing.T, h client.MetricsHandler, op activities.Operation, 
 // confirmation the RPC refuses once: the operation stalls, then completes.
 func stalledUnstake(env *testsuite.TestWorkflowEnvironment) {
 	c := &chain{}
-	env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(activities.StakeState{
+	env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(actsolana.StakeState{
 		StakeAccount: stakeAcc, Lamports: 2_000_000_000, Staker: staker, Withdrawer: staker, Voter: vote,
-		State: activities.StakeInactive, Deactivating: true, DeactivationEpoch: 700, Epoch: 701,
+		State: actsolana.StakeInactive, Deactivating: true, DeactivationEpoch: 700, Epoch: 701,
 	}, nil)
 	env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
-	env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{},
+	env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{},
 		temporal.NewNonRetryableApplicationError("solana rpc getSignatureStatuses: 403 Forbidden", activities.ErrChainRejected, nil)).Once()
-	env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42}, nil).Once()
+	env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42}, nil).Once()
 }
 
 // TestFeesStallsAndHealthGauges records fees (the Confirm activity), a stall (an unstake workflow)
@@ -69,8 +70,8 @@ func TestFeesStallsAndHealthGauges(t *testing.T) {
 	exp := prom.New(prom.Options{FlushInterval: 5 * time.Millisecond})
 	t.Cleanup(func() { _ = exp.Close() })
 	h := exp.Handler()
-	confirmFee(t, h, activities.OpStake, 5000)
-	confirmFee(t, h, activities.OpStake, 7000)
+	confirmFee(t, h, actsolana.OpStake, 5000)
+	confirmFee(t, h, actsolana.OpStake, 7000)
 	confirmFee(t, h, "", 5000)
 	run(t, h, wfsolana.UnstakeWorkflow, wfsolana.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc}, stalledUnstake)
 	metrics.SetRPCVerified(h, "solana", "testnet", true)

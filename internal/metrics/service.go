@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/apiclient"
 )
 
@@ -37,19 +38,19 @@ const (
 // activity, it also logs each call at debug level through the activity's logger, which carries
 // the workflow ID (operation ID) and run ID. It changes neither requests nor answers.
 type Service struct {
-	next activities.StakingService
+	next actsolana.StakingService
 	h    client.MetricsHandler
 	now  func() time.Time
 }
 
-var _ activities.StakingService = (*Service)(nil)
+var _ actsolana.StakingService = (*Service)(nil)
 
 // NewService wraps next, recording through h (nil: nothing is recorded, next is still called).
-func NewService(next activities.StakingService, h client.MetricsHandler) *Service {
+func NewService(next actsolana.StakingService, h client.MetricsHandler) *Service {
 	return &Service{next: next, h: h, now: time.Now}
 }
 
-// Stake implements activities.StakingService.
+// Stake implements actsolana.StakingService.
 func (s *Service) Stake(ctx context.Context, req apiclient.StakeRequest) (*apiclient.UnsignedTransaction, error) {
 	start := s.now()
 	res, err := s.next.Stake(ctx, req)
@@ -57,7 +58,7 @@ func (s *Service) Stake(ctx context.Context, req apiclient.StakeRequest) (*apicl
 	return res, err
 }
 
-// Unstake implements activities.StakingService.
+// Unstake implements actsolana.StakingService.
 func (s *Service) Unstake(ctx context.Context, req apiclient.UnstakeRequest) (*apiclient.UnsignedTransaction, error) {
 	start := s.now()
 	res, err := s.next.Unstake(ctx, req)
@@ -65,7 +66,7 @@ func (s *Service) Unstake(ctx context.Context, req apiclient.UnstakeRequest) (*a
 	return res, err
 }
 
-// Withdraw implements activities.StakingService.
+// Withdraw implements actsolana.StakingService.
 func (s *Service) Withdraw(ctx context.Context, req apiclient.WithdrawRequest) (*apiclient.UnsignedTransaction, error) {
 	start := s.now()
 	res, err := s.next.Withdraw(ctx, req)
@@ -73,7 +74,7 @@ func (s *Service) Withdraw(ctx context.Context, req apiclient.WithdrawRequest) (
 	return res, err
 }
 
-// Broadcast implements activities.StakingService.
+// Broadcast implements actsolana.StakingService.
 func (s *Service) Broadcast(ctx context.Context, req apiclient.BroadcastRequest) (*apiclient.BroadcastResult, error) {
 	start := s.now()
 	res, err := s.next.Broadcast(ctx, req)
@@ -81,7 +82,7 @@ func (s *Service) Broadcast(ctx context.Context, req apiclient.BroadcastRequest)
 	return res, err
 }
 
-// SolanaValidatorStatus implements activities.StakingService.
+// SolanaValidatorStatus implements actsolana.StakingService.
 func (s *Service) SolanaValidatorStatus(ctx context.Context, network string, voteAccounts []string) (*apiclient.ValidatorStatusResult, error) {
 	start := s.now()
 	res, err := s.next.SolanaValidatorStatus(ctx, network, voteAccounts)

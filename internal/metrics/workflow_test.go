@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
@@ -29,7 +30,7 @@ const (
 	stakeAcc = "5Q544fKrFoe6tsEbD7S8EmxGTJYAKtTVhAW5Q5pge4j1"
 )
 
-var a *activities.Activities
+var a *actsolana.Activities
 
 // recorder is a metrics handler that keeps every counter's total by name and labels.
 type recorder struct {
@@ -114,11 +115,11 @@ type chain struct {
 	signs int
 }
 
-func (c *chain) sign(_ context.Context, in activities.SignInput) (activities.SignResult, error) {
+func (c *chain) sign(_ context.Context, in actsolana.SignInput) (actsolana.SignResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.signs++
-	return activities.SignResult{
+	return actsolana.SignResult{
 		Signature: fmt.Sprintf("sig-%d", c.signs), SignedTransaction: "signed", RecentBlockhash: fmt.Sprintf("hash-%d", c.signs),
 		StakeAccount: stakeAcc, VoteAccount: in.Intent.VoteAccount,
 	}, nil
@@ -141,15 +142,15 @@ func run(t *testing.T, h client.MetricsHandler, wf, input any, setup func(env *t
 	env.RegisterActivity(a)
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Maybe()
 	env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).Return(activities.PolicyDecision{}, nil)
-	env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{Status: "active"}, nil)
-	env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(activities.BuildResult{UnsignedTransaction: "unsigned", VoteAccount: vote}, nil)
+	env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(actsolana.ValidatorCheckResult{Status: "active"}, nil)
+	env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(actsolana.BuildResult{UnsignedTransaction: "unsigned", VoteAccount: vote}, nil)
 	env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.FreshInput) (activities.FreshResult, error) {
-			return activities.FreshResult{Signature: in.Signature, NewStakeAccount: in.NewStakeAccount}, nil
+		func(_ context.Context, in actsolana.FreshInput) (actsolana.FreshResult, error) {
+			return actsolana.FreshResult{Signature: in.Signature, NewStakeAccount: in.NewStakeAccount}, nil
 		})
 	env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.BroadcastInput) (activities.BroadcastResult, error) {
-			return activities.BroadcastResult{Signature: in.Signature, Slot: 10}, nil
+		func(_ context.Context, in actsolana.BroadcastInput) (actsolana.BroadcastResult, error) {
+			return actsolana.BroadcastResult{Signature: in.Signature, Slot: 10}, nil
 		})
 	setup(env)
 	env.ExecuteWorkflow(wf, input)
@@ -159,7 +160,7 @@ func run(t *testing.T, h client.MetricsHandler, wf, input any, setup func(env *t
 func finalized(env *testsuite.TestWorkflowEnvironment) {
 	c := &chain{}
 	env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
-	env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42}, nil)
+	env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42}, nil)
 }
 
 // TestOperationCountersPerOutcome checks what one operation records for each way it can end.
@@ -183,8 +184,8 @@ func TestOperationCountersPerOutcome(t *testing.T) {
 			setup: func(env *testsuite.TestWorkflowEnvironment) {
 				c := &chain{}
 				env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
-				env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
-				env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42}, nil).Once()
+				env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
+				env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42}, nil).Once()
 			},
 			want: map[string]int64{
 				workflows.MetricOperationsStarted + "{" + stakeLabels + "}":               1,
@@ -197,7 +198,7 @@ func TestOperationCountersPerOutcome(t *testing.T) {
 		{
 			name: "signer refused",
 			setup: func(env *testsuite.TestWorkflowEnvironment) {
-				env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(activities.SignResult{},
+				env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(actsolana.SignResult{},
 					temporal.NewNonRetryableApplicationError("refused to sign: vote account", activities.ErrVerificationFailed, nil))
 			},
 			want: map[string]int64{
@@ -210,7 +211,7 @@ func TestOperationCountersPerOutcome(t *testing.T) {
 			setup: func(env *testsuite.TestWorkflowEnvironment) {
 				c := &chain{}
 				env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
-				env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFailed, Error: "InstructionError"}, nil)
+				env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFailed, Error: "InstructionError"}, nil)
 			},
 			want: map[string]int64{
 				workflows.MetricOperationsStarted + "{" + stakeLabels + "}":                                                        1,

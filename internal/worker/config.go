@@ -12,7 +12,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
-	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -125,11 +125,11 @@ func (c *Config) Validate() error {
 	networks := sortedKeys(c.SolanaRPC)
 	for _, n := range networks {
 		known := false
-		for _, k := range activities.SolanaNetworks {
+		for _, k := range actsolana.SolanaNetworks {
 			known = known || k == n
 		}
 		if !known {
-			errs = append(errs, fmt.Errorf("--solana-rpc: unknown network %q (want %v)", n, activities.SolanaNetworks))
+			errs = append(errs, fmt.Errorf("--solana-rpc: unknown network %q (want %v)", n, actsolana.SolanaNetworks))
 		}
 		if u, err := url.Parse(c.SolanaRPC[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("--solana-rpc %s: %q is not an http(s) URL", n, c.SolanaRPC[n]))

@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/apiclient"
 	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
@@ -186,14 +187,14 @@ func TestMetricsEndpointReportsActivityAndServiceMetrics(t *testing.T) {
 	ts.SetMetricsHandler(exp.Handler())
 	ts.SetLogger(logs)
 	env := ts.NewTestActivityEnvironment()
-	acts := &activities.Activities{
+	acts := &actsolana.Activities{
 		Service: metrics.NewService(fakeService(t), exp.Handler()),
 		Signer:  refusingSigner{},
 		Keys:    keys{},
-		Chains:  map[string]activities.SolanaReader{},
+		Chains:  map[string]actsolana.SolanaReader{},
 	}
 	env.RegisterActivity(acts)
-	intent := activities.Intent{Operation: activities.OpStake, Chain: "solana", Network: "testnet", Staker: staker, Lamports: 5, VoteAccount: vote}
+	intent := actsolana.Intent{Operation: actsolana.OpStake, Chain: "solana", Network: "testnet", Staker: staker, Lamports: 5, VoteAccount: vote}
 
 	_, err := env.ExecuteActivity(acts.Build, intent)
 	var appErr *temporal.ApplicationError
@@ -204,10 +205,10 @@ func TestMetricsEndpointReportsActivityAndServiceMetrics(t *testing.T) {
 	_, err = env.ExecuteActivity(acts.Build, intent)
 	require.NoError(t, err)
 
-	_, err = env.ExecuteActivity(acts.Sign, activities.SignInput{Intent: intent, UnsignedTransaction: "AQID"})
+	_, err = env.ExecuteActivity(acts.Sign, actsolana.SignInput{Intent: intent, UnsignedTransaction: "AQID"})
 	require.ErrorContains(t, err, "refused to sign")
 
-	_, err = env.ExecuteActivity(acts.Broadcast, activities.BroadcastInput{Intent: intent, Signature: sig, SignedTransaction: "AQID"})
+	_, err = env.ExecuteActivity(acts.Broadcast, actsolana.BroadcastInput{Intent: intent, Signature: sig, SignedTransaction: "AQID"})
 	require.True(t, errors.As(err, &appErr))
 	require.Equal(t, activities.ErrTransactionRejected, appErr.Type())
 
@@ -244,14 +245,14 @@ func TestActivityLogsCarryOperationAndRunID(t *testing.T) {
 	var ts testsuite.WorkflowTestSuite
 	ts.SetLogger(logs)
 	env := ts.NewTestActivityEnvironment()
-	acts := &activities.Activities{Service: metrics.NewService(fakeService(t), nil), Signer: refusingSigner{}, Keys: keys{}}
+	acts := &actsolana.Activities{Service: metrics.NewService(fakeService(t), nil), Signer: refusingSigner{}, Keys: keys{}}
 	env.RegisterActivity(acts)
-	intent := activities.Intent{Operation: activities.OpStake, Chain: "solana", Network: "testnet", Staker: staker, Lamports: 5, VoteAccount: vote}
+	intent := actsolana.Intent{Operation: actsolana.OpStake, Chain: "solana", Network: "testnet", Staker: staker, Lamports: 5, VoteAccount: vote}
 	_, err := env.ExecuteActivity(acts.Build, intent) // throttled
 	require.Error(t, err)
 	_, err = env.ExecuteActivity(acts.Build, intent)
 	require.NoError(t, err)
-	_, err = env.ExecuteActivity(acts.Sign, activities.SignInput{Intent: intent, UnsignedTransaction: "AQID"})
+	_, err = env.ExecuteActivity(acts.Sign, actsolana.SignInput{Intent: intent, UnsignedTransaction: "AQID"})
 	require.Error(t, err)
 
 	for _, msg := range []string{"Built transaction", "Refused to sign", "Staking service call"} {

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/metrics"
@@ -109,7 +110,7 @@ func TestReadinessFollowsTheNetworkProof(t *testing.T) {
 	t.Cleanup(func() { _ = exp.Close() })
 	core, logs := observer.New(zapcore.InfoLevel)
 	networks := newNetworks(cfg, zap.New(core), exp.Handler(), solchain.NetworkOptions{Recheck: time.Hour, Retry: 5 * time.Millisecond})
-	chains := map[string]activities.SolanaReader{}
+	chains := map[string]actsolana.SolanaReader{}
 	for name, n := range networks {
 		chains[name] = n
 	}
@@ -218,7 +219,7 @@ func TestServiceAuthGauge(t *testing.T) {
 	}{authState: st}))
 }
 
-type fakeServiceWithoutAuth struct{ activities.StakingService }
+type fakeServiceWithoutAuth struct{ actsolana.StakingService }
 
 func validConfig(t *testing.T) Config {
 	return Config{

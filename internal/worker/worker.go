@@ -19,7 +19,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
-	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/metrics"
@@ -30,7 +30,7 @@ import (
 )
 
 // Register registers every stakeflow workflow and the activities on r.
-func Register(r sdkworker.Registry, acts *activities.Activities) {
+func Register(r sdkworker.Registry, acts *actsolana.Activities) {
 	wfsolana.Register(r)
 	r.RegisterActivity(acts)
 }
@@ -39,11 +39,11 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 // one chain reader per network, a solchain.Network that refuses to read until its RPC is proven
 // to serve the network (it checks on its first read; Run also checks at start, periodically and
 // after failures).
-func NewActivities(cfg Config, logger *zap.Logger) (*activities.Activities, error) {
+func NewActivities(cfg Config, logger *zap.Logger) (*actsolana.Activities, error) {
 	return newActivities(cfg, logger, nil, solchain.NetworkOptions{})
 }
 
-func newActivities(cfg Config, logger *zap.Logger, h client.MetricsHandler, nopts solchain.NetworkOptions) (*activities.Activities, error) {
+func newActivities(cfg Config, logger *zap.Logger, h client.MetricsHandler, nopts solchain.NetworkOptions) (*actsolana.Activities, error) {
 	keys, err := signer.LoadSolanaKeyring(cfg.SolanaKeys...)
 	if err != nil {
 		// The keyring's error names the file or directory it could not use.
@@ -65,11 +65,11 @@ func newActivities(cfg Config, logger *zap.Logger, h client.MetricsHandler, nopt
 	if err != nil {
 		return nil, fmt.Errorf("staking service client: %w", err)
 	}
-	chains := map[string]activities.SolanaReader{}
+	chains := map[string]actsolana.SolanaReader{}
 	for network, n := range newNetworks(cfg, logger, h, nopts) {
 		chains[network] = n
 	}
-	return &activities.Activities{
+	return &actsolana.Activities{
 		Service: svc,
 		Signer: signer.NewSolana(keys, signer.SolanaPolicy{
 			AllowedVoteAccounts: cfg.AllowedVoteAccounts,
@@ -79,7 +79,7 @@ func newActivities(cfg Config, logger *zap.Logger, h client.MetricsHandler, nopt
 		}),
 		Keys:   keys,
 		Chains: chains,
-		Policy: activities.Policy{
+		Policy: actsolana.Policy{
 			ApprovalThreshold: cfg.ApprovalThreshold, DualApprovalThreshold: cfg.DualApprovalThreshold,
 			MaxCommission: uint8(cfg.MaxCommission),
 		},
@@ -215,7 +215,7 @@ type provenNetwork interface {
 
 // runNetworks starts the checks of every reader that proves its network, until ctx is done, and
 // returns a function listing their statuses by network name.
-func runNetworks(ctx context.Context, wg *sync.WaitGroup, chains map[string]activities.SolanaReader) func() []solchain.NetworkStatus {
+func runNetworks(ctx context.Context, wg *sync.WaitGroup, chains map[string]actsolana.SolanaReader) func() []solchain.NetworkStatus {
 	var proven []provenNetwork
 	for _, name := range slices.Sorted(maps.Keys(chains)) {
 		if n, ok := chains[name].(provenNetwork); ok {
@@ -235,7 +235,7 @@ func runNetworks(ctx context.Context, wg *sync.WaitGroup, chains map[string]acti
 
 // authHealthy returns the staking service client's view of whether the service accepts its token,
 // when the client can tell; otherwise nil.
-func authHealthy(svc activities.StakingService) func() bool {
+func authHealthy(svc actsolana.StakingService) func() bool {
 	if a, ok := svc.(interface{ AuthHealthy() bool }); ok {
 		return a.AuthHealthy
 	}
@@ -283,7 +283,7 @@ func CheckNamespace(ctx context.Context, c client.Client, namespace string) erro
 }
 
 // keyCount returns how many keys k holds, when it can tell (a keyring); otherwise 1 when k is set.
-func keyCount(k activities.KeyHolder) func() int {
+func keyCount(k actsolana.KeyHolder) func() int {
 	if l, ok := k.(interface{ Len() int }); ok {
 		return l.Len
 	}

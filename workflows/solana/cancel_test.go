@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -65,7 +66,7 @@ func (s *WorkflowSuite) requireCancelled() {
 func (s *WorkflowSuite) TestCancelWhileCheckingValidatorBuildsNothing() {
 	s.mockUnexpected("Build", "Broadcast")
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).After(time.Minute).Return(activities.ValidatorCheckResult{Status: "active"}, nil)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).After(time.Minute).Return(actsolana.ValidatorCheckResult{Status: "active"}, nil)
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 10*time.Second)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
@@ -83,7 +84,7 @@ func (s *WorkflowSuite) TestCancelWhileCheckingValidatorBuildsNothing() {
 func (s *WorkflowSuite) TestCancelWhileCheckingPolicyBuildsNothing() {
 	s.mockUnexpected("Build", "Broadcast")
 	s.env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).After(time.Minute).Return(activities.PolicyDecision{}, nil)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{Status: "active"}, nil).Maybe()
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(actsolana.ValidatorCheckResult{Status: "active"}, nil).Maybe()
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 10*time.Second)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
@@ -100,11 +101,11 @@ func (s *WorkflowSuite) TestCancelAfterSignBeforeBroadcastSendsNothing() {
 	s.mockUnexpected("Broadcast", "Confirm")
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(actsolana.ValidatorCheckResult{}, nil)
 	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
 	// The cancel arrives while CheckFresh runs (before its answer that the transaction is new).
-	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.FreshInput) (activities.FreshResult, error) {
+	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(func(ctx context.Context, in actsolana.FreshInput) (actsolana.FreshResult, error) {
 		res, err := c.checkFresh(ctx, in)
 		s.env.CancelWorkflow()
 		return res, err
@@ -135,9 +136,9 @@ func (s *WorkflowSuite) TestCancelDuringBroadcastStillSendsAndConfirms() {
 	cancels := s.recordCancelled()
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).After(time.Minute).Return(c.broadcast)
 	confirms := &clock{}
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(func(context.Context, activities.ConfirmInput) (activities.ConfirmResult, error) {
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(func(context.Context, actsolana.ConfirmInput) (actsolana.ConfirmResult, error) {
 		confirms.tick(s.env.Now())
-		return activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 5, Fee: 5000}, nil
+		return actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 5, Fee: 5000}, nil
 	})
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 10*time.Second)
 	start := s.env.Now()
@@ -168,7 +169,7 @@ func (s *WorkflowSuite) TestCancelDuringConfirmThatExpiresRebuildsNothing() {
 	cancels := s.recordCancelled()
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).After(time.Minute).
-		Return(activities.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
+		Return(actsolana.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 10*time.Second)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 

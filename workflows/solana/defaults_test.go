@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -51,7 +52,7 @@ func (s *WorkflowSuite) TestDefaultMaxBuildsIsThree() {
 	s.mockPolicy(false)
 	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeExpired}, nil)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeExpired}, nil)
 	in := stakeInput()
 	s.Require().Zero(in.Options)
 	s.env.ExecuteWorkflow(StakeWorkflow, in)
@@ -107,9 +108,9 @@ func (s *WorkflowSuite) TestDefaultBroadcastTimeoutIs2m() {
 	s.mockThroughSign(c)
 	var mu sync.Mutex
 	var bound time.Duration
-	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(scheduleToClose[activities.BroadcastInput](&bound, &mu,
-		func() (activities.BroadcastResult, error) { return activities.BroadcastResult{Signature: "sig-1"}, nil }))
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 7}, nil)
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(scheduleToClose[actsolana.BroadcastInput](&bound, &mu,
+		func() (actsolana.BroadcastResult, error) { return actsolana.BroadcastResult{Signature: "sig-1"}, nil }))
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 7}, nil)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
 	s.result()
@@ -126,9 +127,9 @@ func (s *WorkflowSuite) TestDefaultBuildTimeoutIs30m() {
 	s.mockUnexpected("Broadcast")
 	var mu sync.Mutex
 	var bound time.Duration
-	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(scheduleToClose[activities.Intent](&bound, &mu,
-		func() (activities.BuildResult, error) {
-			return activities.BuildResult{}, temporal.NewApplicationError("503 ServiceUnavailableException", activities.ErrServiceUnavailable)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(scheduleToClose[actsolana.Intent](&bound, &mu,
+		func() (actsolana.BuildResult, error) {
+			return actsolana.BuildResult{}, temporal.NewApplicationError("503 ServiceUnavailableException", activities.ErrServiceUnavailable)
 		}))
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
@@ -150,11 +151,11 @@ func (s *WorkflowSuite) TestDefaultMaxStallWaitIs10m() {
 	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	tries := &clock{}
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(func(context.Context, activities.ConfirmInput) (activities.ConfirmResult, error) {
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(func(context.Context, actsolana.ConfirmInput) (actsolana.ConfirmResult, error) {
 		if tries.tick(s.env.Now()) <= 8 {
-			return activities.ConfirmResult{}, temporal.NewNonRetryableApplicationError("solana rpc: 403 Forbidden", activities.ErrChainRejected, nil)
+			return actsolana.ConfirmResult{}, temporal.NewNonRetryableApplicationError("solana rpc: 403 Forbidden", activities.ErrChainRejected, nil)
 		}
-		return activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 9}, nil
+		return actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 9}, nil
 	})
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
@@ -165,9 +166,9 @@ func (s *WorkflowSuite) TestDefaultMaxStallWaitIs10m() {
 
 // deactivating is a stake account read while deactivating, slotsLeft slots before its epoch ends,
 // after the first read (active) and until reads run out (then inactive).
-func deactivating(reads *clock, now func() time.Time, slotsInEpoch, slotsLeft uint64, deactivatingReads int) func(context.Context, activities.StakeStateInput) (activities.StakeState, error) {
-	return func(_ context.Context, in activities.StakeStateInput) (activities.StakeState, error) {
-		st := stakeStateRead(reads.tick(now()), activities.StakeActive, in.StakeAccount, deactivatingReads)
+func deactivating(reads *clock, now func() time.Time, slotsInEpoch, slotsLeft uint64, deactivatingReads int) func(context.Context, actsolana.StakeStateInput) (actsolana.StakeState, error) {
+	return func(_ context.Context, in actsolana.StakeStateInput) (actsolana.StakeState, error) {
+		st := stakeStateRead(reads.tick(now()), actsolana.StakeActive, in.StakeAccount, deactivatingReads)
 		st.SlotIndex, st.SlotsInEpoch = slotsInEpoch-slotsLeft, slotsInEpoch
 		return st, nil
 	}

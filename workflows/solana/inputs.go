@@ -7,7 +7,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -56,7 +56,7 @@ type WithdrawInput = UnstakeInput
 
 // Result is what a finished operation returns.
 type Result struct {
-	Operation    activities.Operation `json:"operation"`
+	Operation    actsolana.Operation  `json:"operation"`
 	Network      string               `json:"network"`
 	Staker       string               `json:"staker"`
 	Lamports     uint64               `json:"lamports"`
@@ -114,12 +114,12 @@ func (in UnstakeInput) Validate() error {
 const maxLamports = 1<<63 - 1
 
 func validateNetwork(network string) error {
-	for _, n := range activities.SolanaNetworks {
+	for _, n := range actsolana.SolanaNetworks {
 		if network == n {
 			return nil
 		}
 	}
-	return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", network, strings.Join(activities.SolanaNetworks, ", "))}
+	return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", network, strings.Join(actsolana.SolanaNetworks, ", "))}
 }
 
 func validateAddress(field, addr string, required bool) error {
@@ -143,7 +143,7 @@ func validateAddress(field, addr string, required bool) error {
 func StakeAttributes(in StakeInput) []temporal.SearchAttributeUpdate {
 	attrs := []temporal.SearchAttributeUpdate{
 		workflows.SAChain.ValueSet(Chain), workflows.SANetwork.ValueSet(in.Network),
-		workflows.SAOperation.ValueSet(string(activities.OpStake)), workflows.SAStaker.ValueSet(in.Staker),
+		workflows.SAOperation.ValueSet(string(actsolana.OpStake)), workflows.SAStaker.ValueSet(in.Staker),
 	}
 	if in.Lamports > 0 && in.Lamports <= maxLamports {
 		attrs = append(attrs, workflows.SAAmount.ValueSet(int64(in.Lamports)))

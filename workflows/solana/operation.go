@@ -9,17 +9,18 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
 // operation is a Solana operation: the core's Operation and the intent it carries out.
 type operation struct {
 	*workflows.Operation
-	intent activities.Intent
+	intent actsolana.Intent
 }
 
 // newOperation starts the core's record of a Solana operation. Callers validate their input first.
-func newOperation(ctx workflow.Context, intent activities.Intent, opts workflows.Options, requestedBy string) (*operation, error) {
+func newOperation(ctx workflow.Context, intent actsolana.Intent, opts workflows.Options, requestedBy string) (*operation, error) {
 	o, err := workflows.NewOperation(ctx, workflows.Setup{
 		Chain: Chain, Network: intent.Network, Operation: string(intent.Operation), Staker: intent.Staker,
 		Amount: amountString(intent.Lamports), Unit: Unit, Validator: intent.VoteAccount, Account: intent.StakeAccount,
@@ -49,7 +50,7 @@ func (o *operation) setAmount(n uint64) {
 }
 
 // transact runs one Solana transaction step through the core's transact loop.
-func (o *operation) transact(ctx workflow.Context, intent activities.Intent) (workflows.TxRecord, error) {
+func (o *operation) transact(ctx workflow.Context, intent actsolana.Intent) (workflows.TxRecord, error) {
 	return o.Transact(ctx, &tx{o: o.Operation, op: o, intent: intent})
 }
 
@@ -83,29 +84,29 @@ func (o *operation) checkPolicy(ctx workflow.Context) error {
 // checkValidator refuses a vote account the service does not report as active, or that our own
 // RPC finds unknown, delinquent or too expensive.
 func (o *operation) checkValidator(ctx workflow.Context, vote string) error {
-	var res activities.ValidatorCheckResult
+	var res actsolana.ValidatorCheckResult
 	return o.CheckValidator(ctx, a.CheckValidator,
-		activities.ValidatorCheckInput{Network: o.intent.Network, VoteAccount: vote}, &res)
+		actsolana.ValidatorCheckInput{Network: o.intent.Network, VoteAccount: vote}, &res)
 }
 
 // readStakeState reads a stake account and the epoch clock. Reads retry until the chain answers:
 // a slow read shows in the Web UI as a pending activity with its last failure. A read the RPC
 // refuses for good (ChainRejected) stalls an operation that has already landed a transaction,
 // visibly, and fails one that has not.
-func (o *operation) readStakeState(ctx workflow.Context) (activities.StakeState, error) {
+func (o *operation) readStakeState(ctx workflow.Context) (actsolana.StakeState, error) {
 	actx := workflow.WithActivityOptions(ctx, workflows.ReadOptions())
 	stalls := func(err error) bool { return o.HalfDone() && workflows.IsErrorType(err, activities.ErrChainRejected) }
-	return workflows.UntilUnstalled(ctx, o.Operation, stalls, func() (activities.StakeState, error) {
-		var st activities.StakeState
+	return workflows.UntilUnstalled(ctx, o.Operation, stalls, func() (actsolana.StakeState, error) {
+		var st actsolana.StakeState
 		err := o.Get(ctx, workflow.ExecuteActivity(actx, a.ReadStakeState,
-			activities.StakeStateInput{Network: o.intent.Network, StakeAccount: o.intent.StakeAccount}), &st)
+			actsolana.StakeStateInput{Network: o.intent.Network, StakeAccount: o.intent.StakeAccount}), &st)
 		return st, err
 	})
 }
 
 // waitInactive waits until the stake account is fully inactive, with durable timers sized from
 // the slots left in the current epoch (capped at MaxEpochWait), re-reading the account after each.
-func (o *operation) waitInactive(ctx workflow.Context) (activities.StakeState, error) {
+func (o *operation) waitInactive(ctx workflow.Context) (actsolana.StakeState, error) {
 	opts := o.Options()
 	for {
 		st, err := o.readStakeState(ctx)
@@ -113,10 +114,10 @@ func (o *operation) waitInactive(ctx workflow.Context) (activities.StakeState, e
 			return st, err
 		}
 		switch st.State {
-		case activities.StakeInactive, activities.StakeInitialized:
+		case actsolana.StakeInactive, actsolana.StakeInitialized:
 			o.Status().WaitingUntil = time.Time{}
 			return st, nil
-		case activities.StakeDeactivating:
+		case actsolana.StakeDeactivating:
 		default:
 			return st, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("stake account %s is %s, not deactivating: unstake it first", st.StakeAccount, st.State),

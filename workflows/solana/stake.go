@@ -5,6 +5,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 )
 
 // StakeWorkflow stakes lamports from the staker into a new stake account delegated to a vote
@@ -14,8 +15,8 @@ func StakeWorkflow(ctx workflow.Context, in StakeInput) (Result, error) {
 	if err := in.Validate(); err != nil {
 		return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, nil)
 	}
-	intent := activities.Intent{
-		Operation: activities.OpStake, Chain: Chain, Network: in.Network,
+	intent := actsolana.Intent{
+		Operation: actsolana.OpStake, Chain: Chain, Network: in.Network,
 		Staker: in.Staker, Lamports: in.Lamports, VoteAccount: in.VoteAccount,
 	}
 	o, err := newOperation(ctx, intent, in.Options, in.RequestedBy)

@@ -7,11 +7,12 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
 // a is the nil Activities pointer the workflows name activities through.
-var a *activities.Activities
+var a *actsolana.Activities
 
 // tx is one Solana transaction step (stake, deactivate, withdraw) for the core's transact loop:
 // the service builds it, the signer verifies it by exact expectation and signs it, the chain
@@ -20,21 +21,21 @@ var a *activities.Activities
 type tx struct {
 	o      *workflows.Operation
 	op     *operation
-	intent activities.Intent
+	intent actsolana.Intent
 	// signIntent is the intent the signer holds the transaction to: the intent, with the vote
 	// account the service chose once it was checked.
-	signIntent activities.Intent
-	built      activities.BuildResult
-	signed     activities.SignResult
-	fresh      activities.FreshResult
-	sent       activities.BroadcastResult
-	conf       activities.ConfirmResult
+	signIntent actsolana.Intent
+	built      actsolana.BuildResult
+	signed     actsolana.SignResult
+	fresh      actsolana.FreshResult
+	sent       actsolana.BroadcastResult
+	conf       actsolana.ConfirmResult
 }
 
 func (t *tx) Kind() string { return string(t.intent.Operation) }
 
 func (t *tx) Build(int) workflows.Call {
-	t.built = activities.BuildResult{}
+	t.built = actsolana.BuildResult{}
 	return workflows.Call{Activity: a.Build, Input: t.intent, Result: &t.built}
 }
 
@@ -42,7 +43,7 @@ func (t *tx) Build(int) workflows.Call {
 // validator pre-flight.
 func (t *tx) Check(ctx workflow.Context, _ *workflows.Operation) error {
 	t.signIntent = t.intent
-	if t.intent.Operation != activities.OpStake || t.intent.VoteAccount != "" {
+	if t.intent.Operation != actsolana.OpStake || t.intent.VoteAccount != "" {
 		return nil
 	}
 	if t.built.VoteAccount == "" {
@@ -57,16 +58,16 @@ func (t *tx) Check(ctx workflow.Context, _ *workflows.Operation) error {
 }
 
 func (t *tx) Sign() workflows.Call {
-	t.signed = activities.SignResult{}
+	t.signed = actsolana.SignResult{}
 	return workflows.Call{Activity: a.Sign,
-		Input:  activities.SignInput{Intent: t.signIntent, UnsignedTransaction: t.built.UnsignedTransaction},
+		Input:  actsolana.SignInput{Intent: t.signIntent, UnsignedTransaction: t.built.UnsignedTransaction},
 		Result: &t.signed}
 }
 
 // Signed records what the signature fixed: the transaction's signature and blockhash and, for a
 // stake, the new stake account and its vote account.
 func (t *tx) Signed() workflows.Signed {
-	if t.intent.Operation == activities.OpStake {
+	if t.intent.Operation == actsolana.OpStake {
 		t.o.SetAccount(t.signed.StakeAccount)
 		t.op.intent.StakeAccount = t.signed.StakeAccount
 		t.o.SetValidator(t.signed.VoteAccount)
@@ -75,22 +76,22 @@ func (t *tx) Signed() workflows.Signed {
 }
 
 func (t *tx) Fresh() workflows.Call {
-	in := activities.FreshInput{Network: t.intent.Network, Signature: t.signed.Signature}
-	if t.intent.Operation == activities.OpStake {
+	in := actsolana.FreshInput{Network: t.intent.Network, Signature: t.signed.Signature}
+	if t.intent.Operation == actsolana.OpStake {
 		in.NewStakeAccount = t.signed.StakeAccount
 	}
 	return workflows.Call{Activity: a.CheckFresh, Input: in, Result: &t.fresh}
 }
 
 func (t *tx) Broadcast() workflows.Call {
-	return workflows.Call{Activity: a.Broadcast, Input: activities.BroadcastInput{
+	return workflows.Call{Activity: a.Broadcast, Input: actsolana.BroadcastInput{
 		Intent: t.intent, Signature: t.signed.Signature, SignedTransaction: t.signed.SignedTransaction,
 	}, Result: &t.sent}
 }
 
 func (t *tx) Confirm() workflows.Call {
-	t.conf = activities.ConfirmResult{}
-	return workflows.Call{Activity: a.Confirm, Input: activities.ConfirmInput{
+	t.conf = actsolana.ConfirmResult{}
+	return workflows.Call{Activity: a.Confirm, Input: actsolana.ConfirmInput{
 		Network: t.intent.Network, Operation: t.intent.Operation, Signature: t.signed.Signature,
 		RecentBlockhash: t.signed.RecentBlockhash, PollInterval: t.o.Options().ConfirmPollInterval,
 	}, Result: &t.conf}

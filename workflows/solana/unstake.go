@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 )
 
 // UnstakeWorkflow deactivates a stake account, waits with durable timers until it is fully
@@ -15,20 +16,20 @@ import (
 // It starts by reading the stake account: an account already deactivating skips straight to the
 // wait, so starting an unstake again for the same account never deactivates twice.
 func UnstakeWorkflow(ctx workflow.Context, in UnstakeInput) (Result, error) {
-	return runUnstake(ctx, in, activities.OpUnstake)
+	return runUnstake(ctx, in, actsolana.OpUnstake)
 }
 
 // WithdrawWorkflow withdraws an inactive stake account's lamports to the staker. A stake account
 // still deactivating is waited for; one still delegated is refused.
 func WithdrawWorkflow(ctx workflow.Context, in WithdrawInput) (Result, error) {
-	return runUnstake(ctx, in, activities.OpWithdraw)
+	return runUnstake(ctx, in, actsolana.OpWithdraw)
 }
 
-func runUnstake(ctx workflow.Context, in UnstakeInput, op activities.Operation) (Result, error) {
+func runUnstake(ctx workflow.Context, in UnstakeInput, op actsolana.Operation) (Result, error) {
 	if err := in.Validate(); err != nil {
 		return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, nil)
 	}
-	intent := activities.Intent{
+	intent := actsolana.Intent{
 		Operation: op, Chain: Chain, Network: in.Network,
 		Staker: in.Staker, Lamports: in.Lamports, StakeAccount: in.StakeAccount,
 	}
@@ -54,8 +55,8 @@ func (o *operation) runUnstake(ctx workflow.Context, asked uint64) error {
 	o.setAmount(st.Lamports)
 	o.SetValidator(st.Voter)
 
-	unstake := o.intent.Operation == activities.OpUnstake
-	if !unstake && !st.Deactivating && (st.State == activities.StakeActive || st.State == activities.StakeActivating) {
+	unstake := o.intent.Operation == actsolana.OpUnstake
+	if !unstake && !st.Deactivating && (st.State == actsolana.StakeActive || st.State == actsolana.StakeActivating) {
 		return temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("stake account %s is %s: unstake it before withdrawing", st.StakeAccount, st.State),
 			activities.ErrStakeAccountState, nil)
@@ -67,9 +68,9 @@ func (o *operation) runUnstake(ctx workflow.Context, asked uint64) error {
 		if st.Deactivating {
 			o.Logger().Info("Stake account already deactivating; not sending another deactivation",
 				"stakeAccount", st.StakeAccount, "deactivationEpoch", st.DeactivationEpoch)
-		} else if st.State == activities.StakeActive || st.State == activities.StakeActivating {
+		} else if st.State == actsolana.StakeActive || st.State == actsolana.StakeActivating {
 			deactivate := o.intent
-			deactivate.Operation = activities.OpUnstake
+			deactivate.Operation = actsolana.OpUnstake
 			if _, err := o.transact(ctx, deactivate); err != nil {
 				return err
 			}
@@ -82,14 +83,14 @@ func (o *operation) runUnstake(ctx workflow.Context, asked uint64) error {
 	}
 	o.setAmount(st.Lamports)
 	withdraw := o.intent
-	withdraw.Operation = activities.OpWithdraw
+	withdraw.Operation = actsolana.OpWithdraw
 	_, err = o.transact(ctx, withdraw)
 	return err
 }
 
 // checkOwnership refuses a stake account the staker does not control, one whose lockup is in force
 // (its lamports could not be withdrawn), or an amount that is not its balance.
-func (o *operation) checkOwnership(st activities.StakeState, asked uint64) error {
+func (o *operation) checkOwnership(st actsolana.StakeState, asked uint64) error {
 	if st.Withdrawer != o.intent.Staker || st.Staker != o.intent.Staker {
 		return temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("stake account %s is not controlled by %s (stake authority %s, withdraw authority %s)",

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -79,41 +80,41 @@ func stakeInput() StakeInput {
 type chain struct {
 	mu         sync.Mutex
 	builds     int
-	broadcasts []activities.BroadcastInput
-	signs      []activities.SignInput
-	fresh      []activities.FreshInput
+	broadcasts []actsolana.BroadcastInput
+	signs      []actsolana.SignInput
+	fresh      []actsolana.FreshInput
 }
 
-func (c *chain) checkFresh(_ context.Context, in activities.FreshInput) (activities.FreshResult, error) {
+func (c *chain) checkFresh(_ context.Context, in actsolana.FreshInput) (actsolana.FreshResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.fresh = append(c.fresh, in)
-	return activities.FreshResult{}, nil
+	return actsolana.FreshResult{}, nil
 }
 
-func (c *chain) build(_ context.Context, _ activities.Intent) (activities.BuildResult, error) {
+func (c *chain) build(_ context.Context, _ actsolana.Intent) (actsolana.BuildResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.builds++
-	return activities.BuildResult{UnsignedTransaction: fmt.Sprintf("unsigned-%d", c.builds), VoteAccount: vote}, nil
+	return actsolana.BuildResult{UnsignedTransaction: fmt.Sprintf("unsigned-%d", c.builds), VoteAccount: vote}, nil
 }
 
-func (c *chain) sign(_ context.Context, in activities.SignInput) (activities.SignResult, error) {
+func (c *chain) sign(_ context.Context, in actsolana.SignInput) (actsolana.SignResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.signs = append(c.signs, in)
 	n := len(c.signs)
-	return activities.SignResult{
+	return actsolana.SignResult{
 		Signature: fmt.Sprintf("sig-%d", n), SignedTransaction: fmt.Sprintf("signed-%d", n),
 		RecentBlockhash: fmt.Sprintf("hash-%d", n), StakeAccount: stakeAcc, VoteAccount: in.Intent.VoteAccount,
 	}, nil
 }
 
-func (c *chain) broadcast(_ context.Context, in activities.BroadcastInput) (activities.BroadcastResult, error) {
+func (c *chain) broadcast(_ context.Context, in actsolana.BroadcastInput) (actsolana.BroadcastResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.broadcasts = append(c.broadcasts, in)
-	return activities.BroadcastResult{Signature: in.Signature, Slot: 10}, nil
+	return actsolana.BroadcastResult{Signature: in.Signature, Slot: 10}, nil
 }
 
 func (s *WorkflowSuite) mockPolicy(approval bool) {
@@ -122,13 +123,13 @@ func (s *WorkflowSuite) mockPolicy(approval bool) {
 }
 
 func (s *WorkflowSuite) mockValidator() {
-	s.env.OnActivity(a.CheckValidator, mock.Anything, activities.ValidatorCheckInput{Network: "testnet", VoteAccount: vote}).
-		Return(activities.ValidatorCheckResult{Status: "active"}, nil).Once()
+	s.env.OnActivity(a.CheckValidator, mock.Anything, actsolana.ValidatorCheckInput{Network: "testnet", VoteAccount: vote}).
+		Return(actsolana.ValidatorCheckResult{Status: "active"}, nil).Once()
 }
 
 // mockThroughSign answers the validator check and has c build and sign.
 func (s *WorkflowSuite) mockThroughSign(c *chain) {
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(actsolana.ValidatorCheckResult{}, nil)
 	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
 	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
@@ -140,7 +141,7 @@ func (s *WorkflowSuite) mockHappyChain(c *chain) {
 	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).
-		Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42, Fee: 5000}, nil)
+		Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42, Fee: 5000}, nil)
 }
 
 // mockUnexpected mocks activities a test expects never to run, so that a call would be recorded
@@ -150,11 +151,11 @@ func (s *WorkflowSuite) mockUnexpected(names ...string) {
 	for _, n := range names {
 		switch n {
 		case "Build":
-			s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(activities.BuildResult{UnsignedTransaction: "u", VoteAccount: vote}, nil).Maybe()
+			s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(actsolana.BuildResult{UnsignedTransaction: "u", VoteAccount: vote}, nil).Maybe()
 		case "Broadcast":
-			s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(activities.BroadcastResult{}, nil).Maybe()
+			s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(actsolana.BroadcastResult{}, nil).Maybe()
 		case "Confirm":
-			s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil).Maybe()
+			s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil).Maybe()
 		default:
 			s.FailNow("mockUnexpected: no mock for " + n)
 		}
@@ -194,15 +195,15 @@ func (s *WorkflowSuite) TestStakeHappyPath() {
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
 	r := s.result()
-	s.Equal([]workflows.TxRecord{{Kind: string(activities.OpStake), TxID: "sig-1", Block: 42, Builds: 1, Fee: "5000", FinalizedAt: r.Transactions[0].FinalizedAt}}, r.Transactions)
+	s.Equal([]workflows.TxRecord{{Kind: string(actsolana.OpStake), TxID: "sig-1", Block: 42, Builds: 1, Fee: "5000", FinalizedAt: r.Transactions[0].FinalizedAt}}, r.Transactions)
 	s.Equal(uint64(5000), r.FeeLamports, "the fee the chain reports is the operation's fee")
-	s.Equal([]activities.FreshInput{{Network: "testnet", Signature: "sig-1", NewStakeAccount: stakeAcc}}, c.fresh,
+	s.Equal([]actsolana.FreshInput{{Network: "testnet", Signature: "sig-1", NewStakeAccount: stakeAcc}}, c.fresh,
 		"the chain is asked whether the signed transaction and its stake account are new before the broadcast")
 	s.Equal(stakeAcc, r.StakeAccount)
 	s.Equal(vote, r.VoteAccount)
 	s.Equal(1, c.builds)
 	s.Require().Len(c.signs, 1)
-	s.Equal(activities.Intent{Operation: activities.OpStake, Chain: Chain, Network: "testnet", Staker: staker, Lamports: lamports, VoteAccount: vote}, c.signs[0].Intent)
+	s.Equal(actsolana.Intent{Operation: actsolana.OpStake, Chain: Chain, Network: "testnet", Staker: staker, Lamports: lamports, VoteAccount: vote}, c.signs[0].Intent)
 	st := s.status()
 	s.Equal(workflows.StepDone, st.Step)
 	s.Equal(stakeAcc, st.Account)
@@ -250,13 +251,13 @@ func (s *WorkflowSuite) TestStakeStartedWithAttributesUpsertsOnlyWhereItRests() 
 func (s *WorkflowSuite) TestStakeServiceChosenValidatorIsCheckedAndPinned() {
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, activities.ValidatorCheckInput{Network: "testnet", VoteAccount: vote}).
-		Return(activities.ValidatorCheckResult{Status: "active"}, nil).Once()
+	s.env.OnActivity(a.CheckValidator, mock.Anything, actsolana.ValidatorCheckInput{Network: "testnet", VoteAccount: vote}).
+		Return(actsolana.ValidatorCheckResult{Status: "active"}, nil).Once()
 	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
 	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil)
 	in := stakeInput()
 	in.VoteAccount = ""
 	s.env.ExecuteWorkflow(StakeWorkflow, in)
@@ -269,7 +270,7 @@ func (s *WorkflowSuite) TestStakeServiceChosenValidatorIsCheckedAndPinned() {
 func (s *WorkflowSuite) TestDelinquentValidatorRefusedBeforeBuild() {
 	s.mockUnexpected("Build")
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{},
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(actsolana.ValidatorCheckResult{},
 		temporal.NewNonRetryableApplicationError("vote account is delinquent", activities.ErrValidatorNotHealthy, nil))
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 	s.Equal(activities.ErrValidatorNotHealthy, s.workflowErrorType())
@@ -281,9 +282,9 @@ func (s *WorkflowSuite) TestVerificationFailureSignsAndSendsNothing() {
 	s.mockUnexpected("Broadcast")
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(actsolana.ValidatorCheckResult{}, nil)
 	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
-	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(activities.SignResult{},
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(actsolana.SignResult{},
 		temporal.NewNonRetryableApplicationError("fee payer: want staker, got stranger", activities.ErrVerificationFailed, nil)).Once()
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
@@ -298,14 +299,14 @@ func (s *WorkflowSuite) TestBlockhashExpiredBeforeBroadcastRebuildsOnlyAfterProo
 	s.mockPolicy(false)
 	s.mockThroughSign(c)
 	// First broadcast: the service says the blockhash is gone. Second: accepted.
-	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(activities.BroadcastResult{},
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(actsolana.BroadcastResult{},
 		temporal.NewNonRetryableApplicationError("BlockhashNotFound", activities.ErrBlockhashExpired, nil)).Once()
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast).Once()
 	// The chain proves the first cannot land before anything is rebuilt.
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.MatchedBy(func(in activities.ConfirmInput) bool { return in.Signature == "sig-1" })).
-		Return(activities.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.MatchedBy(func(in activities.ConfirmInput) bool { return in.Signature == "sig-2" })).
-		Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 99}, nil).Once()
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.MatchedBy(func(in actsolana.ConfirmInput) bool { return in.Signature == "sig-1" })).
+		Return(actsolana.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.MatchedBy(func(in actsolana.ConfirmInput) bool { return in.Signature == "sig-2" })).
+		Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 99}, nil).Once()
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
 	r := s.result()
@@ -324,8 +325,8 @@ func (s *WorkflowSuite) TestBlockhashExpiredAfterBroadcastRebuilds() {
 	s.mockPolicy(false)
 	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil).Once()
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil).Once()
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
 	s.result()
@@ -343,13 +344,13 @@ func (s *WorkflowSuite) TestLostBroadcastResponseResendsSameBytesAndNeverRebuild
 	var mu sync.Mutex
 	var sent []string
 	// Every answer is lost (the transaction may well have landed): retries until the broadcast window closes.
-	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.BroadcastInput) (activities.BroadcastResult, error) {
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(func(_ context.Context, in actsolana.BroadcastInput) (actsolana.BroadcastResult, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		sent = append(sent, in.SignedTransaction)
-		return activities.BroadcastResult{}, temporal.NewApplicationError("connection reset", activities.ErrServiceUnavailable)
+		return actsolana.BroadcastResult{}, temporal.NewApplicationError("connection reset", activities.ErrServiceUnavailable)
 	})
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 7}, nil).Once()
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 7}, nil).Once()
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
 	r := s.result()
@@ -364,16 +365,16 @@ func (s *WorkflowSuite) TestLostBroadcastResponseResendsSameBytesAndNeverRebuild
 func (s *WorkflowSuite) TestRateLimitedBuildWaitsForRetryAfter() {
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(actsolana.ValidatorCheckResult{}, nil)
 	var mu sync.Mutex
 	var calls []time.Time
-	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.Intent) (activities.BuildResult, error) {
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(func(ctx context.Context, in actsolana.Intent) (actsolana.BuildResult, error) {
 		mu.Lock()
 		calls = append(calls, s.env.Now())
 		n := len(calls)
 		mu.Unlock()
 		if n <= 3 {
-			return activities.BuildResult{}, temporal.NewApplicationErrorWithOptions("429 ThrottlerException", activities.ErrRateLimited,
+			return actsolana.BuildResult{}, temporal.NewApplicationErrorWithOptions("429 ThrottlerException", activities.ErrRateLimited,
 				temporal.ApplicationErrorOptions{NextRetryDelay: 17 * time.Second})
 		}
 		return c.build(ctx, in)
@@ -381,7 +382,7 @@ func (s *WorkflowSuite) TestRateLimitedBuildWaitsForRetryAfter() {
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
 	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
 	s.result()
@@ -397,7 +398,7 @@ func (s *WorkflowSuite) TestTooManyExpiredBuildsFailWithReason() {
 	s.mockPolicy(false)
 	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeExpired}, nil)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeExpired}, nil)
 	in := stakeInput()
 	in.Options.MaxBuilds = 2
 	s.env.ExecuteWorkflow(StakeWorkflow, in)
@@ -412,7 +413,7 @@ func (s *WorkflowSuite) TestTransactionFailedOnChainIsNotRetried() {
 	s.mockPolicy(false)
 	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFailed, Error: "InsufficientFunds"}, nil)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFailed, Error: "InsufficientFunds"}, nil)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 	s.Equal(workflows.ErrTransactionFailed, s.workflowErrorType())
 	s.Equal(1, c.builds)
@@ -424,7 +425,7 @@ func (s *WorkflowSuite) TestBroadcastRejectedFailsWithoutRebuild() {
 	c := &chain{}
 	s.mockPolicy(false)
 	s.mockThroughSign(c)
-	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(activities.BroadcastResult{},
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(actsolana.BroadcastResult{},
 		temporal.NewNonRetryableApplicationError("InstructionError: insufficient lamports", activities.ErrTransactionRejected, nil))
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 	s.Equal(activities.ErrTransactionRejected, s.workflowErrorType())
@@ -533,8 +534,8 @@ func (s *WorkflowSuite) TestCancelWhileAwaitingApproval() {
 func (s *WorkflowSuite) TestCancelDuringBuildSendsNothing() {
 	s.mockUnexpected("Broadcast")
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
-	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).After(time.Minute).Return(activities.BuildResult{UnsignedTransaction: "u"}, nil)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(actsolana.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).After(time.Minute).Return(actsolana.BuildResult{UnsignedTransaction: "u"}, nil)
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 10*time.Second)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 	s.True(temporal.IsCanceledError(s.env.GetWorkflowError()), "got %v", s.env.GetWorkflowError())
@@ -547,7 +548,7 @@ func (s *WorkflowSuite) TestCancelAfterBroadcastStillConfirms() {
 	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).After(time.Minute).
-		Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 5}, nil)
+		Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 5}, nil)
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 10*time.Second)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
@@ -578,26 +579,26 @@ func (s *WorkflowSuite) TestInvalidInputRefusedBeforeAnyActivity() {
 
 // stakeStateRead is the n-th read (from 1) of a stake account that is first, then deactivating
 // for deactivatingReads reads, then inactive.
-func stakeStateRead(n int, first, account string, deactivatingReads int) activities.StakeState {
-	st := activities.StakeState{StakeAccount: account, Lamports: lamports, Staker: staker, Withdrawer: staker,
+func stakeStateRead(n int, first, account string, deactivatingReads int) actsolana.StakeState {
+	st := actsolana.StakeState{StakeAccount: account, Lamports: lamports, Staker: staker, Withdrawer: staker,
 		Voter: vote, Epoch: 700, SlotIndex: 1000, SlotsInEpoch: 432000}
 	switch {
 	case n == 1:
 		st.State = first
-		st.Deactivating = first == activities.StakeDeactivating
+		st.Deactivating = first == actsolana.StakeDeactivating
 	case n <= 1+deactivatingReads:
-		st.State, st.Deactivating, st.DeactivationEpoch = activities.StakeDeactivating, true, 700
+		st.State, st.Deactivating, st.DeactivationEpoch = actsolana.StakeDeactivating, true, 700
 	default:
-		st.State, st.Deactivating, st.DeactivationEpoch, st.Epoch = activities.StakeInactive, true, 700, 701
+		st.State, st.Deactivating, st.DeactivationEpoch, st.Epoch = actsolana.StakeInactive, true, 700, 701
 	}
 	return st
 }
 
 // stakeStates returns the successive reads of a stake account (see stakeStateRead).
-func stakeStates(first string, deactivatingReads int) func(context.Context, activities.StakeStateInput) (activities.StakeState, error) {
+func stakeStates(first string, deactivatingReads int) func(context.Context, actsolana.StakeStateInput) (actsolana.StakeState, error) {
 	var mu sync.Mutex
 	n := 0
-	return func(_ context.Context, in activities.StakeStateInput) (activities.StakeState, error) {
+	return func(_ context.Context, in actsolana.StakeStateInput) (actsolana.StakeState, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		n++
@@ -610,19 +611,19 @@ func (s *WorkflowSuite) TestUnstakeWaitsDaysForDeactivationThenWithdraws() {
 	s.mockPolicy(false)
 	s.mockHappyChain(c)
 	// Mainnet-like: ~2 days per epoch; the wait is capped at MaxEpochWait per timer.
-	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeActive, 48))
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(actsolana.StakeActive, 48))
 	start := s.env.Now()
 	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "mainnet-beta", Staker: staker, StakeAccount: stakeAcc})
 
 	r := s.result()
 	s.Require().Len(r.Transactions, 2)
-	s.Equal(string(activities.OpUnstake), r.Transactions[0].Kind)
-	s.Equal(string(activities.OpWithdraw), r.Transactions[1].Kind)
+	s.Equal(string(actsolana.OpUnstake), r.Transactions[0].Kind)
+	s.Equal(string(actsolana.OpWithdraw), r.Transactions[1].Kind)
 	s.Equal(lamports, r.Lamports)
 	s.GreaterOrEqual(s.env.Now().Sub(start), 47*time.Hour, "the wait is durable timers, not a busy loop")
 	s.Require().Len(c.signs, 2)
-	s.Equal(activities.OpUnstake, c.signs[0].Intent.Operation)
-	s.Equal(activities.OpWithdraw, c.signs[1].Intent.Operation)
+	s.Equal(actsolana.OpUnstake, c.signs[0].Intent.Operation)
+	s.Equal(actsolana.OpWithdraw, c.signs[1].Intent.Operation)
 	s.Equal(lamports, c.signs[1].Intent.Lamports)
 	s.Equal(stakeAcc, c.signs[1].Intent.StakeAccount)
 	s.env.AssertNumberOfCalls(s.T(), "ReadStakeState", 1+48+1)
@@ -634,17 +635,17 @@ func (s *WorkflowSuite) TestUnstakeOfDeactivatingAccountDoesNotDeactivateAgain()
 	c := &chain{}
 	s.mockPolicy(false)
 	s.mockHappyChain(c)
-	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeDeactivating, 1))
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(actsolana.StakeDeactivating, 1))
 	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
 
 	r := s.result()
 	s.Require().Len(r.Transactions, 1)
-	s.Equal(string(activities.OpWithdraw), r.Transactions[0].Kind)
+	s.Equal(string(actsolana.OpWithdraw), r.Transactions[0].Kind)
 }
 
 func (s *WorkflowSuite) TestWithdrawOfDelegatedAccountRefused() {
 	s.mockUnexpected("Build")
-	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeActive, 0))
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(actsolana.StakeActive, 0))
 	s.env.ExecuteWorkflow(WithdrawWorkflow, WithdrawInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
 	s.Equal(activities.ErrStakeAccountState, s.workflowErrorType())
 	s.Contains(s.env.GetWorkflowError().Error(), "unstake it before withdrawing")
@@ -652,8 +653,8 @@ func (s *WorkflowSuite) TestWithdrawOfDelegatedAccountRefused() {
 }
 
 func (s *WorkflowSuite) TestUnstakeForeignStakeAccountRefused() {
-	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(activities.StakeState{
-		StakeAccount: stakeAcc, Lamports: lamports, Staker: vote2, Withdrawer: vote2, State: activities.StakeActive}, nil)
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(actsolana.StakeState{
+		StakeAccount: stakeAcc, Lamports: lamports, Staker: vote2, Withdrawer: vote2, State: actsolana.StakeActive}, nil)
 	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
 	s.Equal(activities.ErrStakeAccountState, s.workflowErrorType())
 	s.Contains(s.env.GetWorkflowError().Error(), "not controlled by")
@@ -665,9 +666,9 @@ func (s *WorkflowSuite) TestUnstakeOfLockedUpAccountRefusedBeforeSigning() {
 	s.env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).Return(activities.PolicyDecision{}, nil).Maybe()
 	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build).Maybe()
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign).Maybe()
-	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(activities.StakeState{
-		StakeAccount: stakeAcc, Lamports: lamports, Staker: staker, Withdrawer: staker, State: activities.StakeActive,
-		Lockup: &activities.Lockup{UnixTimestamp: 4_102_444_800, Epoch: 1_000_000, Custodian: staker, InForce: true, ClusterTime: 1_800_000_000}}, nil)
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(actsolana.StakeState{
+		StakeAccount: stakeAcc, Lamports: lamports, Staker: staker, Withdrawer: staker, State: actsolana.StakeActive,
+		Lockup: &actsolana.Lockup{UnixTimestamp: 4_102_444_800, Epoch: 1_000_000, Custodian: staker, InForce: true, ClusterTime: 1_800_000_000}}, nil)
 	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
 	s.Equal(activities.ErrStakeAccountState, s.workflowErrorType())
 	s.Contains(s.env.GetWorkflowError().Error(), "locked up until unix time 4102444800 (2100-01-01T00:00:00Z)")
@@ -679,10 +680,10 @@ func (s *WorkflowSuite) TestUnstakeAfterLockupEndedProceeds() {
 	c := &chain{}
 	s.mockPolicy(false)
 	s.mockHappyChain(c)
-	reads := stakeStates(activities.StakeActive, 0)
-	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.StakeStateInput) (activities.StakeState, error) {
+	reads := stakeStates(actsolana.StakeActive, 0)
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(func(ctx context.Context, in actsolana.StakeStateInput) (actsolana.StakeState, error) {
 		st, err := reads(ctx, in)
-		st.Lockup = &activities.Lockup{UnixTimestamp: 1_700_000_000, InForce: false, ClusterTime: 1_800_000_000}
+		st.Lockup = &actsolana.Lockup{UnixTimestamp: 1_700_000_000, InForce: false, ClusterTime: 1_800_000_000}
 		return st, err
 	})
 	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
@@ -690,7 +691,7 @@ func (s *WorkflowSuite) TestUnstakeAfterLockupEndedProceeds() {
 }
 
 func (s *WorkflowSuite) TestUnstakeAmountMustMatchBalance() {
-	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeActive, 0))
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(actsolana.StakeActive, 0))
 	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc, Lamports: 5})
 	s.Equal(activities.ErrInvalidInput, s.workflowErrorType())
 	s.Contains(s.env.GetWorkflowError().Error(), "partial unstake")
@@ -700,21 +701,21 @@ func (s *WorkflowSuite) TestCancelDuringDeactivationWaitSendsNoWithdraw() {
 	c := &chain{}
 	s.mockPolicy(false)
 	s.mockHappyChain(c)
-	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeActive, 1000))
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(actsolana.StakeActive, 1000))
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 5*time.Hour)
 	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
 	s.True(temporal.IsCanceledError(s.env.GetWorkflowError()), "got %v", s.env.GetWorkflowError())
 	s.Require().Len(c.signs, 1, "only the deactivation was signed")
-	s.Equal(activities.OpUnstake, c.signs[0].Intent.Operation)
+	s.Equal(actsolana.OpUnstake, c.signs[0].Intent.Operation)
 }
 
 func (s *WorkflowSuite) TestTransactionNotNewIsRefusedBeforeBroadcast() {
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(activities.ValidatorCheckResult{}, nil)
+	s.env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(actsolana.ValidatorCheckResult{}, nil)
 	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
-	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(activities.FreshResult{},
+	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(actsolana.FreshResult{},
 		temporal.NewNonRetryableApplicationError("signature sig-1 already on chain at slot 9", activities.ErrStaleTransaction, nil)).Once()
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast).Maybe()
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
@@ -734,9 +735,9 @@ func (s *WorkflowSuite) TestRefusalAfterAnEarlierSendIsConfirmedNotFailed() {
 	s.mockPolicy(false)
 	s.mockThroughSign(c)
 	// The first send landed but its answer was lost; the re-send of the same bytes was refused.
-	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(activities.BroadcastResult{},
+	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(actsolana.BroadcastResult{},
 		temporal.NewNonRetryableApplicationError("refused after an earlier send", activities.ErrBroadcastUncertain, nil)).Once()
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 8, Fee: 5000}, nil).Once()
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 8, Fee: 5000}, nil).Once()
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
 	r := s.result()
@@ -756,9 +757,9 @@ func (s *WorkflowSuite) TestConfirmRefusedByRPCStallsVisiblyThenCompletes() {
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
 	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{},
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{},
 		temporal.NewNonRetryableApplicationError("solana rpc getSignatureStatuses: 403 Forbidden", activities.ErrChainRejected, nil)).Times(3)
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 9}, nil).Once()
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 9}, nil).Once()
 	var during workflows.Status
 	s.env.RegisterDelayedCallback(func() { during = s.status() }, 45*time.Second)
 	start := s.env.Now()
@@ -782,25 +783,25 @@ func (s *WorkflowSuite) TestConfirmRefusedByRPCStallsVisiblyThenCompletes() {
 func (s *WorkflowSuite) TestHalfDoneUnstakeStallsWhileServiceRefusesThenWithdraws() {
 	c := &chain{}
 	s.mockPolicy(false)
-	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(activities.StakeActive, 0))
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(actsolana.StakeActive, 0))
 	start := s.env.Now()
-	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.Intent) (activities.BuildResult, error) {
-		if in.Operation == activities.OpWithdraw && s.env.Now().Sub(start) < 2*time.Hour {
-			return activities.BuildResult{}, temporal.NewApplicationError("401 WrongTokenException", activities.ErrServiceUnauthorized)
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(func(ctx context.Context, in actsolana.Intent) (actsolana.BuildResult, error) {
+		if in.Operation == actsolana.OpWithdraw && s.env.Now().Sub(start) < 2*time.Hour {
+			return actsolana.BuildResult{}, temporal.NewApplicationError("401 WrongTokenException", activities.ErrServiceUnauthorized)
 		}
 		return c.build(ctx, in)
 	})
 	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
 	s.env.OnActivity(a.CheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(activities.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil)
 	var during workflows.Status
 	s.env.RegisterDelayedCallback(func() { during = s.status() }, 90*time.Minute)
 	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
 
 	r := s.result()
 	s.Require().Len(r.Transactions, 2)
-	s.Equal(string(activities.OpWithdraw), r.Transactions[1].Kind)
+	s.Equal(string(actsolana.OpWithdraw), r.Transactions[1].Kind)
 	s.Equal(workflows.StepStalled, during.Step)
 	s.Require().NotNil(during.Stall)
 	s.Equal(workflows.StepBuilding, during.Stall.Step)
@@ -812,7 +813,7 @@ func (s *WorkflowSuite) TestHalfDoneUnstakeStallsWhileServiceRefusesThenWithdraw
 func (s *WorkflowSuite) TestServiceRefusingTokenBeforeAnythingLandedFails() {
 	s.mockPolicy(false)
 	s.mockValidator()
-	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(activities.BuildResult{},
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(actsolana.BuildResult{},
 		temporal.NewApplicationError("401 WrongTokenException", activities.ErrServiceUnauthorized))
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 	s.Require().True(s.env.IsWorkflowCompleted())

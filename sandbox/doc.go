@@ -136,8 +136,14 @@
 //   - EigenLayer (5): an unsigned EIP-1559 transaction (chainId 1) calling
 //     verifyCheckpointProofs on a pod address derived from the owner.
 //   - Polygon (4): signedTransaction must be 0x hex; the interface does not
-//     show the 200 payload: the sandbox answers {"transactionHash": "0x" +
-//     keccak256(bytes)}.
+//     show the 200 payload: the sandbox answers {"transactionHash": "0x..."}.
+//     With Config.EVMRPC (--evm-rpc) the transaction is decoded, its signer
+//     must be stakerAddress and its chain id the chain's, and it is forwarded
+//     with eth_sendRawTransaction: the answer is the chain's hash. Without it
+//     the answer is keccak256 of the bytes and nothing is sent. Faults
+//     polygonSendLostResponse, polygonSendDropped (a hash answered, nothing
+//     forwarded: a transaction that never mines) and polygonSendWrongHash (a
+//     lie) apply (docs/evm-sandbox.md).
 //   - Celestia (3): signedTransaction may be base64 or hex; the answer is a
 //     success whose transactionHash is SHA-256 of the bytes, upper-case hex.
 //

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stakeflow/stakeflow/internal/npmcache"
+	"github.com/stakeflow/stakeflow/sandbox/npmcache"
 )
 
 //go:embed package.json package-lock.json compile.mjs

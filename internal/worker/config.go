@@ -71,6 +71,9 @@ type Config struct {
 	// StickyCache is how many workflows the worker keeps cached (process-wide); each parked
 	// workflow in the cache holds a goroutine.
 	StickyCache int
+
+	// EVM configures Polygon staking on Ethereum networks (off without --evm-rpc).
+	EVM EVMConfig
 }
 
 // DefaultMaxCommission is --max-commission's default, in percent.
@@ -103,6 +106,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 30*time.Second, "how long running activities get to finish on stop")
 	fs.IntVar(&c.Pollers, "pollers", 8, "workflow and activity task pollers each")
 	fs.IntVar(&c.StickyCache, "sticky-cache", 2000, "workflows kept cached by the worker (bounds memory when many operations wait)")
+	c.EVM.Register(fs)
 }
 
 // Validate checks the configuration; the error names every setting that is wrong.
@@ -162,6 +166,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Pollers < 1 {
 		errs = append(errs, errors.New("--pollers must be at least 1"))
+	}
+	if err := c.EVM.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

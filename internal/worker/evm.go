@@ -1,0 +1,204 @@
+package worker
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math/big"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/params"
+
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/internal/cli"
+	signerevm "github.com/stakeflow/stakeflow/signer/evm"
+)
+
+// EVMConfig is the worker's configuration of Polygon staking on Ethereum networks. It is off (no
+// EVM activity can run, and Polygon operations fail naming the missing --evm-rpc) unless
+// --evm-rpc names a network.
+type EVMConfig struct {
+	// RPC maps network name (actevm.Networks) to its JSON-RPC URL; its chain id is proven before
+	// anything is read through it.
+	RPC cli.StringMap
+	// Keys is a directory of Ethereum keystore v3 files; PassphraseFile holds their passphrase.
+	Keys           string
+	PassphraseFile string
+	// PolygonToken and PolygonStakeManager map network name to the POL token and the StakeManager
+	// (proxy) contracts: approve targets only the token and names only the StakeManager.
+	PolygonToken        cli.StringMap
+	PolygonStakeManager cli.StringMap
+	// PolygonValidatorShares allow-lists ValidatorShare contracts (address=validator id): every
+	// delegate, unstake, claim and rewards call targets one of them.
+	PolygonValidatorShares cli.StringMap
+	// Caps of what the signer signs: gas limit, max fee per gas (gwei), most a transaction may pay
+	// (wei); 0 or empty: the signer's defaults.
+	MaxGasLimit       uint64
+	MaxFeePerGasGwei  uint64
+	MaxTransactionFee string
+	// SlippageBps bounds minSharesToMint / maximumSharesToBurn around the shares read from the
+	// chain, in basis points.
+	SlippageBps uint
+	// ApprovalThresholdWei and DualApprovalThresholdWei: operations of at least this many wei
+	// wait for one and two approvals (empty: never).
+	ApprovalThresholdWei     string
+	DualApprovalThresholdWei string
+}
+
+// DefaultSlippageBps is --polygon-slippage-bps's default: rewards accrue at each checkpoint, so
+// the exchange rate can move between the read and the block.
+const DefaultSlippageBps = 50
+
+// Register adds the EVM flags to fs.
+func (c *EVMConfig) Register(fs *flag.FlagSet) {
+	fs.Var(&c.RPC, "evm-rpc", "comma-separated network=url Ethereum JSON-RPC endpoints for Polygon staking ("+strings.Join(actevm.NetworkNames, ", ")+"); empty: no EVM operation runs")
+	fs.StringVar(&c.Keys, "evm-keys", "", "directory of Ethereum keystore v3 files")
+	fs.StringVar(&c.PassphraseFile, "evm-passphrase-file", "", "file holding the keystore files' passphrase")
+	fs.Var(&c.PolygonToken, "polygon-token", "comma-separated network=0x... POL token contracts")
+	fs.Var(&c.PolygonStakeManager, "polygon-stake-manager", "comma-separated network=0x... StakeManager (proxy) contracts")
+	fs.Var(&c.PolygonValidatorShares, "polygon-validator-shares", "comma-separated 0xShare=validatorID ValidatorShare contracts operations may target")
+	fs.Uint64Var(&c.MaxGasLimit, "evm-max-gas-limit", 0, "highest gas limit to sign (0: the signer's default, 500,000)")
+	fs.Uint64Var(&c.MaxFeePerGasGwei, "evm-max-fee-per-gas-gwei", 0, "highest maxFeePerGas to sign, gwei (0: the signer's default, 200)")
+	fs.StringVar(&c.MaxTransactionFee, "evm-max-fee-wei", "", "most a signed transaction may pay, maxFeePerGas x gas, wei (empty: the signer's default, 0.02 ether)")
+	fs.UintVar(&c.SlippageBps, "polygon-slippage-bps", DefaultSlippageBps, "how far, in basis points, share bounds may lie from the shares read from the chain")
+	fs.StringVar(&c.ApprovalThresholdWei, "polygon-approval-threshold-wei", "", "Polygon operations of at least this many wei wait for approval (empty: never)")
+	fs.StringVar(&c.DualApprovalThresholdWei, "polygon-dual-approval-threshold-wei", "", "Polygon operations of at least this many wei wait for two approvals (empty: never)")
+}
+
+// Enabled reports whether any EVM network is configured.
+func (c *EVMConfig) Enabled() bool { return len(c.RPC) > 0 }
+
+// Validate checks the EVM settings; the error names every setting that is wrong.
+func (c *EVMConfig) Validate() error {
+	if !c.Enabled() {
+		for name, set := range map[string]bool{
+			"--evm-keys": c.Keys != "", "--evm-passphrase-file": c.PassphraseFile != "",
+			"--polygon-token": len(c.PolygonToken) > 0, "--polygon-stake-manager": len(c.PolygonStakeManager) > 0,
+		} {
+			if set {
+				return fmt.Errorf("%s is set but --evm-rpc names no network", name)
+			}
+		}
+		return nil
+	}
+	var errs []error
+	if c.Keys == "" {
+		errs = append(errs, errors.New("--evm-keys is required with --evm-rpc"))
+	}
+	if c.PassphraseFile == "" {
+		errs = append(errs, errors.New("--evm-passphrase-file is required with --evm-rpc"))
+	}
+	for _, n := range sortedKeys(c.RPC) {
+		if _, ok := actevm.Networks[n]; !ok {
+			errs = append(errs, fmt.Errorf("--evm-rpc: unknown network %q (want one of %s)", n, strings.Join(actevm.NetworkNames, ", ")))
+		}
+		if u, err := url.Parse(c.RPC[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--evm-rpc %s: %q is not an http(s) URL", n, c.RPC[n]))
+		}
+		for flagName, m := range map[string]cli.StringMap{"--polygon-token": c.PolygonToken, "--polygon-stake-manager": c.PolygonStakeManager} {
+			if _, err := hexAddress(m[n]); err != nil {
+				errs = append(errs, fmt.Errorf("%s %s: %v", flagName, n, err))
+			}
+		}
+	}
+	for flagName, m := range map[string]cli.StringMap{"--polygon-token": c.PolygonToken, "--polygon-stake-manager": c.PolygonStakeManager} {
+		for _, n := range sortedKeys(m) {
+			if _, ok := c.RPC[n]; !ok {
+				errs = append(errs, fmt.Errorf("%s names network %q, which has no --evm-rpc", flagName, n))
+			}
+		}
+	}
+	if _, err := c.validatorShares(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.SlippageBps > 10_000 {
+		errs = append(errs, fmt.Errorf("--polygon-slippage-bps %d: want at most 10000 (100%%)", c.SlippageBps))
+	}
+	caps := map[string]string{"--evm-max-fee-wei": c.MaxTransactionFee, "--polygon-approval-threshold-wei": c.ApprovalThresholdWei,
+		"--polygon-dual-approval-threshold-wei": c.DualApprovalThresholdWei}
+	for _, name := range []string{"--evm-max-fee-wei", "--polygon-approval-threshold-wei", "--polygon-dual-approval-threshold-wei"} {
+		if _, err := optionalWei(caps[name]); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %v", name, err))
+		}
+	}
+	one, _ := optionalWei(c.ApprovalThresholdWei)
+	two, _ := optionalWei(c.DualApprovalThresholdWei)
+	if one != nil && two != nil && two.Cmp(one) < 0 {
+		errs = append(errs, fmt.Errorf("--polygon-dual-approval-threshold-wei %s is below --polygon-approval-threshold-wei %s", two, one))
+	}
+	return errors.Join(errs...)
+}
+
+// validatorShares reads --polygon-validator-shares.
+func (c *EVMConfig) validatorShares() ([]signerevm.ValidatorShare, error) {
+	var out []signerevm.ValidatorShare
+	for _, a := range sortedKeys(c.PolygonValidatorShares) {
+		addr, err := hexAddress(a)
+		if err != nil {
+			return nil, fmt.Errorf("--polygon-validator-shares: %v", err)
+		}
+		id, err := strconv.ParseUint(c.PolygonValidatorShares[a], 10, 64)
+		if err != nil || id == 0 {
+			return nil, fmt.Errorf("--polygon-validator-shares %s: validator id %q is not a positive whole number", a, c.PolygonValidatorShares[a])
+		}
+		out = append(out, signerevm.ValidatorShare{ValidatorID: id, Address: addr})
+	}
+	return out, nil
+}
+
+// SignerPolicy is the signer's policy for network, from the settings.
+func (c *EVMConfig) SignerPolicy(network string) (signerevm.Policy, error) {
+	shares, err := c.validatorShares()
+	if err != nil {
+		return signerevm.Policy{}, err
+	}
+	token, err := hexAddress(c.PolygonToken[network])
+	if err != nil {
+		return signerevm.Policy{}, fmt.Errorf("--polygon-token %s: %v", network, err)
+	}
+	manager, err := hexAddress(c.PolygonStakeManager[network])
+	if err != nil {
+		return signerevm.Policy{}, fmt.Errorf("--polygon-stake-manager %s: %v", network, err)
+	}
+	p := signerevm.Policy{
+		ChainID: actevm.Networks[network], POLToken: token, StakeManager: manager, ValidatorShares: shares,
+		MaxGasLimit: c.MaxGasLimit, SlippageBps: uint32(c.SlippageBps),
+	}
+	if c.MaxFeePerGasGwei > 0 {
+		p.MaxFeePerGas = new(big.Int).Mul(new(big.Int).SetUint64(c.MaxFeePerGasGwei), big.NewInt(params.GWei))
+	}
+	if p.MaxTotalFee, err = optionalWei(c.MaxTransactionFee); err != nil {
+		return signerevm.Policy{}, fmt.Errorf("--evm-max-fee-wei: %v", err)
+	}
+	return p, nil
+}
+
+// hexAddress reads a 0x-prefixed, non-zero 20-byte address.
+func hexAddress(s string) (common.Address, error) {
+	if s == "" {
+		return common.Address{}, errors.New("is required")
+	}
+	if !strings.HasPrefix(s, "0x") || !common.IsHexAddress(s) {
+		return common.Address{}, fmt.Errorf("%q is not a 0x-prefixed 20-byte hex address", s)
+	}
+	a := common.HexToAddress(s)
+	if a == (common.Address{}) {
+		return common.Address{}, fmt.Errorf("%q is the zero address", s)
+	}
+	return a, nil
+}
+
+// optionalWei reads an optional positive whole number of wei (empty: nil).
+func optionalWei(s string) (*big.Int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok || v.Sign() <= 0 || strings.HasPrefix(s, "+") {
+		return nil, fmt.Errorf("%q is not a positive whole number of wei", s)
+	}
+	return v, nil
+}

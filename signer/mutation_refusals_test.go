@@ -101,3 +101,49 @@ func TestRefusesOneAccountTransferNamingIt(t *testing.T) {
 	require.ErrorIs(t, err, ErrVerification)
 	assert.Contains(t, err.Error(), "#0 system.Transfer of 5 lamports")
 }
+
+// TestNamedChecksOfTheHeader: the named checks refuse, in the operator's terms, a message with a
+// second signer (listing exactly the signers the header requires), a header that makes more
+// accounts read-only than there are besides the fee payer, and an account listed twice (naming
+// both places).
+func TestNamedChecksOfTheHeader(t *testing.T) {
+	f := newFixture()
+	s := NewSolana(f.keyring(), SolanaPolicy{})
+	// Offsets in a one-signature legacy wire transaction: count, signature, then the header.
+	const header = 1 + 64
+	const keys = header + 3 + 1
+	unstake := func() []byte { return f.txBytes(t, f.staker, f.unstakeInstrs()...) }
+	for _, tc := range []struct {
+		name string
+		raw  func() []byte
+		want VerificationError
+	}{
+		{"second signer", func() []byte {
+			// The stranger signs the deactivation: two signers, staker then stranger.
+			return f.txBytes(t, f.staker, deactivate(f.stakeAccount, solana.SysVarClockPubkey, f.stranger, true))
+		}, VerificationError{Check: "required signers", Want: "only the staker " + f.staker.String(),
+			Got: "2 signers [" + f.staker.String() + ", " + f.stranger.String() + "]"}},
+		{"every account read-only", func() []byte {
+			b := unstake()
+			b[header+2] = b[keys-1] // as many read-only unsigned accounts as accounts
+			return b
+		}, VerificationError{Check: "message header", Want: "at most 3 read-only unsigned accounts", Got: "4"}},
+		{"account listed twice", func() []byte {
+			b := unstake()
+			copy(b[keys+3*32:keys+4*32], b[keys+1*32:keys+2*32]) // the last of 4 keys is the second one again
+			return b
+		}, VerificationError{Check: "account keys", Want: "no duplicates"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := tc.raw()
+			_, err := s.Verify(base64.StdEncoding.EncodeToString(raw), f.unstakeIntent())
+			var ve *VerificationError
+			require.ErrorAs(t, err, &ve)
+			if tc.want.Got == "" {
+				second := solana.PublicKeyFromBytes(raw[keys+32 : keys+64])
+				tc.want.Got = second.String() + " at indexes 1 and 3"
+			}
+			assert.Equal(t, tc.want, *ve)
+		})
+	}
+}

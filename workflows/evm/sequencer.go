@@ -2,7 +2,6 @@ package evm
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -25,36 +24,26 @@ import (
 // (pending in the pool, or having consumed a nonce) is reported to the operation asking, as a
 // non-retryable error, never passed over in silence.
 const (
-	// SequencerWorkflowType is the sequencer's workflow type.
-	SequencerWorkflowType = "EVMNonceSequencerWorkflow"
+	// SequencerWorkflowType is the sequencer's workflow type (defined with the activity that
+	// starts it).
+	SequencerWorkflowType = actevm.SequencerWorkflowType
 	// SignalAcquire asks for the lease (SequencerRequest); SignalRelease gives it back (Release).
-	SignalAcquire = "acquire"
+	SignalAcquire = actevm.SignalAcquire
 	SignalRelease = "release"
 	// SignalGrant carries a Grant to the operation that asked.
 	SignalGrant = "nonce-grant"
 	// ErrNonceConflict: the address's nonces on chain are not what stakeflow handed out: a
 	// transaction stakeflow did not send is pending or landed. Non-retryable.
-	ErrNonceConflict = "NonceConflict"
+	ErrNonceConflict = actevm.ErrNonceConflict
 	// StepWaitingNonce: the operation waits for its address's lease, held by another operation.
 	StepWaitingNonce = "waiting-nonce"
 )
 
 // SequencerID is the workflow ID of the sequencer of address on network.
-func SequencerID(network, address string) string {
-	return "evm-nonces/" + network + "/" + strings.ToLower(address)
-}
+func SequencerID(network, address string) string { return actevm.SequencerID(network, address) }
 
 // SequencerState is the sequencer's input, carried over each continue-as-new.
-type SequencerState struct {
-	Network string `json:"network"`
-	Address string `json:"address"`
-	// Next is the next nonce to hand out; Known is false until the chain was read once.
-	Next  uint64 `json:"next"`
-	Known bool   `json:"known"`
-	// Holder is the operation holding the lease; Queue those waiting, in order.
-	Holder *actevm.SequencerRequest  `json:"holder,omitempty"`
-	Queue  []actevm.SequencerRequest `json:"queue,omitempty"`
-}
+type SequencerState = actevm.SequencerState
 
 // Grant is the sequencer's answer to an acquire: the first nonce the operation may use, or why
 // it may use none.

@@ -1,0 +1,295 @@
+package evm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/stakeflow/stakeflow/activities"
+	evmchain "github.com/stakeflow/stakeflow/chain/evm"
+)
+
+// readsJSON is the read side of the POL token (ERC-20), Polygon's ValidatorShare and its
+// StakeManager that the activities call, and the event that names an unbond, as a JSON ABI. The
+// calls that move funds are signer/evm's (ABIJSON).
+const readsJSON = `[
+{"type":"function","name":"balanceOf","stateMutability":"view",
+ "inputs":[{"name":"account","type":"address"}],"outputs":[{"name":"","type":"uint256"}]},
+{"type":"function","name":"allowance","stateMutability":"view",
+ "inputs":[{"name":"owner","type":"address"},{"name":"spender","type":"address"}],"outputs":[{"name":"","type":"uint256"}]},
+{"type":"function","name":"exchangeRate","stateMutability":"view",
+ "inputs":[],"outputs":[{"name":"","type":"uint256"}]},
+{"type":"function","name":"withdrawExchangeRate","stateMutability":"view",
+ "inputs":[],"outputs":[{"name":"","type":"uint256"}]},
+{"type":"function","name":"getLiquidRewards","stateMutability":"view",
+ "inputs":[{"name":"user","type":"address"}],"outputs":[{"name":"","type":"uint256"}]},
+{"type":"function","name":"unbondNonces","stateMutability":"view",
+ "inputs":[{"name":"","type":"address"}],"outputs":[{"name":"","type":"uint256"}]},
+{"type":"function","name":"unbonds_new","stateMutability":"view",
+ "inputs":[{"name":"","type":"address"},{"name":"","type":"uint256"}],
+ "outputs":[{"name":"shares","type":"uint256"},{"name":"withdrawEpoch","type":"uint256"}]},
+{"type":"function","name":"validatorId","stateMutability":"view",
+ "inputs":[],"outputs":[{"name":"","type":"uint256"}]},
+{"type":"function","name":"EXCHANGE_RATE_PRECISION","stateMutability":"view",
+ "inputs":[],"outputs":[{"name":"","type":"uint256"}]},
+{"type":"function","name":"epoch","stateMutability":"view",
+ "inputs":[],"outputs":[{"name":"","type":"uint256"}]},
+{"type":"function","name":"withdrawalDelay","stateMutability":"view",
+ "inputs":[],"outputs":[{"name":"","type":"uint256"}]},
+{"type":"event","name":"ShareBurnedWithId","anonymous":false,"inputs":[
+ {"name":"validatorId","type":"uint256","indexed":true},{"name":"user","type":"address","indexed":true},
+ {"name":"amount","type":"uint256","indexed":true},{"name":"tokens","type":"uint256","indexed":false},
+ {"name":"nonce","type":"uint256","indexed":false}]}
+]`
+
+var readsABI = func() abi.ABI {
+	a, err := abi.JSON(strings.NewReader(readsJSON))
+	if err != nil {
+		panic("activities/evm: readsJSON does not parse: " + err.Error())
+	}
+	return a
+}()
+
+// Polygon's exchange-rate precisions: validators with an id below 8 use the old one
+// (ValidatorShare._getRatePrecision).
+var (
+	exchangeRatePrecision     = big.NewInt(100)
+	exchangeRateHighPrecision = new(big.Int).Exp(big.NewInt(10), big.NewInt(29), nil)
+)
+
+// reader makes contract reads at one block.
+type reader struct {
+	chain Chain
+	block *big.Int
+}
+
+func (r reader) uint(ctx context.Context, to common.Address, method string, args ...any) (*big.Int, error) {
+	vals, err := r.chain.Call(ctx, r.block, to, &readsABI, method, args...)
+	if err != nil {
+		return nil, chainErr(fmt.Sprintf("reading %s of %s", method, to.Hex()), err)
+	}
+	v, ok := vals[0].(*big.Int)
+	if !ok {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s of %s is not a uint256", method, to.Hex()), activities.ErrChainRejected, nil)
+	}
+	return v, nil
+}
+
+func (r reader) uint64(ctx context.Context, to common.Address, method string, args ...any) (uint64, error) {
+	v, err := r.uint(ctx, to, method, args...)
+	if err != nil {
+		return 0, err
+	}
+	if !v.IsUint64() {
+		return 0, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s of %s is %s, beyond 64 bits", method, to.Hex(), v), activities.ErrChainRejected, nil)
+	}
+	return v.Uint64(), nil
+}
+
+// precision is the share's exchange-rate precision: its EXCHANGE_RATE_PRECISION when it exposes
+// one (the sandbox's stand-in), else Polygon's rule by validator id.
+func (r reader) precision(ctx context.Context, share common.Address) (*big.Int, error) {
+	vals, err := r.chain.Call(ctx, r.block, share, &readsABI, "EXCHANGE_RATE_PRECISION")
+	if err == nil {
+		if v, ok := vals[0].(*big.Int); ok && v.Sign() > 0 {
+			return v, nil
+		}
+	}
+	var rev *evmchain.RevertError
+	var rpcErr *evmchain.RPCError
+	if err != nil && !errors.As(err, &rev) && !(errors.As(err, &rpcErr) && !rpcErr.Transient) {
+		// Only a share without the getter (a revert, or no data) falls back to the rule.
+		return nil, chainErr("reading EXCHANGE_RATE_PRECISION of "+share.Hex(), err)
+	}
+	id, err := r.uint(ctx, share, "validatorId")
+	if err != nil {
+		return nil, err
+	}
+	if id.Cmp(big.NewInt(8)) < 0 {
+		return exchangeRatePrecision, nil
+	}
+	return exchangeRateHighPrecision, nil
+}
+
+// ExpectedShares is what amount buys (buyVoucherPOL) or burns (sellVoucher_newPOL) at rate, as
+// the ValidatorShare computes it: amount × precision / rate, rounded down.
+func ExpectedShares(amount, rate, precision *big.Int) *big.Int {
+	if rate.Sign() == 0 {
+		return new(big.Int)
+	}
+	v := new(big.Int).Mul(amount, precision)
+	return v.Div(v, rate)
+}
+
+// EVMReadDelegation reads a staker's position with one validator at one block (the head).
+func (a *Activities) EVMReadDelegation(ctx context.Context, in DelegationInput) (Delegation, error) {
+	n, err := a.network(in.Network)
+	if err != nil {
+		return Delegation{}, err
+	}
+	staker, err := address("staker", in.Staker)
+	if err != nil {
+		return Delegation{}, err
+	}
+	share, err := address("validator share", in.ValidatorShare)
+	if err != nil {
+		return Delegation{}, err
+	}
+	var amount *big.Int
+	if in.Amount != "" {
+		if amount, err = weiAmount("amount", in.Amount); err != nil {
+			return Delegation{}, err
+		}
+	}
+	p := n.Signer.Policy()
+	head, err := n.Chain.LatestHeader(ctx)
+	if err != nil {
+		return Delegation{}, chainErr("latest block", err)
+	}
+	r := reader{chain: n.Chain, block: head.Number}
+	d := Delegation{Block: head.Number.Uint64()}
+	balance, err := r.uint(ctx, p.POLToken, "balanceOf", staker)
+	if err != nil {
+		return Delegation{}, err
+	}
+	allowance, err := r.uint(ctx, p.POLToken, "allowance", staker, p.StakeManager)
+	if err != nil {
+		return Delegation{}, err
+	}
+	shares, err := r.uint(ctx, share, "balanceOf", staker)
+	if err != nil {
+		return Delegation{}, err
+	}
+	rate, err := r.uint(ctx, share, "exchangeRate")
+	if err != nil {
+		return Delegation{}, err
+	}
+	precision, err := r.precision(ctx, share)
+	if err != nil {
+		return Delegation{}, err
+	}
+	rewards, err := r.uint(ctx, share, "getLiquidRewards", staker)
+	if err != nil {
+		return Delegation{}, err
+	}
+	if d.Epoch, err = r.uint64(ctx, p.StakeManager, "epoch"); err != nil {
+		return Delegation{}, err
+	}
+	if d.WithdrawalDelay, err = r.uint64(ctx, p.StakeManager, "withdrawalDelay"); err != nil {
+		return Delegation{}, err
+	}
+	if rate.Sign() == 0 {
+		return Delegation{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("validator share %s reports an exchange rate of 0 at block %d", share.Hex(), d.Block), activities.ErrChainRejected, nil)
+	}
+	staked := new(big.Int).Mul(shares, rate)
+	staked.Div(staked, precision)
+	d.Balance, d.Allowance, d.Shares, d.Staked, d.LiquidRewards = balance.String(), allowance.String(), shares.String(), staked.String(), rewards.String()
+	if amount != nil {
+		d.ExpectedShares = ExpectedShares(amount, rate, precision).String()
+	}
+	return d, nil
+}
+
+// EVMReadUnbond reads an unbond, found from the unstake's finalized receipt (the
+// ShareBurnedWithId event naming the staker) or by its nonce.
+func (a *Activities) EVMReadUnbond(ctx context.Context, in UnbondInput) (Unbond, error) {
+	n, err := a.network(in.Network)
+	if err != nil {
+		return Unbond{}, err
+	}
+	staker, err := address("staker", in.Staker)
+	if err != nil {
+		return Unbond{}, err
+	}
+	share, err := address("validator share", in.ValidatorShare)
+	if err != nil {
+		return Unbond{}, err
+	}
+	nonce := in.Nonce
+	if in.TxID != "" {
+		if nonce, err = a.unbondNonceOf(ctx, n.Chain, in.TxID, staker, share); err != nil {
+			return Unbond{}, err
+		}
+	}
+	if nonce == 0 {
+		return Unbond{}, invalid("the unbond is named neither by its unstake transaction nor by its nonce")
+	}
+	head, err := n.Chain.LatestHeader(ctx)
+	if err != nil {
+		return Unbond{}, chainErr("latest block", err)
+	}
+	r := reader{chain: n.Chain, block: head.Number}
+	p := n.Signer.Policy()
+	vals, err := n.Chain.Call(ctx, r.block, share, &readsABI, "unbonds_new", staker, new(big.Int).SetUint64(nonce))
+	if err != nil {
+		return Unbond{}, chainErr(fmt.Sprintf("reading unbond %d of %s on %s", nonce, staker.Hex(), share.Hex()), err)
+	}
+	shares, _ := vals[0].(*big.Int)
+	withdrawEpoch, _ := vals[1].(*big.Int)
+	if shares == nil || withdrawEpoch == nil || !withdrawEpoch.IsUint64() {
+		return Unbond{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("unbond %d of %s on %s does not decode", nonce, staker.Hex(), share.Hex()), activities.ErrChainRejected, nil)
+	}
+	wrate, err := r.uint(ctx, share, "withdrawExchangeRate")
+	if err != nil {
+		return Unbond{}, err
+	}
+	precision, err := r.precision(ctx, share)
+	if err != nil {
+		return Unbond{}, err
+	}
+	u := Unbond{Nonce: nonce, Shares: shares.String(), WithdrawEpoch: withdrawEpoch.Uint64()}
+	amount := new(big.Int).Mul(wrate, shares)
+	u.Amount = amount.Div(amount, precision).String()
+	if u.Epoch, err = r.uint64(ctx, p.StakeManager, "epoch"); err != nil {
+		return Unbond{}, err
+	}
+	if u.WithdrawalDelay, err = r.uint64(ctx, p.StakeManager, "withdrawalDelay"); err != nil {
+		return Unbond{}, err
+	}
+	return u, nil
+}
+
+// unbondNonceOf reads the unbond nonce from the ShareBurnedWithId event of a finalized unstake.
+func (a *Activities) unbondNonceOf(ctx context.Context, c Chain, txID string, staker, share common.Address) (uint64, error) {
+	h, err := hash(txID)
+	if err != nil {
+		return 0, err
+	}
+	rcpt, err := c.ReceiptFinal(ctx, h)
+	if err != nil {
+		// The workflow asks only once the unstake is final: a receipt not final (yet, or any
+		// more after a reorg) is a read to make again.
+		return 0, chainErr("final receipt of unstake "+h.Hex(), err)
+	}
+	if !rcpt.Succeeded() {
+		return 0, temporal.NewNonRetryableApplicationError(fmt.Sprintf("unstake %s reverted: it made no unbond", h.Hex()), activities.ErrStakeAccountState, nil)
+	}
+	ev := readsABI.Events["ShareBurnedWithId"]
+	for _, l := range rcpt.Logs {
+		if len(l.Topics) != 4 || l.Topics[0] != ev.ID || common.BytesToAddress(l.Topics[2].Bytes()) != staker {
+			continue
+		}
+		if l.Address != share && (a.EventsHub == (common.Address{}) || l.Address != a.EventsHub) {
+			continue
+		}
+		vals, err := ev.Inputs.NonIndexed().Unpack(l.Data)
+		if err != nil {
+			return 0, temporal.NewNonRetryableApplicationError(fmt.Sprintf("ShareBurnedWithId in %s does not decode: %v", h.Hex(), err), activities.ErrChainRejected, nil)
+		}
+		nonce, _ := vals[1].(*big.Int)
+		if nonce == nil || !nonce.IsUint64() || nonce.Sign() == 0 {
+			return 0, temporal.NewNonRetryableApplicationError(fmt.Sprintf("ShareBurnedWithId in %s names unbond nonce %v", h.Hex(), vals[1]), activities.ErrChainRejected, nil)
+		}
+		return nonce.Uint64(), nil
+	}
+	return 0, temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("unstake %s has no ShareBurnedWithId event for %s from validator share %s", h.Hex(), staker.Hex(), share.Hex()),
+		activities.ErrStakeAccountState, nil)
+}

@@ -59,6 +59,8 @@ type Options struct {
 	ApprovalThreshold uint64
 	// EpochRecheck is the worker's --epoch-recheck (0: its default, an hour).
 	EpochRecheck time.Duration
+	// EVM, when set, adds a real EVM chain for Polygon staking (see EVMOptions).
+	EVM *EVMOptions
 	// NoWorker leaves the worker out: the caller runs its own (StartWorker starts the stack's).
 	NoWorker bool
 	// GRPCCompression is the compression of the stack's connections to Temporal (its client's
@@ -79,11 +81,13 @@ var ErrPortInUse = errors.New("a port given to the Temporal dev server is in use
 
 // Stack is a running local stack.
 type Stack struct {
-	opts      Options
-	dev       *testsuite.DevServer
-	Client    client.Client
-	Sandbox   *sandbox.Sandbox
-	Stakers   []solana.PublicKey
+	opts    Options
+	dev     *testsuite.DevServer
+	Client  client.Client
+	Sandbox *sandbox.Sandbox
+	Stakers []solana.PublicKey
+	// EVM is the EVM chain when Options.EVM is set.
+	EVM       *EVM
 	TokenFile string
 	KeyDir    string
 	UIURL     string
@@ -136,8 +140,16 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
+	evmRPC := ""
+	if opts.EVM != nil {
+		if err := s.startEVM(ctx, *opts.EVM); err != nil {
+			return nil, err
+		}
+		evmRPC = s.EVM.Node.RPCURL()
+	}
 	s.Sandbox, err = sandbox.Start(ctx, sandbox.Config{
 		Addr: opts.SandboxAddr, TokenSecret: secret, Runtime: opts.Runtime, Logger: opts.Logger.Named("sandbox"),
+		EVMRPC: evmRPC,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting sandbox: %w", err)
@@ -338,6 +350,9 @@ func (s *Stack) WorkerConfig() worker.Config {
 		StopTimeout:         5 * time.Second,
 		Pollers:             8,
 	}
+	if s.EVM != nil {
+		cfg.EVM = s.EVM.workerConfig()
+	}
 	return cfg
 }
 
@@ -431,6 +446,9 @@ func (s *Stack) Close() {
 	}
 	if s.dev != nil {
 		_ = s.dev.Stop()
+	}
+	if s.EVM != nil {
+		s.EVM.close()
 	}
 	if s.healthLn != nil {
 		_ = s.healthLn.Close()

@@ -1,0 +1,139 @@
+package stack
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+
+	"github.com/ethereum/go-ethereum/accounts/keystore"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/gethdev"
+	"github.com/stakeflow/stakeflow/internal/worker"
+	"github.com/stakeflow/stakeflow/sandbox/evmchain"
+)
+
+// EVMNetwork is the network name the local EVM chain serves Polygon staking under.
+const EVMNetwork = "dev"
+
+// EVMOptions configure the stack's EVM chain: a real geth --dev node with stand-ins of Polygon's
+// staking contracts deployed, funded staker keys in keystore v3 files, the sandbox's endpoint 4
+// forwarding to it, and the worker configured for it.
+type EVMOptions struct {
+	// Stakers is how many staker keys to create; each gets StakerETH for gas and StakerPOL.
+	Stakers   int
+	StakerETH *big.Int
+	StakerPOL *big.Int
+	// WithdrawalDelay is the StakeManager's delay in checkpoints (default evmchain's).
+	WithdrawalDelay uint64
+	// Binary is the geth executable (default gethdev's: $GETH or scripts/tools.sh geth).
+	Binary string
+}
+
+// EVM is the stack's running EVM chain.
+type EVM struct {
+	Node       *gethdev.Node
+	Deployment *evmchain.Deployment
+	// Stakers are the funded staker addresses; their keystore files are in KeyDir, sealed with
+	// the passphrase in PassphraseFile.
+	Stakers        []common.Address
+	KeyDir         string
+	PassphraseFile string
+	keys           map[common.Address]*ecdsa.PrivateKey
+}
+
+// Key is a staker's private key, for tests that act as a stranger sending from the address.
+func (e *EVM) Key(addr common.Address) *ecdsa.PrivateKey { return e.keys[addr] }
+
+// startEVM starts the node, deploys the contracts and funds the stakers.
+func (s *Stack) startEVM(ctx context.Context, o EVMOptions) error {
+	e := &EVM{KeyDir: filepath.Join(s.opts.Dir, "evm-keys"), PassphraseFile: filepath.Join(s.opts.Dir, "evm-passphrase"),
+		keys: map[common.Address]*ecdsa.PrivateKey{}}
+	s.EVM = e
+	node, err := gethdev.Start(ctx, gethdev.Options{Binary: o.Binary, Logger: s.opts.Logger.Named("geth")})
+	if err != nil {
+		return fmt.Errorf("starting geth: %w", err)
+	}
+	e.Node = node
+	if err := os.MkdirAll(e.KeyDir, 0o700); err != nil {
+		return err
+	}
+	secret := make([]byte, 16)
+	if _, err := rand.Read(secret); err != nil {
+		return err
+	}
+	passphrase := hex.EncodeToString(secret)
+	if err := os.WriteFile(e.PassphraseFile, []byte(passphrase+"\n"), 0o600); err != nil {
+		return err
+	}
+	ks := keystore.NewKeyStore(e.KeyDir, keystore.LightScryptN, keystore.LightScryptP)
+	eth := o.StakerETH
+	if eth == nil {
+		eth = new(big.Int).Mul(big.NewInt(10), big.NewInt(params.Ether))
+	}
+	pol := o.StakerPOL
+	if pol == nil {
+		pol = new(big.Int).Mul(big.NewInt(10_000), big.NewInt(params.Ether))
+	}
+	var opts []evmchain.Option
+	if o.WithdrawalDelay > 0 {
+		opts = append(opts, evmchain.WithWithdrawalDelay(o.WithdrawalDelay))
+	}
+	for i := 0; i < o.Stakers; i++ {
+		key, err := crypto.GenerateKey()
+		if err != nil {
+			return err
+		}
+		acct, err := ks.ImportECDSA(key, passphrase)
+		if err != nil {
+			return fmt.Errorf("writing an EVM staker's keystore file: %w", err)
+		}
+		if err := os.Chmod(acct.URL.Path, 0o600); err != nil {
+			return err
+		}
+		if _, err := node.Fund(ctx, acct.Address, eth); err != nil {
+			return fmt.Errorf("funding EVM staker %s: %w", acct.Address, err)
+		}
+		e.Stakers = append(e.Stakers, acct.Address)
+		e.keys[acct.Address] = key
+		opts = append(opts, evmchain.WithStaker(acct.Address, pol))
+	}
+	if e.Deployment, err = evmchain.Deploy(ctx, node.RPCURL(), node.DevKey(), opts...); err != nil {
+		return fmt.Errorf("deploying the staking contracts: %w", err)
+	}
+	return nil
+}
+
+// evmWorkerConfig is the worker's EVM configuration for the stack's chain.
+func (e *EVM) workerConfig() worker.EVMConfig {
+	shares := cli.StringMap{}
+	for _, v := range e.Deployment.Validators {
+		shares[v.Share.Hex()] = fmt.Sprint(v.ID)
+	}
+	return worker.EVMConfig{
+		RPC:                    cli.StringMap{EVMNetwork: e.Node.RPCURL()},
+		Keys:                   e.KeyDir,
+		PassphraseFile:         e.PassphraseFile,
+		PolygonToken:           cli.StringMap{EVMNetwork: e.Deployment.Token.Hex()},
+		PolygonStakeManager:    cli.StringMap{EVMNetwork: e.Deployment.StakeManager.Hex()},
+		PolygonValidatorShares: shares,
+		SlippageBps:            worker.DefaultSlippageBps,
+	}
+}
+
+func (e *EVM) close() {
+	if e.Deployment != nil {
+		e.Deployment.Close()
+	}
+	if e.Node != nil {
+		_ = e.Node.Close()
+	}
+}

@@ -89,3 +89,28 @@ func TestNetworkReportsEachChangeOnce(t *testing.T) {
 	assert.True(t, changes[0].Verified)
 	assert.Equal(t, testnetGenesis, changes[0].Served)
 }
+
+// TestActivationFollowsTheStakeProgramRule: a delegation warms up each epoch by its share of
+// the activating stake × the cluster's effective stake of the epoch before × 9% (rounded down),
+// stops warming up at its deactivation epoch, and then cools down by the same rule. The expected
+// amounts are worked by hand from that rule: one 100-lamport delegation activated at epoch 10,
+// alone in warming up, in a cluster of 500 effective lamports at epoch 10 and 545 (100 when it
+// deactivates) at epoch 11.
+func TestActivationFollowsTheStakeProgramRule(t *testing.T) {
+	history := StakeHistory{
+		10: {Epoch: 10, Effective: 500, Activating: 100},
+		11: {Epoch: 11, Effective: 545, Activating: 55},
+	}
+	d := Delegation{Stake: 100, ActivationEpoch: 10, DeactivationEpoch: NotDeactivating}
+	// Epoch 11: 500 × 9% = 45. Epoch 12: 45 + 545 × 9% × 55/55 = 45 + 49 = 94.
+	for epoch, want := range map[uint64][2]uint64{11: {45, 55}, 12: {94, 6}} {
+		eff, act, deact := ComputeActivation(d, epoch, history, 0)
+		assert.Equal(t, [3]uint64{want[0], want[1], 0}, [3]uint64{eff, act, deact}, "epoch %d", epoch)
+	}
+
+	// Deactivated at epoch 11: 45 effective then, and warming up stops. Epoch 12: 45 - 100 × 9% = 36.
+	history[11] = StakeHistoryEntry{Epoch: 11, Effective: 100, Activating: 55, Deactivating: 45}
+	d.DeactivationEpoch = 11
+	eff, act, deact := ComputeActivation(d, 12, history, 0)
+	assert.Equal(t, [3]uint64{36, 0, 36}, [3]uint64{eff, act, deact})
+}

@@ -119,6 +119,9 @@ type Activities struct {
 	TaskQueue string
 	// GasMarginPercent is added to the gas estimate (0: DefaultGasMarginPercent).
 	GasMarginPercent uint64
+	// EpochRecheck caps each wait for the withdrawal delay before the unbond is read again
+	// (Unbond.RecheckAfter; 0: the workflow's MaxEpochWait).
+	EpochRecheck time.Duration
 	// EventsHub is the contract that emits the ValidatorShare's events on Polygon mainnet
 	// (ShareBurnedWithId among them); zero: only the validator share's own logs are read, as on
 	// the sandbox's stand-ins.

@@ -244,7 +244,7 @@ func (a *Activities) EVMReadUnbond(ctx context.Context, in UnbondInput) (Unbond,
 	if err != nil {
 		return Unbond{}, err
 	}
-	u := Unbond{Nonce: nonce, Shares: shares.String(), WithdrawEpoch: withdrawEpoch.Uint64()}
+	u := Unbond{Nonce: nonce, Shares: shares.String(), WithdrawEpoch: withdrawEpoch.Uint64(), RecheckAfter: a.EpochRecheck}
 	amount := new(big.Int).Mul(wrate, shares)
 	u.Amount = amount.Div(amount, precision).String()
 	if u.Epoch, err = r.uint64(ctx, p.StakeManager, "epoch"); err != nil {

@@ -97,6 +97,9 @@ type Unbond struct {
 	WithdrawalDelay uint64 `json:"withdrawalDelay"`
 	// EpochDuration is the observed time between checkpoints (0 when not observed yet).
 	EpochDuration time.Duration `json:"epochDuration,omitempty"`
+	// RecheckAfter, when set, caps each wait before the unbond is read again (the worker's
+	// --epoch-recheck).
+	RecheckAfter time.Duration `json:"recheckAfter,omitempty"`
 }
 
 // Claimable reports whether the unbond can be claimed now.

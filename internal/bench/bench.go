@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -491,7 +492,8 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		MaxConcurrentWorkflowTaskExecutionSize: cfg.MaxConcurrentWorkflowTasks,
 		WorkerStopTimeout:                      5 * time.Second,
 	})
-	worker.Register(e.w, acts)
+	// The benchmark runs Solana operations only: the EVM activities are registered serving no network.
+	worker.Register(e.w, acts, &actevm.Activities{})
 	RegisterCeiling(e.w)
 	if err := e.w.Start(); err != nil {
 		return nil, fmt.Errorf("starting the benchmark worker: %w", err)

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,12 +9,17 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/params"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	evmchain "github.com/stakeflow/stakeflow/chain/evm"
 	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/metrics"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 
@@ -201,4 +207,95 @@ func optionalWei(s string) (*big.Int, error) {
 		return nil, fmt.Errorf("%q is not a positive whole number of wei", s)
 	}
 	return v, nil
+}
+
+// evmChain is the chain label of the EVM networks' metrics and logs.
+const evmChain = "evm"
+
+// newEVMActivities builds the EVM activities: the keystore keyring, one proven reader and one
+// signer per configured network, the staking service (endpoint 4) and the Temporal client that
+// starts the nonce sequencers. With EVM off they serve no network: a Polygon operation fails at
+// once, naming the network this worker does not serve.
+func newEVMActivities(ctx context.Context, cfg Config, logger *zap.Logger, h client.MetricsHandler, svc actevm.StakingService, c client.Client) (*actevm.Activities, []*evmchain.Network, error) {
+	acts := &actevm.Activities{Networks: map[string]actevm.Network{}, Service: svc, Temporal: c, TaskQueue: cfg.TaskQueue,
+		EpochRecheck: cfg.EpochRecheck}
+	if !cfg.EVM.Enabled() {
+		acts.Keys = noKeys{}
+		return acts, nil, nil
+	}
+	keys, err := signerevm.LoadKeyring(cfg.EVM.Keys, cfg.EVM.PassphraseFile)
+	if err != nil {
+		// The keyring's error names the file; it never carries the passphrase.
+		return nil, nil, fmt.Errorf("loading EVM keys: %w", err)
+	}
+	if keys.Len() == 0 {
+		return nil, nil, fmt.Errorf("no keystore file found in %s", cfg.EVM.Keys)
+	}
+	acts.Keys = keys
+	acts.Policy.ApprovalThresholdWei, _ = optionalWei(cfg.EVM.ApprovalThresholdWei)
+	acts.Policy.DualApprovalThresholdWei, _ = optionalWei(cfg.EVM.DualApprovalThresholdWei)
+	var proven []*evmchain.Network
+	for _, network := range sortedKeys(cfg.EVM.RPC) {
+		policy, err := cfg.EVM.SignerPolicy(network)
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := signerevm.New(keys, policy)
+		if err != nil {
+			return nil, nil, fmt.Errorf("EVM signer for %s: %w", network, err)
+		}
+		cl, err := evmchain.Dial(ctx, cfg.EVM.RPC[network])
+		if err != nil {
+			return nil, nil, err
+		}
+		n := evmchain.NewNetwork(network, actevm.Networks[network], cl, evmchain.NetworkOptions{OnChange: func(st evmchain.NetworkStatus) {
+			logEVMNetwork(logger, st)
+			metrics.SetRPCVerified(h, evmChain, st.Network, st.Verified)
+		}})
+		metrics.SetRPCVerified(h, evmChain, network, false)
+		acts.Networks[network] = actevm.Network{Chain: n, Signer: s}
+		proven = append(proven, n)
+	}
+	return acts, proven, nil
+}
+
+// noKeys holds no key: the EVM activities of a worker without EVM settings.
+type noKeys struct{}
+
+func (noKeys) Has(common.Address) bool { return false }
+
+// logEVMNetwork logs a change of an EVM network's proof (its chain id).
+func logEVMNetwork(logger *zap.Logger, st evmchain.NetworkStatus) {
+	served := ""
+	if st.Served != nil {
+		served = st.Served.String()
+	}
+	fields := []zap.Field{zap.String("network", st.Network), zap.Uint64("expectedChainId", st.Expected), zap.String("servedChainId", served)}
+	switch {
+	case st.Verified:
+		logger.Info("EVM RPC proven to serve its network", fields...)
+	case served != "" && served != fmt.Sprint(st.Expected):
+		logger.Error("EVM RPC serves another chain: refusing every read from it; the worker stays unready until the RPC is fixed",
+			append(fields, zap.String("reason", st.Reason))...)
+	default:
+		logger.Warn("EVM RPC not proven to serve its network: refusing reads until it is", append(fields, zap.String("reason", st.Reason))...)
+	}
+}
+
+// runEVMNetworks starts the chain-id checks of the EVM networks until ctx is done, and returns a
+// function listing, one line each, those not proven and why.
+func runEVMNetworks(ctx context.Context, wg *sync.WaitGroup, networks []*evmchain.Network) func() []string {
+	for _, n := range networks {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.Run(ctx) }()
+	}
+	return func() []string {
+		var out []string
+		for _, n := range networks {
+			if st := n.Status(); !st.Verified {
+				out = append(out, (&evmchain.UnverifiedError{Network: st.Network, Expected: st.Expected, Served: st.Served, Reason: st.Reason}).Error())
+			}
+		}
+		return out
+	}
 }

@@ -19,6 +19,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
@@ -26,13 +27,16 @@ import (
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
-// Register registers every stakeflow workflow and the activities on r.
-func Register(r sdkworker.Registry, acts *actsolana.Activities) {
+// Register registers every stakeflow workflow and the activities on r: one line per chain.
+func Register(r sdkworker.Registry, acts *actsolana.Activities, evmActs *actevm.Activities) {
 	wfsolana.Register(r)
 	r.RegisterActivity(acts)
+	wfpolygon.Register(r)
+	r.RegisterActivity(evmActs)
 }
 
 // NewActivities builds the activities from the configuration: keys, service client, signer and
@@ -148,6 +152,8 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return err
 	}
 	auth := authHealthy(acts.Service)
+	// Endpoint 4 (Polygon's broadcast) is called on the client itself.
+	evmService, _ := acts.Service.(actevm.StakingService)
 	acts.Service = metrics.NewService(acts.Service, exporter.Handler())
 
 	copts, err := cfg.Temporal.Options(logger.Named("temporal"))
@@ -167,17 +173,22 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		// Process-wide, and read when the first worker is created.
 		sdkworker.SetStickyWorkflowCacheSize(cfg.StickyCache)
 	}
+	evmActs, evmNetworks, err := newEVMActivities(ctx, cfg, logger, exporter.Handler(), evmService, c)
+	if err != nil {
+		return err
+	}
 	w := sdkworker.New(c, cfg.TaskQueue, sdkworker.Options{
 		MaxConcurrentWorkflowTaskPollers: cfg.Pollers,
 		MaxConcurrentActivityTaskPollers: cfg.Pollers,
 		WorkerStopTimeout:                cfg.StopTimeout,
 	})
-	Register(w, acts)
+	Register(w, acts, evmActs)
 
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { stopBackground(); wg.Wait() }()
 	networks := runNetworks(bg, &wg, acts.Chains)
+	evmUnproven := runEVMNetworks(bg, &wg, evmNetworks)
 	wg.Add(1)
 	go func() { defer wg.Done(); recordAuth(bg, exporter.Handler(), auth, authRecordInterval) }()
 
@@ -187,7 +198,8 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return err
 	}
 	if ln != nil {
-		h := newHealthMux(healthChecks{ready: ready, temporal: c, keys: keyCount(acts.Keys), networks: networks, serviceAuth: auth}, exporter.HTTPHandler())
+		h := newHealthMux(healthChecks{ready: ready, temporal: c, keys: keyCount(acts.Keys), networks: networks,
+			otherNetworks: evmUnproven, serviceAuth: auth}, exporter.HTTPHandler())
 		srv := serveHealth(ln, h, logger)
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -304,23 +316,27 @@ type healthChecker interface {
 // loaded, every network's RPC proven, the staking service accepting the worker's token, and
 // Temporal reachable. networks and serviceAuth may be nil (nothing to check).
 type healthChecks struct {
-	ready       <-chan struct{}
-	temporal    healthChecker
-	keys        func() int
-	networks    func() []solchain.NetworkStatus
-	serviceAuth func() bool
+	ready    <-chan struct{}
+	temporal healthChecker
+	keys     func() int
+	networks func() []solchain.NetworkStatus
+	// otherNetworks lists the other chains' networks not proven, one line each.
+	otherNetworks func() []string
+	serviceAuth   func() bool
 }
 
 // unproven lists, one line each, the networks whose RPC is not proven and why.
 func (h healthChecks) unproven() []string {
-	if h.networks == nil {
-		return nil
-	}
 	var out []string
-	for _, st := range h.networks() {
-		if !st.Verified {
-			out = append(out, (&solchain.UnverifiedError{Network: st.Network, Expected: st.Expected, Served: st.Served, Reason: st.Reason}).Error())
+	if h.networks != nil {
+		for _, st := range h.networks() {
+			if !st.Verified {
+				out = append(out, (&solchain.UnverifiedError{Network: st.Network, Expected: st.Expected, Served: st.Served, Reason: st.Reason}).Error())
+			}
 		}
+	}
+	if h.otherNetworks != nil {
+		out = append(out, h.otherNetworks()...)
 	}
 	return out
 }

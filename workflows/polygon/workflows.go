@@ -236,9 +236,13 @@ func (o *operation) waitClaimable(ctx workflow.Context, in actevm.UnbondInput) (
 		}
 		opts := o.Options()
 		left := u.WithdrawEpoch + u.WithdrawalDelay - u.Epoch
-		wait := opts.MaxEpochWait
+		limit := opts.MaxEpochWait
+		if u.RecheckAfter > 0 {
+			limit = min(limit, u.RecheckAfter)
+		}
+		wait := limit
 		if u.EpochDuration > 0 {
-			wait = min(time.Duration(left)*u.EpochDuration, opts.MaxEpochWait)
+			wait = min(time.Duration(left)*u.EpochDuration, limit)
 		}
 		wait = max(wait, time.Second)
 		o.Logger().Info("Waiting for the withdrawal delay", "unbondNonce", u.Nonce, "epoch", u.Epoch,

@@ -1,0 +1,196 @@
+package evm
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/stakeflow/stakeflow/activities"
+	evmchain "github.com/stakeflow/stakeflow/chain/evm"
+	signerevm "github.com/stakeflow/stakeflow/signer/evm"
+)
+
+func finalReceipt(h common.Hash, status uint64) *evmchain.Receipt {
+	r := &evmchain.Receipt{TxHash: h, Status: status, BlockNumber: 64, GasUsed: 50_000, EffectiveGasPrice: gweis(12)}
+	if status == 0 {
+		r.Revert = &evmchain.RevertError{Reason: "Too much slippage", Replayed: true}
+	}
+	return r
+}
+
+func confirmInput(h *harness) ConfirmInput {
+	return ConfirmInput{Network: "dev", Staker: h.staker.Hex(), Nonce: 5, Hashes: []string{ourHash.Hex(), ourNewer.Hex()},
+		SignedTransaction: "0x02c0", PollInterval: time.Millisecond, ReplaceAfter: time.Hour}
+}
+
+func runConfirm(t *testing.T, h *harness, in ConfirmInput) (ConfirmResult, error) {
+	t.Helper()
+	v, err := h.env.ExecuteActivity(h.a.EVMConfirm, in)
+	if err != nil {
+		return ConfirmResult{}, err
+	}
+	var r ConfirmResult
+	require.NoError(t, v.Get(&r))
+	return r, nil
+}
+
+// TestConfirmFinalizedEarlierBuild: an earlier build final with status 1 is the step's outcome,
+// its fee gas used × effective gas price (50000 × 12 gwei = 600000 gwei).
+func TestConfirmFinalizedEarlierBuild(t *testing.T) {
+	h := newHarness(t, signerevm.Policy{})
+	h.chain.receipts = map[common.Hash]func() (*evmchain.Receipt, error){
+		ourHash: func() (*evmchain.Receipt, error) { return finalReceipt(ourHash, 1), nil },
+	}
+	r, err := runConfirm(t, h, confirmInput(h))
+	require.NoError(t, err)
+	assert.Equal(t, ConfirmResult{Outcome: activities.OutcomeFinalized, Hash: ourHash.Hex(), Block: 64, Fee: "600000000000000"}, r)
+}
+
+// TestConfirmFailed: status 0 at finalized depth is failed, with the revert reason.
+func TestConfirmFailed(t *testing.T) {
+	h := newHarness(t, signerevm.Policy{})
+	h.chain.receipts = map[common.Hash]func() (*evmchain.Receipt, error){
+		ourNewer: func() (*evmchain.Receipt, error) { return finalReceipt(ourNewer, 0), nil },
+	}
+	r, err := runConfirm(t, h, confirmInput(h))
+	require.NoError(t, err)
+	assert.Equal(t, activities.OutcomeFailed, r.Outcome)
+	assert.Equal(t, ourNewer.Hex(), r.Hash)
+	assert.Equal(t, "600000000000000", r.Fee)
+	assert.Contains(t, r.Error, "Too much slippage")
+}
+
+// TestConfirmReorgResendsAndFollowsOn: a mined build whose block is reorged out (receipt gone,
+// transaction absent) is not the end: the newest bytes are re-sent and the build followed until
+// final.
+func TestConfirmReorgResendsAndFollowsOn(t *testing.T) {
+	h := newHarness(t, signerevm.Policy{})
+	h.a.ResendEvery = time.Millisecond
+	var polls atomic.Int32
+	// Polls 0-2: mined above finality; 3-9: reorged out, absent from the node; then mined again
+	// and final from poll 14.
+	h.chain.txs = map[common.Hash]func() *evmchain.TxLookup{ourNewer: func() *evmchain.TxLookup {
+		p := polls.Add(1)
+		if p <= 3 || p > 10 {
+			return &evmchain.TxLookup{State: evmchain.TxMined, BlockNumber: 70}
+		}
+		return &evmchain.TxLookup{State: evmchain.TxAbsent}
+	}}
+	h.chain.receipts = map[common.Hash]func() (*evmchain.Receipt, error){ourNewer: func() (*evmchain.Receipt, error) {
+		p := polls.Load()
+		switch {
+		case p < 3:
+			return nil, &evmchain.NotFinalError{Hash: ourNewer, Reason: evmchain.NotFinalAbove}
+		case p < 14:
+			return nil, &evmchain.NotFinalError{Hash: ourNewer, Reason: evmchain.NotFinalReorged}
+		}
+		return finalReceipt(ourNewer, 1), nil
+	}}
+	h.chain.nonces = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5} }
+	in := confirmInput(h)
+	r, err := runConfirm(t, h, in)
+	require.NoError(t, err)
+	assert.Equal(t, ConfirmResult{Outcome: activities.OutcomeFinalized, Hash: ourNewer.Hex(), Block: 64, Fee: "600000000000000"}, r)
+	assert.Positive(t, h.svc.sends(), "the reorged-out bytes are sent again")
+	for _, s := range h.svc.sent {
+		assert.Equal(t, in.SignedTransaction, s, "only the newest build's bytes are re-sent")
+	}
+}
+
+// TestConfirmExpired: no build mined within ReplaceAfter and the nonce unused: expired (replace
+// it), after re-sending the newest bytes meanwhile.
+func TestConfirmExpired(t *testing.T) {
+	h := newHarness(t, signerevm.Policy{})
+	h.a.ResendEvery = time.Millisecond
+	h.chain.nonces = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5} }
+	in := confirmInput(h)
+	in.ReplaceAfter = 30 * time.Millisecond
+	start := time.Now()
+	r, err := runConfirm(t, h, in)
+	require.NoError(t, err)
+	assert.Equal(t, activities.OutcomeExpired, r.Outcome)
+	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
+	assert.Positive(t, h.svc.sends())
+}
+
+// TestConfirmResumesFromHeartbeat: a retry keeps the first attempt's clock: an hour-old start
+// with ReplaceAfter of a minute expires at once.
+func TestConfirmResumesFromHeartbeat(t *testing.T) {
+	h := newHarness(t, signerevm.Policy{})
+	h.chain.nonces = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5} }
+	h.env.SetHeartbeatDetails(confirmProgress{Started: time.Now().Add(-time.Hour).UnixNano()})
+	in := confirmInput(h)
+	in.ReplaceAfter = time.Minute
+	r, err := runConfirm(t, h, in)
+	require.NoError(t, err)
+	assert.Equal(t, activities.OutcomeExpired, r.Outcome)
+}
+
+// TestConfirmNoExpiryWhileTheNonceIsUsed: the nonce used at the latest block (by a build the node
+// no longer shows, or anyone) forbids a replacement: Confirm waits for finality's verdict, here
+// that one of ours landed.
+func TestConfirmNoExpiryWhileTheNonceIsUsed(t *testing.T) {
+	h := newHarness(t, signerevm.Policy{})
+	var reads atomic.Int32
+	h.chain.nonces = func() *evmchain.Nonces {
+		if reads.Add(1) < 20 {
+			return &evmchain.Nonces{Latest: 6, Pending: 6, Finalized: 5}
+		}
+		return &evmchain.Nonces{Latest: 6, Pending: 6, Finalized: 6}
+	}
+	h.chain.consumed = func(hash common.Hash) *evmchain.NonceStatus {
+		if hash == ourHash {
+			return &evmchain.NonceStatus{Use: evmchain.NonceConsumedByTx, Receipt: finalReceipt(ourHash, 1)}
+		}
+		return &evmchain.NonceStatus{Use: evmchain.NonceConsumedByOther, Other: ourHash}
+	}
+	in := confirmInput(h)
+	in.ReplaceAfter = time.Nanosecond
+	r, err := runConfirm(t, h, in)
+	require.NoError(t, err)
+	assert.Equal(t, activities.OutcomeFinalized, r.Outcome)
+	assert.Equal(t, ourHash.Hex(), r.Hash)
+	assert.GreaterOrEqual(t, reads.Load(), int32(20))
+}
+
+// TestConfirmForeignNonce: the nonce used at finalized depth by a transaction that is none of the
+// step's builds is ErrNonceConflict, non-retryable, naming it.
+func TestConfirmForeignNonce(t *testing.T) {
+	h := newHarness(t, signerevm.Policy{})
+	h.chain.nonces = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 6, Pending: 6, Finalized: 6} }
+	h.chain.consumed = func(common.Hash) *evmchain.NonceStatus {
+		return &evmchain.NonceStatus{Use: evmchain.NonceConsumedByOther, Other: otherHash}
+	}
+	_, err := runConfirm(t, h, confirmInput(h))
+	typ, nonRetryable := appErr(t, err)
+	assert.Equal(t, ErrNonceConflict, typ)
+	assert.True(t, nonRetryable)
+	assert.Contains(t, err.Error(), otherHash.Hex())
+	assert.Contains(t, err.Error(), "nonce 5")
+}
+
+// TestConfirmChainErrors: an RPC not proven to serve the network is retried (ChainUnverified), a
+// permanent refusal is ChainRejected.
+func TestConfirmChainErrors(t *testing.T) {
+	h := newHarness(t, signerevm.Policy{})
+	h.chain.receipts = map[common.Hash]func() (*evmchain.Receipt, error){ourHash: func() (*evmchain.Receipt, error) {
+		return nil, &evmchain.UnverifiedError{Network: "dev"}
+	}}
+	_, err := runConfirm(t, h, confirmInput(h))
+	typ, nonRetryable := appErr(t, err)
+	assert.Equal(t, activities.ErrChainUnverified, typ)
+	assert.False(t, nonRetryable)
+
+	h.chain.receipts = map[common.Hash]func() (*evmchain.Receipt, error){ourHash: func() (*evmchain.Receipt, error) {
+		return nil, &evmchain.RPCError{Method: "eth_getTransactionReceipt", Err: errors.New("403 Forbidden")}
+	}}
+	_, err = runConfirm(t, h, confirmInput(h))
+	typ, nonRetryable = appErr(t, err)
+	assert.Equal(t, activities.ErrChainRejected, typ)
+	assert.True(t, nonRetryable)
+}

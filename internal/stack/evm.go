@@ -126,6 +126,9 @@ func (e *EVM) workerConfig() worker.EVMConfig {
 		PolygonStakeManager:    cli.StringMap{EVMNetwork: e.Deployment.StakeManager.Hex()},
 		PolygonValidatorShares: shares,
 		SlippageBps:            worker.DefaultSlippageBps,
+		// This geth prices a new storage slot far above mainnet (a first delegate estimates about
+		// 530,000 gas, twice mainnet's): the local chain's cap is raised to match, not the default.
+		MaxGasLimit: 2_000_000,
 	}
 }
 

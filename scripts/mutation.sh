@@ -21,7 +21,7 @@
 # mutant's test run may take this many times the coverage run before it counts as timed out).
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 # The money path and the efficacy (percent) each package must reach (docs/mutation.md has the

@@ -51,7 +51,7 @@ test-integration: tools
 
 ## record-histories: re-record the workflow histories replayed by the workflows tests
 record-histories: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... -args -record-histories $(CURDIR)/workflows/solana/testdata/histories
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... -args -record-histories $(CURDIR)/workflows
 
 ## deploy-check: offline checks of deploy/ (compose, Kubernetes manifests, Dockerfile; a module of its own)
 deploy-check:
@@ -85,7 +85,7 @@ bench-go:
 mutation:
 	scripts/mutation.sh all $(MUTATION_PKGS)
 
-## mutation-changed: mutation testing of the packages of mutation changed since the last tag (signer when there is no tag)
+## mutation-changed: make mutation on the packages of the money path with a Go file changed since the last tag (signer when there is no tag)
 mutation-changed:
 	scripts/mutation.sh changed
 

@@ -1,0 +1,879 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/suite"
+	"github.com/uber-go/tally/v4"
+	sdkpb "go.temporal.io/api/sdk/v1"
+	sdktally "go.temporal.io/sdk/contrib/tally"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/stakeflow/stakeflow/activities"
+)
+
+// The core's tests drive Operation and Transact through the workflow test suite with a fake chain:
+// a Tx whose activities are the fake's methods, so that the core is tested without any real chain.
+
+const (
+	fakeChainName = "fakechain"
+	fakeUnit      = "micro"
+	fakeWait      = "waiting-unbond"
+)
+
+// coreInput is what the test workflow is asked to do.
+type coreInput struct {
+	Amount      string
+	Validator   string
+	Account     string
+	RequestedBy string
+	Options     Options
+	// Steps is how many transaction steps run after the policy; Wait rests between them.
+	Steps int
+	Wait  time.Duration
+	// NoFresh: the chain needs no proof that a transaction is new.
+	NoFresh bool
+	// SetAccount is recorded after the first step, as a chain learns its account.
+	SetAccount string
+}
+
+// coreResult is what the test workflow returns.
+type coreResult struct {
+	Records []TxRecord
+	Fee     string
+	TxIDs   []string
+}
+
+// fakeSigned and fakeConfirmed are the fake chain's activity results.
+type fakeSigned struct {
+	TxID   string
+	Expiry string
+	MaxFee string
+}
+
+type fakeConfirmed struct {
+	Outcome string
+	Block   uint64
+	Fee     string
+	Error   string
+	TxID    string
+}
+
+// fakeChain builds, signs, sends and confirms transactions; each scripted answer is taken in order,
+// and the last one repeats.
+type fakeChain struct {
+	mu sync.Mutex
+	// policy is CheckPolicy's answer.
+	policy activities.PolicyDecision
+	// buildErrs fail the builds in order (nil: the build succeeds).
+	buildErrs []error
+	freshErr  error
+	// broadcastErr fails every broadcast.
+	broadcastErr error
+	// confirms are Confirm's answers, in order; confirmErrs fail confirmations first.
+	confirms    []fakeConfirmed
+	confirmErrs []error
+	// checkErr fails the Tx's check between build and sign.
+	checkErr error
+
+	builds, signs, fresh, validators int
+	broadcasts                       []string
+	confirmed                        int
+}
+
+func (f *fakeChain) Policy(_ context.Context, _ string) (activities.PolicyDecision, error) {
+	return f.policy, nil
+}
+
+func (f *fakeChain) Validator(_ context.Context, v string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.validators++
+	return "active " + v, nil
+}
+
+func (f *fakeChain) Build(_ context.Context, build int) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.builds++
+	if n := f.builds - 1; n < len(f.buildErrs) && f.buildErrs[n] != nil {
+		return "", f.buildErrs[n]
+	}
+	return fmt.Sprintf("unsigned-%d-%d", f.builds, build), nil
+}
+
+func (f *fakeChain) Sign(_ context.Context, unsigned string) (fakeSigned, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signs++
+	return fakeSigned{TxID: fmt.Sprintf("tx-%d", f.signs), Expiry: fmt.Sprintf("expiry-%d", f.signs), MaxFee: "900"}, nil
+}
+
+func (f *fakeChain) Fresh(_ context.Context, _ string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fresh++
+	return f.freshErr == nil, f.freshErr
+}
+
+func (f *fakeChain) Broadcast(_ context.Context, txID string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.broadcasts = append(f.broadcasts, txID)
+	return txID, f.broadcastErr
+}
+
+func (f *fakeChain) Confirm(_ context.Context, _ string) (fakeConfirmed, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.confirmed++
+	if len(f.confirmErrs) > 0 {
+		err := f.confirmErrs[0]
+		f.confirmErrs = f.confirmErrs[1:]
+		return fakeConfirmed{}, err
+	}
+	c := fakeConfirmed{Outcome: activities.OutcomeFinalized, Block: 77, Fee: "500"}
+	if len(f.confirms) > 0 {
+		c = f.confirms[0]
+		if len(f.confirms) > 1 {
+			f.confirms = f.confirms[1:]
+		}
+	}
+	return c, nil
+}
+
+// fakeTx is the fake chain's side of one transaction step.
+type fakeTx struct {
+	f       *fakeChain
+	noFresh bool
+	built   string
+	signed  fakeSigned
+	fresh   bool
+	sent    string
+	conf    fakeConfirmed
+}
+
+func (t *fakeTx) Kind() string { return "bond" }
+func (t *fakeTx) Build(build int) Call {
+	return Call{Activity: t.f.Build, Input: build, Result: &t.built}
+}
+func (t *fakeTx) Check(workflow.Context, *Operation) error { return t.f.checkErr }
+func (t *fakeTx) Sign() Call                                { return Call{Activity: t.f.Sign, Input: t.built, Result: &t.signed} }
+func (t *fakeTx) Signed() Signed {
+	return Signed{TxID: t.signed.TxID, Expiry: t.signed.Expiry, MaxFee: t.signed.MaxFee}
+}
+func (t *fakeTx) Fresh() Call {
+	if t.noFresh {
+		return Call{}
+	}
+	return Call{Activity: t.f.Fresh, Input: t.signed.TxID, Result: &t.fresh}
+}
+func (t *fakeTx) Broadcast() Call { return Call{Activity: t.f.Broadcast, Input: t.signed.TxID, Result: &t.sent} }
+func (t *fakeTx) Confirm() Call   { return Call{Activity: t.f.Confirm, Input: t.signed.TxID, Result: &t.conf} }
+func (t *fakeTx) Confirmed() Confirmed {
+	return Confirmed{Outcome: t.conf.Outcome, Block: t.conf.Block, Fee: t.conf.Fee, Error: t.conf.Error, TxID: t.conf.TxID}
+}
+
+// workflow is a chain's workflow reduced to the core: policy and approval, an optional validator
+// pre-flight, then in.Steps transaction steps, resting in fakeWait between them.
+func (f *fakeChain) workflow(ctx workflow.Context, in coreInput) (coreResult, error) {
+	o, err := NewOperation(ctx, Setup{
+		Chain: fakeChainName, Network: "devnet", Operation: "bond", Staker: "alice",
+		Amount: in.Amount, Unit: fakeUnit, Validator: in.Validator, Account: in.Account,
+		RequestedBy: in.RequestedBy, Options: in.Options, Waits: []string{fakeWait},
+		Labels: Labels{Validator: "validator", Account: "bond account", Block: "height"},
+	})
+	if err != nil {
+		return coreResult{}, err
+	}
+	var res coreResult
+	run := func() error {
+		if err := o.CheckPolicy(ctx, f.Policy, in.Amount); err != nil {
+			return err
+		}
+		if in.Validator != "" {
+			var r string
+			if err := o.CheckValidator(ctx, f.Validator, in.Validator, &r); err != nil {
+				return err
+			}
+		}
+		for i := 0; i < in.Steps; i++ {
+			if i > 0 && in.Wait > 0 {
+				if err := o.Wait(ctx, fakeWait, in.Wait); err != nil {
+					return err
+				}
+			}
+			rec, err := o.Transact(ctx, &fakeTx{f: f, noFresh: in.NoFresh})
+			if err != nil {
+				return err
+			}
+			res.Records = append(res.Records, rec)
+			if i == 0 {
+				o.SetAccount(in.SetAccount)
+			}
+		}
+		return nil
+	}
+	if err := run(); err != nil {
+		return coreResult{}, o.Fail(ctx, err)
+	}
+	o.Done(ctx)
+	res.Fee, res.TxIDs = o.TotalFee().String(), o.TxIDs()
+	return res, nil
+}
+
+type CoreSuite struct {
+	suite.Suite
+	testsuite.WorkflowTestSuite
+	env     *testsuite.TestWorkflowEnvironment
+	f       *fakeChain
+	metrics tally.TestScope
+	// sa is the latest value of every search attribute upserted; steps the StakeflowStep values
+	// sent, in order; upserts counts the upserts.
+	sa      map[string]any
+	steps   []string
+	upserts int
+}
+
+func TestCore(t *testing.T) { suite.Run(t, new(CoreSuite)) }
+
+func (s *CoreSuite) SetupTest() {
+	s.metrics = tally.NewTestScope("", nil)
+	s.SetMetricsHandler(sdktally.NewMetricsHandler(s.metrics))
+	s.env = s.NewTestWorkflowEnvironment()
+	s.f = &fakeChain{}
+	s.env.RegisterWorkflowWithOptions(s.f.workflow, workflow.RegisterOptions{Name: "CoreWorkflow"})
+	s.env.RegisterActivity(s.f)
+	s.sa = map[string]any{}
+	s.steps = nil
+	s.upserts = 0
+	s.env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		s.upserts++
+		attrs := args.Get(0).(temporal.SearchAttributes)
+		for k, v := range attrs.GetUntypedValues() {
+			s.sa[k.GetName()] = v
+		}
+		if v, ok := attrs.GetKeyword(SAStep); ok {
+			s.steps = append(s.steps, v)
+		}
+	}).Return(nil).Maybe()
+}
+
+func (s *CoreSuite) run(in coreInput) {
+	s.env.ExecuteWorkflow("CoreWorkflow", in)
+	s.Require().True(s.env.IsWorkflowCompleted())
+}
+
+func (s *CoreSuite) result() coreResult {
+	s.Require().NoError(s.env.GetWorkflowError())
+	var r coreResult
+	s.Require().NoError(s.env.GetWorkflowResult(&r))
+	return r
+}
+
+func (s *CoreSuite) failure() *temporal.ApplicationError {
+	err := s.env.GetWorkflowError()
+	s.Require().Error(err)
+	var appErr *temporal.ApplicationError
+	s.Require().True(errors.As(err, &appErr), "want an application error, got %v", err)
+	return appErr
+}
+
+func (s *CoreSuite) status() Status {
+	v, err := s.env.QueryWorkflow(QueryStatus)
+	s.Require().NoError(err)
+	var st Status
+	s.Require().NoError(v.Get(&st))
+	return st
+}
+
+// details is the workflow's current details as the Web UI shows them.
+func (s *CoreSuite) details() string {
+	v, err := s.env.QueryWorkflow("__temporal_workflow_metadata")
+	s.Require().NoError(err)
+	var md sdkpb.WorkflowMetadata
+	s.Require().NoError(v.Get(&md))
+	return md.GetCurrentDetails()
+}
+
+// counter is the value of the stakeflow counter name with the given extra tags (besides the
+// operation's own chain, network and operation labels, which it checks).
+func (s *CoreSuite) counter(name string, tags map[string]string) int64 {
+	var total int64
+	for _, c := range s.metrics.Snapshot().Counters() {
+		if c.Name() != name {
+			continue
+		}
+		t := c.Tags()
+		if t[activities.LabelChain] != fakeChainName || t[activities.LabelNetwork] != "devnet" || t[activities.LabelOperation] != "bond" {
+			continue
+		}
+		match := true
+		for k, v := range tags {
+			if t[k] != v {
+				match = false
+			}
+		}
+		if match {
+			total += c.Value()
+		}
+	}
+	return total
+}
+
+// approve sends an approve (or reject) update at d; refused records a refusal's message.
+func (s *CoreSuite) decide(update, approver, reason string, d time.Duration, refused *[]string) {
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(update, approver+"-"+update, &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) {
+				if refused != nil {
+					*refused = append(*refused, err.Error())
+				}
+			},
+			OnComplete: func(any, error) {},
+		}, ApprovalInput{Approver: approver, Reason: reason})
+	}, d)
+}
+
+func (s *CoreSuite) TestOneStepLandsOnceAndIsRecorded() {
+	start := s.env.Now()
+	s.run(coreInput{Amount: "1500", Steps: 1})
+	r := s.result()
+
+	s.Require().Len(r.Records, 1)
+	rec := r.Records[0]
+	s.Equal(TxRecord{Kind: "bond", TxID: "tx-1", Block: 77, Builds: 1, Fee: "500", FinalizedAt: rec.FinalizedAt}, rec)
+	s.Equal("500", r.Fee)
+	s.Equal([]string{"tx-1"}, r.TxIDs)
+	s.Equal([]string{"tx-1"}, s.f.broadcasts, "the signed transaction is sent once")
+	s.Equal(1, s.f.fresh, "the chain proves the transaction new before it is sent")
+
+	st := s.status()
+	s.Equal(StepDone, st.Step)
+	s.Equal(fakeChainName, st.Chain)
+	s.Equal("1500", st.Amount)
+	s.Equal(fakeUnit, st.Unit)
+	s.False(st.StartedAt.Before(start))
+	s.Require().Len(st.Attempts, 1)
+	at := st.Attempts[0]
+	s.Equal(activities.OutcomeFinalized, at.Outcome)
+	s.Equal("tx-1", at.TxID)
+	s.Equal("expiry-1", at.Expiry)
+	s.Equal("900", at.MaxFee)
+	s.Equal(uint64(77), at.Block)
+	s.Equal("500", at.Fee)
+	s.Equal(1, at.Build)
+	s.False(at.SignedAt.IsZero())
+	s.False(at.BroadcastAt.IsZero())
+	s.False(at.ConfirmedAt.IsZero())
+	s.False(st.CancelRequested)
+	s.Nil(st.Stall)
+	s.Empty(st.Error)
+
+	s.Equal(int64(1), s.counter(MetricOperationsStarted, nil))
+	s.Equal(int64(1), s.counter(MetricOperationsCompleted, nil))
+	s.Equal(int64(1), s.counter(MetricConfirmations, map[string]string{activities.LabelOutcome: activities.OutcomeFinalized}))
+	s.Equal(int64(0), s.counter(MetricRebuilds, nil))
+	s.Equal(int64(0), s.counter(MetricOperationsFailed, nil))
+
+	// Started without attributes: what it is and whose is upserted at once, the amount with it.
+	s.Equal(fakeChainName, s.sa[SAChain.GetName()])
+	s.Equal("devnet", s.sa[SANetwork.GetName()])
+	s.Equal("bond", s.sa[SAOperation.GetName()])
+	s.Equal("alice", s.sa[SAStaker.GetName()])
+	s.Equal(int64(1500), s.sa[SAAmount.GetName()])
+	s.Equal([]string{"tx-1"}, s.sa[SASignatures.GetName()])
+	s.Equal([]string{StepValidating, StepConfirming, StepDone}, s.steps)
+}
+
+func (s *CoreSuite) TestStartedWithItsAttributesUpsertsOnlyWhereItRests() {
+	s.Require().NoError(s.env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(
+		SAChain.ValueSet(fakeChainName), SANetwork.ValueSet("devnet"), SAOperation.ValueSet("bond"),
+		SAStaker.ValueSet("alice"), SAAmount.ValueSet(1500), SAStakeAccount.ValueSet("acct-1"),
+		SAStep.ValueSet(StepValidating))))
+	s.run(coreInput{Amount: "1500", Account: "acct-1", Steps: 1})
+	s.result()
+	s.Equal([]string{StepConfirming, StepDone}, s.steps)
+	s.Equal(2, s.upserts, "one upsert where it rests (confirming), one at its end")
+	_, resent := s.sa[SAChain.GetName()]
+	s.False(resent, "attributes set at start are not sent again")
+	_, resent = s.sa[SAAmount.GetName()]
+	s.False(resent)
+	_, resent = s.sa[SAStakeAccount.GetName()]
+	s.False(resent)
+}
+
+func (s *CoreSuite) TestStartedWithADifferentAmountOrAccountCorrectsThem() {
+	s.Require().NoError(s.env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(
+		SAChain.ValueSet(fakeChainName), SANetwork.ValueSet("devnet"), SAOperation.ValueSet("bond"),
+		SAStaker.ValueSet("alice"), SAAmount.ValueSet(1), SAStakeAccount.ValueSet("other"))))
+	s.run(coreInput{Amount: "1500", Account: "acct-1", Steps: 1})
+	s.result()
+	s.Equal(int64(1500), s.sa[SAAmount.GetName()])
+	s.Equal("acct-1", s.sa[SAStakeAccount.GetName()])
+	_, resent := s.sa[SAChain.GetName()]
+	s.False(resent)
+}
+
+func (s *CoreSuite) TestAccountLearnedLaterIsRecordedOnce() {
+	s.run(coreInput{Amount: "0", Steps: 2, SetAccount: "acct-9"})
+	s.result()
+	s.Equal("acct-9", s.status().Account)
+	s.Equal("acct-9", s.sa[SAStakeAccount.GetName()])
+	_, amount := s.sa[SAAmount.GetName()]
+	s.False(amount, "an amount of zero is no amount")
+}
+
+func (s *CoreSuite) TestNoFreshnessProofWhenTheChainNeedsNone() {
+	s.run(coreInput{Steps: 1, NoFresh: true})
+	s.result()
+	s.Equal(0, s.f.fresh)
+	s.Equal([]string{"tx-1"}, s.f.broadcasts)
+}
+
+func (s *CoreSuite) TestTwoStepsAndTheirFeesAddUp() {
+	s.f.confirms = []fakeConfirmed{
+		{Outcome: activities.OutcomeFinalized, Block: 10, Fee: "700"},
+		{Outcome: activities.OutcomeFinalized, Block: 11, Fee: "not-a-number"},
+		{Outcome: activities.OutcomeFinalized, Block: 12, Fee: "25"},
+	}
+	s.run(coreInput{Steps: 3})
+	r := s.result()
+	s.Equal("725", r.Fee, "700 + 25; a fee that is no number adds nothing")
+	s.Equal([]string{"tx-1", "tx-2", "tx-3"}, r.TxIDs)
+	s.Equal(int64(3), s.counter(MetricConfirmations, map[string]string{activities.LabelOutcome: activities.OutcomeFinalized}))
+}
+
+func (s *CoreSuite) TestExpiredTransactionIsRebuiltUpToMaxBuilds() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeExpired}}
+	s.run(coreInput{Steps: 1, Options: Options{MaxBuilds: 2}})
+	e := s.failure()
+	s.Equal(ErrTooManyBuilds, e.Type())
+	s.True(e.NonRetryable())
+	s.Contains(e.Error(), "2 transactions built")
+	s.Equal(2, s.f.builds, "MaxBuilds bounds the builds")
+	s.Equal([]string{"tx-1", "tx-2"}, s.f.broadcasts)
+	s.Equal(int64(1), s.counter(MetricRebuilds, nil))
+	s.Equal(int64(2), s.counter(MetricConfirmations, map[string]string{activities.LabelOutcome: activities.OutcomeExpired}))
+	s.Equal(int64(1), s.counter(MetricOperationsFailed, map[string]string{activities.LabelFailureType: ErrTooManyBuilds}))
+	st := s.status()
+	s.Equal(StepFailed, st.Step)
+	s.NotEmpty(st.Error)
+	s.Require().Len(st.Attempts, 2)
+	s.Equal(2, st.Attempts[1].Build)
+	s.Equal(activities.OutcomeExpired, st.Attempts[0].Outcome)
+}
+
+func (s *CoreSuite) TestExpiredThenFinalizedLandsTheSecondBuild() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeExpired}, {Outcome: activities.OutcomeFinalized, Block: 9, Fee: "1"}}
+	s.run(coreInput{Steps: 1, Options: Options{MaxBuilds: 2}})
+	r := s.result()
+	s.Equal(2, r.Records[0].Builds)
+	s.Equal("tx-2", r.Records[0].TxID)
+	s.Equal([]string{"tx-1", "tx-2"}, r.TxIDs)
+}
+
+func (s *CoreSuite) TestAnEarlierBuildThatLandsIsTheRecordedTransaction() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeExpired}, {Outcome: activities.OutcomeFinalized, Block: 9, Fee: "1", TxID: "tx-1"}}
+	s.run(coreInput{Steps: 1})
+	r := s.result()
+	s.Equal("tx-1", r.Records[0].TxID, "the chain says which build landed")
+}
+
+func (s *CoreSuite) TestFailedOnChainIsNotRetried() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeFailed, Block: 5, Fee: "321", Error: "custom program error 0x1"}}
+	s.run(coreInput{Steps: 1})
+	e := s.failure()
+	s.Equal(ErrTransactionFailed, e.Type())
+	s.True(e.NonRetryable())
+	s.Contains(e.Error(), "tx-1")
+	s.Contains(e.Error(), "321 "+fakeUnit)
+	s.Contains(e.Error(), "custom program error 0x1")
+	s.Equal(1, s.f.builds)
+	st := s.status()
+	s.Equal("custom program error 0x1", st.Attempts[0].Error)
+	s.Equal(activities.OutcomeFailed, st.Attempts[0].Outcome)
+}
+
+func (s *CoreSuite) TestUnknownOutcomeFails() {
+	s.f.confirms = []fakeConfirmed{{Outcome: "pending"}}
+	s.run(coreInput{Steps: 1})
+	err := s.env.GetWorkflowError()
+	s.Require().Error(err)
+	s.Contains(err.Error(), `unknown confirmation outcome "pending"`)
+	s.Equal(1, s.f.builds)
+}
+
+func (s *CoreSuite) TestBroadcastRefusedAtFirstSendFailsWithoutConfirm() {
+	s.f.broadcastErr = temporal.NewNonRetryableApplicationError("bad tx", activities.ErrTransactionRejected, nil)
+	s.run(coreInput{Steps: 1})
+	s.Equal(activities.ErrTransactionRejected, s.failure().Type())
+	s.Equal(0, s.f.confirmed)
+	st := s.status()
+	s.Equal(activities.OutcomeFailed, st.Attempts[0].Outcome)
+	s.Contains(st.Attempts[0].Error, "bad tx")
+}
+
+func (s *CoreSuite) TestBroadcastOtherwiseFailingLetsTheChainDecide() {
+	s.f.broadcastErr = temporal.NewNonRetryableApplicationError("lost answer", activities.ErrBroadcastUncertain, nil)
+	s.run(coreInput{Steps: 1})
+	r := s.result()
+	s.Equal("tx-1", r.Records[0].TxID)
+	s.Equal(1, s.f.confirmed)
+}
+
+func (s *CoreSuite) TestFreshnessRefusalSendsNothing() {
+	s.f.freshErr = temporal.NewNonRetryableApplicationError("already on chain", activities.ErrStaleTransaction, nil)
+	s.run(coreInput{Steps: 1})
+	s.Equal(activities.ErrStaleTransaction, s.failure().Type())
+	s.Empty(s.f.broadcasts)
+	st := s.status()
+	s.Equal("not-sent", st.Attempts[0].Outcome)
+	s.Contains(st.Attempts[0].Error, "already on chain")
+}
+
+func (s *CoreSuite) TestCheckRefusalSignsNothing() {
+	s.f.checkErr = temporal.NewNonRetryableApplicationError("wrong validator", activities.ErrVerificationFailed, nil)
+	s.run(coreInput{Steps: 1})
+	s.Equal(activities.ErrVerificationFailed, s.failure().Type())
+	s.Equal(0, s.f.signs)
+	s.Empty(s.status().Attempts)
+}
+
+func (s *CoreSuite) TestFailureBeforeAnythingLandedFailsAtOnce() {
+	s.f.buildErrs = []error{temporal.NewNonRetryableApplicationError("rpc 403", activities.ErrChainRejected, nil)}
+	s.run(coreInput{Steps: 1})
+	s.Equal(activities.ErrChainRejected, s.failure().Type())
+	st := s.status()
+	s.Nil(st.Stall)
+	s.Equal(StepFailed, st.Step)
+	s.Contains(st.Error, "rpc 403")
+	s.Equal(int64(0), s.counter(MetricStalls, nil))
+	s.Equal(int64(1), s.counter(MetricOperationsFailed, map[string]string{activities.LabelFailureType: activities.ErrChainRejected}))
+}
+
+// A build failing in a way that may heal, once a transaction landed, stalls the operation: tries
+// 30s apart, doubling, at most MaxStallWait, then it goes on.
+func (s *CoreSuite) TestHalfDoneOperationStallsWithBackoffThenGoesOn() {
+	refused := temporal.NewNonRetryableApplicationError("rpc 403", activities.ErrChainRejected, nil)
+	s.f.buildErrs = []error{nil, refused, refused, refused, refused}
+	var seen []Stall
+	var details []string
+	var beforeStall time.Time
+	// Look at the stall during each wait.
+	for _, at := range []time.Duration{10 * time.Second, 40 * time.Second, 100 * time.Second, 200 * time.Second} {
+		s.env.RegisterDelayedCallback(func() {
+			if st := s.status().Stall; st != nil {
+				seen = append(seen, *st)
+				details = append(details, s.details())
+			}
+		}, at)
+	}
+	s.env.RegisterDelayedCallback(func() { beforeStall = s.env.Now() }, time.Millisecond)
+	s.run(coreInput{Steps: 2, Options: Options{MaxStallWait: 100 * time.Second}})
+	r := s.result()
+	s.Len(r.Records, 2)
+	s.Equal(6, s.f.builds)
+
+	// Stalls start at 0s: tries 1 (wait 30s), 2 (60s), 3 (min(120s, 100s)), 4 (100s).
+	s.Require().Len(seen, 4)
+	for i, st := range seen {
+		s.Equal(StepBuilding, st.Step, "the stall names the step it stalled")
+		s.Equal(i+1, st.Tries)
+		s.Contains(st.LastError, "rpc 403")
+		s.Equal(seen[0].Since, st.Since, "the stall keeps when it began")
+	}
+	s.WithinDuration(beforeStall, seen[0].Since, time.Second)
+	s.Equal(30*time.Second, seen[0].NextTryAt.Sub(seen[0].Since))
+	s.Equal(90*time.Second, seen[1].NextTryAt.Sub(seen[0].Since), "second wait 60s")
+	s.Equal(190*time.Second, seen[2].NextTryAt.Sub(seen[0].Since), "third wait capped at 100s")
+	s.Equal(290*time.Second, seen[3].NextTryAt.Sub(seen[0].Since), "fourth wait capped at 100s")
+	s.Contains(details[1], "stalled in building since")
+	s.Contains(details[1], "(2 tries): ")
+	s.Contains(details[1], "next try: "+seen[1].NextTryAt.UTC().Format(time.RFC3339))
+
+	st := s.status()
+	s.Nil(st.Stall, "the stall record goes once the step gets past it")
+	s.Equal(StepDone, st.Step)
+	s.Equal(int64(1), s.counter(MetricStalls, nil), "one stall counted once")
+	s.Contains(s.steps, StepStalled)
+}
+
+func (s *CoreSuite) TestStallWaitDoublingIsCappedAtItsLongestShift() {
+	// With MaxStallWait far above, the 12th try waits 30s << 10 (the shift stops at 10).
+	refused := temporal.NewNonRetryableApplicationError("rpc 403", activities.ErrChainRejected, nil)
+	s.f.buildErrs = []error{nil}
+	for range 12 {
+		s.f.buildErrs = append(s.f.buildErrs, refused)
+	}
+	s.run(coreInput{Steps: 2, Options: Options{MaxStallWait: 1000 * time.Hour}})
+	s.result()
+	// 30s * (1+2+4+...+512) + 30s*1024*2 for tries 11 and 12.
+	want := 30 * time.Second * time.Duration(1023+1024+1024)
+	s.Equal(want, s.env.Now().Sub(s.status().StartedAt))
+}
+
+// A confirmation the RPC refuses for good stalls: the transaction may land whatever the RPC says.
+func (s *CoreSuite) TestConfirmRefusedStallsThenConfirms() {
+	s.f.confirmErrs = []error{temporal.NewNonRetryableApplicationError("rpc 403", activities.ErrChainRejected, nil)}
+	var stall *Stall
+	s.env.RegisterDelayedCallback(func() { stall = s.status().Stall }, 10*time.Second)
+	s.run(coreInput{Steps: 1})
+	r := s.result()
+	s.Equal("tx-1", r.Records[0].TxID)
+	s.Require().NotNil(stall)
+	s.Equal(StepConfirming, stall.Step)
+	s.Equal(1, s.f.builds, "nothing is rebuilt while the confirmation stalls")
+	s.Equal([]string{"tx-1"}, s.f.broadcasts)
+	s.Equal(int64(1), s.counter(MetricStalls, nil))
+}
+
+func (s *CoreSuite) TestApprovalBySomeoneElseLetsItGoOn() {
+	s.f.policy = activities.PolicyDecision{ApprovalRequired: true, ApprovalThreshold: 1000}
+	var statusWhileWaiting Status
+	var detailsWhileWaiting string
+	s.env.RegisterDelayedCallback(func() {
+		statusWhileWaiting = s.status()
+		detailsWhileWaiting = s.details()
+	}, time.Minute)
+	s.decide(UpdateApprove, "bob", "looks right", time.Hour, nil)
+	s.run(coreInput{Amount: "1500", RequestedBy: "alice", Steps: 1})
+	s.result()
+
+	s.Equal(StepAwaitingApproval, statusWhileWaiting.Step)
+	s.True(statusWhileWaiting.Approval.Required)
+	s.Equal(1, statusWhileWaiting.Approval.ApprovalsRequired)
+	s.Equal("1000", statusWhileWaiting.Approval.Threshold)
+	s.Empty(statusWhileWaiting.Approval.DualThreshold)
+	s.Contains(detailsWhileWaiting, "**awaiting-approval**: bond 1500 micro")
+	s.Contains(detailsWhileWaiting, "approvals: 0 of 1")
+
+	ap := s.status().Approval
+	s.Equal(DecisionApproved, ap.Decision)
+	s.Equal("bob", ap.Approver)
+	s.Equal("looks right", ap.Reason)
+	s.Require().Len(ap.Decisions, 1)
+	s.Equal(StepAwaitingApproval, s.steps[1], "the wait for approval is searchable")
+}
+
+func (s *CoreSuite) TestTwoApprovalsNeedTwoPeople() {
+	s.f.policy = activities.PolicyDecision{ApprovalRequired: true, ApprovalsRequired: 2, ApprovalThreshold: 10, DualApprovalThreshold: 1000}
+	var refused []string
+	var afterFirst Status
+	s.decide(UpdateApprove, "bob", "", time.Hour, &refused)
+	s.decide(UpdateApprove, " BOB ", "", 2*time.Hour, &refused)
+	s.env.RegisterDelayedCallback(func() { afterFirst = s.status() }, 3*time.Hour)
+	s.decide(UpdateApprove, "carol", "", 4*time.Hour, &refused)
+	start := s.env.Now()
+	s.run(coreInput{Amount: "1500", RequestedBy: "alice", Steps: 1})
+	s.result()
+
+	s.Require().Len(refused, 1, "the same approver twice counts once")
+	s.Contains(refused[0], "already approved")
+	s.Empty(afterFirst.Approval.Decision, "one approval of two decides nothing")
+	s.Equal("1000", afterFirst.Approval.DualThreshold)
+	ap := s.status().Approval
+	s.Equal(DecisionApproved, ap.Decision)
+	s.Len(ap.Decisions, 2)
+	s.GreaterOrEqual(s.env.Now().Sub(start), 4*time.Hour, "built only after the second approval")
+}
+
+func (s *CoreSuite) TestApprovalsRefusedThatCannotCount() {
+	s.f.policy = activities.PolicyDecision{ApprovalRequired: true}
+	// Building takes hours, so that the last approval comes while the operation still runs.
+	s.env.OnActivity(s.f.Build, mock.Anything, mock.Anything).After(2*time.Hour).Return("unsigned", nil)
+	var refused []string
+	s.decide(UpdateApprove, "  ", "", time.Hour, &refused)
+	s.decide(UpdateApprove, " Alice", "", 2*time.Hour, &refused)
+	s.decide(UpdateReject, "ALICE", "", 3*time.Hour, &refused)
+	s.decide(UpdateApprove, "bob", "", 4*time.Hour, &refused)
+	s.decide(UpdateApprove, "carol", "", 5*time.Hour, &refused)
+	s.run(coreInput{RequestedBy: "alice", Steps: 1})
+	s.result()
+	s.Require().Len(refused, 4)
+	s.Equal("approver is required", refused[0])
+	s.Contains(refused[1], "cannot also approve or reject it")
+	s.Contains(refused[2], "cannot also approve or reject it")
+	s.Equal("operation was already approved", refused[3])
+	s.Len(s.status().Approval.Decisions, 1)
+}
+
+func (s *CoreSuite) TestApprovalAfterTheGateIsRefused() {
+	// No approval asked: a decision sent while the transaction is confirming cannot count.
+	s.f.confirmErrs = []error{temporal.NewNonRetryableApplicationError("rpc 403", activities.ErrChainRejected, nil)}
+	var refused []string
+	s.decide(UpdateApprove, "bob", "", 10*time.Second, &refused)
+	s.run(coreInput{Steps: 1})
+	s.result()
+	s.Require().Len(refused, 1)
+	s.Contains(refused[0], "is not awaiting approval (step: stalled)")
+}
+
+func (s *CoreSuite) TestRejectionStopsBeforeAnythingIsBuilt() {
+	s.f.policy = activities.PolicyDecision{ApprovalRequired: true}
+	s.decide(UpdateReject, "bob", "too large", time.Hour, nil)
+	s.run(coreInput{Steps: 1})
+	e := s.failure()
+	s.Equal(ErrRejected, e.Type())
+	s.Equal("rejected by bob: too large; nothing was built or signed", e.Message())
+	s.Equal(0, s.f.builds)
+	s.Equal(int64(1), s.counter(MetricOperationsFailed, map[string]string{activities.LabelFailureType: ErrRejected}))
+}
+
+func (s *CoreSuite) TestRejectionWithoutReason() {
+	s.f.policy = activities.PolicyDecision{ApprovalRequired: true}
+	s.decide(UpdateReject, "bob", "", time.Hour, nil)
+	s.run(coreInput{Steps: 1})
+	s.Equal("rejected by bob; nothing was built or signed", s.failure().Message())
+}
+
+func (s *CoreSuite) TestApprovalTimesOutAfterApprovalTimeout() {
+	s.f.policy = activities.PolicyDecision{ApprovalsRequired: 2}
+	s.decide(UpdateApprove, "bob", "", time.Hour, nil)
+	start := s.env.Now()
+	s.run(coreInput{Steps: 1, Options: Options{ApprovalTimeout: 5 * time.Hour}})
+	e := s.failure()
+	s.Equal(ErrApprovalTimeout, e.Type())
+	s.Equal("1 of 2 approvals within 5h0m0s; nothing was built or signed", e.Message())
+	s.Equal(5*time.Hour, s.env.Now().Sub(start).Round(time.Minute))
+	ap := s.status().Approval
+	s.Equal(DecisionTimedOut, ap.Decision)
+	s.False(ap.At.IsZero())
+	s.Equal(0, s.f.builds)
+}
+
+// Decisions sent while the policy is being checked count once it answers.
+func (s *CoreSuite) TestDecisionsBeforeThePolicyAnswered() {
+	s.env.OnActivity(s.f.Policy, mock.Anything, mock.Anything).After(time.Hour).
+		Return(activities.PolicyDecision{ApprovalsRequired: 2}, nil)
+	s.decide(UpdateApprove, "bob", "", time.Minute, nil)
+	s.decide(UpdateApprove, "carol", "", 2*time.Minute, nil)
+	var early Status
+	s.env.RegisterDelayedCallback(func() { early = s.status() }, 30*time.Minute)
+	start := s.env.Now()
+	s.run(coreInput{Steps: 1})
+	s.result()
+	s.Empty(early.Approval.Decision, "no outcome before the policy is known")
+	s.Equal(DecisionApproved, s.status().Approval.Decision)
+	s.Less(s.env.Now().Sub(start), 2*time.Hour, "approved before the policy answered: no wait")
+}
+
+func (s *CoreSuite) TestOneEarlyApprovalOfTwoStillWaits() {
+	s.env.OnActivity(s.f.Policy, mock.Anything, mock.Anything).After(time.Hour).
+		Return(activities.PolicyDecision{ApprovalsRequired: 2}, nil)
+	s.decide(UpdateApprove, "bob", "", time.Minute, nil)
+	s.decide(UpdateApprove, "carol", "", 3*time.Hour, nil)
+	start := s.env.Now()
+	s.run(coreInput{Steps: 1})
+	s.result()
+	s.GreaterOrEqual(s.env.Now().Sub(start), 3*time.Hour)
+}
+
+func (s *CoreSuite) TestCancelWhileAwaitingApprovalBuildsNothing() {
+	s.f.policy = activities.PolicyDecision{ApprovalRequired: true}
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Hour)
+	s.run(coreInput{Steps: 1})
+	err := s.env.GetWorkflowError()
+	s.True(temporal.IsCanceledError(err), "got %v", err)
+	st := s.status()
+	s.Equal(StepCancelled, st.Step)
+	s.Empty(st.Error, "a cancel is no error")
+	s.Equal(0, s.f.builds)
+	s.Equal(int64(1), s.counter(MetricOperationsFailed, map[string]string{activities.LabelFailureType: FailureCancelled}))
+	s.Equal(StepCancelled, s.steps[len(s.steps)-1])
+}
+
+func (s *CoreSuite) TestCancelDuringBuildSendsNothing() {
+	s.env.OnActivity(s.f.Build, mock.Anything, mock.Anything).After(time.Hour).Return("unsigned", nil)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1})
+	s.True(temporal.IsCanceledError(s.env.GetWorkflowError()))
+	s.Empty(s.f.broadcasts)
+}
+
+func (s *CoreSuite) TestCancelBeforeBroadcastSendsNothing() {
+	s.env.OnActivity(s.f.Fresh, mock.Anything, mock.Anything).After(time.Hour).Return(true, nil)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1})
+	err := s.env.GetWorkflowError()
+	s.True(temporal.IsCanceledError(err), "got %v", err)
+	s.Empty(s.f.broadcasts)
+	st := s.status()
+	s.Require().Len(st.Attempts, 1)
+	s.Equal("not-sent", st.Attempts[0].Outcome)
+}
+
+func (s *CoreSuite) TestCancelAfterBroadcastFollowsTheTransactionToItsEnd() {
+	s.env.OnActivity(s.f.Confirm, mock.Anything, mock.Anything).After(time.Hour).
+		Return(fakeConfirmed{Outcome: activities.OutcomeFinalized, Block: 3, Fee: "1"}, nil)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1})
+	s.result()
+	st := s.status()
+	s.True(st.CancelRequested)
+	s.Len(st.Transactions, 1)
+}
+
+func (s *CoreSuite) TestCancelThenExpiredBuildsNoMore() {
+	s.env.OnActivity(s.f.Confirm, mock.Anything, mock.Anything).After(time.Hour).
+		Return(fakeConfirmed{Outcome: activities.OutcomeExpired}, nil)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1})
+	err := s.env.GetWorkflowError()
+	s.True(temporal.IsCanceledError(err), "got %v", err)
+	s.Equal(1, s.f.builds, "proven unable to land with a cancel pending: nothing is built again")
+	s.Equal(activities.OutcomeExpired, s.status().Attempts[0].Outcome)
+}
+
+func (s *CoreSuite) TestWaitRestsVisiblyUntilItsEnd() {
+	var during Status
+	var details string
+	s.env.RegisterDelayedCallback(func() {
+		during = s.status()
+		details = s.details()
+	}, time.Hour)
+	start := s.env.Now()
+	s.run(coreInput{Amount: "1500", Validator: "val-1", Steps: 2, Wait: 3 * time.Hour})
+	s.result()
+	s.Equal(fakeWait, during.Step)
+	s.Equal(3*time.Hour, during.WaitingUntil.Sub(start).Round(time.Minute))
+	s.Contains(details, "**"+fakeWait+"**: bond 1500 micro")
+	s.Contains(details, "validator: val-1")
+	s.Contains(details, "bond: tx-1 (height 77, fee 500 micro)")
+	s.Contains(details, "next check: "+during.WaitingUntil.UTC().Format(time.RFC3339))
+	// Leaving the wait records the step it moves on to (building), as RecordedSteps says.
+	s.Equal([]string{StepValidating, StepConfirming, fakeWait, StepBuilding, StepConfirming, StepDone}, s.steps)
+	s.Equal(1, s.f.validators)
+}
+
+func (s *CoreSuite) TestDetailsNameThePendingTransaction() {
+	s.env.OnActivity(s.f.Confirm, mock.Anything, mock.Anything).After(time.Hour).
+		Return(fakeConfirmed{Outcome: activities.OutcomeFinalized, Block: 3, Fee: "1"}, nil)
+	var details string
+	s.env.RegisterDelayedCallback(func() { details = s.details() }, time.Minute)
+	s.run(coreInput{Amount: "1500", Account: "acct-1", Steps: 1})
+	s.result()
+	s.Contains(details, "**confirming**: bond 1500 micro")
+	s.Contains(details, "bond account: acct-1")
+	s.Contains(details, "pending bond: tx-1 (build 1)")
+	s.NotContains(details, "next check")
+}
+
+func (s *CoreSuite) TestDetailsOfAFailureNameTheError() {
+	s.f.freshErr = temporal.NewNonRetryableApplicationError("already on chain", activities.ErrStaleTransaction, nil)
+	s.run(coreInput{Amount: "0", Steps: 1})
+	d := s.details()
+	s.Contains(d, "**failed**: bond")
+	s.NotContains(d, "bond 0")
+	s.Contains(d, "error: ")
+	s.Contains(d, "already on chain")
+}

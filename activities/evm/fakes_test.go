@@ -140,27 +140,26 @@ func testKeyring(t *testing.T) (*signerevm.Keyring, *ecdsa.PrivateKey) {
 			return
 		}
 		defer os.RemoveAll(dir) // the keyring holds the decrypted key once loaded
-		sharedKR, sharedKey, keyringErr = makeKeyring(dir)
+		if sharedKey, keyringErr = crypto.GenerateKey(); keyringErr == nil {
+			sharedKR, keyringErr = makeKeyring(dir, sharedKey)
+		}
 	})
 	require.NoError(t, keyringErr)
 	return sharedKR, sharedKey
 }
 
-func makeKeyring(dir string) (*signerevm.Keyring, *ecdsa.PrivateKey, error) {
-	key, err := crypto.GenerateKey()
-	if err != nil {
-		return nil, nil, err
-	}
+// makeKeyring writes key into a go-ethereum keystore v3 file under dir and loads it with
+// signer/evm.
+func makeKeyring(dir string, key *ecdsa.PrivateKey) (*signerevm.Keyring, error) {
 	ks := keystore.NewKeyStore(filepath.Join(dir, "keys"), keystore.LightScryptN, keystore.LightScryptP)
 	if _, err := ks.ImportECDSA(key, "test-pass"); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	pass := filepath.Join(dir, "pass")
 	if err := os.WriteFile(pass, []byte("test-pass\n"), 0o600); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	kr, err := signerevm.LoadKeyring(filepath.Join(dir, "keys"), pass)
-	return kr, key, err
+	return signerevm.LoadKeyring(filepath.Join(dir, "keys"), pass)
 }
 
 type harness struct {

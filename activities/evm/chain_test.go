@@ -1,0 +1,248 @@
+package evm
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/apiclient"
+	evmchain "github.com/stakeflow/stakeflow/chain/evm"
+	"github.com/stakeflow/stakeflow/internal/gethdev"
+	"github.com/stakeflow/stakeflow/sandbox"
+	sbevm "github.com/stakeflow/stakeflow/sandbox/evmchain"
+	"github.com/stakeflow/stakeflow/sandbox/solanart"
+	signerevm "github.com/stakeflow/stakeflow/signer/evm"
+)
+
+// realChain is a geth --dev node with the Polygon stand-in contracts, a staker holding ether and
+// 1000 POL, a sandbox whose endpoint 4 forwards to the node, and the activities wired to them as
+// a worker wires them: chain/evm's proven Network, signer/evm over a keystore, the real apiclient.
+type realChain struct {
+	node   *gethdev.Node
+	d      *sbevm.Deployment
+	sb     *sandbox.Sandbox
+	key    *ecdsa.PrivateKey
+	staker common.Address
+	a      *Activities
+	env    *testsuite.TestActivityEnvironment
+}
+
+func startRealChain(t *testing.T) *realChain {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	node, err := gethdev.Start(ctx, gethdev.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = node.Close() })
+	key, err := crypto.GenerateKey()
+	require.NoError(t, err)
+	staker := crypto.PubkeyToAddress(key.PublicKey)
+	_, err = node.Fund(ctx, staker, new(big.Int).Mul(big.NewInt(10), sbevm.POL))
+	require.NoError(t, err)
+	d, err := sbevm.Deploy(ctx, node.RPCURL(), node.DevKey(), sbevm.WithStaker(staker, new(big.Int).Mul(big.NewInt(1000), sbevm.POL)))
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	secret := []byte("activities-evm-test-secret")
+	sb, err := sandbox.Start(ctx, sandbox.Config{TokenSecret: secret, EVMRPC: node.RPCURL(),
+		Runtime: solanart.Options{SlotDuration: 50 * time.Millisecond, SlotsPerEpoch: 32, FinalizationDepth: 4, VoteAccounts: 1}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sb.Close() })
+	token, err := sandbox.MintToken(secret, "activities-evm", time.Hour)
+	require.NoError(t, err)
+	svc, err := apiclient.New(sb.URL(), apiclient.WithToken(token))
+	require.NoError(t, err)
+
+	c, err := evmchain.Dial(ctx, node.RPCURL())
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	network := evmchain.NewNetwork("dev", gethdev.ChainID, c, evmchain.NetworkOptions{})
+	require.NoError(t, network.Verify(ctx))
+
+	kr, err := makeKeyring(t.TempDir(), key)
+	require.NoError(t, err)
+	shares := make([]signerevm.ValidatorShare, len(d.Validators))
+	for i, v := range d.Validators {
+		shares[i] = signerevm.ValidatorShare{ValidatorID: v.ID, Address: v.Share}
+	}
+	s, err := signerevm.New(kr, signerevm.Policy{ChainID: gethdev.ChainID, POLToken: d.Token, StakeManager: d.StakeManager,
+		ValidatorShares: shares, SlippageBps: 10, MaxGasLimit: 2_000_000}) // this geth prices new storage slots high
+	require.NoError(t, err)
+	a := &Activities{Networks: map[string]Network{"dev": {Chain: network, Signer: s}}, Keys: kr, Service: svc,
+		ResendEvery: time.Second}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	return &realChain{node: node, d: d, sb: sb, key: key, staker: staker, a: a, env: env}
+}
+
+func (c *realChain) run(t *testing.T, activity, in, out any) error {
+	t.Helper()
+	v, err := c.env.ExecuteActivity(activity, in)
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		require.NoError(t, v.Get(out))
+	}
+	return nil
+}
+
+func (c *realChain) nonce(t *testing.T) uint64 {
+	t.Helper()
+	var n Nonces
+	require.NoError(t, c.run(t, c.a.EVMReadNonces, NoncesInput{Network: "dev", Address: c.staker.Hex()}, &n))
+	return n.Latest
+}
+
+// signed builds and signs one step's build.
+func (c *realChain) signed(t *testing.T, intent Intent, build int, prev *SignResult) SignResult {
+	t.Helper()
+	in := BuildInput{Network: "dev", Intent: intent, Build: build}
+	if prev != nil {
+		in.PrevMaxFeePerGas, in.PrevMaxPriorityFeePerGas = prev.MaxFeePerGas, prev.MaxPriorityFeePerGas
+	}
+	var b BuildResult
+	require.NoError(t, c.run(t, c.a.EVMBuild, in, &b))
+	var s SignResult
+	require.NoError(t, c.run(t, c.a.EVMSign, SignInput{Network: "dev", Intent: b.Intent, UnsignedTransaction: b.UnsignedTransaction}, &s))
+	return s
+}
+
+// send checks the nonce is fresh and broadcasts through the sandbox's endpoint 4.
+func (c *realChain) send(t *testing.T, s SignResult, hashes []string) {
+	t.Helper()
+	require.NoError(t, c.run(t, c.a.EVMCheckFresh, FreshInput{Network: "dev", Staker: c.staker.Hex(), Nonce: s.Nonce, Hashes: hashes}, nil))
+	var br BroadcastResult
+	require.NoError(t, c.run(t, c.a.EVMBroadcast, BroadcastInput{Network: "dev", Staker: c.staker.Hex(), Hash: s.Hash, SignedTransaction: s.SignedTransaction}, &br))
+	assert.Equal(t, s.Hash, br.Hash)
+}
+
+func (c *realChain) confirm(t *testing.T, s SignResult, hashes []string, replaceAfter time.Duration) (ConfirmResult, error) {
+	t.Helper()
+	var r ConfirmResult
+	err := c.run(t, c.a.EVMConfirm, ConfirmInput{Network: "dev", Staker: c.staker.Hex(), Nonce: s.Nonce, Hashes: hashes,
+		SignedTransaction: s.SignedTransaction, PollInterval: 200 * time.Millisecond, ReplaceAfter: replaceAfter}, &r)
+	return r, err
+}
+
+// chainFee is what the chain says hash paid (its receipt's gas used × effective gas price).
+func (c *realChain) chainFee(t *testing.T, hash string) string {
+	t.Helper()
+	rcpt, err := c.d.Client().TransactionReceipt(context.Background(), common.HexToHash(hash))
+	require.NoError(t, err)
+	return new(big.Int).Mul(new(big.Int).SetUint64(rcpt.GasUsed), rcpt.EffectiveGasPrice).String()
+}
+
+// TestRealChain runs the activities against a real geth --dev chain and the sandbox's endpoint 4:
+// a delegate (approve + buyVoucherPOL) built, signed, broadcast and confirmed final; a build the
+// service answered but never forwarded replaced under the same nonce; a nonce taken by a
+// transaction stakeflow did not send refused, naming it.
+func TestRealChain(t *testing.T) {
+	c := startRealChain(t)
+	share := c.d.Validators[0].Share
+	amount := new(big.Int).Mul(big.NewInt(10), sbevm.POL)
+
+	t.Run("delegate", func(t *testing.T) {
+		var d Delegation
+		require.NoError(t, c.run(t, c.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: c.staker.Hex(), ValidatorShare: share.Hex(), Amount: amount.String()}, &d))
+		assert.Equal(t, "1000000000000000000000", d.Balance)
+		assert.Equal(t, "0", d.Allowance)
+
+		nonce := c.nonce(t)
+		approve := Intent{Operation: signerevm.OpApprove, ChainID: gethdev.ChainID, Staker: c.staker, Amount: amount, Nonce: nonce}
+		s := c.signed(t, approve, 1, nil)
+		c.send(t, s, []string{s.Hash})
+		r, err := c.confirm(t, s, []string{s.Hash}, time.Minute)
+		require.NoError(t, err)
+		assert.Equal(t, activities.OutcomeFinalized, r.Outcome)
+		assert.Equal(t, s.Hash, r.Hash)
+		assert.Equal(t, c.chainFee(t, s.Hash), r.Fee)
+		allowance, err := c.d.Allowance(context.Background(), c.staker, c.d.StakeManager)
+		require.NoError(t, err)
+		assert.Equal(t, amount.String(), allowance.String())
+
+		require.NoError(t, c.run(t, c.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: c.staker.Hex(), ValidatorShare: share.Hex(), Amount: amount.String()}, &d))
+		delegate := Intent{Operation: signerevm.OpDelegate, ChainID: gethdev.ChainID, Staker: c.staker, ValidatorShare: share,
+			Amount: amount, ExpectedShares: wei(t, d.ExpectedShares), Nonce: nonce + 1}
+		s = c.signed(t, delegate, 1, nil)
+		c.send(t, s, []string{s.Hash})
+		r, err = c.confirm(t, s, []string{s.Hash}, time.Minute)
+		require.NoError(t, err)
+		assert.Equal(t, activities.OutcomeFinalized, r.Outcome)
+		assert.Equal(t, c.chainFee(t, s.Hash), r.Fee)
+		rcpt, err := c.d.Client().TransactionReceipt(context.Background(), common.HexToHash(s.Hash))
+		require.NoError(t, err)
+		minted, err := sbevm.ParseShareMinted(rcpt, share)
+		require.NoError(t, err)
+		assert.Equal(t, d.ExpectedShares, minted.Tokens.String(), "ExpectedShares is what the contract minted")
+		require.NoError(t, c.run(t, c.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: c.staker.Hex(), ValidatorShare: share.Hex()}, &d))
+		assert.Equal(t, minted.Tokens.String(), d.Shares)
+		assert.Equal(t, amount.String(), d.Staked)
+	})
+
+	t.Run("dropped build replaced under the same nonce", func(t *testing.T) {
+		require.NoError(t, c.sb.SetFaults(sandbox.FaultConfig{PolygonSendDropped: sandbox.LostResponse{Next: 1000}}))
+		nonce := c.nonce(t)
+		approve := Intent{Operation: signerevm.OpApprove, ChainID: gethdev.ChainID, Staker: c.staker, Amount: big.NewInt(1), Nonce: nonce}
+		first := c.signed(t, approve, 1, nil)
+		c.send(t, first, []string{first.Hash})
+		r, err := c.confirm(t, first, []string{first.Hash}, 3*time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, activities.OutcomeExpired, r.Outcome, "answered as sent, never forwarded: to be replaced")
+
+		require.NoError(t, c.sb.SetFaults(sandbox.FaultConfig{}))
+		second := c.signed(t, approve, 2, &first)
+		assert.Equal(t, first.Nonce, second.Nonce)
+		assert.NotEqual(t, first.Hash, second.Hash)
+		hashes := []string{first.Hash, second.Hash}
+		c.send(t, second, hashes)
+		r, err = c.confirm(t, second, hashes, time.Minute)
+		require.NoError(t, err)
+		assert.Equal(t, activities.OutcomeFinalized, r.Outcome)
+		assert.Equal(t, second.Hash, r.Hash)
+		_, err = c.d.Client().TransactionReceipt(context.Background(), common.HexToHash(first.Hash))
+		assert.Error(t, err, "the dropped build never reached the chain")
+	})
+
+	t.Run("nonce taken by a stranger", func(t *testing.T) {
+		nonce := c.nonce(t)
+		approve := Intent{Operation: signerevm.OpApprove, ChainID: gethdev.ChainID, Staker: c.staker, Amount: big.NewInt(2), Nonce: nonce}
+		ours := c.signed(t, approve, 1, nil)
+		data, err := c.d.Pack(sbevm.ContractToken, "approve", c.d.StakeManager, big.NewInt(3))
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		rcpt, err := c.d.Send(ctx, c.key, c.d.Token, data) // the same key, outside stakeflow
+		require.NoError(t, err)
+		_, err = c.node.WaitFinalized(ctx, rcpt.BlockNumber.Uint64())
+		require.NoError(t, err)
+
+		err = c.run(t, c.a.EVMCheckFresh, FreshInput{Network: "dev", Staker: c.staker.Hex(), Nonce: ours.Nonce, Hashes: []string{ours.Hash}}, nil)
+		typ, nonRetryable := appErr(t, err)
+		assert.Equal(t, ErrNonceConflict, typ)
+		assert.True(t, nonRetryable)
+		assert.Contains(t, err.Error(), rcpt.TxHash.Hex(), "the stranger's transaction is named")
+
+		_, err = c.confirm(t, ours, []string{ours.Hash}, time.Minute)
+		typ, nonRetryable = appErr(t, err)
+		assert.Equal(t, ErrNonceConflict, typ)
+		assert.True(t, nonRetryable)
+		assert.Contains(t, err.Error(), rcpt.TxHash.Hex())
+	})
+}
+
+func wei(t *testing.T, s string) *big.Int {
+	t.Helper()
+	v, ok := new(big.Int).SetString(s, 10)
+	require.True(t, ok, "%q is not a number", s)
+	return v
+}

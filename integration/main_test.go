@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,7 +28,20 @@ import (
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
-var recordHistories = flag.String("record-histories", "", "write the histories of the workflows run here into this directory")
+var recordHistories = flag.String("record-histories", "", "write the histories of the workflows run here under this directory (the workflows/ folder: each chain's into <chain>/testdata/histories)")
+
+// historyDir is where the history of a workflow type (or a file name starting with it) is
+// recorded: the folder of its chain's workflows.
+func historyDir(root, name string) string {
+	chain := "solana"
+	switch {
+	case strings.HasPrefix(name, "Polygon"):
+		chain = "polygon"
+	case strings.HasPrefix(name, "EVM"):
+		chain = "evm"
+	}
+	return filepath.Join(root, chain, "testdata", "histories")
+}
 
 const (
 	sol               = uint64(1_000_000_000)
@@ -190,9 +204,13 @@ func queryStep(id string) (string, error) {
 	return s.Step, nil
 }
 
-func writeHistories(ctx context.Context, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+func writeHistories(ctx context.Context, root string) error {
+	write := func(name string, raw []byte) error {
+		dir := historyDir(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, name+".json"), raw, 0o644)
 	}
 	finishedMu.Lock()
 	ids := append([]string(nil), finished...)
@@ -201,7 +219,7 @@ func writeHistories(ctx context.Context, dir string) error {
 		chosen[id] = name
 	}
 	for name, raw := range snapshots {
-		if err := os.WriteFile(filepath.Join(dir, name+".json"), raw, 0o644); err != nil {
+		if err := write(name, raw); err != nil {
 			finishedMu.Unlock()
 			return err
 		}
@@ -212,7 +230,7 @@ func writeHistories(ctx context.Context, dir string) error {
 		if err != nil {
 			return fmt.Errorf("history of %s (%s): %w", id, name, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name+".json"), raw, 0o644); err != nil {
+		if err := write(name, raw); err != nil {
 			return err
 		}
 	}
@@ -234,7 +252,7 @@ func writeHistories(ctx context.Context, dir string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, typ+".json"), raw, 0o644); err != nil {
+		if err := write(typ, raw); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/stretchr/testify/require"
 
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/internal/stack"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 )
@@ -82,6 +83,9 @@ func TestPolygonDelegateThroughStarter(t *testing.T) {
 	}
 	require.Equal(t, fees.String(), res.Fee)
 
+	// The address's sequencer rests between leases: what a deploy finds in flight.
+	snapshotAs(t, actevm.SequencerID(stack.EVMNetwork, staker.Hex()), "EVMNonceSequencerWorkflow-idle")
+
 	// A second start under the same ID is refused and sends nothing.
 	_, err = starterRun(t, "polygon", "delegate", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
 		"--validator-share", v.Share.Hex(), "--pol", "100", "--id", id)
@@ -108,6 +112,7 @@ func TestPolygonUnstakeWaitsThenClaims(t *testing.T) {
 		"--validator-share", v.Share.Hex(), "--pol", "20", "--id", id, "--json")
 	require.NoError(t, err, out)
 	waitStep(t, id, wfpolygon.StepWaitingWithdrawal)
+	snapshotAs(t, id, "PolygonUnstakeWorkflow-waiting-withdrawal-delay")
 	nonce, err := e.Deployment.UnbondNonce(ctx, v.Share, staker)
 	require.NoError(t, err)
 	u, err := e.Deployment.Unbond(ctx, v.Share, staker, nonce)

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/gagliardetto/solana-go"
 	"github.com/mr-tron/base58"
 	"github.com/stretchr/testify/assert"
@@ -89,6 +90,20 @@ func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 		require.Len(t, key, 64, f)
 		pub := solana.PrivateKey(key).PublicKey().String()
 		forms = append(forms, keyForms("staker "+pub+" key", key, string(raw))...)
+	}
+	// The EVM keys (keystore v3 files: their private keys in every form, and the passphrase that
+	// seals them).
+	pass, err := os.ReadFile(st.EVM.PassphraseFile)
+	require.NoError(t, err)
+	forms = append(forms, ownedBy("EVM keystore passphrase", []secretForm{{Form: "as in its file", Needle: []byte(strings.TrimSpace(string(pass)))}})...)
+	for _, a := range st.EVM.Stakers {
+		key := crypto.FromECDSA(st.EVM.Key(a))
+		forms = append(forms, ownedBy("EVM staker "+a.Hex()+" key", []secretForm{
+			{Form: "hex", Needle: []byte(hex.EncodeToString(key))},
+			{Form: "HEX", Needle: []byte(strings.ToUpper(hex.EncodeToString(key)))},
+			{Form: "base64", Needle: aligned64(base64.StdEncoding, key)},
+			{Form: "raw bytes", Needle: key},
+		})...)
 	}
 	canaryKey := sha512.Sum512([]byte("stakeflow secrets-scan canary: not a key of anything"))
 	canary := keyForms("canary", canaryKey[:], "")

@@ -1,0 +1,276 @@
+package evm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/stakeflow/stakeflow/activities"
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/workflows"
+)
+
+// An operation of an EVM chain reduced to its lease and its steps: it leases the address's
+// nonces, runs its steps (one EVM Tx each) and gives the lease back whatever happened.
+
+type leaseInput struct {
+	Steps   []string
+	Options workflows.Options
+}
+
+type leaseResult struct {
+	Records []workflows.TxRecord
+}
+
+func leaseWorkflow(ctx workflow.Context, in leaseInput) (leaseResult, error) {
+	o, err := workflows.NewOperation(ctx, workflows.Setup{Chain: "evmtest", Network: "dev", Operation: "delegate",
+		Staker: addr, Unit: "wei", Options: in.Options, Waits: []string{StepWaitingNonce}})
+	if err != nil {
+		return leaseResult{}, err
+	}
+	lease, err := AcquireLease(ctx, o, "dev", addr)
+	if err != nil {
+		return leaseResult{}, o.Fail(ctx, err)
+	}
+	var res leaseResult
+	for _, op := range in.Steps {
+		rec, err := Transact(ctx, o, "dev", actevm.Intent{Operation: actevm.Operation(op), ChainID: 1337,
+			Staker: common.HexToAddress(addr)}, lease)
+		if err != nil {
+			_ = lease.Release(ctx)
+			return leaseResult{}, o.Fail(ctx, err)
+		}
+		res.Records = append(res.Records, rec)
+	}
+	if err := lease.Release(ctx); err != nil {
+		return leaseResult{}, err
+	}
+	o.Done(ctx)
+	return res, nil
+}
+
+// evmChain fakes the EVM activities of a step; every input is recorded.
+type evmChain struct {
+	mu       sync.Mutex
+	builds   []actevm.BuildInput
+	signs    []actevm.SignInput
+	fresh    []actevm.FreshInput
+	sent     []actevm.BroadcastInput
+	confirms []actevm.ConfirmInput
+	// answers are Confirm's answers in turn (the last repeats); none: finalized, the newest hash.
+	answers  []actevm.ConfirmResult
+	releases []Release
+	requests []actevm.SequencerRequest
+}
+
+func (c *evmChain) build(_ context.Context, in actevm.BuildInput) (actevm.BuildResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.builds = append(c.builds, in)
+	it := in.Intent
+	it.MaxFeePerGas = big.NewInt(int64(100 * in.Build))
+	it.MaxPriorityFeePerGas = big.NewInt(int64(in.Build))
+	return actevm.BuildResult{UnsignedTransaction: fmt.Sprintf("0xunsigned-%d", len(c.builds)), Intent: it}, nil
+}
+
+func (c *evmChain) sign(_ context.Context, in actevm.SignInput) (actevm.SignResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.signs = append(c.signs, in)
+	n := len(c.signs)
+	return actevm.SignResult{Hash: fmt.Sprintf("0xhash-%d", n), SignedTransaction: fmt.Sprintf("0xsigned-%d", n),
+		Nonce: in.Intent.Nonce, MaxFee: "5000", MaxFeePerGas: in.Intent.MaxFeePerGas.String(),
+		MaxPriorityFeePerGas: in.Intent.MaxPriorityFeePerGas.String()}, nil
+}
+
+func (c *evmChain) checkFresh(_ context.Context, in actevm.FreshInput) (actevm.FreshResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fresh = append(c.fresh, in)
+	return actevm.FreshResult{}, nil
+}
+
+func (c *evmChain) broadcast(_ context.Context, in actevm.BroadcastInput) (actevm.BroadcastResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sent = append(c.sent, in)
+	return actevm.BroadcastResult{Hash: in.Hash}, nil
+}
+
+func (c *evmChain) confirm(_ context.Context, in actevm.ConfirmInput) (actevm.ConfirmResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.confirms = append(c.confirms, in)
+	if len(c.answers) == 0 {
+		return actevm.ConfirmResult{Outcome: activities.OutcomeFinalized, Hash: in.Hashes[len(in.Hashes)-1], Block: 50, Fee: "21000"}, nil
+	}
+	a := c.answers[min(len(c.confirms), len(c.answers))-1]
+	return a, nil
+}
+
+// newLeaseEnv runs leaseWorkflow against c; grants are the sequencer's answers, sent at grantAt.
+func newLeaseEnv(t *testing.T, c *evmChain, grantAt time.Duration, grants ...Grant) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(leaseWorkflow)
+	env.RegisterActivity(ea)
+	env.OnActivity(ea.EVMRequestLease, mock.Anything, mock.Anything).Return(func(_ context.Context, r actevm.SequencerRequest) error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.requests = append(c.requests, r)
+		return nil
+	})
+	env.OnActivity(ea.EVMBuild, mock.Anything, mock.Anything).Return(c.build).Maybe()
+	env.OnActivity(ea.EVMSign, mock.Anything, mock.Anything).Return(c.sign).Maybe()
+	env.OnActivity(ea.EVMCheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh).Maybe()
+	env.OnActivity(ea.EVMBroadcast, mock.Anything, mock.Anything).Return(c.broadcast).Maybe()
+	env.OnActivity(ea.EVMConfirm, mock.Anything, mock.Anything).Return(c.confirm).Maybe()
+	env.OnSignalExternalWorkflow(mock.Anything, SequencerID("dev", addr), "", SignalRelease, mock.Anything).
+		Return(func(_, _, _, _ string, arg any) error {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.releases = append(c.releases, arg.(Release))
+			return nil
+		}).Maybe()
+	env.RegisterDelayedCallback(func() {
+		for _, g := range grants {
+			env.SignalWorkflow(SignalGrant, g)
+		}
+	}, grantAt)
+	return env
+}
+
+func leaseStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.Status {
+	t.Helper()
+	v, err := env.QueryWorkflow(workflows.QueryStatus)
+	require.NoError(t, err)
+	var st workflows.Status
+	require.NoError(t, v.Get(&st))
+	return st
+}
+
+func TestLeaseStepsUseConsecutiveNoncesAndReleaseTheNextUnused(t *testing.T) {
+	c := &evmChain{}
+	env := newLeaseEnv(t, c, time.Minute, Grant{Nonce: 7})
+	var waiting workflows.Status
+	env.RegisterDelayedCallback(func() { waiting = leaseStatus(t, env) }, 30*time.Second)
+	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"approve", "delegate"}, Options: workflows.Options{ConfirmPollInterval: 3 * time.Second}})
+	require.NoError(t, env.GetWorkflowError())
+	var r leaseResult
+	require.NoError(t, env.GetWorkflowResult(&r))
+
+	assert.Equal(t, StepWaitingNonce, waiting.Step, "the operation rests visibly while another holds the address")
+	require.Len(t, c.requests, 1)
+	assert.Equal(t, actevm.SequencerRequest{Network: "dev", Address: addr, WorkflowID: "default-test-workflow-id", RunID: "default-test-run-id"}, c.requests[0])
+	require.Len(t, c.builds, 2)
+	assert.Equal(t, uint64(7), c.builds[0].Intent.Nonce)
+	assert.Equal(t, uint64(8), c.builds[1].Intent.Nonce)
+	assert.Equal(t, "dev", c.builds[0].Network)
+	assert.Equal(t, 1, c.builds[0].Build)
+	assert.Empty(t, c.builds[0].PrevMaxFeePerGas, "a first build replaces nothing")
+	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 9}}, c.releases)
+
+	require.Len(t, c.signs, 2)
+	assert.Equal(t, "0xunsigned-1", c.signs[0].UnsignedTransaction)
+	assert.Equal(t, "dev", c.signs[0].Network)
+	assert.Equal(t, big.NewInt(100), c.signs[0].Intent.MaxFeePerGas, "the signer holds the transaction to what the builder chose")
+	assert.Equal(t, []actevm.FreshInput{{Network: "dev", Staker: addr, Nonce: 7, Hashes: []string{"0xhash-1"}}}, c.fresh[:1])
+	assert.Equal(t, actevm.BroadcastInput{Network: "dev", Staker: addr, Hash: "0xhash-1", SignedTransaction: "0xsigned-1"}, c.sent[0])
+	assert.Equal(t, actevm.ConfirmInput{Network: "dev", Staker: addr, Nonce: 7, Hashes: []string{"0xhash-1"},
+		SignedTransaction: "0xsigned-1", PollInterval: 3 * time.Second}, c.confirms[0])
+
+	require.Len(t, r.Records, 2)
+	assert.Equal(t, "approve", r.Records[0].Kind)
+	assert.Equal(t, "0xhash-1", r.Records[0].TxID)
+	assert.Equal(t, "0xhash-2", r.Records[1].TxID)
+	st := leaseStatus(t, env)
+	assert.Equal(t, "nonce 7", st.Attempts[0].Expiry)
+	assert.Equal(t, "nonce 8", st.Attempts[1].Expiry)
+	assert.Equal(t, "5000", st.Attempts[0].MaxFee)
+}
+
+// A build after the first replaces the previous one under the same nonce with higher fees, and
+// Confirm follows both; whichever landed is the step's transaction.
+func TestLeaseReplacementKeepsTheNonceAndFollowsEveryBuild(t *testing.T) {
+	c := &evmChain{answers: []actevm.ConfirmResult{
+		{Outcome: activities.OutcomeExpired},
+		{Outcome: activities.OutcomeFinalized, Hash: "0xhash-1", Block: 51, Fee: "30000"},
+	}}
+	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
+	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
+	require.NoError(t, env.GetWorkflowError())
+	var r leaseResult
+	require.NoError(t, env.GetWorkflowResult(&r))
+
+	require.Len(t, c.builds, 2)
+	assert.Equal(t, uint64(3), c.builds[1].Intent.Nonce, "the replacement keeps the nonce")
+	assert.Equal(t, 2, c.builds[1].Build)
+	assert.Equal(t, "100", c.builds[1].PrevMaxFeePerGas, "the replacement is priced from the one it replaces")
+	assert.Equal(t, "1", c.builds[1].PrevMaxPriorityFeePerGas)
+	assert.Equal(t, []string{"0xhash-1", "0xhash-2"}, c.confirms[1].Hashes)
+	assert.Equal(t, []string{"0xhash-1", "0xhash-2"}, c.fresh[1].Hashes)
+	assert.Equal(t, "0xhash-1", r.Records[0].TxID, "the earlier build landed")
+	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
+}
+
+// A reverted transaction consumed its nonce: the lease moves past it although the step failed.
+func TestLeaseRevertedTransactionStillUsesItsNonce(t *testing.T) {
+	c := &evmChain{answers: []actevm.ConfirmResult{{Outcome: activities.OutcomeFailed, Hash: "0xhash-1", Block: 9, Fee: "40000", Error: "execution reverted"}}}
+	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
+	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate", "claim"}})
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(env.GetWorkflowError(), &appErr))
+	assert.Equal(t, workflows.ErrTransactionFailed, appErr.Type())
+	assert.Len(t, c.builds, 1)
+	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
+}
+
+// Nothing signed landed: the lease goes back at the nonce it started from.
+func TestLeaseNothingLandedReleasesTheStartingNonce(t *testing.T) {
+	c := &evmChain{answers: []actevm.ConfirmResult{{Outcome: activities.OutcomeExpired}}}
+	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
+	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}, Options: workflows.Options{MaxBuilds: 2}})
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(env.GetWorkflowError(), &appErr))
+	assert.Equal(t, workflows.ErrTooManyBuilds, appErr.Type())
+	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 3}}, c.releases)
+}
+
+func TestLeaseConflictFailsNonRetryablyBeforeAnyBuild(t *testing.T) {
+	c := &evmChain{}
+	env := newLeaseEnv(t, c, time.Second, Grant{Error: "0x11 has 1 transaction(s) pending that stakeflow did not send"})
+	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(env.GetWorkflowError(), &appErr))
+	assert.Equal(t, ErrNonceConflict, appErr.Type())
+	assert.True(t, appErr.NonRetryable())
+	assert.Contains(t, appErr.Error(), "pending that stakeflow did not send")
+	assert.Empty(t, c.builds)
+}
+
+func TestLeaseCancelWhileWaitingLeavesTheQueueWithNoNonceUsed(t *testing.T) {
+	c := &evmChain{}
+	env := newLeaseEnv(t, c, 2*time.Hour, Grant{Nonce: 3})
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
+	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
+	assert.True(t, temporal.IsCanceledError(env.GetWorkflowError()), "got %v", env.GetWorkflowError())
+	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 0}}, c.releases)
+	assert.Empty(t, c.builds)
+}
+
+func TestNilLeaseReleasesNothing(t *testing.T) {
+	var l *Lease
+	assert.NoError(t, l.Release(nil))
+}

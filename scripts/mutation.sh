@@ -125,7 +125,8 @@ killed, survived = counts.get("KILLED", 0), counts.get("LIVED", 0)
 timed_out = counts.get("TIMED OUT", 0)
 efficacy = 100.0 * killed / (killed + survived) if killed + survived else 0.0
 print(f"{pkg}: efficacy {efficacy:.2f}% (threshold {threshold:g}%): killed {killed}, lived {survived}, "
-      f"timed out {timed_out}, not viable {counts.get('NOT VIABLE', 0)}, not covered {counts.get('NOT COVERED', 0)}; {took}s")
+      f"timed out {timed_out}, not viable {counts.get('NOT VIABLE', 0)}, not covered {counts.get('NOT COVERED', 0)}"
+      + (f"; {took}s" if took.isdigit() else ""))
 for fn, line, col, typ in sorted(lived):
     print(f"  LIVED {pkg}/{fn}:{line}:{col} {typ}")
 if killed + survived == 0:
@@ -177,7 +178,7 @@ main() {
       # The verdict on the last results in $out, without running gremlins again.
       if [ $# -gt 0 ]; then pkgs=("$@"); else pkgs=("${order[@]}"); fi
       failed=()
-      for p in "${pkgs[@]}"; do verdict "$p" "?" || failed+=("$p"); done
+      for p in "${pkgs[@]}"; do verdict "$p" "" || failed+=("$p"); done
       if [ "${#failed[@]}" -gt 0 ]; then echo "mutation: FAILED: ${failed[*]}" >&2; exit 1; fi
       exit 0 ;;
     *) die "usage: scripts/mutation.sh all [PKG...] | changed | report [PKG...]" ;;

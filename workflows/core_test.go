@@ -39,6 +39,8 @@ type coreInput struct {
 	// Steps is how many transaction steps run after the policy; Wait rests between them.
 	Steps int
 	Wait  time.Duration
+	// Rewaits re-enters the wait that many more times, as a chain does after re-reading the chain.
+	Rewaits int
 	// NoFresh: the chain needs no proof that a transaction is new.
 	NoFresh bool
 	// SetAccount is recorded after the first step, as a chain learns its account.
@@ -206,7 +208,7 @@ func (f *fakeChain) workflow(ctx workflow.Context, in coreInput) (coreResult, er
 			}
 		}
 		for i := 0; i < in.Steps; i++ {
-			if i > 0 && in.Wait > 0 {
+			for w := 0; i > 0 && in.Wait > 0 && w <= in.Rewaits; w++ {
 				if err := o.Wait(ctx, fakeWait, in.Wait); err != nil {
 					return err
 				}
@@ -876,4 +878,14 @@ func (s *CoreSuite) TestDetailsOfAFailureNameTheError() {
 	s.NotContains(d, "bond 0")
 	s.Contains(d, "error: ")
 	s.Contains(d, "already on chain")
+}
+
+// A wait re-entered (after the chain was read again) sends StakeflowStep once: visibility already
+// shows it.
+func (s *CoreSuite) TestReenteredWaitIsUpsertedOnce() {
+	start := s.env.Now()
+	s.run(coreInput{Steps: 2, Wait: time.Hour, Rewaits: 3})
+	s.result()
+	s.Equal(4*time.Hour, s.env.Now().Sub(start).Round(time.Minute))
+	s.Equal([]string{StepValidating, StepConfirming, fakeWait, StepBuilding, StepConfirming, StepDone}, s.steps)
 }

@@ -32,13 +32,15 @@ func TestHostileTransactionsRefused(t *testing.T) {
 		name   string
 		vector string
 		change func(dt *types.DynamicFeeTx) // on the vector's transaction
-		raw    func(good []byte) []byte      // or on its bytes
-		intent func(in *Intent)              // or on the intent
-		field  string                        // the field named
-		want   string                        // in the message
+		raw    func(good []byte) []byte     // or on its bytes
+		intent func(in *Intent)             // or on the intent
+		field  string                       // the field named
+		want   string                       // in the message
 	}{
 		{name: "approve unlimited", vector: "approve", field: "approve amount", want: "2^256-1 (unlimited)",
-			change: func(dt *types.DynamicFeeTx) { dt.Data = pack(MethodApprove, common.HexToAddress(v.StakeManager), math.MaxBig256) }},
+			change: func(dt *types.DynamicFeeTx) {
+				dt.Data = pack(MethodApprove, common.HexToAddress(v.StakeManager), math.MaxBig256)
+			}},
 		{name: "approve more than asked", vector: "approve", field: "approve amount", want: "1000000000000000001 wei",
 			change: func(dt *types.DynamicFeeTx) {
 				dt.Data = pack(MethodApprove, common.HexToAddress(v.StakeManager), new(big.Int).Add(e18, big.NewInt(1)))
@@ -54,15 +56,21 @@ func TestHostileTransactionsRefused(t *testing.T) {
 		{name: "intent naming a share off the allow-list", vector: "delegate", field: "validator share", want: "allow-list",
 			intent: func(in *Intent) { in.ValidatorShare = stranger }},
 		{name: "other delegate amount", vector: "delegate", field: "delegate amount", want: "2000000000000000000 wei",
-			change: func(dt *types.DynamicFeeTx) { dt.Data = pack(MethodBuyVoucherPOL, new(big.Int).Mul(e18, big.NewInt(2)), big.NewInt(995e15)) }},
+			change: func(dt *types.DynamicFeeTx) {
+				dt.Data = pack(MethodBuyVoucherPOL, new(big.Int).Mul(e18, big.NewInt(2)), big.NewInt(995e15))
+			}},
 		{name: "other unstake amount", vector: "unstake", field: "unstake claimAmount", want: "1 wei",
-			change: func(dt *types.DynamicFeeTx) { dt.Data = pack(MethodSellVoucherNewPOL, big.NewInt(1), big.NewInt(5025e14)) }},
+			change: func(dt *types.DynamicFeeTx) {
+				dt.Data = pack(MethodSellVoucherNewPOL, big.NewInt(1), big.NewInt(5025e14))
+			}},
 		{name: "minSharesToMint below slippage", vector: "delegate", field: "minSharesToMint", want: "994999999999999999",
 			change: func(dt *types.DynamicFeeTx) { dt.Data = pack(MethodBuyVoucherPOL, e18, big.NewInt(994999999999999999)) }},
 		{name: "minSharesToMint of zero", vector: "delegate", field: "minSharesToMint", want: "got 0",
 			change: func(dt *types.DynamicFeeTx) { dt.Data = pack(MethodBuyVoucherPOL, e18, big.NewInt(0)) }},
 		{name: "maximumSharesToBurn above slippage", vector: "unstake", field: "maximumSharesToBurn", want: "502500000000000001",
-			change: func(dt *types.DynamicFeeTx) { dt.Data = pack(MethodSellVoucherNewPOL, big.NewInt(5e17), big.NewInt(502500000000000001)) }},
+			change: func(dt *types.DynamicFeeTx) {
+				dt.Data = pack(MethodSellVoucherNewPOL, big.NewInt(5e17), big.NewInt(502500000000000001))
+			}},
 		{name: "other unbond nonce", vector: "claim", field: "unbondNonce", want: "want 7, got 8",
 			change: func(dt *types.DynamicFeeTx) { dt.Data = pack(MethodUnstakeClaimTokensNewPOL, big.NewInt(8)) }},
 		{name: "other method on the share", vector: "delegate", field: "selector", want: "got sellVoucher_newPOL (0xe570b78b)",
@@ -231,10 +239,12 @@ func TestSignUnknownStakerAndCancelled(t *testing.T) {
 func TestPolicyRefusals(t *testing.T) {
 	v := loadVectors(t)
 	for name, change := range map[string]func(p *Policy){
-		"no chain":            func(p *Policy) { p.ChainID = 0 },
-		"no token":            func(p *Policy) { p.POLToken = common.Address{} },
-		"no stake manager":    func(p *Policy) { p.StakeManager = common.Address{} },
-		"share listed twice":  func(p *Policy) { p.ValidatorShares = append(p.ValidatorShares, ValidatorShare{ValidatorID: 8, Address: otherShare}) },
+		"no chain":         func(p *Policy) { p.ChainID = 0 },
+		"no token":         func(p *Policy) { p.POLToken = common.Address{} },
+		"no stake manager": func(p *Policy) { p.StakeManager = common.Address{} },
+		"share listed twice": func(p *Policy) {
+			p.ValidatorShares = append(p.ValidatorShares, ValidatorShare{ValidatorID: 8, Address: otherShare})
+		},
 		"share is the token":  func(p *Policy) { p.ValidatorShares[0].Address = p.POLToken },
 		"slippage over 100%":  func(p *Policy) { p.SlippageBps = 10_001 },
 		"zero share address":  func(p *Policy) { p.ValidatorShares[1].Address = common.Address{} },

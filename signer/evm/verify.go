@@ -300,8 +300,8 @@ func (s *Signer) gate(want *types.Transaction, d *decoded) error {
 		return s.labelled(*a)
 	}
 	fields := []struct {
-		name       string
-		want, got  any
+		name        string
+		want, got   any
 		wantS, gotS string
 	}{
 		{"chainId", w.ChainID, g.ChainID, w.ChainID.String(), g.ChainID.String()},
@@ -323,4 +323,3 @@ func (s *Signer) gate(want *types.Transaction, d *decoded) error {
 	}
 	return mismatch("encoding", fmt.Sprintf("%s as the canonical %s", hexutil.Encode(wantRaw), d.form), hexutil.Encode(d.raw))
 }
-

@@ -39,8 +39,10 @@ type coreInput struct {
 	// Steps is how many transaction steps run after the policy; Wait rests between them.
 	Steps int
 	Wait  time.Duration
-	// Rewaits re-enters the wait that many more times, as a chain does after re-reading the chain.
-	Rewaits int
+	// Rewaits re-enters the wait that many more times, as a chain does after re-reading the chain;
+	// LearnedWhileWaiting is an account the chain learns from its first re-read.
+	Rewaits             int
+	LearnedWhileWaiting string
 	// NoFresh: the chain needs no proof that a transaction is new.
 	NoFresh bool
 	// SetAccount is recorded after the first step, as a chain learns its account.
@@ -209,6 +211,9 @@ func (f *fakeChain) workflow(ctx workflow.Context, in coreInput) (coreResult, er
 		}
 		for i := 0; i < in.Steps; i++ {
 			for w := 0; i > 0 && in.Wait > 0 && w <= in.Rewaits; w++ {
+				if w == 1 {
+					o.SetAccount(in.LearnedWhileWaiting)
+				}
 				if err := o.Wait(ctx, fakeWait, in.Wait); err != nil {
 					return err
 				}
@@ -888,4 +893,24 @@ func (s *CoreSuite) TestReenteredWaitIsUpsertedOnce() {
 	s.result()
 	s.Equal(4*time.Hour, s.env.Now().Sub(start).Round(time.Minute))
 	s.Equal([]string{StepValidating, StepConfirming, fakeWait, StepBuilding, StepConfirming, StepDone}, s.steps)
+}
+
+// What a chain learns between two waits is sent with the next one, though the step is unchanged.
+func (s *CoreSuite) TestFindingBetweenWaitsIsSentWithTheNextWait() {
+	var during string
+	s.env.RegisterDelayedCallback(func() { during, _ = s.sa[SAStakeAccount.GetName()].(string) }, 90*time.Minute)
+	s.run(coreInput{Steps: 2, Wait: time.Hour, Rewaits: 1, LearnedWhileWaiting: "acct-7"})
+	s.result()
+	s.Equal("acct-7", during, "sent when the second wait began, not at the next step")
+	s.Equal([]string{StepValidating, StepConfirming, fakeWait, StepBuilding, StepConfirming, StepDone}, s.steps)
+}
+
+func (s *CoreSuite) TestNoApprovalAskedShowsNone() {
+	s.run(coreInput{Amount: "1500", Steps: 1})
+	s.result()
+	ap := s.status().Approval
+	s.False(ap.Required)
+	s.Zero(ap.ApprovalsRequired)
+	s.Empty(ap.Decision)
+	s.NotContains(s.details(), "approvals:")
 }

@@ -8,10 +8,15 @@ import (
 )
 
 // Register registers Polygon's workflows, and the EVM nonce sequencer they lease nonces from, on r.
+//
+// Their functions are named apart from every other chain's (Delegate, not DelegateWorkflow): the
+// SDK keeps a process-wide alias from a function's short name to the type it is registered under,
+// and a worker and a client sharing a process would otherwise start one chain's UnstakeWorkflow
+// for another's.
 func Register(r worker.WorkflowRegistry) {
-	r.RegisterWorkflowWithOptions(DelegateWorkflow, workflow.RegisterOptions{Name: DelegateWorkflowType})
-	r.RegisterWorkflowWithOptions(UnstakeWorkflow, workflow.RegisterOptions{Name: UnstakeWorkflowType})
-	r.RegisterWorkflowWithOptions(WithdrawRewardsWorkflow, workflow.RegisterOptions{Name: WithdrawRewardsWorkflowType})
-	r.RegisterWorkflowWithOptions(RestakeWorkflow, workflow.RegisterOptions{Name: RestakeWorkflowType})
+	r.RegisterWorkflowWithOptions(Delegate, workflow.RegisterOptions{Name: DelegateWorkflowType})
+	r.RegisterWorkflowWithOptions(Unstake, workflow.RegisterOptions{Name: UnstakeWorkflowType})
+	r.RegisterWorkflowWithOptions(WithdrawRewards, workflow.RegisterOptions{Name: WithdrawRewardsWorkflowType})
+	r.RegisterWorkflowWithOptions(Restake, workflow.RegisterOptions{Name: RestakeWorkflowType})
 	r.RegisterWorkflowWithOptions(wfevm.NonceSequencerWorkflow, workflow.RegisterOptions{Name: wfevm.SequencerWorkflowType})
 }

@@ -109,9 +109,9 @@ func refuse(format string, args ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), activities.ErrInvalidInput, nil)
 }
 
-// DelegateWorkflow delegates POL to a validator: policy and approval, an approve of exactly the
+// Delegate (workflow type PolygonDelegateWorkflow) delegates POL to a validator: policy and approval, an approve of exactly the
 // amount when the StakeManager's allowance is short, then buyVoucherPOL, each confirmed final.
-func DelegateWorkflow(ctx workflow.Context, in DelegateInput) (Result, error) {
+func Delegate(ctx workflow.Context, in DelegateInput) (Result, error) {
 	if err := in.Validate(); err != nil {
 		return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, nil)
 	}
@@ -154,10 +154,10 @@ func (o *operation) runDelegate(ctx workflow.Context) error {
 	})
 }
 
-// UnstakeWorkflow unbonds POL from a validator (sellVoucher_newPOL), reads the unbond from the
+// Unstake (workflow type PolygonUnstakeWorkflow) unbonds POL from a validator (sellVoucher_newPOL), reads the unbond from the
 // finalized receipt, waits with durable timers until the StakeManager's withdrawal delay has
 // passed (days on mainnet; re-read after each wait), then claims it (unstakeClaimTokens_newPOL).
-func UnstakeWorkflow(ctx workflow.Context, in UnstakeInput) (Result, error) {
+func Unstake(ctx workflow.Context, in UnstakeInput) (Result, error) {
 	if err := in.Validate(); err != nil {
 		return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, nil)
 	}
@@ -253,13 +253,13 @@ func (o *operation) waitClaimable(ctx workflow.Context, in actevm.UnbondInput) (
 	}
 }
 
-// WithdrawRewardsWorkflow withdraws the staker's rewards from a validator (withdrawRewardsPOL).
-func WithdrawRewardsWorkflow(ctx workflow.Context, in RewardsInput) (Result, error) {
+// WithdrawRewards withdraws the staker's rewards from a validator (withdrawRewardsPOL).
+func WithdrawRewards(ctx workflow.Context, in RewardsInput) (Result, error) {
 	return runRewards(ctx, in, OpWithdrawRewards, actevm.Operation("withdraw-rewards"))
 }
 
-// RestakeWorkflow restakes the staker's rewards with the validator (restakePOL).
-func RestakeWorkflow(ctx workflow.Context, in RewardsInput) (Result, error) {
+// Restake restakes the staker's rewards with the validator (restakePOL).
+func Restake(ctx workflow.Context, in RewardsInput) (Result, error) {
 	return runRewards(ctx, in, OpRestake, actevm.Operation("restake"))
 }
 

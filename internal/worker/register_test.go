@@ -1,0 +1,39 @@
+package worker
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
+	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+)
+
+// TestEachChainsWorkflowRunsItsOwnCode registers every chain as the worker does and starts each
+// chain's workflows by function and by type name: each runs its own chain's code (its input
+// validation answers), never another chain's workflow of the same short name.
+func TestEachChainsWorkflowRunsItsOwnCode(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	for _, tt := range []struct {
+		name string
+		wf   any
+		in   any
+		want string
+	}{
+		{"solana unstake by function", wfsolana.UnstakeWorkflow, wfsolana.UnstakeInput{Network: "testnet"}, "invalid staker: is required"},
+		{"solana stake by function", wfsolana.StakeWorkflow, wfsolana.StakeInput{Network: "testnet"}, "invalid staker: is required"},
+		{"polygon unstake by type", wfpolygon.UnstakeWorkflowType, wfpolygon.UnstakeInput{Network: "testnet"}, `invalid network: "testnet" is not one of mainnet, sepolia, dev`},
+		{"polygon delegate by type", wfpolygon.DelegateWorkflowType, wfpolygon.DelegateInput{Network: "testnet"}, `invalid network: "testnet" is not one of mainnet, sepolia, dev`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := suite.NewTestWorkflowEnvironment()
+			Register(env, &actsolana.Activities{}, &actevm.Activities{})
+			env.ExecuteWorkflow(tt.wf, tt.in)
+			require.True(t, env.IsWorkflowCompleted())
+			require.ErrorContains(t, env.GetWorkflowError(), tt.want)
+		})
+	}
+}

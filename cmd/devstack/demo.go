@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
+	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
@@ -75,6 +77,15 @@ func runDemo(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 	fmt.Fprintf(out, "  staker:     %s (funded with %d SOL)\n", staker, cfg.StakerSOL)
 	suffix := demoSuffix()
 
+	// The Polygon flow runs beside the Solana one (each waits on its own chain); its output is
+	// printed once the Solana flow is done.
+	var polygonOut outputBuffer
+	var polygonDone chan error
+	if ls.EVM != nil {
+		polygonDone = make(chan error, 1)
+		go func() { polygonDone <- ls.polygonDemo(dctx, &polygonOut, suffix) }()
+	}
+
 	stakeID := demoPrefix + "stake-" + suffix
 	fmt.Fprintf(out, "\n1/2 stake %s SOL\n", demoSOL)
 	res, err := ls.runStarter(dctx, out, nil, "stake", "--network", demoNetwork, "--staker", staker, "--sol", demoSOL, "--id", stakeID, "--wait")
@@ -104,6 +115,64 @@ func runDemo(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 
 	fmt.Fprintf(out, "\ndemo finished: %s SOL staked, unstaked and withdrawn back to %s\n", demoSOL, staker)
 	fmt.Fprintf(out, "  %s\n  %s\n", ls.workflowURL(stakeID), ls.workflowURL(unstakeID))
+	if polygonDone != nil {
+		fmt.Fprintln(out, "\nPolygon (it ran beside the Solana flow; its output, as it went):")
+		perr := <-polygonDone
+		_, _ = out.Write(polygonOut.Bytes())
+		if perr != nil {
+			return perr
+		}
+	}
+	return nil
+}
+
+// demoPOL and demoUnstakePOL are what the Polygon part of the demo delegates and unstakes.
+const (
+	demoPOL        = "100"
+	demoUnstakePOL = "40"
+)
+
+// polygonDemo delegates POL on the local EVM chain, then unstakes part of it: the operation waits
+// for the withdrawal delay (devstack advances the checkpoints once it waits) and claims it.
+func (ls *localStack) polygonDemo(ctx context.Context, out io.Writer, suffix string) error {
+	e := ls.EVM
+	staker, share := e.Stakers[0].Hex(), e.Deployment.Validators[0].Share.Hex()
+	fmt.Fprintf(out, "\nPolygon (POL staking on the local EVM chain, geth --dev with stand-in staking contracts)\n")
+	fmt.Fprintf(out, "  staker:          %s\n  validator share: %s\n", staker, share)
+	delegateID := demoPrefix + "polygon-delegate-" + suffix
+	fmt.Fprintf(out, "\n1/2 delegate %s POL: approve exactly that, then buyVoucherPOL, each final\n", demoPOL)
+	var res wfpolygon.Result
+	if err := ls.runStarterInto(ctx, out, nil, &res, "polygon", "delegate", "--network", stack.EVMNetwork, "--staker", staker,
+		"--validator-share", share, "--pol", demoPOL, "--id", delegateID, "--wait"); err != nil {
+		return fmt.Errorf("polygon delegate %s failed: %w", delegateID, err)
+	}
+	unstakeID := demoPrefix + "polygon-unstake-" + suffix
+	fmt.Fprintf(out, "\n2/2 unstake %s POL: sellVoucher_newPOL, wait for the withdrawal delay, claim\n", demoUnstakePOL)
+	watch := newStepWatch(out, wfpolygon.StepWaitingWithdrawal)
+	advance := func(actx context.Context) {
+		select {
+		case <-actx.Done():
+			return
+		case <-watch.seen:
+		}
+		delay, err := e.Deployment.WithdrawalDelay(actx)
+		if err == nil {
+			err = e.Deployment.AdvanceEpochs(actx, delay+1)
+		}
+		if err != nil {
+			if actx.Err() == nil {
+				fmt.Fprintf(out, "  (devstack) advancing the checkpoints failed: %v\n", err)
+			}
+			return
+		}
+		fmt.Fprintf(out, "  (devstack) advanced the StakeManager %d checkpoints: the withdrawal delay has passed when the workflow looks again\n", delay+1)
+	}
+	if err := ls.runStarterInto(ctx, watch, advance, &res, "polygon", "unstake", "--network", stack.EVMNetwork, "--staker", staker,
+		"--validator-share", share, "--pol", demoUnstakePOL, "--id", unstakeID, "--wait"); err != nil {
+		return fmt.Errorf("polygon unstake %s failed: %w", unstakeID, err)
+	}
+	fmt.Fprintf(out, "\ndemo finished: %s POL delegated, %s POL unstaked and claimed back to %s\n", demoPOL, demoUnstakePOL, staker)
+	fmt.Fprintf(out, "  %s\n  %s\n", ls.workflowURL(delegateID), ls.workflowURL(unstakeID))
 	return nil
 }
 
@@ -111,6 +180,13 @@ func runDemo(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 // the operation's Web UI page last; alongside, if not nil, runs with a context ended when the
 // starter returns. It returns the operation's result.
 func (ls *localStack) runStarter(ctx context.Context, out io.Writer, alongside func(context.Context), args ...string) (wfsolana.Result, error) {
+	var res wfsolana.Result
+	err := ls.runStarterInto(ctx, out, alongside, &res, args...)
+	return res, err
+}
+
+// runStarterInto is runStarter for any chain's result: it decodes the operation's result into res.
+func (ls *localStack) runStarterInto(ctx context.Context, out io.Writer, alongside func(context.Context), res any, args ...string) error {
 	fmt.Fprintf(out, "$ STAKEFLOW_TEMPORAL_ADDRESS=%s go run ./cmd/starter %s\n", ls.TemporalAddress(), strings.Join(args, " "))
 	var id string
 	for i, a := range args {
@@ -131,13 +207,12 @@ func (ls *localStack) runStarter(ctx context.Context, out io.Writer, alongside f
 		fmt.Fprintf(out, "  Web UI: %s\n", ls.workflowURL(id))
 	}
 	if err != nil {
-		return wfsolana.Result{}, err
+		return err
 	}
-	var res wfsolana.Result
-	if err := ls.Client.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
-		return res, fmt.Errorf("reading the result of %s: %w", id, err)
+	if err := ls.Client.GetWorkflow(ctx, id, "").Get(ctx, res); err != nil {
+		return fmt.Errorf("reading the result of %s: %w", id, err)
 	}
-	return res, nil
+	return nil
 }
 
 // stepWatch passes writes through and closes seen the first time one holds marker: the
@@ -184,4 +259,23 @@ func demoSuffix() string {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}
+
+// outputBuffer is a buffer safe for one writer and a later reader.
+type outputBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *outputBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// Bytes is what was written so far.
+func (b *outputBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.buf.Bytes()...)
 }

@@ -165,6 +165,10 @@ func TestDemoStakesUnstakesAndWithdraws(t *testing.T) {
 			"withdraw tx",
 			"demo finished: 2 SOL staked, unstaked and withdrawn",
 			"/namespaces/default/workflows/demo-unstake-",
+			"waiting-withdrawal-delay",
+			"(devstack) advanced the StakeManager",
+			"demo finished: 100 POL delegated, 40 POL unstaked and claimed back to",
+			"/namespaces/default/workflows/demo-polygon-unstake-",
 			"stopped",
 		} {
 			assert.Contains(t, text, want, "run %d", i+1)

@@ -130,6 +130,7 @@ func startStack(ctx context.Context, cfg config, out, stderr io.Writer) (*localS
 		Stakers:        cfg.Stakers,
 		StakerLamports: cfg.StakerSOL * 1_000_000_000,
 		EpochRecheck:   cfg.EpochRecheck,
+		EVM:            &stack.EVMOptions{Stakers: 2},
 		Logger:         logger.Named("stack"),
 		WorkerLogger:   logger.Named("worker"),
 	})

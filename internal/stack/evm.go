@@ -63,6 +63,11 @@ func (s *Stack) startEVM(ctx context.Context, o EVMOptions) error {
 		return fmt.Errorf("starting geth: %w", err)
 	}
 	e.Node = node
+	// The keys are the chain's, which starts empty each time: keys of an earlier start (sealed
+	// with its passphrase) would keep the worker from loading the directory.
+	if err := os.RemoveAll(e.KeyDir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(e.KeyDir, 0o700); err != nil {
 		return err
 	}

@@ -1,0 +1,84 @@
+package polygon
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/stakeflow/stakeflow/activities"
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
+)
+
+// warnings is a logger that keeps the warnings, each with its key-values.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) Debug(string, ...any) {}
+func (w *warnings) Info(string, ...any)  {}
+func (w *warnings) Error(string, ...any) {}
+func (w *warnings) Warn(msg string, keyvals ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, fmt.Sprint(append([]any{msg}, keyvals...)...))
+}
+
+func (w *warnings) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.msgs...)
+}
+
+// restakeReleasing runs a restake whose lease release fails with releaseErr (nil: it succeeds).
+func restakeReleasing(t *testing.T, releaseErr error) (*testsuite.TestWorkflowEnvironment, *warnings) {
+	w := &warnings{}
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(w)
+	e := s.NewTestWorkflowEnvironment()
+	c := &chain{}
+	Register(e)
+	e.RegisterActivity(ea)
+	e.OnActivity(ea.EVMCheckPolicy, mock.Anything, mock.Anything).Return(activities.PolicyDecision{}, nil)
+	e.OnActivity(ea.EVMRequestLease, mock.Anything, mock.Anything).Return(nil)
+	e.OnActivity(ea.EVMReadDelegation, mock.Anything, mock.Anything).Return(actevm.Delegation{LiquidRewards: polWei(1)}, nil)
+	e.OnActivity(ea.EVMBuild, mock.Anything, mock.Anything).Return(c.build)
+	e.OnActivity(ea.EVMSign, mock.Anything, mock.Anything).Return(c.sign)
+	e.OnActivity(ea.EVMCheckFresh, mock.Anything, mock.Anything).Return(actevm.FreshResult{}, nil)
+	e.OnActivity(ea.EVMBroadcast, mock.Anything, mock.Anything).Return(c.broadcast)
+	e.OnActivity(ea.EVMConfirm, mock.Anything, mock.Anything).Return(c.confirmed)
+	e.OnSignalExternalWorkflow(mock.Anything, wfevm.SequencerID(network, common.HexToAddress(staker).Hex()), "", wfevm.SignalRelease, mock.Anything).
+		Return(releaseErr)
+	e.RegisterDelayedCallback(func() { e.SignalWorkflow(wfevm.SignalGrant, wfevm.Grant{Nonce: 1}) }, 0)
+	e.ExecuteWorkflow(RestakeWorkflowType, RewardsInput{Network: network, Staker: staker, ValidatorShare: share})
+	return e, w
+}
+
+// A lease that could not be given back does not undo what landed, and is reported.
+func TestLeaseNotReleasedIsReportedAndTheOperationStands(t *testing.T) {
+	e, w := restakeReleasing(t, errors.New("sequencer unreachable"))
+	assert.NoError(t, e.GetWorkflowError())
+	var found bool
+	for _, m := range w.all() {
+		if strings.Contains(m, "Nonce lease not released") && strings.Contains(m, "sequencer unreachable") {
+			found = true
+		}
+	}
+	assert.True(t, found, "warnings: %q", w.all())
+}
+
+func TestLeaseReleasedIsNotReported(t *testing.T) {
+	e, w := restakeReleasing(t, nil)
+	assert.NoError(t, e.GetWorkflowError())
+	for _, m := range w.all() {
+		assert.NotContains(t, m, "Nonce lease not released")
+	}
+}

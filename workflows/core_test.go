@@ -170,7 +170,7 @@ func (t *fakeTx) Build(build int) Call {
 	return Call{Activity: t.f.Build, Input: build, Result: &t.built}
 }
 func (t *fakeTx) Check(workflow.Context, *Operation) error { return t.f.checkErr }
-func (t *fakeTx) Sign() Call                                { return Call{Activity: t.f.Sign, Input: t.built, Result: &t.signed} }
+func (t *fakeTx) Sign() Call                               { return Call{Activity: t.f.Sign, Input: t.built, Result: &t.signed} }
 func (t *fakeTx) Signed() Signed {
 	return Signed{TxID: t.signed.TxID, Expiry: t.signed.Expiry, MaxFee: t.signed.MaxFee}
 }
@@ -180,8 +180,12 @@ func (t *fakeTx) Fresh() Call {
 	}
 	return Call{Activity: t.f.Fresh, Input: t.signed.TxID, Result: &t.fresh}
 }
-func (t *fakeTx) Broadcast() Call { return Call{Activity: t.f.Broadcast, Input: t.signed.TxID, Result: &t.sent} }
-func (t *fakeTx) Confirm() Call   { return Call{Activity: t.f.Confirm, Input: t.signed.TxID, Result: &t.conf} }
+func (t *fakeTx) Broadcast() Call {
+	return Call{Activity: t.f.Broadcast, Input: t.signed.TxID, Result: &t.sent}
+}
+func (t *fakeTx) Confirm() Call {
+	return Call{Activity: t.f.Confirm, Input: t.signed.TxID, Result: &t.conf}
+}
 func (t *fakeTx) Confirmed() Confirmed {
 	return Confirmed{Outcome: t.conf.Outcome, Block: t.conf.Block, Fee: t.conf.Fee, Error: t.conf.Error, TxID: t.conf.TxID}
 }

@@ -238,7 +238,10 @@ func TestDelegateInputFields(t *testing.T) {
 		{"staker missing", func(in *DelegateInput) { in.Staker = "" }, "staker"},
 		{"share without 0x", func(in *DelegateInput) { in.ValidatorShare = bare }, "validatorShare"},
 		{"share the zero address", func(in *DelegateInput) { in.ValidatorShare = "0x0000000000000000000000000000000000000000" }, "validatorShare"},
-		{"share is the staker in other case", func(in *DelegateInput) { in.Staker = "0xabcdefabcdefabcdefabcdefabcdefabcdefabcd"; in.ValidatorShare = "0xABCDEFABCDEFABCDEFABCDEFABCDEFABCDEFABCD" }, "validatorShare"},
+		{"share is the staker in other case", func(in *DelegateInput) {
+			in.Staker = "0xabcdefabcdefabcdefabcdefabcdefabcdefabcd"
+			in.ValidatorShare = "0xABCDEFABCDEFABCDEFABCDEFABCDEFABCDEFABCD"
+		}, "validatorShare"},
 		{"amount missing", func(in *DelegateInput) { in.Amount = "" }, "amount"},
 		{"amount with +", func(in *DelegateInput) { in.Amount = "+5" }, "amount"},
 		{"amount zero", func(in *DelegateInput) { in.Amount = "0" }, "amount"},

@@ -61,12 +61,12 @@ type unbondReads struct {
 	errs  []error
 }
 
-func (r *unbondReads) read(e *env) func(context.Context, actevm.UnbondInput) (actevm.Unbond, error) {
+func (r *unbondReads) read(now func() time.Time) func(context.Context, actevm.UnbondInput) (actevm.Unbond, error) {
 	return func(_ context.Context, in actevm.UnbondInput) (actevm.Unbond, error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.ins = append(r.ins, in)
-		r.times = append(r.times, e.Now())
+		r.times = append(r.times, now())
 		if len(r.errs) > 0 {
 			err := r.errs[0]
 			r.errs = r.errs[1:]
@@ -80,7 +80,7 @@ func (r *unbondReads) read(e *env) func(context.Context, actevm.UnbondInput) (ac
 func unstakeWith(t *testing.T, reads *unbondReads, opts workflows.Options) *env {
 	e := newEnv(t, wfevm.Grant{Nonce: 10}, wfevm.Grant{Nonce: 11})
 	e.delegation(actevm.Delegation{Staked: polWei(40), Shares: polWei(40), ExpectedShares: polWei(40)})
-	e.OnActivity(ea.EVMReadUnbond, mock.Anything, mock.Anything).Return(reads.read(e))
+	e.OnActivity(ea.EVMReadUnbond, mock.Anything, mock.Anything).Return(reads.read(e.Now))
 	in := delegateInput()
 	in.Amount = polWei(40)
 	in.Options = opts
@@ -170,7 +170,7 @@ func TestUnstakeUnbondReadRefusedStallsThenClaims(t *testing.T) {
 	var stall *workflows.Stall
 	e := newEnv(t, wfevm.Grant{Nonce: 10}, wfevm.Grant{Nonce: 11})
 	e.delegation(actevm.Delegation{Staked: polWei(40), ExpectedShares: polWei(40)})
-	e.OnActivity(ea.EVMReadUnbond, mock.Anything, mock.Anything).Return(reads.read(e))
+	e.OnActivity(ea.EVMReadUnbond, mock.Anything, mock.Anything).Return(reads.read(e.Now))
 	e.RegisterDelayedCallback(func() { stall = e.status(t).Stall }, 10*time.Second)
 	in := delegateInput()
 	in.Amount = polWei(40)
@@ -187,7 +187,7 @@ func TestUnstakeCancelledDuringTheWaitClaimsNothing(t *testing.T) {
 	reads := &unbondReads{us: []actevm.Unbond{u}}
 	e := newEnv(t, wfevm.Grant{Nonce: 10})
 	e.delegation(actevm.Delegation{Staked: polWei(40), ExpectedShares: polWei(40)})
-	e.OnActivity(ea.EVMReadUnbond, mock.Anything, mock.Anything).Return(reads.read(e))
+	e.OnActivity(ea.EVMReadUnbond, mock.Anything, mock.Anything).Return(reads.read(e.Now))
 	e.RegisterDelayedCallback(e.CancelWorkflow, 30*time.Minute)
 	in := delegateInput()
 	in.Amount = polWei(40)

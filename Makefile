@@ -6,6 +6,10 @@ export GOTOOLCHAIN := local
 PKGS := ./...
 TEMPORAL_CLI = $(shell scripts/tools.sh temporal)
 
+# The pinned geth (a real EVM node for the Polygon tests and the local stack), installed once before
+# the targets that start one; internal/gethdev reads it from $GETH.
+test-unit test-integration record-histories test-chaos chaos bench bench-full demo dev ui-check: export GETH = $(shell scripts/tools.sh geth)
+
 .PHONY: all bench bench-full bench-go lint test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
 
 all: build
@@ -91,7 +95,7 @@ mutation-changed:
 
 ## tools: install the pinned Temporal CLI (cached per user)
 tools:
-	@scripts/tools.sh temporal >/dev/null
+	@scripts/tools.sh temporal geth >/dev/null
 
 clean:
 	rm -rf bin .stack

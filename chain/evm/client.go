@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -17,6 +16,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
+
+	endpointpkg "github.com/stakeflow/stakeflow/chain/endpoint"
 )
 
 // Client reads EVM chain state over JSON-RPC, through go-ethereum's rpc and ethclient.
@@ -34,7 +35,7 @@ const httpTimeout = 2 * time.Minute
 func Dial(ctx context.Context, endpoint string) (*Client, error) {
 	c, err := rpc.DialOptions(ctx, endpoint, rpc.WithHTTPClient(&http.Client{Timeout: httpTimeout}))
 	if err != nil {
-		return nil, fmt.Errorf("evm rpc: dial %s: %w", redactEndpoint(endpoint), redactErr(err, endpoint))
+		return nil, fmt.Errorf("evm rpc: dial %s: %w", endpointpkg.Short(endpoint), redactErr(err, endpoint))
 	}
 	cl := NewWithRPC(c)
 	cl.endpoint = endpoint
@@ -87,27 +88,10 @@ func IsTransient(err error) bool {
 	return errors.As(err, &re) && re.Transient
 }
 
-func redactEndpoint(endpoint string) string {
-	u, err := url.Parse(endpoint)
-	if err != nil || u.Host == "" {
-		return "[endpoint]"
-	}
-	return u.Scheme + "://" + u.Host
-}
-
 // redactErr returns err's message with the endpoint URL (which may carry an access token)
 // reduced to scheme and host.
 func redactErr(err error, endpoint string) error {
-	msg := err.Error()
-	if endpoint == "" {
-		return err
-	}
-	short := redactEndpoint(endpoint)
-	msg = strings.ReplaceAll(msg, endpoint, short)
-	if u, perr := url.Parse(endpoint); perr == nil {
-		msg = strings.ReplaceAll(msg, u.String(), short)
-		msg = strings.ReplaceAll(msg, u.Redacted(), short)
-	}
+	msg := endpointpkg.Redact(err.Error(), endpoint)
 	if msg == err.Error() {
 		return err
 	}

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
+
+	"github.com/stakeflow/stakeflow/chain/endpoint"
 )
 
 // RPC is the part of solana-go's *rpc.Client this package uses.
@@ -111,16 +111,7 @@ func (e *RPCError) Error() string {
 	if e.Transient {
 		kind = "transient"
 	}
-	msg := e.Err.Error()
-	if e.endpoint != "" {
-		short := redactEndpoint(e.endpoint)
-		msg = strings.ReplaceAll(msg, e.endpoint, short)
-		if u, err := url.Parse(e.endpoint); err == nil {
-			msg = strings.ReplaceAll(msg, u.String(), short)
-			msg = strings.ReplaceAll(msg, u.Redacted(), short)
-		}
-	}
-	return fmt.Sprintf("solana rpc %s (%s): %s", e.Method, kind, msg)
+	return fmt.Sprintf("solana rpc %s (%s): %s", e.Method, kind, endpoint.Redact(e.Err.Error(), e.endpoint))
 }
 
 // Unwrap returns the underlying error.
@@ -130,14 +121,6 @@ func (e *RPCError) Unwrap() error { return e.Err }
 func IsTransient(err error) bool {
 	var re *RPCError
 	return errors.As(err, &re) && re.Transient
-}
-
-func redactEndpoint(endpoint string) string {
-	u, err := url.Parse(endpoint)
-	if err != nil || u.Host == "" {
-		return "[endpoint]"
-	}
-	return u.Scheme + "://" + u.Host
 }
 
 func (c *Client) wrap(method string, err error) error {

@@ -16,6 +16,8 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/stakeflow/stakeflow/chain/endpoint"
 )
 
 // rpcCall is one expected JSON-RPC request and the answer to it.
@@ -305,9 +307,9 @@ type fakeRPC struct {
 func (f fakeRPC) GetBlockHeight(context.Context, rpc.CommitmentType) (uint64, error) { return 0, f.err }
 
 func TestRedactEndpoint(t *testing.T) {
-	assert.Equal(t, "https://rpc.example.com", redactEndpoint("https://user:pw@rpc.example.com/abc/?k=v"))
-	assert.Equal(t, "[endpoint]", redactEndpoint("::not a url"))
-	assert.False(t, strings.Contains(redactEndpoint("http://h/tok"), "tok"))
+	assert.Equal(t, "https://rpc.example.com", endpoint.Short("https://user:pw@rpc.example.com/abc/?k=v"))
+	assert.Equal(t, "[endpoint]", endpoint.Short("::not a url"))
+	assert.False(t, strings.Contains(endpoint.Short("http://h/tok"), "tok"))
 }
 
 var sysvarOwner = solana.MustPublicKeyFromBase58("Sysvar1111111111111111111111111111111111111")

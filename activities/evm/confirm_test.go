@@ -118,17 +118,28 @@ func TestConfirmExpired(t *testing.T) {
 	assert.Positive(t, h.svc.sends())
 }
 
-// TestConfirmResumesFromHeartbeat: a retry keeps the first attempt's clock: an hour-old start
-// with ReplaceAfter of a minute expires at once.
+// TestConfirmResumesFromHeartbeat: a retry keeps the first attempt's clock: with an hour-old start
+// and ReplaceAfter of an hour, it answers expired at its first look; a fresh clock would still be
+// waiting when, later, a stranger's transaction takes the nonce.
 func TestConfirmResumesFromHeartbeat(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
-	h.chain.nonces = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5} }
-	h.env.SetHeartbeatDetails(confirmProgress{Started: time.Now().Add(-time.Hour).UnixNano()})
+	var reads atomic.Int32
+	h.chain.nonces = func() *evmchain.Nonces {
+		if reads.Add(1) > 5 {
+			return &evmchain.Nonces{Latest: 6, Pending: 6, Finalized: 6}
+		}
+		return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5}
+	}
+	h.chain.consumed = func(common.Hash) *evmchain.NonceStatus {
+		return &evmchain.NonceStatus{Use: evmchain.NonceConsumedByOther, Other: otherHash}
+	}
+	h.env.SetHeartbeatDetails(confirmProgress{Started: time.Now().Add(-61 * time.Minute).UnixNano()})
 	in := confirmInput(h)
-	in.ReplaceAfter = time.Minute
+	in.ReplaceAfter = time.Hour
 	r, err := runConfirm(t, h, in)
 	require.NoError(t, err)
 	assert.Equal(t, activities.OutcomeExpired, r.Outcome)
+	assert.EqualValues(t, 1, reads.Load())
 }
 
 // TestConfirmNoExpiryWhileTheNonceIsUsed: the nonce used at the latest block (by a build the node

@@ -42,13 +42,26 @@ type fakeChain struct {
 	calls    map[string][]any // method -> result
 	callErr  map[string]error
 	estMsgs  []ethereum.CallMsg
+	// nonceReads counts Nonces calls.
+	nonceReads int
 }
 
 func (f *fakeChain) LatestHeader(context.Context) (*types.Header, error) {
 	return &types.Header{Number: new(big.Int).SetUint64(f.head)}, nil
 }
 
+// pollLimit bounds the nonce reads of one test: a Confirm that never answers fails the test
+// instead of hanging it.
+const pollLimit = 5000
+
 func (f *fakeChain) Nonces(context.Context, common.Address) (*evmchain.Nonces, error) {
+	f.mu.Lock()
+	f.nonceReads++
+	over := f.nonceReads > pollLimit
+	f.mu.Unlock()
+	if over {
+		return nil, errors.New("fake: more nonce reads than any test needs: the activity does not conclude")
+	}
 	if f.nonces == nil {
 		return &evmchain.Nonces{}, nil
 	}

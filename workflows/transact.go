@@ -95,6 +95,11 @@ func (o *Operation) Transact(ctx workflow.Context, tx Tx) (TxRecord, error) {
 		}
 
 		if err := o.build(ctx, tx.Build(build)); err != nil {
+			if r, ok := tx.(Replaceable); ok && build > 1 {
+				// No replacement could be built (its fee bump over the caps, say): the build sent
+				// before may still land.
+				return o.followSent(ctx, r, build-1, err)
+			}
 			return TxRecord{}, err
 		}
 		attempt := Attempt{Kind: kind, Build: build, BuiltAt: workflow.Now(ctx)}
@@ -151,44 +156,83 @@ func (o *Operation) Transact(ctx workflow.Context, tx Tx) (TxRecord, error) {
 			o.logger.Warn("Broadcast did not succeed; checking the chain", "txId", signed.TxID, "error", berr)
 		}
 
-		conf, err := o.confirm(ctx, dctx, tx)
-		if err != nil {
-			return TxRecord{}, err
+		rec, expired, err := o.settle(ctx, dctx, tx, build, current)
+		if !expired {
+			return rec, err
 		}
-		o.metrics.confirmed(conf.Outcome)
-		current.Outcome = conf.Outcome
-		current.Block = conf.Block
-		current.Fee = conf.Fee
-		current.ConfirmedAt = workflow.Now(ctx)
-		switch conf.Outcome {
-		case activities.OutcomeFinalized:
-			landed := signed.TxID
-			if conf.TxID != "" {
-				landed = conf.TxID
+		if ctx.Err() != nil {
+			if r, ok := tx.(Replaceable); ok {
+				// An earlier build may still land: follow it rather than stop.
+				return o.followSent(ctx, r, build, temporal.NewCanceledError("cancelled; no replacement was sent"))
 			}
-			rec := TxRecord{Kind: kind, TxID: landed, Block: conf.Block, Builds: build,
-				Fee: conf.Fee, FinalizedAt: current.ConfirmedAt}
-			o.status.Transactions = append(o.status.Transactions, rec)
-			o.logger.Info("Transaction finalized", "txId", landed, "block", conf.Block, "fee", conf.Fee)
-			if ctx.Err() != nil {
-				o.status.CancelRequested = true
-			}
-			return rec, nil
-		case activities.OutcomeFailed:
-			current.Error = conf.Error
-			return TxRecord{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("%s transaction %s failed on chain (finalized, fee %s %s paid): %s", kind, signed.TxID, conf.Fee, o.status.Unit, conf.Error),
-				ErrTransactionFailed, nil)
-		case activities.OutcomeExpired:
-			o.logger.Warn("Transaction cannot land", "txId", signed.TxID, "build", build)
-			if ctx.Err() != nil {
-				// Proven not to land, and a cancel is pending: stop with nothing done.
-				return TxRecord{}, temporal.NewCanceledError("cancelled; the transaction sent expired without landing")
-			}
-		default:
-			return TxRecord{}, fmt.Errorf("unknown confirmation outcome %q", conf.Outcome)
+			// Proven not to land, and a cancel is pending: stop with nothing done.
+			return TxRecord{}, temporal.NewCanceledError("cancelled; the transaction sent expired without landing")
 		}
 	}
+}
+
+// settle follows the step's newest transaction (and, on a chain with nonces, every build under its
+// nonce) until Confirm says where it ended, and records that end. expired is true when a new build
+// is safe (proven unable to land, or to be replaced under the same nonce).
+func (o *Operation) settle(ctx, dctx workflow.Context, tx Tx, build int, current *Attempt) (rec TxRecord, expired bool, err error) {
+	kind := tx.Kind()
+	conf, err := o.confirm(ctx, dctx, tx)
+	if err != nil {
+		return TxRecord{}, false, err
+	}
+	o.metrics.confirmed(conf.Outcome)
+	current.Outcome = conf.Outcome
+	current.Block = conf.Block
+	current.Fee = conf.Fee
+	current.ConfirmedAt = workflow.Now(ctx)
+	switch conf.Outcome {
+	case activities.OutcomeFinalized:
+		landed := current.TxID
+		if conf.TxID != "" {
+			landed = conf.TxID
+		}
+		rec := TxRecord{Kind: kind, TxID: landed, Block: conf.Block, Builds: build,
+			Fee: conf.Fee, FinalizedAt: current.ConfirmedAt}
+		o.status.Transactions = append(o.status.Transactions, rec)
+		o.logger.Info("Transaction finalized", "txId", landed, "block", conf.Block, "fee", conf.Fee)
+		if ctx.Err() != nil {
+			o.status.CancelRequested = true
+		}
+		return rec, false, nil
+	case activities.OutcomeFailed:
+		current.Error = conf.Error
+		return TxRecord{}, false, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%s transaction %s failed on chain (finalized, fee %s %s paid): %s", kind, current.TxID, conf.Fee, o.status.Unit, conf.Error),
+			ErrTransactionFailed, nil)
+	case activities.OutcomeExpired:
+		o.logger.Warn("Transaction cannot land, or is to be replaced", "txId", current.TxID, "build", build)
+		return TxRecord{}, true, nil
+	}
+	return TxRecord{}, false, fmt.Errorf("unknown confirmation outcome %q", conf.Outcome)
+}
+
+// Replaceable is a Tx whose "expired" outcome means "replace it under the same nonce", not "it
+// cannot land": every build sent under the nonce may still land until one does. When no
+// replacement can be built, or a cancel arrives, the core does not stop there: it stops replacing
+// and follows what was sent until one of the builds lands (or the nonce is proven taken).
+type Replaceable interface {
+	Tx
+	// StopReplacing makes Confirm follow the builds already sent without ever answering expired.
+	StopReplacing()
+}
+
+// followSent follows the builds a Replaceable step has sent, with replacing stopped, until one
+// lands; cause is why no new build is sent, returned if none can land after all.
+func (o *Operation) followSent(ctx workflow.Context, r Replaceable, build int, cause error) (TxRecord, error) {
+	o.logger.Warn("No replacement will be sent; following the transactions already sent", "cause", cause)
+	r.StopReplacing()
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	current := &o.status.Attempts[len(o.status.Attempts)-1]
+	rec, expired, err := o.settle(ctx, dctx, r, build, current)
+	if expired {
+		return TxRecord{}, cause
+	}
+	return rec, err
 }
 
 // build runs the build activity. While the service fails (unavailable, rate limited, refusing the

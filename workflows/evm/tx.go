@@ -2,6 +2,7 @@ package evm
 
 import (
 	"strconv"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -27,7 +28,16 @@ type Tx struct {
 	fresh  actevm.FreshResult
 	sent   actevm.BroadcastResult
 	conf   actevm.ConfirmResult
+	// following is set once no replacement will be sent: Confirm follows the builds sent until
+	// one lands.
+	following bool
 }
+
+// neverReplace is the ReplaceAfter of a Confirm that must not answer expired.
+const neverReplace = 100 * 365 * 24 * time.Hour
+
+// StopReplacing makes Confirm follow the builds already sent, never asking for a replacement.
+func (t *Tx) StopReplacing() { t.following = true }
 
 // NewTx is a step doing intent, under the lease's next nonce; Done moves the lease past it.
 func NewTx(o *workflows.Operation, network string, intent actevm.Intent, lease *Lease) *Tx {
@@ -83,10 +93,14 @@ func (t *Tx) Broadcast() workflows.Call {
 // Confirm follows every build under the nonce.
 func (t *Tx) Confirm() workflows.Call {
 	t.conf = actevm.ConfirmResult{}
-	return workflows.Call{Activity: ea.EVMConfirm, Input: actevm.ConfirmInput{
+	in := actevm.ConfirmInput{
 		Network: t.network, Staker: t.intent.Staker.Hex(), Nonce: t.intent.Nonce, Hashes: t.hashes,
 		SignedTransaction: t.signed.SignedTransaction, PollInterval: t.o.Options().ConfirmPollInterval,
-	}, Result: &t.conf}
+	}
+	if t.following {
+		in.ReplaceAfter = neverReplace
+	}
+	return workflows.Call{Activity: ea.EVMConfirm, Input: in, Result: &t.conf}
 }
 
 // Confirmed is where the step ended, and which build landed.
@@ -105,3 +119,5 @@ func Transact(ctx workflow.Context, o *workflows.Operation, network string, inte
 	}
 	return rec, err
 }
+
+var _ workflows.Replaceable = (*Tx)(nil)

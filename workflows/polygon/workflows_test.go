@@ -41,12 +41,19 @@ type chain struct {
 	// newest hash.
 	confirm []func(actevm.ConfirmInput) actevm.ConfirmResult
 	calls   int
+	// refuseBuild, when set, may refuse a build.
+	refuseBuild func(actevm.BuildInput) error
 }
 
 func (c *chain) build(_ context.Context, in actevm.BuildInput) (actevm.BuildResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.builds = append(c.builds, in)
+	if c.refuseBuild != nil {
+		if err := c.refuseBuild(in); err != nil {
+			return actevm.BuildResult{}, err
+		}
+	}
 	it := in.Intent
 	it.GasLimit = 100_000
 	it.MaxFeePerGas = big.NewInt(int64(10 * in.Build))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,7 +170,7 @@ func TestKeyMaterialNeverPrinted(t *testing.T) {
 	kr := s.keys
 	secret := strings.TrimPrefix(v.Key.PrivateKey, "0x")
 	k, _ := crypto.HexToECDSA(secret)
-	d := k.D.String() // the scalar in decimal, as %v of a big.Int would print it
+	d := new(big.Int).SetBytes(crypto.FromECDSA(k)).String() // the scalar in decimal, as %v of a big.Int would print it
 	var outs []string
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%x", "%X", "%q", "%d"} {
 		outs = append(outs, fmt.Sprintf(verb, kr), fmt.Sprintf(verb, *kr), fmt.Sprintf(verb, s), fmt.Sprintf(verb, *s))

@@ -52,7 +52,7 @@ func flagsIn(body, where string) ([]string, error) {
 }
 
 // workerFlags reads the names of cmd/worker's flags from the source of worker.Config.Register and
-// of the Register methods it delegates to (cli.Temporal.Register).
+// of the Register methods it delegates to (cli.Temporal.Register, worker.EVMConfig.Register).
 func workerFlags(t *testing.T) map[string]bool {
 	t.Helper()
 	root := repoRoot(t)
@@ -62,7 +62,10 @@ func workerFlags(t *testing.T) map[string]bool {
 	names, err := flagsIn(body, "worker.Config.Register")
 	require.NoError(t, err)
 	// Delegated registrations: each must be one this check knows how to read.
-	delegates := map[string][2]string{"Temporal": {filepath.Join(root, "internal", "cli", "temporal.go"), "Temporal"}}
+	delegates := map[string][2]string{
+		"Temporal": {filepath.Join(root, "internal", "cli", "temporal.go"), "Temporal"},
+		"EVM":      {filepath.Join(root, "internal", "worker", "evm.go"), "EVMConfig"},
+	}
 	for _, m := range nestedRegister.FindAllStringSubmatch(body, -1) {
 		d, ok := delegates[m[1]]
 		require.True(t, ok, "worker.Config.Register calls c.%s.Register(fs): teach workerFlags where that is", m[1])

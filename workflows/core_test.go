@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +48,8 @@ type coreInput struct {
 	NoFresh bool
 	// SetAccount is recorded after the first step, as a chain learns its account.
 	SetAccount string
+	// Replaceable: the steps are on a chain with nonces (a Replaceable Tx).
+	Replaceable bool
 }
 
 // coreResult is what the test workflow returns.
@@ -88,9 +91,12 @@ type fakeChain struct {
 	// checkErr fails the Tx's check between build and sign.
 	checkErr error
 
+	// following are Confirm's answers once a Replaceable step stopped replacing, in order.
+	following []fakeConfirmed
+
 	builds, signs, fresh, validators int
 	broadcasts                       []string
-	confirmed                        int
+	confirmed, followed              int
 }
 
 func (f *fakeChain) Policy(_ context.Context, _ string) (activities.PolicyDecision, error) {
@@ -135,10 +141,18 @@ func (f *fakeChain) Broadcast(_ context.Context, txID string) (string, error) {
 	return txID, f.broadcastErr
 }
 
-func (f *fakeChain) Confirm(_ context.Context, _ string) (fakeConfirmed, error) {
+func (f *fakeChain) Confirm(_ context.Context, txID string) (fakeConfirmed, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.confirmed++
+	if strings.HasPrefix(txID, "follow:") {
+		f.followed++
+		c := f.following[0]
+		if len(f.following) > 1 {
+			f.following = f.following[1:]
+		}
+		return c, nil
+	}
 	if len(f.confirmErrs) > 0 {
 		err := f.confirmErrs[0]
 		f.confirmErrs = f.confirmErrs[1:]
@@ -186,6 +200,23 @@ func (t *fakeTx) Broadcast() Call {
 func (t *fakeTx) Confirm() Call {
 	return Call{Activity: t.f.Confirm, Input: t.signed.TxID, Result: &t.conf}
 }
+
+// replaceableTx is a step on a chain with nonces: its builds replace one another, and once it stops
+// replacing, Confirm follows what was sent.
+type replaceableTx struct {
+	fakeTx
+	stopped bool
+}
+
+func (t *replaceableTx) StopReplacing() { t.stopped = true }
+func (t *replaceableTx) Confirm() Call {
+	in := t.signed.TxID
+	if t.stopped {
+		in = "follow:" + in
+	}
+	return Call{Activity: t.f.Confirm, Input: in, Result: &t.conf}
+}
+
 func (t *fakeTx) Confirmed() Confirmed {
 	return Confirmed{Outcome: t.conf.Outcome, Block: t.conf.Block, Fee: t.conf.Fee, Error: t.conf.Error, TxID: t.conf.TxID}
 }
@@ -222,7 +253,11 @@ func (f *fakeChain) workflow(ctx workflow.Context, in coreInput) (coreResult, er
 					return err
 				}
 			}
-			rec, err := o.Transact(ctx, &fakeTx{f: f, noFresh: in.NoFresh})
+			var tx Tx = &fakeTx{f: f, noFresh: in.NoFresh}
+			if in.Replaceable {
+				tx = &replaceableTx{fakeTx: fakeTx{f: f, noFresh: in.NoFresh}}
+			}
+			rec, err := o.Transact(ctx, tx)
 			if err != nil {
 				return err
 			}
@@ -917,4 +952,70 @@ func (s *CoreSuite) TestNoApprovalAskedShowsNone() {
 	s.Zero(ap.ApprovalsRequired)
 	s.Empty(ap.Decision)
 	s.NotContains(s.details(), "approvals:")
+}
+
+// On a chain with nonces, a replacement that cannot be built does not abandon the build sent
+// before: it is followed until it lands.
+func (s *CoreSuite) TestReplacementNotBuiltFollowsTheBuildSent() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeExpired}}
+	s.f.buildErrs = []error{nil, temporal.NewNonRetryableApplicationError("fee bump over the cap", activities.ErrPolicy, nil)}
+	s.f.following = []fakeConfirmed{{Outcome: activities.OutcomeFinalized, Block: 8, Fee: "70"}}
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	r := s.result()
+	s.Equal(1, s.f.followed)
+	s.Equal(TxRecord{Kind: "bond", TxID: "tx-1", Block: 8, Builds: 1, Fee: "70", FinalizedAt: r.Records[0].FinalizedAt}, r.Records[0])
+	s.Equal([]string{"tx-1"}, s.f.broadcasts)
+}
+
+func (s *CoreSuite) TestReplacementNotBuiltAndNothingLandsFailsWithWhy() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeExpired}}
+	s.f.buildErrs = []error{nil, temporal.NewNonRetryableApplicationError("fee bump over the cap", activities.ErrPolicy, nil)}
+	s.f.following = []fakeConfirmed{{Outcome: activities.OutcomeExpired}}
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	e := s.failure()
+	s.Equal(activities.ErrPolicy, e.Type())
+	s.Equal(1, s.f.followed)
+}
+
+// A first build that fails sent nothing: there is nothing to follow.
+func (s *CoreSuite) TestFirstBuildFailingOnAChainWithNoncesFollowsNothing() {
+	s.f.buildErrs = []error{temporal.NewNonRetryableApplicationError("bad request", activities.ErrServiceRejected, nil)}
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	s.Equal(activities.ErrServiceRejected, s.failure().Type())
+	s.Equal(0, s.f.confirmed)
+}
+
+// Without nonces, a build that fails after an expired one ends the step: the expired one cannot land.
+func (s *CoreSuite) TestRebuildFailingWithoutNoncesFollowsNothing() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeExpired}}
+	s.f.buildErrs = []error{nil, temporal.NewNonRetryableApplicationError("bad request", activities.ErrServiceRejected, nil)}
+	s.run(coreInput{Steps: 1})
+	s.Equal(activities.ErrServiceRejected, s.failure().Type())
+	s.Equal(1, s.f.confirmed)
+	s.Equal(0, s.f.followed)
+}
+
+// A cancel while a build on a chain with nonces is to be replaced sends no replacement, and
+// follows the build sent to its end.
+func (s *CoreSuite) TestCancelOnAChainWithNoncesFollowsTheBuildSent() {
+	s.env.OnActivity(s.f.Confirm, mock.Anything, "tx-1").After(time.Hour).
+		Return(fakeConfirmed{Outcome: activities.OutcomeExpired}, nil)
+	s.env.OnActivity(s.f.Confirm, mock.Anything, "follow:tx-1").
+		Return(fakeConfirmed{Outcome: activities.OutcomeFinalized, Block: 4, Fee: "2"}, nil)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	r := s.result()
+	s.Equal("tx-1", r.Records[0].TxID)
+	s.Equal(1, s.f.builds)
+	s.True(s.status().CancelRequested)
+}
+
+func (s *CoreSuite) TestCancelOnAChainWithNoncesWhenNothingLandsIsCancelled() {
+	s.env.OnActivity(s.f.Confirm, mock.Anything, mock.Anything).After(time.Hour).
+		Return(fakeConfirmed{Outcome: activities.OutcomeExpired}, nil)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	err := s.env.GetWorkflowError()
+	s.True(temporal.IsCanceledError(err), "got %v", err)
+	s.Equal(1, s.f.builds)
 }

@@ -50,6 +50,9 @@ type coreInput struct {
 	SetAccount string
 	// Replaceable: the steps are on a chain with nonces (a Replaceable Tx).
 	Replaceable bool
+	// ReadAfter reads the chain after the steps, stalling while the read fails in a way that may
+	// heal, as a chain's wait does.
+	ReadAfter bool
 }
 
 // coreResult is what the test workflow returns.
@@ -109,6 +112,8 @@ func (f *fakeChain) Validator(_ context.Context, v string) (string, error) {
 	f.validators++
 	return "active " + v, nil
 }
+
+func (f *fakeChain) Read(_ context.Context, account string) (string, error) { return account, nil }
 
 func (f *fakeChain) Build(_ context.Context, build int) (string, error) {
 	f.mu.Lock()
@@ -265,6 +270,15 @@ func (f *fakeChain) workflow(ctx workflow.Context, in coreInput) (coreResult, er
 			if i == 0 {
 				o.SetAccount(in.SetAccount)
 			}
+		}
+		if in.ReadAfter {
+			actx := workflow.WithActivityOptions(ctx, ReadOptions())
+			stalls := func(err error) bool { return o.HalfDone() && MayHeal(err) }
+			_, err := UntilUnstalled(ctx, o, stalls, func() (string, error) {
+				var r string
+				return r, o.Get(ctx, workflow.ExecuteActivity(actx, f.Read, "acct-1"), &r)
+			})
+			return err
 		}
 		return nil
 	}
@@ -1018,4 +1032,20 @@ func (s *CoreSuite) TestCancelOnAChainWithNoncesWhenNothingLandsIsCancelled() {
 	err := s.env.GetWorkflowError()
 	s.True(temporal.IsCanceledError(err), "got %v", err)
 	s.Equal(1, s.f.builds)
+}
+
+// After a stall's wait the operation is back in the step it stalled in while it tries again; the
+// stall record stays until that try succeeds.
+func (s *CoreSuite) TestAfterAStallTheStepResumesForTheNextTry() {
+	s.env.OnActivity(s.f.Read, mock.Anything, mock.Anything).
+		Return("", temporal.NewNonRetryableApplicationError("rpc 403", activities.ErrChainRejected, nil)).Once()
+	s.env.OnActivity(s.f.Read, mock.Anything, mock.Anything).After(time.Hour).Return("acct-1", nil).Once()
+	var during Status
+	s.env.RegisterDelayedCallback(func() { during = s.status() }, 10*time.Minute)
+	s.run(coreInput{Steps: 1, ReadAfter: true})
+	s.result()
+	s.Equal(StepConfirming, during.Step, "the stalled step is resumed for the next try")
+	s.Require().NotNil(during.Stall)
+	s.Equal(1, during.Stall.Tries)
+	s.Nil(s.status().Stall)
 }

@@ -73,12 +73,17 @@ type evmChain struct {
 	answers  []actevm.ConfirmResult
 	releases []Release
 	requests []actevm.SequencerRequest
+	// buildErrs fail the builds in order (nil: the build succeeds).
+	buildErrs []error
 }
 
 func (c *evmChain) build(_ context.Context, in actevm.BuildInput) (actevm.BuildResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.builds = append(c.builds, in)
+	if n := len(c.builds) - 1; n < len(c.buildErrs) && c.buildErrs[n] != nil {
+		return actevm.BuildResult{}, c.buildErrs[n]
+	}
 	it := in.Intent
 	it.MaxFeePerGas = big.NewInt(int64(100 * in.Build))
 	it.MaxPriorityFeePerGas = big.NewInt(int64(in.Build))
@@ -273,4 +278,24 @@ func TestLeaseCancelWhileWaitingLeavesTheQueueWithNoNonceUsed(t *testing.T) {
 func TestNilLeaseReleasesNothing(t *testing.T) {
 	var l *Lease
 	assert.NoError(t, l.Release(nil))
+}
+
+// A replacement that cannot be built (its fee bump over the caps) leaves the build sent: Confirm
+// follows it and is told never to ask for a replacement, for longer than any operation lives.
+func TestLeaseReplacementNotBuiltFollowsWithoutReplacing(t *testing.T) {
+	c := &evmChain{
+		answers: []actevm.ConfirmResult{
+			{Outcome: activities.OutcomeExpired},
+			{Outcome: activities.OutcomeFinalized, Hash: "0xhash-1", Block: 60, Fee: "21000"},
+		},
+		buildErrs: []error{nil, temporal.NewNonRetryableApplicationError("fee bump over the cap", activities.ErrPolicy, nil)},
+	}
+	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 5})
+	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, c.confirms, 2)
+	assert.Zero(t, c.confirms[0].ReplaceAfter, "the first Confirm may ask for a replacement")
+	assert.GreaterOrEqual(t, c.confirms[1].ReplaceAfter, 10*365*24*time.Hour, "no replacement, ever")
+	assert.Equal(t, []string{"0xhash-1"}, c.confirms[1].Hashes)
+	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, c.releases)
 }

@@ -83,4 +83,3 @@ func RecordFee(ctx context.Context, chain, network, operation string, lamports u
 	h.Counter(MetricFeeLamports).Inc(int64(min(lamports, math.MaxInt64)))
 	h.Counter(MetricFeeTransactions).Inc(1)
 }
-

@@ -1,6 +1,5 @@
 package activities
 
-
 // Error types of the application errors activities return. Workflows switch on them with
 // errors.As(err, &appErr) and appErr.Type(). Every type listed in NonRetryable is final for the
 // activity that returned it; it is not always final for the operation (see ErrChainRejected).
@@ -94,4 +93,3 @@ const (
 	// is safe.
 	OutcomeExpired = "expired"
 )
-

@@ -80,12 +80,13 @@ func (c *EVMConfig) Enabled() bool { return len(c.RPC) > 0 }
 // Validate checks the EVM settings; the error names every setting that is wrong.
 func (c *EVMConfig) Validate() error {
 	if !c.Enabled() {
-		for name, set := range map[string]bool{
-			"--evm-keys": c.Keys != "", "--evm-passphrase-file": c.PassphraseFile != "",
-			"--polygon-token": len(c.PolygonToken) > 0, "--polygon-stake-manager": len(c.PolygonStakeManager) > 0,
-		} {
-			if set {
-				return fmt.Errorf("%s is set but --evm-rpc names no network", name)
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"--evm-keys", c.Keys != ""}, {"--evm-passphrase-file", c.PassphraseFile != ""},
+			{"--polygon-token", len(c.PolygonToken) > 0}, {"--polygon-stake-manager", len(c.PolygonStakeManager) > 0}} {
+			if f.set {
+				return fmt.Errorf("%s is set but --evm-rpc names no network", f.name)
 			}
 		}
 		return nil
@@ -104,16 +105,16 @@ func (c *EVMConfig) Validate() error {
 		if u, err := url.Parse(c.RPC[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("--evm-rpc %s: %q is not an http(s) URL", n, c.RPC[n]))
 		}
-		for flagName, m := range map[string]cli.StringMap{"--polygon-token": c.PolygonToken, "--polygon-stake-manager": c.PolygonStakeManager} {
-			if _, err := hexAddress(m[n]); err != nil {
-				errs = append(errs, fmt.Errorf("%s %s: %v", flagName, n, err))
+		for _, f := range c.contractFlags() {
+			if _, err := hexAddress(f.values[n]); err != nil {
+				errs = append(errs, fmt.Errorf("%s %s: %v", f.name, n, err))
 			}
 		}
 	}
-	for flagName, m := range map[string]cli.StringMap{"--polygon-token": c.PolygonToken, "--polygon-stake-manager": c.PolygonStakeManager} {
-		for _, n := range sortedKeys(m) {
+	for _, f := range c.contractFlags() {
+		for _, n := range sortedKeys(f.values) {
 			if _, ok := c.RPC[n]; !ok {
-				errs = append(errs, fmt.Errorf("%s names network %q, which has no --evm-rpc", flagName, n))
+				errs = append(errs, fmt.Errorf("%s names network %q, which has no --evm-rpc", f.name, n))
 			}
 		}
 	}
@@ -136,6 +137,17 @@ func (c *EVMConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("--polygon-dual-approval-threshold-wei %s is below --polygon-approval-threshold-wei %s", two, one))
 	}
 	return errors.Join(errs...)
+}
+
+// contractFlags are the per-network contract settings, in the order errors name them.
+func (c *EVMConfig) contractFlags() []struct {
+	name   string
+	values cli.StringMap
+} {
+	return []struct {
+		name   string
+		values cli.StringMap
+	}{{"--polygon-token", c.PolygonToken}, {"--polygon-stake-manager", c.PolygonStakeManager}}
 }
 
 // validatorShares reads --polygon-validator-shares.

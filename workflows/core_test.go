@@ -934,8 +934,7 @@ func (s *CoreSuite) TestDetailsOfAFailureNameTheError() {
 	d := s.details()
 	s.Contains(d, "**failed**: bond")
 	s.NotContains(d, "bond 0")
-	s.Contains(d, "error: ")
-	s.Contains(d, "already on chain")
+	s.Contains(d, "failed: already on chain")
 }
 
 // A wait re-entered (after the chain was read again) sends StakeflowStep once: visibility already
@@ -1048,4 +1047,20 @@ func (s *CoreSuite) TestAfterAStallTheStepResumesForTheNextTry() {
 	s.Require().NotNil(during.Stall)
 	s.Equal(1, during.Stall.Tries)
 	s.Nil(s.status().Stall)
+}
+
+func (s *CoreSuite) TestFailureReadsInOneLineCauseFirst() {
+	s.f.broadcastErr = temporal.NewNonRetryableApplicationError("insufficient funds: staker X holds 1 SOL\nthe rest of the answer",
+		activities.ErrTransactionRejected, errors.New("status 400: custom program error: 0x1"))
+	s.run(coreInput{Steps: 1})
+	f := s.failure()
+	// The failure the Web UI shows is the reason alone; the cause chain stays below it.
+	s.Equal("insufficient funds: staker X holds 1 SOL", f.Message())
+	s.Equal(activities.ErrTransactionRejected, f.Type())
+	var actErr *temporal.ActivityError
+	s.Require().True(errors.As(f, &actErr), "the activity's failure stays as the cause")
+	st := s.status()
+	s.Equal("insufficient funds: staker X holds 1 SOL", st.Reason)
+	s.Contains(st.Error, "custom program error: 0x1")
+	s.Contains(s.details(), "failed: insufficient funds: staker X holds 1 SOL")
 }

@@ -317,8 +317,8 @@ func (o *Operation) details() string {
 		s += fmt.Sprintf("\n\nstalled in %s since %s (%d tries): %s\n\nnext try: %s", st.Step,
 			st.Since.UTC().Format(time.RFC3339), st.Tries, st.LastError, st.NextTryAt.UTC().Format(time.RFC3339))
 	}
-	if o.status.Error != "" {
-		s += "\n\nerror: " + o.status.Error
+	if o.status.Reason != "" {
+		s += "\n\nfailed: " + o.status.Reason
 	}
 	return s
 }
@@ -335,7 +335,8 @@ func (o *Operation) isWait(step string) bool {
 // Done ends the operation successfully.
 func (o *Operation) Done(ctx workflow.Context) { o.SetStep(ctx, StepDone) }
 
-// Fail records err as the operation's end and returns it.
+// Fail records err as the operation's end (Status.Reason in one line, Status.Error whole) and
+// returns the error the workflow ends with: the reason as its message, err as its cause.
 func (o *Operation) Fail(ctx workflow.Context, err error) error {
 	o.metrics.failed(err)
 	if temporal.IsCanceledError(err) {
@@ -343,10 +344,11 @@ func (o *Operation) Fail(ctx workflow.Context, err error) error {
 		o.logger.Info("Operation cancelled", "step", o.status.Step)
 		return err
 	}
+	o.status.Reason = Reason(err)
 	o.status.Error = err.Error()
 	o.SetStep(ctx, StepFailed)
-	o.logger.Error("Operation failed", "error", err)
-	return err
+	o.logger.Error("Operation failed", "reason", o.status.Reason, "error", err)
+	return failure(err, o.status.Reason)
 }
 
 // TotalFee sums the fees the operation's transactions paid, in the chain's base unit.
@@ -468,7 +470,7 @@ func (o *Operation) stall(ctx workflow.Context, tries int, cause error) error {
 		o.metrics.stalled()
 	}
 	o.SetStep(ctx, StepStalled)
-	o.status.Stall = &Stall{Step: step, Since: since, Tries: tries, LastError: cause.Error(), NextTryAt: now.Add(wait)}
+	o.status.Stall = &Stall{Step: step, Since: since, Tries: tries, LastError: Reason(cause), NextTryAt: now.Add(wait)}
 	workflow.SetCurrentDetails(ctx, o.details())
 	if err := workflow.Sleep(ctx, wait); err != nil {
 		return err

@@ -218,7 +218,10 @@ type Status struct {
 	// Stall is set while a step is stalled and until it gets past what stalled it.
 	Stall           *Stall `json:"stall,omitempty"`
 	CancelRequested bool   `json:"cancelRequested,omitempty"`
-	Error           string `json:"error,omitempty"`
+	// Reason is why the operation failed, in one line, cause first (see Reason); Error is the
+	// whole chain of causes.
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // InputError names a field of an operation's input that is not valid.

@@ -181,7 +181,7 @@ func TestNetworkProvesChainID(t *testing.T) {
 	require.NoError(t, err, "a read proves the chain id inline")
 	st := right.Status()
 	assert.True(t, st.Verified)
-	assert.Equal(t, "1337", st.Served.String())
+	assert.Equal(t, "1337", st.Served)
 
 	wrong := NewNetwork("mainnet", 1, c, NetworkOptions{})
 	_, err = wrong.Nonces(ctx, node.DevAddress())

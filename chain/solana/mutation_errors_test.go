@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -93,19 +92,6 @@ func TestUnverifiedErrorNamesServedHash(t *testing.T) {
 	other := (&UnverifiedError{Network: "testnet", Expected: "E", Served: "S", Reason: ReasonMismatch}).Error()
 	assert.Contains(t, other, "expected genesis hash E, served S")
 	assert.NotContains(t, other, "none yet")
-}
-
-// TestNetworkOptionDefaults: zero (or negative) intervals take the documented defaults; given
-// ones are kept.
-func TestNetworkOptionDefaults(t *testing.T) {
-	for _, d := range []time.Duration{0, -time.Second} {
-		n := NewNetwork("testnet", "E", NewWithRPC(nil), NetworkOptions{Recheck: d, Retry: d})
-		assert.Equal(t, time.Minute, n.opts.Recheck, "Recheck %v", d)
-		assert.Equal(t, 5*time.Second, n.opts.Retry, "Retry %v", d)
-	}
-	n := NewNetwork("testnet", "E", NewWithRPC(nil), NetworkOptions{Recheck: time.Hour, Retry: time.Millisecond})
-	assert.Equal(t, time.Hour, n.opts.Recheck)
-	assert.Equal(t, time.Millisecond, n.opts.Retry)
 }
 
 // TestGenesisCheckOutcomes: a genesis check the RPC fails is recorded as such (the reason says

@@ -278,15 +278,11 @@ func (noKeys) Has(common.Address) bool { return false }
 
 // logEVMNetwork logs a change of an EVM network's proof (its chain id).
 func logEVMNetwork(logger *zap.Logger, st evmchain.NetworkStatus) {
-	served := ""
-	if st.Served != nil {
-		served = st.Served.String()
-	}
-	fields := []zap.Field{zap.String("network", st.Network), zap.Uint64("expectedChainId", st.Expected), zap.String("servedChainId", served)}
+	fields := []zap.Field{zap.String("network", st.Network), zap.String("expectedChainId", st.Expected), zap.String("servedChainId", st.Served)}
 	switch {
 	case st.Verified:
 		logger.Info("EVM RPC proven to serve its network", fields...)
-	case served != "" && served != fmt.Sprint(st.Expected):
+	case st.Served != "" && st.Served != st.Expected:
 		logger.Error("EVM RPC serves another chain: refusing every read from it; the worker stays unready until the RPC is fixed",
 			append(fields, zap.String("reason", st.Reason))...)
 	default:

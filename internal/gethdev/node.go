@@ -25,6 +25,8 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 	"go.uber.org/zap"
+
+	"github.com/stakeflow/stakeflow/internal/childproc"
 )
 
 // ChainID is the chain id of every geth --dev chain.
@@ -136,7 +138,7 @@ type Node struct {
 	cmd     *exec.Cmd
 	done    chan struct{} // closed once geth has exited and been reaped
 	tmpDir  string        // removed by Close when Start created it
-	tail    *lineTail
+	tail    *childproc.Tail
 	fundMu  sync.Mutex // one Fund send at a time, so nonces are taken in order
 	closeMu sync.Once
 	closeE  error
@@ -169,7 +171,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 		addr:   crypto.PubkeyToAddress(key.PublicKey),
 		signer: types.LatestSignerForChainID(big.NewInt(ChainID)),
 		done:   make(chan struct{}),
-		tail:   &lineTail{max: 30},
+		tail:   childproc.NewTail(30, " | "),
 	}
 	dataDir := opts.DataDir
 	if dataDir == "" {
@@ -190,7 +192,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 		"--log.format", "logfmt",
 		"--verbosity", "3",
 	)
-	setProcAttr(cmd)
+	childproc.DieWithParent(cmd, true)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		n.removeTmp()
@@ -209,7 +211,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 		sc.Buffer(make([]byte, 64*1024), 1024*1024)
 		for sc.Scan() {
 			line := sc.Text()
-			n.tail.add(line)
+			n.tail.Add(line)
 			opts.Logger.Debug("geth", zap.String("line", line))
 			if m := developerRe.FindStringSubmatch(line); m != nil {
 				select {
@@ -237,9 +239,9 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	select {
 	case hostPort = <-endpoint:
 	case <-n.done:
-		return fail(fmt.Errorf("gethdev: geth exited before serving HTTP (%s): %s", cmd.ProcessState, n.tail))
+		return fail(fmt.Errorf("gethdev: geth exited before serving HTTP (%s): %s", cmd.ProcessState, n.said()))
 	case <-ctx.Done():
-		return fail(fmt.Errorf("gethdev: waiting for geth's HTTP endpoint: %w; geth said: %s", ctx.Err(), n.tail))
+		return fail(fmt.Errorf("gethdev: waiting for geth's HTTP endpoint: %w; geth said: %s", ctx.Err(), n.said()))
 	}
 	select {
 	case got := <-developer:
@@ -248,7 +250,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 		}
 	default:
 		// geth logs the developer account before it opens HTTP.
-		return fail(fmt.Errorf("gethdev: geth did not name its developer account before serving HTTP: %s", n.tail))
+		return fail(fmt.Errorf("gethdev: geth did not name its developer account before serving HTTP: %s", n.said()))
 	}
 	n.url = "http://" + hostPort
 	if n.client, err = ethclient.DialContext(ctx, n.url); err != nil {
@@ -283,7 +285,7 @@ func (n *Node) waitReady(ctx context.Context) error {
 		case <-ctx.Done():
 			return fmt.Errorf("gethdev: waiting for geth at %s to answer eth_chainId (last: %v): %w", n.url, last, ctx.Err())
 		case <-n.done:
-			return fmt.Errorf("gethdev: geth exited while starting: %s", n.tail)
+			return fmt.Errorf("gethdev: geth exited while starting: %s", n.said())
 		case <-t.C:
 		}
 	}
@@ -380,7 +382,7 @@ func (n *Node) WaitMined(ctx context.Context, hash common.Hash) (*types.Receipt,
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for %s to be mined: %w", hash.Hex(), ctx.Err())
 		case <-n.done:
-			return nil, fmt.Errorf("waiting for %s to be mined: geth exited: %s", hash.Hex(), n.tail)
+			return nil, fmt.Errorf("waiting for %s to be mined: geth exited: %s", hash.Hex(), n.said())
 		case <-t.C:
 		}
 	}
@@ -399,7 +401,7 @@ func (n *Node) WaitFinalized(ctx context.Context, height uint64) (*types.Header,
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for block %d to be finalized (last: %v): %w", height, err, ctx.Err())
 		case <-n.done:
-			return nil, fmt.Errorf("waiting for block %d to be finalized: geth exited: %s", height, n.tail)
+			return nil, fmt.Errorf("waiting for block %d to be finalized: geth exited: %s", height, n.said())
 		case <-t.C:
 		}
 	}
@@ -438,28 +440,10 @@ func (n *Node) removeTmp() {
 	}
 }
 
-// lineTail keeps the last lines geth logged, for error messages.
-type lineTail struct {
-	mu    sync.Mutex
-	max   int
-	lines []string
-}
-
-func (t *lineTail) add(line string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, line)
-	if len(t.lines) > t.max {
-		t.lines = t.lines[len(t.lines)-t.max:]
+// said is the last lines geth logged, for error messages.
+func (n *Node) said() string {
+	if s := n.tail.String(); s != "" {
+		return s
 	}
-}
-
-// String returns the kept lines joined by " | ".
-func (t *lineTail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
-		return "(no output)"
-	}
-	return strings.Join(t.lines, " | ")
+	return "(no output)"
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 	"go.uber.org/zap"
+
+	"github.com/stakeflow/stakeflow/internal/childproc"
 )
 
 // Options configure a Runtime. The zero value is valid: every field has a default.
@@ -199,7 +201,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 
 	cmd := exec.Command(nodeBin, "server.mjs", string(cfg))
 	cmd.Dir = dir
-	setProcAttr(cmd)
+	childproc.DieWithParent(cmd, false)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("solanart: node stdin: %w", err)
@@ -218,7 +220,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 
 	r := &Runtime{cmd: cmd, stdin: stdin, done: make(chan struct{}), logger: opts.Logger}
 	ready := make(chan int, 1)
-	errTail := &lineTail{max: 20}
+	errTail := childproc.NewTail(20, "\n")
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() {
@@ -244,7 +246,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64*1024), 1024*1024)
 		for sc.Scan() {
-			errTail.add(sc.Text())
+			errTail.Add(sc.Text())
 			r.logger.Warn("solana runtime error output", zap.String("line", sc.Text()))
 		}
 		_, _ = io.Copy(io.Discard, stderr)
@@ -456,26 +458,4 @@ func (r *Runtime) call(ctx context.Context, out any, method string, params ...an
 		return fmt.Errorf("solanart: %s: %w", method, err)
 	}
 	return nil
-}
-
-// lineTail keeps the last lines written to it.
-type lineTail struct {
-	mu    sync.Mutex
-	max   int
-	lines []string
-}
-
-func (t *lineTail) add(line string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, line)
-	if len(t.lines) > t.max {
-		t.lines = t.lines[len(t.lines)-t.max:]
-	}
-}
-
-func (t *lineTail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.Join(t.lines, "\n")
 }

@@ -149,7 +149,7 @@ func TestDockerfile(t *testing.T) {
 				}
 			}
 		case *instructions.RunCommand:
-			if strings.Contains(strings.Join(c.CmdLine, " "), ".solanart-installed") {
+			if strings.Contains(strings.Join(c.CmdLine, " "), ".npmcache-installed") {
 				installedAs = user
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/internal/childproc"
+	"github.com/stakeflow/stakeflow/sandbox/npmcache"
 )
 
 // Options configure a Runtime. The zero value is valid: every field has a default.
@@ -105,9 +106,9 @@ func (o Options) withDefaults() (Options, error) {
 		o.Logger = zap.NewNop()
 	}
 	if o.CacheDir == "" {
-		dir, err := defaultCacheDir()
+		dir, err := npmcache.DefaultCacheDir()
 		if err != nil {
-			return o, err
+			return o, fmt.Errorf("solanart: %w (set Options.CacheDir)", err)
 		}
 		o.CacheDir = dir
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/stakeflow/stakeflow/sandbox/npmcache"
 )
 
 const (
@@ -480,30 +482,16 @@ func TestCloseIsIdempotent(t *testing.T) {
 
 func TestInstallIsIdempotent(t *testing.T) {
 	ctx := testContext(t)
-	dir, err := defaultCacheDir()
+	dir, err := npmcache.DefaultCacheDir()
 	require.NoError(t, err)
 	first, err := install(ctx, dir)
 	require.NoError(t, err)
 	second, err := install(ctx, dir)
 	require.NoError(t, err)
 	assert.Equal(t, first, second)
-	assert.True(t, isInstalled(first))
-}
-
-func TestInstallLockExcludesSecondHolder(t *testing.T) {
-	path := t.TempDir() + "/install.lock"
-	unlock, err := lockFile(context.Background(), path)
+	p, err := project()
 	require.NoError(t, err)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	_, err = lockFile(ctx, path)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-
-	unlock()
-	unlock2, err := lockFile(context.Background(), path)
-	require.NoError(t, err)
-	unlock2()
+	assert.True(t, p.Installed(first))
 }
 
 func TestReadCalls(t *testing.T) {
@@ -612,7 +600,9 @@ func TestConcurrentStartsShareOneInstall(t *testing.T) {
 		}
 	}
 	require.Len(t, dirs, 1, "expected one install directory, found %v", dirs)
-	assert.True(t, isInstalled(filepath.Join(cache, dirs[0])))
+	p, err := project()
+	require.NoError(t, err)
+	assert.True(t, p.Installed(filepath.Join(cache, dirs[0])))
 }
 
 // stakeFromSeed creates, initializes and delegates the stake account derived from the

@@ -3,10 +3,8 @@ package solanart
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chainsolana "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/sandbox/npmcache"
 )
 
 // The runtime checked by an independent client: @solana/web3.js (testdata/web3js at the
@@ -40,80 +39,19 @@ var web3jsFiles = []struct{ name, path string }{
 	{"confirm.mjs", filepath.Join("testdata", "web3js_confirm.mjs")},
 }
 
-// installWeb3js makes sure cacheDir/web3js-<hash> holds web3jsFiles with their npm dependencies
-// installed and returns that directory: install's way (lock, `npm ci` in a temporary directory,
-// marker, rename), for a project read from the repository rather than embedded.
+// installWeb3js makes sure web3jsFiles are installed with their npm dependencies under cacheDir
+// and returns their directory.
 func installWeb3js(ctx context.Context, cacheDir string) (string, error) {
 	files := make(map[string][]byte, len(web3jsFiles))
-	h := sha256.New()
 	for _, f := range web3jsFiles {
 		b, err := os.ReadFile(f.path)
 		if err != nil {
 			return "", err
 		}
 		files[f.name] = b
-		h.Write([]byte(f.name))
-		h.Write([]byte{0})
-		h.Write(b)
-		h.Write([]byte{0})
 	}
-	hash := hex.EncodeToString(h.Sum(nil))[:16]
-	final := filepath.Join(cacheDir, "web3js-"+hash)
-	installed := func() bool {
-		for _, p := range []string{installedMarker, "node_modules/@solana/web3.js/package.json"} {
-			if _, err := os.Stat(filepath.Join(final, p)); err != nil {
-				return false
-			}
-		}
-		return true
-	}
-	if installed() {
-		return final, nil
-	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return "", err
-	}
-	unlock, err := lockFile(ctx, final+".lock")
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	if installed() {
-		return final, nil
-	}
-	if leftovers, err := filepath.Glob(final + ".tmp-*"); err == nil {
-		for _, dir := range leftovers {
-			_ = os.RemoveAll(dir)
-		}
-	}
-	tmp, err := os.MkdirTemp(cacheDir, "web3js-"+hash+".tmp-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp) // no-op once renamed
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
-			return "", err
-		}
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return "", fmt.Errorf("npm not found on PATH: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
-	cmd.Dir = tmp
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("npm ci in %s failed: %w: %s", tmp, err, tail(out.String(), 2000))
-	}
-	if err := os.WriteFile(filepath.Join(tmp, installedMarker), []byte(hash+"\n"), 0o644); err != nil {
-		return "", err
-	}
-	if err := os.RemoveAll(final); err != nil {
-		return "", err
-	}
-	return final, os.Rename(tmp, final)
+	return npmcache.Install(ctx, cacheDir, npmcache.Project{Name: "web3js", Files: files,
+		Require: []string{"node_modules/@solana/web3.js/package.json"}})
 }
 
 // web3jsConfig is the configuration lifecycle.mjs reads on stdin.
@@ -255,7 +193,7 @@ func TestWeb3jsInstallIsIdempotent(t *testing.T) {
 	for _, f := range web3jsFiles {
 		assert.FileExists(t, filepath.Join(first, f.name))
 	}
-	for _, name := range []string{installedMarker, "node_modules/@solana/web3.js/package.json"} {
+	for _, name := range []string{npmcache.Marker, "node_modules/@solana/web3.js/package.json"} {
 		assert.FileExists(t, filepath.Join(first, name))
 	}
 	kept := filepath.Join(first, "kept")
@@ -285,7 +223,7 @@ func TestWeb3jsStakeLifecycle(t *testing.T) {
 	t.Cleanup(cancel)
 	c := r.RPC()
 
-	cacheDir, err := defaultCacheDir()
+	cacheDir, err := npmcache.DefaultCacheDir()
 	require.NoError(t, err)
 	dir, err := installWeb3js(ctx, cacheDir)
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
+	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/gethdev"
@@ -53,12 +54,27 @@ type EVM struct {
 // Key is a staker's private key, for tests that act as a stranger sending from the address.
 func (e *EVM) Key(addr common.Address) *ecdsa.PrivateKey { return e.keys[addr] }
 
-// startEVM starts the node, deploys the contracts and funds the stakers.
+// startEVM starts the stack's EVM chain (StartEVM) under its directory.
 func (s *Stack) startEVM(ctx context.Context, o EVMOptions) error {
-	e := &EVM{KeyDir: filepath.Join(s.opts.Dir, "evm-keys"), PassphraseFile: filepath.Join(s.opts.Dir, "evm-passphrase"),
-		keys: map[common.Address]*ecdsa.PrivateKey{}}
+	e, err := StartEVM(ctx, s.opts.Dir, o, s.opts.Logger)
 	s.EVM = e
-	node, err := gethdev.Start(ctx, gethdev.Options{Binary: o.Binary, Logger: s.opts.Logger.Named("geth")})
+	return err
+}
+
+// StartEVM starts a geth --dev node, deploys the staking contracts and writes and funds the
+// stakers' keystore files under dir (evm-keys, sealed with the passphrase in evm-passphrase). On
+// an error the returned EVM holds what did start: Close it.
+func StartEVM(ctx context.Context, dir string, o EVMOptions, logger *zap.Logger) (*EVM, error) {
+	e := &EVM{KeyDir: filepath.Join(dir, "evm-keys"), PassphraseFile: filepath.Join(dir, "evm-passphrase"),
+		keys: map[common.Address]*ecdsa.PrivateKey{}}
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return e, e.start(ctx, o, logger)
+}
+
+func (e *EVM) start(ctx context.Context, o EVMOptions, logger *zap.Logger) error {
+	node, err := gethdev.Start(ctx, gethdev.Options{Binary: o.Binary, Logger: logger.Named("geth")})
 	if err != nil {
 		return fmt.Errorf("starting geth: %w", err)
 	}
@@ -136,6 +152,21 @@ func (e *EVM) workerConfig() worker.EVMConfig {
 		MaxGasLimit: 2_000_000,
 	}
 }
+
+// WorkerArgs are the command-line flags that give a cmd/worker process this chain, as
+// workerConfig gives an in-process worker.
+func (e *EVM) WorkerArgs() []string {
+	c := e.workerConfig()
+	return []string{
+		"--evm-rpc", c.RPC.String(), "--evm-keys", c.Keys, "--evm-passphrase-file", c.PassphraseFile,
+		"--polygon-token", c.PolygonToken.String(), "--polygon-stake-manager", c.PolygonStakeManager.String(),
+		"--polygon-validator-shares", c.PolygonValidatorShares.String(),
+		"--polygon-slippage-bps", fmt.Sprint(c.SlippageBps), "--evm-max-gas-limit", fmt.Sprint(c.MaxGasLimit),
+	}
+}
+
+// Close stops the node and the deployment's connections.
+func (e *EVM) Close() { e.close() }
 
 func (e *EVM) close() {
 	if e.Deployment != nil {

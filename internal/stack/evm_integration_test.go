@@ -4,6 +4,7 @@ package stack
 
 import (
 	"context"
+	"flag"
 	"math/big"
 	"os"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
@@ -53,6 +55,12 @@ func TestStackWithEVMChain(t *testing.T) {
 
 	cfg := st.WorkerConfig()
 	require.NoError(t, cfg.Validate())
+	// A worker process given WorkerArgs reads the same EVM settings as the in-process one.
+	var parsed worker.EVMConfig
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	parsed.Register(fs)
+	require.NoError(t, fs.Parse(e.WorkerArgs()))
+	require.Equal(t, cfg.EVM, parsed)
 	p, err := cfg.EVM.SignerPolicy(EVMNetwork)
 	require.NoError(t, err)
 	require.Equal(t, e.Deployment.Token, p.POLToken)

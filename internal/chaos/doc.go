@@ -25,6 +25,13 @@
 //     so it first holds new starts and waits (a while, not forever) until no operation is between
 //     starting and broadcasting.
 //
+// With Config.PolygonOps, Polygon operations (delegates, and delegate -> unstake -> claim chains)
+// run beside them on a geth --dev chain, several per EVM address, under the same process faults,
+// with endpoint 4's faults (a transaction answered for and never forwarded, answers lost); the
+// run advances the staking contracts' epoch while unstakes wait, and CheckPolygon holds the chain
+// to them: each address's nonces used by exactly the reported transactions, no gap, its gas money
+// and POL exact, each unbond claimed once.
+//
 // Operation IDs, staker keys, amounts, vote accounts, fault rates, fault stages and the points of
 // the process faults all derive from Config.Seed, so a rerun with the same seed runs the same plan
 // (timings differ).

@@ -21,6 +21,9 @@ const (
 	// FaultRefusedResend is a re-send refused after its first send landed with its answer lost
 	// (BroadcastLoseThenRefuse).
 	FaultRefusedResend = "broadcastLoseThenRefuse"
+	// FaultPolygonDropped is a Polygon transaction endpoint 4 answered for without forwarding it
+	// to the chain (PolygonSendDropped).
+	FaultPolygonDropped = "polygonSendDropped"
 )
 
 // Lost answers split by how the answer was lost: counted under FaultLostResponse and, by the
@@ -155,7 +158,7 @@ func (c *countingCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 				endpoint = f.String
 			case "fault":
 				kind = f.String
-			case "txSig":
+			case "txSig", "txHash":
 				sig = f.String
 			}
 		}
@@ -164,6 +167,12 @@ func (c *countingCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 			// Logged by the broadcast handler itself, without the endpoint field.
 			if endpoint == "" {
 				endpoint = sandbox.EndpointBroadcast
+			}
+			c.counts.AddSignature(kind, sig)
+		case FaultPolygonDropped:
+			// Logged by endpoint 4's handler, without the endpoint field.
+			if endpoint == "" {
+				endpoint = sandbox.EndpointPolygonSend
 			}
 			c.counts.AddSignature(kind, sig)
 		}

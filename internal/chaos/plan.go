@@ -186,7 +186,7 @@ func (s FaultStage) String() string {
 
 // faultEndpoints are the endpoints a run injects faults into.
 var faultEndpoints = []string{sandbox.EndpointStake, sandbox.EndpointUnstake, sandbox.EndpointWithdraw,
-	sandbox.EndpointBroadcast, sandbox.EndpointValidatorStatus}
+	sandbox.EndpointBroadcast, sandbox.EndpointValidatorStatus, sandbox.EndpointPolygonSend}
 
 // buildEndpoints are the endpoints that build transactions.
 var buildEndpoints = []string{sandbox.EndpointStake, sandbox.EndpointUnstake, sandbox.EndpointWithdraw}
@@ -209,6 +209,7 @@ func ServiceFaults(seed uint64, stage FaultStage) sandbox.FaultConfig {
 		}
 	}
 	lost := band(0.08, 0.15)
+	cfg.PolygonSendLostResponse = sandbox.LostResponse{Rate: lost, Drop: stage == StageLostAnswerDrop}
 	switch stage {
 	case StageLostAnswer500:
 		cfg.BroadcastLostResponse = sandbox.LostResponse{Next: 1, Rate: lost}
@@ -232,6 +233,10 @@ func OpeningFaults(seed uint64) sandbox.FaultConfig {
 		cfg.Endpoints[ep] = f
 	}
 	cfg.BroadcastLoseThenRefuse.Next = 1
+	// The first Polygon transaction is answered for and never forwarded; the next forwarded with
+	// its answer lost.
+	cfg.PolygonSendDropped.Next = 1
+	cfg.PolygonSendLostResponse.Next = 1
 	return cfg
 }
 
@@ -240,6 +245,8 @@ func OpeningFaults(seed uint64) sandbox.FaultConfig {
 // refused re-send's.
 func carryCounts(next, cur sandbox.FaultConfig) sandbox.FaultConfig {
 	next.BroadcastLoseThenRefuse.Next += cur.BroadcastLoseThenRefuse.Next
+	next.PolygonSendDropped.Next += cur.PolygonSendDropped.Next
+	next.PolygonSendLostResponse.Next += cur.PolygonSendLostResponse.Next
 	for ep, f := range next.Endpoints {
 		c := cur.Endpoints[ep]
 		f.Next429 += c.Next429
@@ -269,6 +276,10 @@ type Config struct {
 	Timeout time.Duration
 	// WarpEvery is the least time between two epoch warps.
 	WarpEvery time.Duration
+	// PolygonOps is how many Polygon operations (delegates, and delegate -> unstake -> claim
+	// chains) run beside the Solana ones on a geth --dev chain, from PolygonStakers addresses
+	// (default 2); 0 runs none.
+	PolygonOps, PolygonStakers int
 	// TemporalCLI is the pinned Temporal CLI binary (scripts/tools.sh temporal); required.
 	TemporalCLI string
 	// WorkerBin is a built cmd/worker binary; empty builds one with `go build` into Dir.
@@ -296,6 +307,9 @@ func (c Config) withDefaults() Config {
 	if c.WarpEvery == 0 {
 		c.WarpEvery = 5 * time.Second
 	}
+	if c.PolygonOps > 0 && c.PolygonStakers == 0 {
+		c.PolygonStakers = 2
+	}
 	return c
 }
 
@@ -319,6 +333,9 @@ func (c Config) Validate() error {
 	}
 	if c.WarpEvery <= 0 {
 		errs = append(errs, fmt.Errorf("warp interval %s: want a positive duration", c.WarpEvery))
+	}
+	if c.PolygonOps < 0 || c.PolygonStakers < 0 || (c.PolygonOps > 0 && c.PolygonStakers < 1) {
+		errs = append(errs, fmt.Errorf("polygon ops %d from %d stakers: want 0 or more operations from at least one staker", c.PolygonOps, c.PolygonStakers))
 	}
 	if c.TemporalCLI == "" {
 		errs = append(errs, errors.New("the Temporal CLI path is required (scripts/tools.sh temporal)"))

@@ -80,6 +80,12 @@ func (r *Report) Write(w io.Writer) error {
 	fmt.Fprintf(tw, "  most builds for one transaction\t%d\t\n", r.MaxBuilds)
 	fmt.Fprintf(tw, "broadcasts answered already processed\t%d\t\n", r.AlreadyProcessed)
 	fmt.Fprintf(tw, "signatures broadcast more than once\t%d\t\n", r.Resent)
+	if r.PolygonOps > 0 {
+		fmt.Fprintf(tw, "polygon operations completed\t%d of %d\t\n", r.PolygonCompleted, r.PolygonOps)
+		fmt.Fprintf(tw, "polygon transactions landed\t%d\t\n", r.PolygonTransactions)
+		fmt.Fprintf(tw, "polygon checkpoints advanced\t%d\t\n", r.PolygonCheckpoints)
+		fmt.Fprintf(tw, "polygon transactions never forwarded / landed after\t%d / %d\t\n", r.PolygonDropped, r.PolygonDroppedThenLanded)
+	}
 	_ = tw.Flush()
 
 	b.WriteString("\n")
@@ -179,6 +185,17 @@ func (r *Report) Paths() []Path {
 			ps = append(ps, Path{Name: g.name + ": " + k.name, Count: n,
 				Forced: "the first request of every endpoint gets a 429, the second a 500, the third a dropped connection (Next429, Next500, NextDrop in OpeningFaults)"})
 		}
+	}
+	if r.Config.PolygonOps > 0 {
+		for _, k := range []struct{ kind, name string }{{Fault429, "429 with Retry-After"}, {Fault500, "500"}, {FaultDrop, "dropped connection"}} {
+			ps = append(ps, Path{Name: "polygon send: " + k.name, Count: r.Faults.Get(sandbox.EndpointPolygonSend, k.kind),
+				Forced: "the first requests of endpoint 4 (Next429, Next500, NextDrop in OpeningFaults)"})
+		}
+		ps = append(ps,
+			Path{Name: "polygon: transaction forwarded with its answer lost; the operation completed, landed once", Count: r.PolygonLostAnswers,
+				Forced: "the first Polygon transaction endpoint 4 forwards (PolygonSendLostResponse.Next, OpeningFaults), then at the seeded rate"},
+			Path{Name: "polygon: transaction answered for but never forwarded; sent again from the worker's own reading, landed once", Count: r.PolygonDroppedThenLanded,
+				Forced: "the first Polygon transaction to reach endpoint 4's handler (PolygonSendDropped.Next, OpeningFaults)"})
 	}
 	if r.Config.RestartTemporal {
 		ps = append(ps, Path{Name: "Temporal dev server stopped and started again", Count: r.TemporalRestarts,

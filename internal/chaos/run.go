@@ -140,6 +140,16 @@ type Report struct {
 	// reported, landed once.
 	RefusedResends, RefusedThenDone int
 
+	// PolygonOps and PolygonCompleted count the Polygon operations planned and completed;
+	// PolygonTransactions the transactions they reported; PolygonCheckpoints the epochs the run
+	// advanced for their unstakes.
+	PolygonOps, PolygonCompleted, PolygonTransactions, PolygonCheckpoints int
+	// PolygonDropped is how many Polygon transactions endpoint 4 answered for without forwarding
+	// them; PolygonDroppedThenLanded how many of those an operation still landed, once.
+	PolygonDropped, PolygonDroppedThenLanded int
+	// PolygonLostAnswers is how many Polygon transactions endpoint 4 forwarded while losing its answer.
+	PolygonLostAnswers int
+
 	Violations []Violation
 }
 
@@ -230,6 +240,10 @@ type runner struct {
 	dropped map[string]string
 	// stage is the service's fault stage (event loop only).
 	stage FaultStage
+	// polygon is the EVM chain and the Polygon operations (nil when the run has none).
+	polygon *polygonRun
+	// polygonOutcomes are the Polygon operations' ends, in plan order.
+	polygonOutcomes []PolygonOutcome
 	// warpsHeld keeps the warp loop from warping while the forced expiry runs: a warp would expire
 	// the dropped transaction before the worker is killed while it is being confirmed.
 	warpsHeld bool
@@ -276,6 +290,15 @@ func (r *runner) setUp(ctx context.Context) error {
 		r.log.Info("The picked port was taken before the server bound it; picking again", zap.Error(err))
 	}
 
+	evmRPC := ""
+	if cfg.PolygonOps > 0 {
+		r.log.Info("Starting the EVM chain", zap.Int("stakers", cfg.PolygonStakers))
+		if err := r.setUpPolygon(ctx); err != nil {
+			return err
+		}
+		evmRPC = r.polygon.evm.Node.RPCURL()
+	}
+
 	slog, err := r.logFile("sandbox.log")
 	if err != nil {
 		return err
@@ -290,6 +313,7 @@ func (r *runner) setUp(ctx context.Context) error {
 		Runtime: solanart.Options{SlotDuration: slotDuration, SlotsPerEpoch: slotsPerEpoch, BlockhashValidity: blockhashValidity,
 			Logger: sbLogger.Named("runtime")},
 		Logger: sbLogger.Named("sandbox"),
+		EVMRPC: evmRPC,
 	})
 	if err != nil {
 		return fmt.Errorf("chaos: starting the sandbox: %w", err)
@@ -360,6 +384,9 @@ func (r *runner) setUp(ctx context.Context) error {
 			"--health-fd", "3",
 			"--log-format", "json", "--log-level", "info", "--stop-timeout", "5s", "--pollers", "8",
 		},
+	}
+	if r.polygon != nil {
+		r.worker.args = append(r.worker.args, r.polygon.evm.WorkerArgs()...)
 	}
 	if err := r.worker.run(); err != nil {
 		return err
@@ -447,6 +474,13 @@ func (r *runner) runOps(ctx context.Context) []OpOutcome {
 	bgWG.Add(2)
 	go func() { defer bgWG.Done(); r.warpLoop(bg) }()
 	go func() { defer bgWG.Done(); r.eventLoop(bg) }()
+	var polygonWG sync.WaitGroup
+	if r.polygon != nil {
+		bgWG.Add(1)
+		go func() { defer bgWG.Done(); r.checkpointLoop(bg, 2*time.Second) }()
+		polygonWG.Add(1)
+		go func() { defer polygonWG.Done(); r.polygonOutcomes = r.runPolygonOps(octx) }()
+	}
 
 	outcomes := make([]OpOutcome, len(r.ops))
 	sem := make(chan struct{}, r.cfg.Concurrency)
@@ -479,6 +513,7 @@ func (r *runner) runOps(ctx context.Context) []OpOutcome {
 		}()
 	}
 	wg.Wait()
+	polygonWG.Wait()
 	stopBG()
 	bgWG.Wait()
 	return outcomes
@@ -555,6 +590,12 @@ func (r *runner) start(ctx context.Context, id, summary string, wf, in any) bool
 // await waits for a workflow's result, retrying while Temporal cannot be reached. It records a
 // failure or a still-running state in out and returns false then.
 func (r *runner) await(ctx context.Context, id string, res *wfsolana.Result, out *OpOutcome) bool {
+	return r.awaitResult(ctx, id, res, &out.State, &out.FailedType, &out.Failure)
+}
+
+// awaitResult is await for any workflow's result: state, failedType and failure take the
+// outcome when it is not a completion.
+func (r *runner) awaitResult(ctx context.Context, id string, res any, state, failedType, failure *string) bool {
 	for {
 		err := r.client.GetWorkflow(ctx, id, "").Get(ctx, res)
 		if err == nil {
@@ -562,19 +603,19 @@ func (r *runner) await(ctx context.Context, id string, res *wfsolana.Result, out
 		}
 		var wfErr *temporal.WorkflowExecutionError
 		if errors.As(err, &wfErr) {
-			out.State = StateFailed
-			out.FailedType = failureType(err)
-			out.Failure = fmt.Sprintf("%s: %v", id, err)
+			*state = StateFailed
+			*failedType = failureType(err)
+			*failure = fmt.Sprintf("%s: %v", id, err)
 			r.log.Warn("Operation failed", zap.String("operationId", id), zap.Error(err))
 			return false
 		}
 		if ctx.Err() != nil {
-			out.State = StateRunning
+			*state = StateRunning
 			return false
 		}
 		r.log.Debug("Waiting for a result failed; retrying", zap.String("operationId", id), zap.Error(err))
 		if !sleepCtx(ctx, time.Second) {
-			out.State = StateRunning
+			*state = StateRunning
 			return false
 		}
 	}
@@ -1063,6 +1104,11 @@ func (r *runner) finish(ctx context.Context, rep *Report, outcomes []OpOutcome) 
 			}
 		}
 	}
+	if r.polygon != nil {
+		if err := r.finishPolygon(rctx, rep); err != nil {
+			return err
+		}
+	}
 	rep.AlreadyProcessed, err = countLines(filepath.Join(r.cfg.Dir, "worker.log"), "Broadcast: already processed")
 	if err != nil {
 		return err
@@ -1102,6 +1148,9 @@ func (r *runner) close() {
 	}
 	if r.sb != nil {
 		_ = r.sb.Close()
+	}
+	if r.polygon != nil && r.polygon.evm != nil {
+		r.polygon.evm.Close()
 	}
 	if r.temporal != nil {
 		r.temporal.stop(20 * time.Second)

@@ -79,7 +79,7 @@ func TestCheckPolygonFindsEachLie(t *testing.T) {
 		mutate func(*PolygonObservation)
 		want   string
 	}{
-		"operation not completed": {func(o *PolygonObservation) { o.Ops[0].State = StateFailed }, "did not complete"},
+		"operation not completed":      {func(o *PolygonObservation) { o.Ops[0].State = StateFailed }, "did not complete"},
 		"reported transaction missing": {func(o *PolygonObservation) { o.Receipts["0x02"] = ReceiptView{} }, "is not on chain"},
 		"reverted": {func(o *PolygonObservation) {
 			r := o.Receipts["0x06"]
@@ -102,10 +102,12 @@ func TestCheckPolygonFindsEachLie(t *testing.T) {
 			v.NonceAfter++
 			o.Addresses[addrA] = v
 		}, "sent 7 transactions, the operations reported 6"},
-		"gas money off": {func(o *PolygonObservation) { o.Addresses[addrA].ETHAfter.Sub(o.Addresses[addrA].ETHAfter, big.NewInt(1)) }, "gas money"},
+		"gas money off": {func(o *PolygonObservation) {
+			o.Addresses[addrA].ETHAfter.Sub(o.Addresses[addrA].ETHAfter, big.NewInt(1))
+		}, "gas money"},
 		"delegated twice": {func(o *PolygonObservation) { o.Addresses[addrA].POLAfter.Sub(o.Addresses[addrA].POLAfter, pol(5)) }, "POL wei"},
-		"stake off":        {func(o *PolygonObservation) { o.Staked[addrA+"/"+shareX] = pol(12) }, "delegated less unstaked"},
-		"not claimed":      {func(o *PolygonObservation) { o.UnbondShares["u2"] = big.NewInt(5) }, "not claimed"},
+		"stake off":       {func(o *PolygonObservation) { o.Staked[addrA+"/"+shareX] = pol(12) }, "delegated less unstaked"},
+		"not claimed":     {func(o *PolygonObservation) { o.UnbondShares["u2"] = big.NewInt(5) }, "not claimed"},
 		"a step missing": {func(o *PolygonObservation) {
 			o.Ops[1].Unstake.Transactions = o.Ops[1].Unstake.Transactions[:1]
 			v := o.Addresses[addrA]

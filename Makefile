@@ -73,11 +73,11 @@ test-chaos: tools
 chaos: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/chaos $(ARGS)
 
-## bench: orchestration benchmark on the local stack (in-memory server, about 22 minutes; results and table in .artifacts/bench/)
+## bench: orchestration benchmark on the local stack (in-memory server, Solana sides and a Polygon delegate side on geth --dev, about 26 minutes; results and table in .artifacts/bench/)
 bench: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench $(BENCH_FLAGS)
 
-## bench-full: both server modes and 10,000 parked unstakes (about 47 minutes on 2 cores)
+## bench-full: both server modes and 10,000 parked unstakes (about 51 minutes on 2 cores)
 bench-full: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench -server memory,file -park 10000 -park-concurrency 48
 

@@ -66,6 +66,8 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.DurationVar(&b.ConfirmPoll, "confirm-poll", d.ConfirmPoll, "signature status poll interval (workflow and bare client)")
 	fs.IntVar(&b.Stakers, "stakers", d.Stakers, "staker keys the operations share")
 	fs.Uint64Var(&b.Lamports, "lamports", d.Lamports, "lamports per stake")
+	fs.IntVar(&b.PolygonOps, "polygon-ops", d.PolygonOps, "Polygon delegates per side (orchestrated, bare) on a geth --dev chain, on the first server mode (0: no Polygon sides)")
+	fs.IntVar(&b.PolygonConcurrency, "polygon-concurrency", d.PolygonConcurrency, "Polygon delegates at once, each from its own address")
 	fs.Var(&c.DynamicConfig, "dynamic-config", "extra dev-server dynamic config values key=value, comma-separated")
 	fs.BoolVar(&b.EagerStart, "eager-start", false, "start workflows eagerly on the starting worker (every side)")
 	fs.StringVar(&b.GRPCCompression, "grpc-compression", "none", "gRPC compression to Temporal of the worker and the client: none or gzip (every side)")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -22,6 +22,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/stack"
@@ -103,6 +104,13 @@ type Config struct {
 	// Stakers is how many staker keys share the operations; Lamports what each stake moves.
 	Stakers  int
 	Lamports uint64
+	// PolygonOps is how many Polygon delegates each Polygon side runs on the first server mode's
+	// stack (0: no Polygon sides, no EVM chain), PolygonConcurrency how many at once, each from
+	// its own address; PolygonWei what each delegates.
+	PolygonOps, PolygonConcurrency int
+	PolygonWei                     *big.Int
+	// PolygonConfirmPoll is how often both Polygon sides read the chain while confirming.
+	PolygonConfirmPoll time.Duration
 	// Logger receives progress lines; SDKLogger the Temporal SDK's and the workflows' logs (both
 	// default no-op).
 	Logger    *zap.Logger
@@ -132,6 +140,12 @@ func DefaultConfig() Config {
 		ConfirmPoll:       5 * time.Millisecond,
 		Stakers:           16,
 		Lamports:          2_000_000_000,
+		// Each delegate is two transactions final on geth --dev, about a minute whatever the
+		// orchestration: 8 per side, 4 at once, keep the Polygon sides near four minutes.
+		PolygonOps:         8,
+		PolygonConcurrency: 4,
+		PolygonConfirmPoll: 500 * time.Millisecond,
+		PolygonWei:         new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil),
 	}
 }
 
@@ -180,8 +194,15 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("bench: unknown side %q (want one of %s)", name, strings.Join(known, ", "))
 		}
 	}
-	if c.Warmup < 0 || c.Park < 0 {
-		return c, errors.New("bench: Warmup and Park must not be negative")
+	if c.Warmup < 0 || c.Park < 0 || c.PolygonOps < 0 {
+		return c, errors.New("bench: Warmup, Park and PolygonOps must not be negative")
+	}
+	if c.PolygonOps > 0 {
+		setDefault(&c.PolygonConcurrency, d.PolygonConcurrency)
+		setDefault(&c.PolygonConfirmPoll, d.PolygonConfirmPoll)
+		if c.PolygonWei == nil || c.PolygonWei.Sign() <= 0 {
+			c.PolygonWei = d.PolygonWei
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
@@ -237,14 +258,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // env is one running stack with the benchmark's worker and clients.
 type env struct {
-	cfg     Config
-	st      *stack.Stack
-	c       client.Client
-	w       sdkworker.Worker
-	bare    *Bare
-	vote    string
-	stakers []string
-	mode    string
+	cfg  Config
+	st   *stack.Stack
+	c    client.Client
+	w    sdkworker.Worker
+	bare *Bare
+	// barePolygon is the Polygon bare side (nil without the EVM chain).
+	barePolygon *BarePolygon
+	vote        string
+	stakers     []string
+	mode        string
 
 	slowMu  sync.Mutex
 	slowest *SlowOp
@@ -330,6 +353,17 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 			run.ratios()
 			run.byRound(sides, rounds)
 			mr.Runs = append(mr.Runs, run)
+		}
+		if e.barePolygon != nil && rep.Polygon == nil {
+			ph := rep.phase(fmt.Sprintf("%s: Polygon delegate, %d ops per side at C=%d in %d rounds", mode, cfg.PolygonOps, cfg.PolygonConcurrency, cfg.Rounds))
+			pr, err := e.measurePolygon(ctx)
+			ph.end()
+			if err != nil {
+				return nil, nil, fmt.Errorf("polygon: %w", err)
+			}
+			rep.Polygon = pr
+			log.Info("Measured Polygon", zap.Float64("orchestratedOpsPerSec", pr.Orchestrated.OpsPerSec),
+				zap.Float64("bareOpsPerSec", pr.Bare.OpsPerSec), zap.Duration("orchestratedP50", pr.Orchestrated.P50.Std()))
 		}
 		mr.LoadAfter = loadAvg()
 		if rss, err := e.serverRSS(); err == nil {
@@ -485,20 +519,6 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 	if err != nil {
 		return nil, err
 	}
-	e.w = sdkworker.New(st.Client, workflows.TaskQueue, sdkworker.Options{
-		MaxConcurrentWorkflowTaskPollers:       cfg.Pollers,
-		MaxConcurrentActivityTaskPollers:       cfg.Pollers,
-		MaxConcurrentActivityExecutionSize:     cfg.MaxConcurrentActivities,
-		MaxConcurrentWorkflowTaskExecutionSize: cfg.MaxConcurrentWorkflowTasks,
-		WorkerStopTimeout:                      5 * time.Second,
-	})
-	// The benchmark runs Solana operations only: the EVM activities are registered serving no network.
-	worker.Register(e.w, acts, &actevm.Activities{})
-	RegisterCeiling(e.w)
-	if err := e.w.Start(); err != nil {
-		return nil, fmt.Errorf("starting the benchmark worker: %w", err)
-	}
-
 	keys, err := signer.LoadSolanaKeyring(st.KeyDir)
 	if err != nil {
 		return nil, err
@@ -511,6 +531,26 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		apiclient.WithUserAgent("stakeflow-bench"))
 	if err != nil {
 		return nil, err
+	}
+	// Without Polygon sides the EVM activities serve no network.
+	evmActs := &actevm.Activities{}
+	if st.EVM != nil {
+		if evmActs, err = worker.NewEVMActivities(ctx, st.WorkerConfig(), zap.NewNop(), svc, st.Client); err != nil {
+			return nil, err
+		}
+		e.barePolygon = &BarePolygon{Acts: evmActs, Network: stack.EVMNetwork, Poll: cfg.PolygonConfirmPoll}
+	}
+	e.w = sdkworker.New(st.Client, workflows.TaskQueue, sdkworker.Options{
+		MaxConcurrentWorkflowTaskPollers:       cfg.Pollers,
+		MaxConcurrentActivityTaskPollers:       cfg.Pollers,
+		MaxConcurrentActivityExecutionSize:     cfg.MaxConcurrentActivities,
+		MaxConcurrentWorkflowTaskExecutionSize: cfg.MaxConcurrentWorkflowTasks,
+		WorkerStopTimeout:                      5 * time.Second,
+	})
+	worker.Register(e.w, acts, evmActs)
+	RegisterCeiling(e.w)
+	if err := e.w.Start(); err != nil {
+		return nil, fmt.Errorf("starting the benchmark worker: %w", err)
 	}
 	e.bare = &Bare{
 		Service: svc, Signer: signer.NewSolana(keys, signer.SolanaPolicy{}), Keys: keys,
@@ -788,11 +828,22 @@ func (e *env) pids() (server, node int, err error) {
 }
 
 func (e *env) cpu() cpuSample {
-	self := os.Getpid()
-	server, node, err := e.pids()
+	_, node, err := e.pids()
 	if err != nil {
 		return cpuSample{}
 	}
+	return e.cpuWith(node)
+}
+
+// cpuWith samples the server's and the benchmark's CPU, and chain's: the process of the chain
+// the side runs on (the Solana runtime, or geth).
+func (e *env) cpuWith(chain int) cpuSample {
+	self := os.Getpid()
+	server, _, err := e.pids()
+	if err != nil {
+		return cpuSample{}
+	}
+	node := chain
 	var s cpuSample
 	var errs [3]error
 	s.server, errs[0] = CPUTime(server)

@@ -12,6 +12,9 @@
 //     benchmark's worker;
 //   - bare: the same service calls, verification, signing and confirmation from plain Go, with
 //     no Temporal;
+//   - Polygon: PolygonDelegateWorkflows on the stack's geth --dev chain against a bare client
+//     calling the worker's EVM activities in-process in the workflow's order (BarePolygon), each
+//     side from addresses of its own;
 //   - parking: UnstakeWorkflows waiting for deactivation, with the worker's and the server's
 //     resident memory and the worker's goroutines.
 //

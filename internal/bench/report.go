@@ -27,6 +27,8 @@ type Report struct {
 	Modes []ModeReport `json:"modes"`
 	// Park is the parking measurement (nil when not run).
 	Park *ParkReport `json:"park,omitempty"`
+	// Polygon is the Polygon delegate measured orchestrated and bare (nil when not run).
+	Polygon *PolygonReport `json:"polygon,omitempty"`
 	// Phases lists how long each phase took, in order.
 	Phases []Phase  `json:"phases"`
 	Total  Duration `json:"total"`
@@ -277,6 +279,7 @@ func (r *Report) Markdown() string {
 			}
 		}
 	}
+	b.WriteString(r.Polygon.markdown())
 	if p := r.Park; p != nil {
 		fmt.Fprintf(&b, "\nParked %d UnstakeWorkflows at the deactivation wait (%s server, worker in-process, sticky cache %d, %.1f parked/s):\n\n",
 			p.Workflows, p.Mode, p.StickyCache, p.StartRate)

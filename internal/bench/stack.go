@@ -9,9 +9,16 @@ import (
 
 // startLocalStack starts the local stack (internal/stack) without its worker: the benchmark runs
 // its own, which also registers the ceiling workflows. The dev server takes the configured extra
-// dynamic configuration, and a database file in file mode.
+// dynamic configuration, and a database file in file mode; with Polygon sides, the geth --dev
+// chain too.
 func startLocalStack(ctx context.Context, cfg Config, mode, dir string, lamportsPerStaker uint64) (*stack.Stack, error) {
+	var evm *stack.EVMOptions
+	if cfg.PolygonOps > 0 {
+		// The Polygon sides' chain: one address per concurrent delegate of each side.
+		evm = &stack.EVMOptions{Stakers: 2 * cfg.PolygonConcurrency}
+	}
 	return stack.Start(ctx, stack.Options{
+		EVM:                 evm,
 		TemporalCLI:         cfg.TemporalCLI,
 		Dir:                 dir,
 		Persist:             mode == ModeFile,

@@ -271,6 +271,14 @@ func newEVMActivities(ctx context.Context, cfg Config, logger *zap.Logger, h cli
 	return acts, proven, nil
 }
 
+// NewEVMActivities builds the EVM activities as the worker does, for a process that runs a worker
+// of its own (the benchmark): svc is the staking service (endpoint 4), c the Temporal client that
+// starts the nonce sequencers. Each network's RPC is proven on its first read.
+func NewEVMActivities(ctx context.Context, cfg Config, logger *zap.Logger, svc actevm.StakingService, c client.Client) (*actevm.Activities, error) {
+	acts, _, err := newEVMActivities(ctx, cfg, logger, nil, svc, c)
+	return acts, err
+}
+
 // noKeys holds no key: the EVM activities of a worker without EVM settings.
 type noKeys struct{}
 

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"testing"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 )
 
 type scheduleDescription struct {
@@ -74,4 +77,59 @@ func TestScheduledStake(t *testing.T) {
 	require.NoError(t, err, out)
 	_, err = starterRun(t, "schedule", "describe", "--schedule-id", id)
 	require.Error(t, err)
+}
+
+// TestScheduledPolygonRestake schedules a Polygon restake through the admin tool (the compounding
+// an operator runs weekly), triggers it, and checks on the real chain that the run restaked
+// exactly the rewards accrued, in one restakePOL transaction, as an ordinary Polygon operation
+// with an ID derived from the schedule's.
+func TestScheduledPolygonRestake(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := st.EVM
+	staker, v := e.Stakers[4], e.Deployment.Validators[1]
+	out, err := starterRun(t, "polygon", "delegate", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
+		"--validator-share", v.Share.Hex(), "--pol", "40", "--id", operationID(t, "polygon-delegate"), "--wait", "--json")
+	require.NoError(t, err, out)
+
+	id := "weekly-restake-" + time.Now().Format("150405.000000")
+	out, err = starterRun(t, "schedule", "create", "--schedule-id", id, "--cron", "0 9 * * MON", "--chain", "polygon",
+		"--operation", "restake", "--network", stack.EVMNetwork, "--staker", staker.Hex(), "--validator-share", v.Share.Hex())
+	require.NoError(t, err, out)
+	t.Cleanup(func() { _, _ = starterRun(t, "schedule", "delete", "--schedule-id", id) })
+
+	require.NoError(t, e.Deployment.AdvanceEpochs(ctx, 1), "a checkpoint pays rewards")
+	staked, _, err := e.Deployment.TotalStake(ctx, v.Share, staker)
+	require.NoError(t, err)
+	nonce, err := e.Node.Client().NonceAt(ctx, staker, nil)
+	require.NoError(t, err)
+	out, err = starterRun(t, "schedule", "trigger", "--schedule-id", id)
+	require.NoError(t, err, out)
+	var opID string
+	require.Eventually(t, func() bool {
+		d := describeSchedule(t, id)
+		if len(d.Recent) == 0 {
+			return false
+		}
+		opID = d.Recent[0].OperationID
+		return true
+	}, 30*time.Second, 200*time.Millisecond)
+	require.Regexp(t, "^"+id+"-", opID)
+
+	var res wfpolygon.Result
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	require.NoError(t, st.Client.GetWorkflow(wctx, opID, "").Get(wctx, &res))
+	require.Equal(t, wfpolygon.OpRestake, res.Operation)
+	require.Len(t, res.Transactions, 1)
+	require.Equal(t, "restake", res.Transactions[0].Kind)
+	after, _, err := e.Deployment.TotalStake(ctx, v.Share, staker)
+	require.NoError(t, err)
+	require.Equal(t, 1, after.Cmp(staked), "the rewards were restaked: %s -> %s", staked, after)
+	left, err := e.Deployment.LiquidRewards(ctx, v.Share, staker)
+	require.NoError(t, err)
+	require.Zero(t, left.Sign(), "no rewards left liquid")
+	nonceAfter, err := e.Node.Client().NonceAt(ctx, staker, nil)
+	require.NoError(t, err)
+	require.Equal(t, nonce+1, nonceAfter, "one transaction, once")
 }

@@ -8,10 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/workflows"
+	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
@@ -90,13 +93,19 @@ func (r *runner) scheduleCmd(fs *flag.FlagSet, verb string) (func(context.Contex
 func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Context) error {
 	var in wfsolana.StakeInput
 	var lamports, sol, cron, overlap string
+	var chain, operation, share, polAmount, weiAmount string
 	var every, offset, catchup time.Duration
 	var paused, pauseOnFailure bool
-	fs.StringVar(&in.Network, "network", "", "Solana network: mainnet-beta or testnet")
+	fs.StringVar(&chain, "chain", wfsolana.Chain, "chain of the scheduled operation: solana or polygon")
+	fs.StringVar(&operation, "operation", "", "operation each run starts: solana stake (default); polygon delegate, withdraw-rewards or restake")
+	fs.StringVar(&in.Network, "network", "", "network: Solana mainnet-beta or testnet; Polygon (Ethereum) mainnet, sepolia or dev")
 	fs.StringVar(&in.Staker, "staker", "", "staker address")
 	fs.StringVar(&lamports, "lamports", "", "amount of each stake in lamports")
 	fs.StringVar(&sol, "sol", "", "amount of each stake in SOL")
 	fs.StringVar(&in.VoteAccount, "vote-account", "", "validator vote account (default: chosen by the service within the worker's --allowed-vote-accounts)")
+	fs.StringVar(&share, "validator-share", "", "Polygon: the validator's ValidatorShare contract (0x...)")
+	fs.StringVar(&polAmount, "pol", "", "Polygon delegate: amount of each run in POL")
+	fs.StringVar(&weiAmount, "wei", "", "Polygon delegate: amount of each run in wei")
 	fs.StringVar(&in.RequestedBy, "requested-by", "", "who requests each run (cannot approve it; default the OS user)")
 	fs.StringVar(&cron, "cron", "", `cron expression, e.g. "0 9 * * MON" (UTC)`)
 	fs.DurationVar(&every, "every", 0, "interval between runs, e.g. 24h")
@@ -126,20 +135,42 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 		if !ok {
 			return fail(fmt.Sprintf("--overlap %q: want one of skip, buffer-one, buffer-all, cancel-other, terminate-other, allow-all", overlap))
 		}
-		n, err := parseLamports(lamports, sol)
-		if err != nil {
-			return fail(err.Error())
-		}
-		if n == 0 {
-			return fail("give the amount with --lamports or --sol")
-		}
-		in.Lamports = n
 		if in.RequestedBy == "" {
 			// Each run is requested by whoever created the schedule: they cannot approve it.
 			in.RequestedBy = currentUser()
 		}
-		if err := in.Validate(); err != nil {
-			return fail(err.Error())
+		var action scheduledAction
+		switch chain {
+		case wfsolana.Chain:
+			if operation != "" && operation != "stake" {
+				return fail(fmt.Sprintf("--operation %q: a Solana schedule stakes (stake)", operation))
+			}
+			if share != "" || polAmount != "" || weiAmount != "" {
+				return fail("--validator-share, --pol and --wei are Polygon's: give --chain polygon")
+			}
+			n, err := parseLamports(lamports, sol)
+			if err != nil {
+				return fail(err.Error())
+			}
+			if n == 0 {
+				return fail("give the amount with --lamports or --sol")
+			}
+			in.Lamports = n
+			if err := in.Validate(); err != nil {
+				return fail(err.Error())
+			}
+			action = scheduledAction{workflow: wfsolana.StakeWorkflow, input: in, summary: wfsolana.StakeSummary(in), attrs: wfsolana.StakeAttributes(in)}
+		case wfpolygon.Chain:
+			a, err := polygonScheduled(operation, in.Network, in.Staker, share, polAmount, weiAmount, in.RequestedBy)
+			if err != nil {
+				return fail(err.Error())
+			}
+			if lamports != "" || sol != "" || in.VoteAccount != "" {
+				return fail("--lamports, --sol and --vote-account are Solana's")
+			}
+			action = a
+		default:
+			return fail(fmt.Sprintf("--chain %q: want solana or polygon", chain))
 		}
 		spec := client.ScheduleSpec{}
 		if cron != "" {
@@ -152,7 +183,7 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 			return err
 		}
 		defer c.Close()
-		start := StartOptions(*id, wfsolana.StakeSummary(in), wfsolana.StakeAttributes(in)...)
+		start := StartOptions(*id, action.summary, action.attrs...)
 		_, err = c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 			ID:   *id,
 			Spec: spec,
@@ -160,8 +191,8 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 				// Each run's workflow ID is this ID plus the scheduled time, so a scheduled time
 				// can start at most one operation.
 				ID:                    *id,
-				Workflow:              wfsolana.StakeWorkflow,
-				Args:                  []any{in},
+				Workflow:              action.workflow,
+				Args:                  []any{action.input},
 				TaskQueue:             workflows.TaskQueue,
 				StaticSummary:         "scheduled " + start.StaticSummary,
 				TypedSearchAttributes: start.TypedSearchAttributes,
@@ -175,7 +206,7 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 		if err != nil {
 			return fmt.Errorf("create schedule %s: %w", *id, err)
 		}
-		return r.print(fmt.Sprintf("created schedule %s: %s, %s", *id, describeSpec(cron, every, offset), wfsolana.StakeSummary(in)),
+		return r.print(fmt.Sprintf("created schedule %s: %s, %s", *id, describeSpec(cron, every, offset), action.summary),
 			map[string]string{"scheduleId": *id})
 	}
 }
@@ -284,3 +315,50 @@ func (r *runner) scheduleList() func(context.Context) error {
 }
 
 var errNoVerb = errors.New("schedule: give a command: create, list, describe, pause, unpause, trigger, delete")
+
+// scheduledAction is what each run of a schedule starts.
+type scheduledAction struct {
+	workflow any
+	input    any
+	summary  string
+	attrs    []temporal.SearchAttributeUpdate
+}
+
+// polygonScheduled is a Polygon schedule's action: a delegate of the amount given, or a rewards
+// withdrawal or restake (no amount: each run takes what has accrued).
+func polygonScheduled(operation, network, staker, share, pol, wei, requestedBy string) (scheduledAction, error) {
+	var in any
+	amount := ""
+	switch operation {
+	case wfpolygon.OpDelegate:
+		w, err := parseWei(wei, pol)
+		if err != nil {
+			return scheduledAction{}, err
+		}
+		amount = w
+		d := wfpolygon.DelegateInput{Network: network, Staker: staker, ValidatorShare: share, Amount: amount, RequestedBy: requestedBy}
+		if err := d.Validate(); err != nil {
+			return scheduledAction{}, err
+		}
+		in = d
+	case wfpolygon.OpWithdrawRewards, wfpolygon.OpRestake:
+		if pol != "" || wei != "" {
+			return scheduledAction{}, fmt.Errorf("--pol and --wei: %s takes the rewards accrued, no amount", operation)
+		}
+		rw := wfpolygon.RewardsInput{Network: network, Staker: staker, ValidatorShare: share, RequestedBy: requestedBy}
+		if err := rw.Validate(); err != nil {
+			return scheduledAction{}, err
+		}
+		in = rw
+	case "":
+		return scheduledAction{}, fmt.Errorf("give --operation: delegate, withdraw-rewards or restake")
+	default:
+		return scheduledAction{}, fmt.Errorf("--operation %q: a Polygon schedule runs delegate, withdraw-rewards or restake (an unstake waits days for its claim: start it by hand)", operation)
+	}
+	types := map[string]string{wfpolygon.OpDelegate: wfpolygon.DelegateWorkflowType,
+		wfpolygon.OpWithdrawRewards: wfpolygon.WithdrawRewardsWorkflowType, wfpolygon.OpRestake: wfpolygon.RestakeWorkflowType}
+	stakerHex := common.HexToAddress(staker).Hex()
+	return scheduledAction{workflow: types[operation], input: in,
+		summary: wfpolygon.Summary(operation, network, stakerHex, common.HexToAddress(share).Hex(), amount),
+		attrs:   wfpolygon.Attributes(operation, network, stakerHex)}, nil
+}

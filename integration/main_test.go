@@ -133,7 +133,7 @@ func run(m *testing.M) int {
 		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000, Logger: logger.Named("runtime")},
 		EpochRecheck: time.Second,
 		Stakers:      24, StakerLamports: 100 * sol,
-		EVM:               &stack.EVMOptions{Stakers: 5},
+		EVM:               &stack.EVMOptions{Stakers: 6},
 		ApprovalThreshold: approvalThreshold,
 		Logger:            logger, WorkerLogger: logger.Named("worker"),
 	})

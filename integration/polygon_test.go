@@ -223,3 +223,36 @@ func testPolygonDroppedTransactionLandsOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, after.Cmp(before), "the rewards reached the staker")
 }
+
+// TestPolygonLyingServiceHashIsNotBelieved has endpoint 4 forward a withdraw-rewards honestly but
+// answer another transaction hash (a lying service): the operation believes its own signed bytes
+// and its own RPC, completes with the hash the chain holds, and sends nothing more. (Polygon
+// transactions are built and verified locally: endpoint 4 is the only place the service can lie.)
+func TestPolygonLyingServiceHashIsNotBelieved(t *testing.T) {
+	ctx := context.Background()
+	e := st.EVM
+	staker, v := e.Stakers[5], e.Deployment.Validators[0]
+	out, err := starterRun(t, "polygon", "delegate", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
+		"--validator-share", v.Share.Hex(), "--pol", "25", "--id", operationID(t, "polygon-delegate"), "--wait", "--json")
+	require.NoError(t, err, out)
+	require.NoError(t, e.Deployment.AdvanceEpochs(ctx, 1), "a checkpoint pays rewards")
+	nonceBefore, err := e.Node.Client().NonceAt(ctx, staker, nil)
+	require.NoError(t, err)
+
+	require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{PolygonSendWrongHash: sandbox.LostResponse{Next: 1}}))
+	t.Cleanup(func() { require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{})) })
+	id := operationID(t, "polygon-rewards")
+	out, err = starterRun(t, "polygon", "withdraw-rewards", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
+		"--validator-share", v.Share.Hex(), "--id", id, "--wait", "--json")
+	require.NoError(t, err, out)
+	require.Zero(t, st.Sandbox.Faults().PolygonSendWrongHash.Next, "the service did lie about the hash")
+	res := decodePolygon(t, out)
+	require.Len(t, res.Transactions, 1)
+	paidFee(t, res.Transactions[0].TxID) // on chain, succeeded: the hash reported is the chain's
+	nonceAfter, err := e.Node.Client().NonceAt(ctx, staker, nil)
+	require.NoError(t, err)
+	require.Equal(t, nonceBefore+1, nonceAfter, "one transaction landed, once")
+	out, err = starterRun(t, "status", "--id", id, "--json")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "not the signed bytes", "the lie is recorded on the attempt")
+}

@@ -589,6 +589,9 @@ func (s *CoreSuite) TestBroadcastOtherwiseFailingLetsTheChainDecide() {
 	r := s.result()
 	s.Equal("tx-1", r.Records[0].TxID)
 	s.Equal(1, s.f.confirmed)
+	st := s.status()
+	s.Equal("lost answer", st.Attempts[0].BroadcastError, "why the chain had to decide stays on the attempt")
+	s.Equal(activities.OutcomeFinalized, st.Attempts[0].Outcome)
 }
 
 func (s *CoreSuite) TestFreshnessRefusalSendsNothing() {

@@ -154,6 +154,7 @@ func (o *Operation) Transact(ctx workflow.Context, tx Tx) (TxRecord, error) {
 			// Expired, retries exhausted, a refusal after an earlier send whose answer was lost: the
 			// earlier send may have landed, so the chain decides below.
 			o.logger.Warn("Broadcast did not succeed; checking the chain", "txId", signed.TxID, "error", berr)
+			current.BroadcastError = Reason(berr)
 		}
 
 		rec, expired, err := o.settle(ctx, dctx, tx, build, current)

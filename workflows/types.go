@@ -140,6 +140,10 @@ type Attempt struct {
 	MaxFee string `json:"maxFee,omitempty"`
 	Fee    string `json:"fee,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// BroadcastError is what the broadcast said when it did not succeed while the transaction
+	// may still have reached the chain (a lost answer, a service answering another hash): the
+	// chain decided where it ended, and this says why it had to.
+	BroadcastError string `json:"broadcastError,omitempty"`
 }
 
 // Approval decisions.

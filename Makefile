@@ -10,7 +10,7 @@ TEMPORAL_CLI = $(shell scripts/tools.sh temporal)
 # the targets that start one; internal/gethdev reads it from $GETH.
 test-unit test-integration record-histories test-chaos chaos bench bench-full demo dev ui-check: export GETH = $(shell scripts/tools.sh geth)
 
-.PHONY: all bench bench-full bench-go lint test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
+.PHONY: all bench bench-full bench-go lint test-stacks test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
 
 all: build
 
@@ -23,8 +23,13 @@ vet:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags integration $(PKGS)
 
-## test: everything CI runs: vet and linters, unit tests (race detector), fuzz smoke, integration tests on real parts, the Web UI check
-test: vet lint test-unit fuzz-smoke deploy-check test-integration ui-check test-chaos
+## test: everything CI runs: vet and linters, unit tests (race detector), fuzz smoke, integration tests on real parts, the Web UI check, the small chaos run
+test: vet lint test-unit fuzz-smoke deploy-check test-stacks
+
+## test-stacks: the three suites that each start a local stack (Temporal dev server, sandbox, Solana runtime, geth), at once:
+## most of their time is waiting on chains (finality, epochs), so together they take little longer than the longest alone
+test-stacks: tools
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-integration ui-check test-chaos
 
 ## lint: workflowcheck (determinism of workflow code), staticcheck, errcheck (pinned; scripts/tools.sh lint)
 lint:

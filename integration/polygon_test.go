@@ -44,6 +44,16 @@ func TestPolygon(t *testing.T) {
 	}
 }
 
+// delegateWait delegates pol POL from staker to share through the admin tool and waits until the
+// delegate is final.
+func delegateWait(t *testing.T, staker, share common.Address, pol string) wfpolygon.Result {
+	t.Helper()
+	out, err := starterRun(t, "polygon", "delegate", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
+		"--validator-share", share.Hex(), "--pol", pol, "--id", operationID(t, "polygon-delegate"), "--wait", "--json")
+	require.NoError(t, err, out)
+	return decodePolygon(t, out)
+}
+
 // paidFee is what a transaction paid, from its receipt: gas used x effective gas price.
 func paidFee(t *testing.T, hash string) *big.Int {
 	t.Helper()
@@ -149,12 +159,10 @@ func testPolygonUnstakeWaitsThenClaims(t *testing.T) {
 	ctx := context.Background()
 	e := st.EVM
 	staker, v := e.Stakers[1], e.Deployment.Validators[1]
-	out, err := starterRun(t, "polygon", "delegate", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
-		"--validator-share", v.Share.Hex(), "--pol", "50", "--id", operationID(t, "polygon-delegate"), "--wait", "--json")
-	require.NoError(t, err, out)
+	delegateWait(t, staker, v.Share, "50")
 
 	id := operationID(t, "polygon-unstake")
-	out, err = starterRun(t, "polygon", "unstake", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
+	out, err := starterRun(t, "polygon", "unstake", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
 		"--validator-share", v.Share.Hex(), "--pol", "20", "--id", id, "--json")
 	require.NoError(t, err, out)
 	waitStep(t, id, wfpolygon.StepWaitingWithdrawal)
@@ -197,9 +205,7 @@ func testPolygonDroppedTransactionLandsOnce(t *testing.T) {
 	ctx := context.Background()
 	e := st.EVM
 	staker, v := e.Stakers[2], e.Deployment.Validators[0]
-	out, err := starterRun(t, "polygon", "delegate", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
-		"--validator-share", v.Share.Hex(), "--pol", "30", "--id", operationID(t, "polygon-delegate"), "--wait", "--json")
-	require.NoError(t, err, out)
+	delegateWait(t, staker, v.Share, "30")
 	require.NoError(t, e.Deployment.AdvanceEpochs(ctx, 1), "a checkpoint pays rewards")
 	rewards, err := e.Deployment.LiquidRewards(ctx, v.Share, staker)
 	require.NoError(t, err)
@@ -211,7 +217,7 @@ func testPolygonDroppedTransactionLandsOnce(t *testing.T) {
 
 	require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{PolygonSendDropped: sandbox.LostResponse{Next: 1}}))
 	t.Cleanup(func() { require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{})) })
-	out, err = starterRun(t, "polygon", "withdraw-rewards", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
+	out, err := starterRun(t, "polygon", "withdraw-rewards", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
 		"--validator-share", v.Share.Hex(), "--id", operationID(t, "polygon-rewards"), "--wait", "--json")
 	require.NoError(t, err, out)
 	res := decodePolygon(t, out)
@@ -232,9 +238,7 @@ func TestPolygonLyingServiceHashIsNotBelieved(t *testing.T) {
 	ctx := context.Background()
 	e := st.EVM
 	staker, v := e.Stakers[5], e.Deployment.Validators[0]
-	out, err := starterRun(t, "polygon", "delegate", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
-		"--validator-share", v.Share.Hex(), "--pol", "25", "--id", operationID(t, "polygon-delegate"), "--wait", "--json")
-	require.NoError(t, err, out)
+	delegateWait(t, staker, v.Share, "25")
 	require.NoError(t, e.Deployment.AdvanceEpochs(ctx, 1), "a checkpoint pays rewards")
 	nonceBefore, err := e.Node.Client().NonceAt(ctx, staker, nil)
 	require.NoError(t, err)
@@ -242,7 +246,7 @@ func TestPolygonLyingServiceHashIsNotBelieved(t *testing.T) {
 	require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{PolygonSendWrongHash: sandbox.LostResponse{Next: 1}}))
 	t.Cleanup(func() { require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{})) })
 	id := operationID(t, "polygon-rewards")
-	out, err = starterRun(t, "polygon", "withdraw-rewards", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
+	out, err := starterRun(t, "polygon", "withdraw-rewards", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
 		"--validator-share", v.Share.Hex(), "--id", id, "--wait", "--json")
 	require.NoError(t, err, out)
 	require.Zero(t, st.Sandbox.Faults().PolygonSendWrongHash.Next, "the service did lie about the hash")

@@ -32,18 +32,11 @@ func describeSchedule(t *testing.T, id string) scheduleDescription {
 	return d
 }
 
-// TestScheduledStake creates a daily stake schedule through the admin tool, triggers it, and
-// checks the run is an ordinary stake operation with a derived operation ID that lands exactly
-// once; then pauses, lists and deletes the schedule.
-func TestScheduledStake(t *testing.T) {
-	staker := st.Stakers[8]
-	id := "daily-" + time.Now().Format("150405.000000")
-	out, err := starterRun(t, "schedule", "create", "--schedule-id", id, "--every", "24h", "--network", "testnet",
-		"--staker", staker.String(), "--sol", "2")
-	require.NoError(t, err, out)
-	t.Cleanup(func() { _, _ = starterRun(t, "schedule", "delete", "--schedule-id", id) })
-
-	out, err = starterRun(t, "schedule", "trigger", "--schedule-id", id)
+// triggerRun runs a schedule once now through the admin tool and returns the run's operation ID,
+// which must derive from the schedule's ID and the run's time.
+func triggerRun(t *testing.T, id string) string {
+	t.Helper()
+	out, err := starterRun(t, "schedule", "trigger", "--schedule-id", id)
 	require.NoError(t, err, out)
 	var opID string
 	require.Eventually(t, func() bool {
@@ -55,6 +48,21 @@ func TestScheduledStake(t *testing.T) {
 		return true
 	}, 30*time.Second, 200*time.Millisecond)
 	require.Regexp(t, "^"+id+"-", opID, "each run's operation ID is derived from the schedule ID and its time")
+	return opID
+}
+
+// TestScheduledStake creates a daily stake schedule through the admin tool, triggers it, and
+// checks the run is an ordinary stake operation with a derived operation ID that lands exactly
+// once; then pauses, lists and deletes the schedule.
+func TestScheduledStake(t *testing.T) {
+	staker := st.Stakers[8]
+	id := "daily-" + time.Now().Format("150405.000000")
+	out, err := starterRun(t, "schedule", "create", "--schedule-id", id, "--every", "24h", "--network", "testnet",
+		"--staker", staker.String(), "--sol", "2")
+	require.NoError(t, err, out)
+	t.Cleanup(func() { _, _ = starterRun(t, "schedule", "delete", "--schedule-id", id) })
+
+	opID := triggerRun(t, id)
 
 	waitStep(t, opID, workflows.StepDone)
 	out, err = starterRun(t, "status", "--id", opID, "--json")
@@ -88,12 +96,10 @@ func TestScheduledPolygonRestake(t *testing.T) {
 	ctx := context.Background()
 	e := st.EVM
 	staker, v := e.Stakers[4], e.Deployment.Validators[1]
-	out, err := starterRun(t, "polygon", "delegate", "--network", stack.EVMNetwork, "--staker", staker.Hex(),
-		"--validator-share", v.Share.Hex(), "--pol", "40", "--id", operationID(t, "polygon-delegate"), "--wait", "--json")
-	require.NoError(t, err, out)
+	delegateWait(t, staker, v.Share, "40")
 
 	id := "weekly-restake-" + time.Now().Format("150405.000000")
-	out, err = starterRun(t, "schedule", "create", "--schedule-id", id, "--cron", "0 9 * * MON", "--chain", "polygon",
+	out, err := starterRun(t, "schedule", "create", "--schedule-id", id, "--cron", "0 9 * * MON", "--chain", "polygon",
 		"--operation", "restake", "--network", stack.EVMNetwork, "--staker", staker.Hex(), "--validator-share", v.Share.Hex())
 	require.NoError(t, err, out)
 	t.Cleanup(func() { _, _ = starterRun(t, "schedule", "delete", "--schedule-id", id) })
@@ -103,18 +109,7 @@ func TestScheduledPolygonRestake(t *testing.T) {
 	require.NoError(t, err)
 	nonce, err := e.Node.Client().NonceAt(ctx, staker, nil)
 	require.NoError(t, err)
-	out, err = starterRun(t, "schedule", "trigger", "--schedule-id", id)
-	require.NoError(t, err, out)
-	var opID string
-	require.Eventually(t, func() bool {
-		d := describeSchedule(t, id)
-		if len(d.Recent) == 0 {
-			return false
-		}
-		opID = d.Recent[0].OperationID
-		return true
-	}, 30*time.Second, 200*time.Millisecond)
-	require.Regexp(t, "^"+id+"-", opID)
+	opID := triggerRun(t, id)
 
 	var res wfpolygon.Result
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)

@@ -367,40 +367,37 @@ func (r *runner) awaitProgress(ctx context.Context, fraction float64) {
 func (r *runner) runPolygonOp(ctx context.Context, op PolygonOpSpec) PolygonOutcome {
 	e := r.polygon.evm
 	out := PolygonOutcome{Spec: op, Staker: e.Stakers[op.Staker].Hex(), Share: e.Deployment.Validators[op.Validator].Share.Hex()}
-	in := wfpolygon.DelegateInput{Network: stack.EVMNetwork, Staker: out.Staker, ValidatorShare: out.Share, Amount: op.Wei.String()}
-	if !r.start(ctx, op.DelegateID, wfpolygon.Summary(wfpolygon.OpDelegate, in.Network, in.Staker, in.ValidatorShare, in.Amount),
-		wfpolygon.DelegateWorkflowType, in) {
-		out.State = StateNotStarted
+	// run starts one workflow of the operation and waits for its result; false leaves out's state
+	// as it ended.
+	run := func(id, op, wfType string, wei *big.Int) (*wfpolygon.Result, bool) {
+		in := wfpolygon.DelegateInput{Network: stack.EVMNetwork, Staker: out.Staker, ValidatorShare: out.Share, Amount: wei.String()}
+		if !r.start(ctx, id, wfpolygon.Summary(op, in.Network, in.Staker, in.ValidatorShare, in.Amount), wfType, in) {
+			out.State = StateNotStarted
+			return nil, false
+		}
+		var res wfpolygon.Result
+		if !r.awaitResult(ctx, id, &res, &out.State, &out.FailedType, &out.Failure) {
+			return nil, false
+		}
+		return &res, true
+	}
+	var ok bool
+	if out.Delegate, ok = run(op.DelegateID, wfpolygon.OpDelegate, wfpolygon.DelegateWorkflowType, op.Wei); !ok {
 		return out
 	}
-	var res wfpolygon.Result
-	if !r.awaitResult(ctx, op.DelegateID, &res, &out.State, &out.FailedType, &out.Failure) {
-		return out
-	}
-	out.Delegate = &res
-	if op.Kind != KindPolygonChain {
-		out.State = StateCompleted
-		return out
-	}
-	un := wfpolygon.UnstakeInput{Network: stack.EVMNetwork, Staker: out.Staker, ValidatorShare: out.Share, Amount: op.UnstakeWei.String()}
-	r.polygon.mu.Lock()
-	r.polygon.unstaking++
-	r.polygon.mu.Unlock()
-	defer func() {
+	if op.Kind == KindPolygonChain {
 		r.polygon.mu.Lock()
-		r.polygon.unstaking--
+		r.polygon.unstaking++
 		r.polygon.mu.Unlock()
-	}()
-	if !r.start(ctx, op.UnstakeID, wfpolygon.Summary(wfpolygon.OpUnstake, un.Network, un.Staker, un.ValidatorShare, un.Amount),
-		wfpolygon.UnstakeWorkflowType, un) {
-		out.State = StateNotStarted
-		return out
+		defer func() {
+			r.polygon.mu.Lock()
+			r.polygon.unstaking--
+			r.polygon.mu.Unlock()
+		}()
+		if out.Unstake, ok = run(op.UnstakeID, wfpolygon.OpUnstake, wfpolygon.UnstakeWorkflowType, op.UnstakeWei); !ok {
+			return out
+		}
 	}
-	var ures wfpolygon.Result
-	if !r.awaitResult(ctx, op.UnstakeID, &ures, &out.State, &out.FailedType, &out.Failure) {
-		return out
-	}
-	out.Unstake = &ures
 	out.State = StateCompleted
 	return out
 }
@@ -501,9 +498,6 @@ func (r *runner) receipt(ctx context.Context, h common.Hash) (ReceiptView, error
 	return ReceiptView{Found: true, From: from.Hex(), Nonce: tx.Nonce(), Status: rc.Status,
 		Fee: new(big.Int).Mul(new(big.Int).SetUint64(rc.GasUsed), rc.EffectiveGasPrice)}, nil
 }
-
-// polygonEndpoints are the Polygon endpoints the run injects faults into.
-var polygonEndpoints = []string{sandbox.EndpointPolygonSend}
 
 // finishPolygon checks the Polygon operations against the chain and fills the report's Polygon
 // figures.

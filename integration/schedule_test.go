@@ -92,7 +92,6 @@ func TestScheduledStake(t *testing.T) {
 // exactly the rewards accrued, in one restakePOL transaction, as an ordinary Polygon operation
 // with an ID derived from the schedule's.
 func TestScheduledPolygonRestake(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	e := st.EVM
 	staker, v := e.Stakers[4], e.Deployment.Validators[1]

@@ -497,8 +497,15 @@ func (r *runner) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 			}
 			for _, at := range st.Attempts {
 				fmt.Fprintf(&b, "\n  %s build %d: %s %s", at.Kind, at.Build, at.TxID, orDash(at.Outcome))
+				if at.BroadcastError != "" {
+					fmt.Fprintf(&b, " (broadcast: %s)", at.BroadcastError)
+				}
 			}
-			if st.Error != "" {
+			switch {
+			case st.Reason != "":
+				// One line, cause first; the whole chain is in --json (status.error).
+				fmt.Fprintf(&b, "\n  failed: %s", st.Reason)
+			case st.Error != "":
 				fmt.Fprintf(&b, "\n  error: %s", st.Error)
 			}
 		} else {
@@ -506,6 +513,14 @@ func (r *runner) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 		}
 		return r.print(b.String(), v)
 	}
+}
+
+// shorten cuts s to at most n runes, marking the cut.
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // recordedSteps are the values StakeflowStep takes, over every chain.
@@ -546,6 +561,34 @@ type listed struct {
 	Staker      string `json:"staker,omitempty"`
 	Amount      int64  `json:"lamports,omitempty"`
 	StartedAt   string `json:"startedAt"`
+	// Reason is why a failed operation failed, in one line (its failure's message).
+	Reason string `json:"reason,omitempty"`
+}
+
+// failureReason reads a closed workflow's failure message from its close event: the one-line
+// reason the operation failed with. It needs no worker.
+func failureReason(ctx context.Context, c client.Client, id, runID string) string {
+	it := c.GetWorkflowHistory(ctx, id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return ""
+		}
+		if a := ev.GetWorkflowExecutionFailedEventAttributes(); a != nil {
+			return firstLine(a.GetFailure().GetMessage())
+		}
+		if ev.GetWorkflowExecutionTimedOutEventAttributes() != nil {
+			return "timed out"
+		}
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
 }
 
 func (r *runner) listCmd(fs *flag.FlagSet) func(context.Context) error {
@@ -600,6 +643,10 @@ func (r *runner) listCmd(fs *flag.FlagSet) func(context.Context) error {
 				if p, ok := sa[workflows.SAAmount.GetName()]; ok {
 					_ = json.Unmarshal(p.GetData(), &item.Amount)
 				}
+				switch e.GetStatus() {
+				case enums.WORKFLOW_EXECUTION_STATUS_FAILED, enums.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+					item.Reason = failureReason(ctx, c, item.OperationID, e.GetExecution().GetRunId())
+				}
 				out = append(out, item)
 			}
 			token = resp.GetNextPageToken()
@@ -611,10 +658,10 @@ func (r *runner) listCmd(fs *flag.FlagSet) func(context.Context) error {
 			out = out[:limit]
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "%-36s %-17s %-10s %-22s %s", "OPERATION", "WORKFLOW", "STATUS", "STEP", "STARTED")
+		fmt.Fprintf(&b, "%-36s %-17s %-10s %-22s %-20s %s", "OPERATION", "WORKFLOW", "STATUS", "STEP", "STARTED", "REASON")
 		for _, it := range out {
-			fmt.Fprintf(&b, "\n%-36s %-17s %-10s %-22s %s", it.OperationID, it.Workflow,
-				strings.TrimPrefix(it.Execution, "WORKFLOW_EXECUTION_STATUS_"), it.Step, it.StartedAt)
+			fmt.Fprintf(&b, "\n%-36s %-17s %-10s %-22s %-20s %s", it.OperationID, it.Workflow,
+				strings.TrimPrefix(it.Execution, "WORKFLOW_EXECUTION_STATUS_"), it.Step, it.StartedAt, shorten(it.Reason, 80))
 		}
 		if out == nil {
 			out = []listed{}

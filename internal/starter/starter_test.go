@@ -169,3 +169,11 @@ func TestEnvironmentTwinFillsFlags(t *testing.T) {
 	err := Run(context.Background(), []string{"stake", "--staker", staker, "--sol", "1"}, &out, noDial(t))
 	require.ErrorContains(t, err, `"devnet" is not one of`)
 }
+
+func TestListReasonIsOneShortLine(t *testing.T) {
+	require.Equal(t, "insufficient funds", firstLine("insufficient funds\nstack trace"))
+	require.Equal(t, "a", firstLine("  a \r\nb"))
+	require.Equal(t, "abcd", shorten("abcd", 4))
+	require.Equal(t, "abc…", shorten("abcde", 4))
+	require.Equal(t, "", shorten("", 4))
+}

@@ -116,8 +116,22 @@ func signTx(t *testing.T, key *ecdsa.PrivateKey, nonce uint64, to *common.Addres
 	return tx
 }
 
+// send submits tx. geth's pool takes a new head in its own loop, after the receipt of the block
+// is served: a transfer just mined to a fresh key may not be in the pool's view yet, so an
+// "insufficient funds" refusal is retried until the pool has caught up.
 func send(t *testing.T, tx *types.Transaction) {
-	require.NoError(t, node.Client().SendTransaction(testCtx(t), tx))
+	ctx := testCtx(t)
+	for {
+		err := node.Client().SendTransaction(ctx, tx)
+		if err == nil || !strings.Contains(err.Error(), "insufficient funds") || ctx.Err() != nil {
+			require.NoError(t, err)
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 func mined(t *testing.T, tx *types.Transaction) *types.Receipt {

@@ -34,11 +34,11 @@ type UnverifiedError struct {
 
 // Error names the network, the expected and the served chain id, and the reason.
 func (e *UnverifiedError) Error() string {
-	served := e.Served
-	if served == "" {
-		served = "none yet"
+	served := "last served " + e.Served
+	if e.Served == "" {
+		served = "served none yet"
 	}
-	return fmt.Sprintf("evm network %s: %v (expected chain id %s, served %s): %s", e.Network, ErrNetworkUnverified, e.Expected, served, e.Reason)
+	return fmt.Sprintf("evm network %s: %v (expected chain id %s, %s): %s", e.Network, ErrNetworkUnverified, e.Expected, served, e.Reason)
 }
 
 // Unwrap returns ErrNetworkUnverified.

@@ -63,7 +63,7 @@ func TestNetworkFailedReadWithdrawsProof(t *testing.T) {
 	now = now.Add(DefaultNetworkRetry)
 	_, err = n.Transaction(ctx, [32]byte{1})
 	assert.ErrorIs(t, err, ErrNetworkUnverified, "the node that came back serves chain 1")
-	assert.Contains(t, err.Error(), "expected chain id 1337, served 1")
+	assert.Contains(t, err.Error(), "expected chain id 1337, last served 1")
 
 	chainID.Store("0x539")
 	now = now.Add(DefaultNetworkRetry)

@@ -101,6 +101,7 @@ type Proof struct {
 	mu          sync.Mutex
 	status      Status
 	gen         uint64 // read failures observed
+	outage      bool   // the proof was withdrawn by a failed read and not re-established since
 	lastAttempt time.Time
 
 	notifyMu sync.Mutex
@@ -201,10 +202,15 @@ func (p *Proof) check(ctx context.Context, inline bool) error {
 	p.mu.Lock()
 	p.status.CheckedAt = p.opts.Now()
 	switch {
+	case err != nil && p.outage:
+		// Still the outage that withdrew the proof: say so, with the latest error.
+		p.status.Verified = false
+		p.status.Reason = fmt.Sprintf("%s (%v)", ReasonRPCFailed(p.id.What), err)
 	case err != nil:
 		p.status.Verified = false
 		p.status.Reason = fmt.Sprintf("%s: %v", ReasonCheckFail(p.id.What), err)
 	case served != p.expected:
+		p.outage = false
 		p.status.Served, p.status.Verified = served, false
 		p.status.Reason = fmt.Sprintf("%s (expected %s, served %s)", ReasonMismatch(p.id.What, p.id.Noun), p.expected, served)
 	case gen != p.gen:
@@ -213,6 +219,7 @@ func (p *Proof) check(ctx context.Context, inline bool) error {
 		p.status.Reason = ReasonRPCFailed(p.id.What)
 		p.signalLocked()
 	default:
+		p.outage = false
 		p.status.Served, p.status.Verified, p.status.Reason = served, true, ""
 	}
 	err = p.errLocked()
@@ -259,6 +266,7 @@ func (p *Proof) Observe(ctx context.Context, err error) {
 	p.gen++
 	was := p.status.Verified
 	if was {
+		p.outage = true
 		p.status.Verified = false
 		p.status.Reason = fmt.Sprintf("%s (%v)", ReasonRPCFailed(p.id.What), err)
 	}

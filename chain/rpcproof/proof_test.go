@@ -149,3 +149,33 @@ func TestRunChecksAgainAfterAFailure(t *testing.T) {
 	require.False(t, next())
 	require.True(t, next(), "Run read the value again at once")
 }
+
+// TestOutageReasonSurvivesFailedRechecks: once a failed read withdrew the proof, re-checks that
+// fail as well keep saying the RPC failed (with the latest error) until the value is read again;
+// a first check that cannot read says the value could not be read.
+func TestOutageReasonSurvivesFailedRechecks(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeRPC{}
+	f.set("", true)
+	p := New("dev", "1", f.identity(), Options{})
+	require.ErrorIs(t, p.Verify(ctx), ErrNetworkUnverified)
+	assert.Contains(t, p.Status().Reason, ReasonCheckFail("chain id"))
+
+	f.set("1", false)
+	require.NoError(t, p.Verify(ctx))
+	f.set("1", true)
+	p.Observe(ctx, errRPCDown)
+	for i := 0; i < 2; i++ {
+		require.ErrorIs(t, p.Verify(ctx), ErrNetworkUnverified)
+		reason := p.Status().Reason
+		assert.Contains(t, reason, ReasonRPCFailed("chain id"), "re-check %d", i)
+		assert.Contains(t, reason, errRPCDown.Error())
+	}
+	f.set("1", false)
+	require.NoError(t, p.Verify(ctx))
+
+	// A later failed check that no failed read preceded is a check failure again.
+	f.set("1", true)
+	require.ErrorIs(t, p.Verify(ctx), ErrNetworkUnverified)
+	assert.Contains(t, p.Status().Reason, ReasonCheckFail("chain id"))
+}

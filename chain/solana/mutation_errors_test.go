@@ -90,7 +90,7 @@ func TestUnverifiedErrorNamesServedHash(t *testing.T) {
 	none := (&UnverifiedError{Network: "testnet", Expected: "E", Reason: ReasonUnchecked}).Error()
 	assert.Contains(t, none, "expected genesis hash E, served none yet")
 	other := (&UnverifiedError{Network: "testnet", Expected: "E", Served: "S", Reason: ReasonMismatch}).Error()
-	assert.Contains(t, other, "expected genesis hash E, served S")
+	assert.Contains(t, other, "expected genesis hash E, last served S")
 	assert.NotContains(t, other, "none yet")
 }
 

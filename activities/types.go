@@ -59,13 +59,17 @@ const (
 	// step again on its own schedule, so an operator who fixes the endpoint's credentials or
 	// configuration sees it resume.
 	ErrChainRejected = "ChainRejected"
+	// ErrInsufficientFunds: the pre-flight read of the staker's balance, from the worker's own
+	// RPC, found less than the operation needs (amount, fees, rent). Nothing was signed.
+	// Non-retryable.
+	ErrInsufficientFunds = "InsufficientFunds"
 )
 
 // NonRetryable lists the error types no retry policy should retry.
 var NonRetryable = []string{
 	ErrInvalidInput, ErrUnknownKey, ErrPolicy, ErrVerificationFailed, ErrServiceRejected,
 	ErrTransactionRejected, ErrBroadcastUncertain, ErrBlockhashExpired, ErrValidatorNotHealthy,
-	ErrStakeAccountState, ErrStaleTransaction, ErrChainRejected,
+	ErrStakeAccountState, ErrStaleTransaction, ErrChainRejected, ErrInsufficientFunds,
 }
 
 // PolicyDecision is the worker's policy applied to an intent before anything is built.

@@ -5,9 +5,14 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
@@ -79,4 +84,47 @@ func failureReasonOf(ctx context.Context, t *testing.T, id string) string {
 	}
 	t.Fatalf("%s has no failure event", id)
 	return ""
+}
+
+// TestTooLargeStakeRefusedBeforeSigning stakes all the staker holds: the stake account's rent and
+// the fee cannot be paid, so the balance pre-flight, read from the worker's RPC, refuses it before
+// an approval is asked or anything is built or signed, in one line that names what is held and what
+// is needed; the runtime's ledger shows nothing from the staker.
+func TestTooLargeStakeRefusedBeforeSigning(t *testing.T) {
+	staker := st.Stakers[24]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	balance, err := chain.Balance(ctx, staker.String())
+	require.NoError(t, err)
+	rent, err := st.Sandbox.Runtime().RPC().GetMinimumBalanceForRentExemption(ctx, 200, rpc.CommitmentConfirmed)
+	require.NoError(t, err)
+	id := operationID(t, "stake")
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(),
+		"--lamports", strconv.FormatUint(balance, 10), "--id", id, "--requested-by", "alice", "--wait")
+	require.Error(t, err, out)
+	want := fmt.Sprintf("insufficient funds: staker %s holds %s, the stake needs %s plus %s rent for the stake account plus %s in fees; nothing was signed",
+		staker, sols(balance), sols(balance), sols(rent), sols(fee))
+	require.Contains(t, out+err.Error(), want, "the starter says why in one line")
+	require.Equal(t, want, failureReasonOf(ctx, t, id), "the failure the Web UI shows")
+
+	status, err := starterRun(t, "status", "--id", id, "--json")
+	require.NoError(t, err, status)
+	var v struct {
+		Status workflows.Status `json:"status"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(status), &v), status)
+	require.Equal(t, want, v.Status.Reason)
+	require.Empty(t, v.Status.Attempts, "nothing built")
+	require.Empty(t, v.Status.Approval.Decisions, "no approval asked")
+	require.Empty(t, landedBy(t, staker), "nothing sent")
+	after, err := chain.Balance(ctx, staker.String())
+	require.NoError(t, err)
+	require.Equal(t, balance, after)
+}
+
+// sols writes lamports as SOL the way people read them, independently of the product's formatter.
+func sols(lamports uint64) string {
+	s := new(big.Rat).SetFrac(new(big.Int).SetUint64(lamports), big.NewInt(1_000_000_000)).FloatString(9)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s + " SOL"
 }

@@ -331,6 +331,23 @@ type fakeChain struct {
 	unverified  error
 	// readErr, when set, is returned by every read.
 	readErr error
+	// balance is every address's balance; rent the rent-exempt minimum of any size.
+	balance uint64
+	rent    uint64
+}
+
+func (f *fakeChain) Balance(context.Context, string) (uint64, error) {
+	if f.readErr != nil {
+		return 0, f.readErr
+	}
+	return f.balance, nil
+}
+
+func (f *fakeChain) RentExemptMinimum(context.Context, uint64) (uint64, error) {
+	if f.readErr != nil {
+		return 0, f.readErr
+	}
+	return f.rent, nil
 }
 
 func next[T any](s *[]T) T {

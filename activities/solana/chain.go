@@ -24,6 +24,8 @@ type SolanaReader interface {
 	StakeAccount(ctx context.Context, addr string) (*solchain.StakeAccount, error)
 	StakeActivation(ctx context.Context, addr string) (*solchain.StakeActivation, error)
 	AccountInfo(ctx context.Context, addr string) (*solchain.AccountInfo, error)
+	Balance(ctx context.Context, addr string) (uint64, error)
+	RentExemptMinimum(ctx context.Context, size uint64) (uint64, error)
 	VoteAccount(ctx context.Context, vote string) (*solchain.VoteAccountStatus, error)
 	TransactionFee(ctx context.Context, sig string) (uint64, error)
 	UnixTime(ctx context.Context) (int64, error)

@@ -27,6 +27,7 @@ type RPC interface {
 	GetGenesisHash(ctx context.Context) (solana.Hash, error)
 	GetVoteAccounts(ctx context.Context, opts *rpc.GetVoteAccountsOpts) (*rpc.GetVoteAccountsResult, error)
 	GetTransaction(ctx context.Context, txSig solana.Signature, opts *rpc.GetTransactionOpts) (*rpc.GetTransactionResult, error)
+	GetMinimumBalanceForRentExemption(ctx context.Context, dataSize uint64, commitment rpc.CommitmentType) (uint64, error)
 }
 
 var _ RPC = (*rpc.Client)(nil)
@@ -264,6 +265,15 @@ func (c *Client) Balance(ctx context.Context, addr string) (uint64, error) {
 		return 0, c.wrap("getBalance", errors.New("empty result"))
 	}
 	return res.Value, nil
+}
+
+// RentExemptMinimum returns the lamports an account of size bytes must hold to be rent exempt.
+func (c *Client) RentExemptMinimum(ctx context.Context, size uint64) (uint64, error) {
+	v, err := c.rpc.GetMinimumBalanceForRentExemption(ctx, size, ReadCommitment)
+	if err != nil {
+		return 0, c.wrap("getMinimumBalanceForRentExemption", err)
+	}
+	return v, nil
 }
 
 func parseAddress(addr string) (solana.PublicKey, error) {

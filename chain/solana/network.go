@@ -150,6 +150,11 @@ func (n *Network) Balance(ctx context.Context, addr string) (uint64, error) {
 	return read(ctx, n, func() (uint64, error) { return n.c.Balance(ctx, addr) })
 }
 
+// RentExemptMinimum is [Client.RentExemptMinimum] on a proven RPC.
+func (n *Network) RentExemptMinimum(ctx context.Context, size uint64) (uint64, error) {
+	return read(ctx, n, func() (uint64, error) { return n.c.RentExemptMinimum(ctx, size) })
+}
+
 // AccountInfo is [Client.AccountInfo] on a proven RPC.
 func (n *Network) AccountInfo(ctx context.Context, addr string) (*AccountInfo, error) {
 	return read(ctx, n, func() (*AccountInfo, error) { return n.c.AccountInfo(ctx, addr) })

@@ -167,13 +167,7 @@ func UnstakeAttributes(op string, in UnstakeInput) []temporal.SearchAttributeUpd
 }
 
 // FormatSOL renders lamports as SOL for summaries, exactly (no float rounding).
-func FormatSOL(lamports uint64) string {
-	whole, frac := lamports/1_000_000_000, lamports%1_000_000_000
-	if frac == 0 {
-		return fmt.Sprintf("%d SOL", whole)
-	}
-	return strings.TrimRight(fmt.Sprintf("%d.%09d", whole, frac), "0") + " SOL"
-}
+func FormatSOL(lamports uint64) string { return actsolana.FormatSOL(lamports) }
 
 // StakeSummary is the static one-line summary of a stake for the Web UI.
 func StakeSummary(in StakeInput) string {

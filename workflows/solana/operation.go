@@ -144,3 +144,31 @@ func (o *operation) waitInactive(ctx workflow.Context) (actsolana.StakeState, er
 		}
 	}
 }
+
+// versionPreflight marks operations that check the staker's balance before anything is signed.
+const versionPreflight = "preflight-balance"
+
+// preflight refuses, before anything is signed, a transaction of op the staker's balance cannot
+// pay for (the amount, rent and fees of a stake; the fees of the others), read from the worker's
+// own RPC. fee is the transaction's fee when it is known (zero: the base fee). An operation that
+// has landed a transaction stalls instead, visibly, until the balance is topped up (or the RPC
+// that refused the read is fixed): failing it would leave it part done.
+func (o *operation) preflight(ctx workflow.Context, op actsolana.Operation, fee uint64) error {
+	if workflow.GetVersion(ctx, versionPreflight, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
+	in := actsolana.PreflightInput{Network: o.intent.Network, Operation: op, Staker: o.intent.Staker, FeeLamports: fee}
+	if op == actsolana.OpStake {
+		in.Lamports = o.intent.Lamports
+	}
+	actx := workflow.WithActivityOptions(ctx, workflows.ReadOptions())
+	stalls := func(err error) bool {
+		return o.HalfDone() && (workflows.IsErrorType(err, activities.ErrInsufficientFunds) || workflows.IsErrorType(err, activities.ErrChainRejected))
+	}
+	_, err := workflows.UntilUnstalled(ctx, o.Operation, stalls, func() (actsolana.PreflightResult, error) {
+		var res actsolana.PreflightResult
+		err := o.Get(ctx, workflow.ExecuteActivity(actx, a.Preflight, in), &res)
+		return res, err
+	})
+	return err
+}

@@ -9,7 +9,7 @@ import (
 )
 
 // StakeWorkflow stakes lamports from the staker into a new stake account delegated to a vote
-// account: validate, policy and approval, validator pre-flight, build, verify and sign, broadcast,
+// account: validate, balance pre-flight, policy and approval, validator pre-flight, build, verify and sign, broadcast,
 // confirm to finalized.
 func StakeWorkflow(ctx workflow.Context, in StakeInput) (Result, error) {
 	if err := in.Validate(); err != nil {
@@ -31,6 +31,9 @@ func StakeWorkflow(ctx workflow.Context, in StakeInput) (Result, error) {
 }
 
 func (o *operation) runStake(ctx workflow.Context) error {
+	if err := o.preflight(ctx, actsolana.OpStake, 0); err != nil {
+		return err
+	}
 	if err := o.checkPolicy(ctx); err != nil {
 		return err
 	}

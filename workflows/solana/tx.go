@@ -39,10 +39,14 @@ func (t *tx) Build(int) workflows.Call {
 	return workflows.Call{Activity: a.Build, Input: t.intent, Result: &t.built}
 }
 
-// Check holds a stake whose validator the service chose to exactly that one, once it passed the
-// validator pre-flight.
+// Check re-reads the staker's balance (it may have changed while the operation waited for an
+// approval or a deactivation), and holds a stake whose validator the service chose to exactly
+// that one, once it passed the validator pre-flight.
 func (t *tx) Check(ctx workflow.Context, _ *workflows.Operation) error {
 	t.signIntent = t.intent
+	if err := t.op.preflight(ctx, t.intent.Operation, 0); err != nil {
+		return err
+	}
 	if t.intent.Operation != actsolana.OpStake || t.intent.VoteAccount != "" {
 		return nil
 	}

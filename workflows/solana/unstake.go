@@ -61,6 +61,9 @@ func (o *operation) runUnstake(ctx workflow.Context, asked uint64) error {
 			fmt.Sprintf("stake account %s is %s: unstake it before withdrawing", st.StakeAccount, st.State),
 			activities.ErrStakeAccountState, nil)
 	}
+	if err := o.preflight(ctx, o.intent.Operation, 0); err != nil {
+		return err
+	}
 	if err := o.checkPolicy(ctx); err != nil {
 		return err
 	}

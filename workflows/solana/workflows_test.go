@@ -40,6 +40,10 @@ type WorkflowSuite struct {
 	// StakeflowStep values sent, in order.
 	upserted [][]string
 	steps    []string
+	// preflights are the balance pre-flights run, in order; preflightErr, when set, answers the
+	// n-th (from 1).
+	preflights   []actsolana.PreflightInput
+	preflightErr func(n int) error
 }
 
 func TestWorkflows(t *testing.T) { suite.Run(t, new(WorkflowSuite)) }
@@ -54,6 +58,16 @@ func (s *WorkflowSuite) SetupTest() {
 	s.upserts = 0
 	s.upserted = nil
 	s.steps = nil
+	s.preflights = nil
+	s.preflightErr = nil
+	s.env.OnActivity(a.Preflight, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in actsolana.PreflightInput) (actsolana.PreflightResult, error) {
+			s.preflights = append(s.preflights, in)
+			if s.preflightErr != nil {
+				return actsolana.PreflightResult{}, s.preflightErr(len(s.preflights))
+			}
+			return actsolana.PreflightResult{}, nil
+		}).Maybe()
 	s.env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		s.upserts++
 		var names []string
@@ -921,4 +935,81 @@ func TestFormatSOL(t *testing.T) {
 	for in, want := range map[uint64]string{0: "0 SOL", 1: "0.000000001 SOL", 2_000_000_000: "2 SOL", 1_500_000_000: "1.5 SOL"} {
 		require.Equal(t, want, FormatSOL(in))
 	}
+}
+
+const insufficient = "insufficient funds: staker X holds 1 SOL, the stake needs 2 SOL plus fees; nothing was signed"
+
+func insufficientFunds(int) error {
+	return temporal.NewNonRetryableApplicationError(insufficient, activities.ErrInsufficientFunds, nil)
+}
+
+// TestStakeBeyondBalanceRefusedBeforeApprovalAndSigning: the balance pre-flight runs first, with
+// what the stake moves; a stake the staker cannot pay for asks no approval, builds and signs
+// nothing, and fails with the pre-flight's line as its reason.
+func (s *WorkflowSuite) TestStakeBeyondBalanceRefusedBeforeApprovalAndSigning() {
+	s.preflightErr = insufficientFunds
+	s.env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).Return(activities.PolicyDecision{}, nil).Maybe()
+	s.mockUnexpected("Build")
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	s.Equal(activities.ErrInsufficientFunds, s.workflowErrorType())
+	s.Equal(insufficient, s.status().Reason)
+	s.Equal([]actsolana.PreflightInput{{Network: "testnet", Operation: actsolana.OpStake, Staker: staker, Lamports: lamports}}, s.preflights)
+	s.env.AssertNotCalled(s.T(), "CheckPolicy", mock.Anything, mock.Anything)
+	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
+}
+
+// TestStakeBalanceReadAgainBeforeSigning: the balance is read again after the build, before the
+// signature: an approval may have waited while it was spent.
+func (s *WorkflowSuite) TestStakeBalanceReadAgainBeforeSigning() {
+	s.preflightErr = func(n int) error {
+		if n == 1 {
+			return nil
+		}
+		return insufficientFunds(n)
+	}
+	c := &chain{}
+	s.mockPolicy(false)
+	s.mockValidator()
+	s.env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(c.build)
+	s.env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign).Maybe()
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	s.Equal(activities.ErrInsufficientFunds, s.workflowErrorType())
+	s.Len(s.preflights, 2)
+	s.Equal(1, c.builds)
+	s.Empty(c.signs, "nothing signed")
+}
+
+// TestHalfDoneWithdrawStallsWhileFeeCannotBePaid: once the deactivation landed, a staker that
+// cannot pay the withdraw's fee stalls the operation, visibly, until the balance is topped up;
+// it does not fail part done.
+func (s *WorkflowSuite) TestHalfDoneWithdrawStallsWhileFeeCannotBePaid() {
+	// Pre-flights: before the policy (1), before the deactivation's signature (2), then the
+	// withdraw's: refused twice, then paid for.
+	s.preflightErr = func(n int) error {
+		if n == 3 || n == 4 {
+			return insufficientFunds(n)
+		}
+		return nil
+	}
+	c := &chain{}
+	s.mockPolicy(false)
+	s.mockHappyChain(c)
+	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(actsolana.StakeActive, 0))
+	// Mocked activities take no time: the deactivation lands at once and the withdraw's first
+	// stall waits 30 s.
+	var during workflows.Status
+	s.env.RegisterDelayedCallback(func() { during = s.status() }, 15*time.Second)
+	s.env.ExecuteWorkflow(UnstakeWorkflow, UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
+
+	r := s.result()
+	s.Require().Len(r.Transactions, 2)
+	s.Equal(string(actsolana.OpWithdraw), r.Transactions[1].Kind)
+	s.Len(s.preflights, 5)
+	s.Equal(actsolana.OpWithdraw, s.preflights[4].Operation)
+	s.Equal(workflows.StepStalled, during.Step)
+	s.Require().NotNil(during.Stall)
+	s.Contains(during.Stall.LastError, "insufficient funds")
+	s.Nil(s.status().Stall)
 }

@@ -457,6 +457,61 @@ type statusView struct {
 	Execution string            `json:"execution"`
 	Summary   string            `json:"summary,omitempty"`
 	Failure   string            `json:"failure,omitempty"`
+	// Retrying lists the activities being retried (Temporal's pending activities past their first
+	// attempt, or with a failure).
+	Retrying []retryView `json:"retrying,omitempty"`
+}
+
+// retryView is an activity the server is retrying: which, how many attempts, the last failure in
+// one line and when the next attempt comes.
+type retryView struct {
+	Activity    string     `json:"activity"`
+	Attempt     int32      `json:"attempt"`
+	MaxAttempts int32      `json:"maxAttempts,omitempty"`
+	LastFailure string     `json:"lastFailure,omitempty"`
+	NextAttempt *time.Time `json:"nextAttempt,omitempty"`
+	// Running is true while an attempt is under way (its next one is not scheduled yet).
+	Running bool `json:"running"`
+}
+
+// retries reads the activities being retried from a workflow's description.
+func retries(desc *workflowservice.DescribeWorkflowExecutionResponse) []retryView {
+	var out []retryView
+	for _, pa := range desc.GetPendingActivities() {
+		if pa.GetAttempt() <= 1 && pa.GetLastFailure() == nil {
+			continue
+		}
+		v := retryView{
+			Activity: pa.GetActivityType().GetName(), Attempt: pa.GetAttempt(), MaxAttempts: pa.GetMaximumAttempts(),
+			LastFailure: shorten(firstLine(pa.GetLastFailure().GetMessage()), 200),
+			Running:     pa.GetState() == enums.PENDING_ACTIVITY_STATE_STARTED,
+		}
+		if t := pa.GetScheduledTime(); t != nil && !v.Running {
+			at := t.AsTime().UTC()
+			v.NextAttempt = &at
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// retryLine says in one line where a retried activity stands.
+func retryLine(v retryView, now time.Time) string {
+	line := fmt.Sprintf("%s attempt %d", v.Activity, v.Attempt)
+	if v.MaxAttempts > 0 {
+		line += fmt.Sprintf(" of %d", v.MaxAttempts)
+	}
+	if v.LastFailure != "" {
+		line += "; last failure: " + v.LastFailure
+	}
+	switch {
+	case v.Running:
+		line += "; attempt running"
+	case v.NextAttempt != nil:
+		line += fmt.Sprintf("; next attempt %s (in %s)", v.NextAttempt.Format(time.RFC3339),
+			max(v.NextAttempt.Sub(now), 0).Round(time.Second))
+	}
+	return line
 }
 
 func (r *runner) statusCmd(fs *flag.FlagSet) func(context.Context) error {
@@ -475,7 +530,7 @@ func (r *runner) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 		if err != nil {
 			return fmt.Errorf("status %s: %w", id, err)
 		}
-		v := statusView{Execution: desc.GetWorkflowExecutionInfo().GetStatus().String()}
+		v := statusView{Execution: desc.GetWorkflowExecutionInfo().GetStatus().String(), Retrying: retries(desc)}
 		if st, err := queryStatus(ctx, c, id); err == nil {
 			v.Status = st
 		} else {
@@ -501,6 +556,9 @@ func (r *runner) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 					fmt.Fprintf(&b, " (broadcast: %s)", at.BroadcastError)
 				}
 			}
+			if sl := st.Stall; sl != nil {
+				fmt.Fprintf(&b, "\n  stalled:   %s, try %d: %s; next try %s", sl.Step, sl.Tries, sl.LastError, sl.NextTryAt.UTC().Format(time.RFC3339))
+			}
 			switch {
 			case st.Reason != "":
 				// One line, cause first; the whole chain is in --json (status.error).
@@ -510,6 +568,10 @@ func (r *runner) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 			}
 		} else {
 			fmt.Fprintf(&b, "\n  %s", v.Failure)
+		}
+		now := time.Now()
+		for _, rv := range v.Retrying {
+			fmt.Fprintf(&b, "\n  retrying:  %s", retryLine(rv, now))
 		}
 		return r.print(b.String(), v)
 	}

@@ -5,9 +5,16 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/stakeflow/stakeflow/internal/cli"
 )
@@ -176,4 +183,25 @@ func TestListReasonIsOneShortLine(t *testing.T) {
 	require.Equal(t, "abcd", shorten("abcd", 4))
 	require.Equal(t, "abc…", shorten("abcde", 4))
 	require.Equal(t, "", shorten("", 4))
+}
+
+// TestRetriesFromPendingActivities: only activities past their first attempt, or with a failure,
+// are reported, with the failure in one line and the next attempt's time unless one is running.
+func TestRetriesFromPendingActivities(t *testing.T) {
+	next := time.Date(2026, 11, 25, 18, 42, 10, 0, time.UTC)
+	desc := &workflowservice.DescribeWorkflowExecutionResponse{PendingActivities: []*workflowpb.PendingActivityInfo{
+		{ActivityType: &commonpb.ActivityType{Name: "Confirm"}, Attempt: 1, State: enums.PENDING_ACTIVITY_STATE_STARTED},
+		{ActivityType: &commonpb.ActivityType{Name: "Build"}, Attempt: 4, MaximumAttempts: 0,
+			State:         enums.PENDING_ACTIVITY_STATE_SCHEDULED,
+			LastFailure:   &failurepb.Failure{Message: "build: apiclient: POST /stake: status 500\nmore"},
+			ScheduledTime: timestamppb.New(next)},
+		{ActivityType: &commonpb.ActivityType{Name: "Broadcast"}, Attempt: 2, MaximumAttempts: 5,
+			State: enums.PENDING_ACTIVITY_STATE_STARTED, LastFailure: &failurepb.Failure{Message: "status 429"}},
+	}}
+	got := retries(desc)
+	require.Len(t, got, 2)
+	require.Equal(t, "Build attempt 4; last failure: build: apiclient: POST /stake: status 500; next attempt 2026-11-25T18:42:10Z (in 25s)",
+		retryLine(got[0], next.Add(-25*time.Second)))
+	require.Equal(t, "Broadcast attempt 2 of 5; last failure: status 429; attempt running", retryLine(got[1], next))
+	require.Nil(t, got[1].NextAttempt)
 }

@@ -126,6 +126,12 @@ func run(m *testing.M) int {
 	logger := zap.New(core)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	hooks, err = newWebhook(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the webhook receiver:", err)
+		return 1
+	}
+	defer hooks.close()
 	st, err = stack.Start(ctx, stack.Options{
 		TemporalCLI: cliPath,
 		Dir:         dir,
@@ -135,6 +141,7 @@ func run(m *testing.M) int {
 		Stakers:      25, StakerLamports: 100 * sol,
 		EVM:               &stack.EVMOptions{Stakers: 6},
 		ApprovalThreshold: approvalThreshold,
+		ConfigureWorker:   hooks.configure,
 		Logger:            logger, WorkerLogger: logger.Named("worker"),
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/activities/notify"
 )
 
 // Setup is what a chain's workflow tells the core about a new operation.
@@ -63,6 +64,9 @@ type Operation struct {
 	approvalsRequired int
 	// attrs batches search-attribute changes (see visibility).
 	attrs visibility
+	// notifyOn is set when the worker posts events (notifySetup); notified counts them by type.
+	notifyOn bool
+	notified map[string]int
 }
 
 // NewOperation records the operation, registers the query and update handlers and tags the
@@ -89,6 +93,7 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 			Transactions: []TxRecord{},
 		},
 	}
+	o.notified = map[string]int{}
 	o.logger = log.With(workflow.GetLogger(ctx),
 		"operationId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID,
 		"operation", s.Operation, "staker", s.Staker, "network", s.Network)
@@ -144,6 +149,7 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		o.Flush(ctx)
 	}
 	o.metrics.started()
+	o.notifySetup(ctx)
 	return o, nil
 }
 
@@ -333,7 +339,10 @@ func (o *Operation) isWait(step string) bool {
 }
 
 // Done ends the operation successfully.
-func (o *Operation) Done(ctx workflow.Context) { o.SetStep(ctx, StepDone) }
+func (o *Operation) Done(ctx workflow.Context) {
+	o.SetStep(ctx, StepDone)
+	o.notify(ctx, notify.EventCompleted)
+}
 
 // Fail records err as the operation's end (Status.Reason in one line, Status.Error whole) and
 // returns the error the workflow ends with: the reason as its message, err as its cause.
@@ -342,12 +351,14 @@ func (o *Operation) Fail(ctx workflow.Context, err error) error {
 	if temporal.IsCanceledError(err) {
 		o.SetStep(ctx, StepCancelled)
 		o.logger.Info("Operation cancelled", "step", o.status.Step)
+		o.notify(ctx, notify.EventCancelled)
 		return err
 	}
 	o.status.Reason = Reason(err)
 	o.status.Error = err.Error()
 	o.SetStep(ctx, StepFailed)
 	o.logger.Error("Operation failed", "reason", o.status.Reason, "error", err)
+	o.notify(ctx, notify.EventFailed)
 	return failure(err, o.status.Reason)
 }
 
@@ -392,6 +403,7 @@ func (o *Operation) CheckPolicy(ctx workflow.Context, activity, arg any) error {
 		o.SetStep(ctx, StepAwaitingApproval)
 		o.logger.Info("Awaiting approval", "required", required, "threshold", decision.ApprovalThreshold, "timeout", o.opts.ApprovalTimeout)
 		o.Flush(ctx)
+		o.notify(ctx, notify.EventAwaitingApproval)
 		ok, err := workflow.AwaitWithTimeout(ctx, o.opts.ApprovalTimeout, o.decided)
 		if err != nil {
 			return err
@@ -472,6 +484,9 @@ func (o *Operation) stall(ctx workflow.Context, tries int, cause error) error {
 	o.SetStep(ctx, StepStalled)
 	o.status.Stall = &Stall{Step: step, Since: since, Tries: tries, LastError: Reason(cause), NextTryAt: now.Add(wait)}
 	workflow.SetCurrentDetails(ctx, o.details())
+	if tries == 1 {
+		o.notify(ctx, notify.EventStalled)
+	}
 	if err := workflow.Sleep(ctx, wait); err != nil {
 		return err
 	}

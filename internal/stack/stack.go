@@ -66,6 +66,9 @@ type Options struct {
 	// GRPCCompression is the compression of the stack's connections to Temporal (its client's
 	// and its worker's): none (the default; the server is on loopback) or gzip.
 	GRPCCompression string
+	// ConfigureWorker, when set, adjusts the worker's configuration (WorkerConfig) last: a test's
+	// webhook, say.
+	ConfigureWorker func(*worker.Config)
 	// Logger receives the stack's own logs; WorkerLogger the worker's (both default no-op).
 	Logger       *zap.Logger
 	WorkerLogger *zap.Logger
@@ -352,6 +355,9 @@ func (s *Stack) WorkerConfig() worker.Config {
 	}
 	if s.EVM != nil {
 		cfg.EVM = s.EVM.workerConfig()
+	}
+	if s.opts.ConfigureWorker != nil {
+		s.opts.ConfigureWorker(&cfg)
 	}
 	return cfg
 }

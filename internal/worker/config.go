@@ -12,6 +12,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
+	"github.com/stakeflow/stakeflow/activities/notify"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/cli"
@@ -72,6 +73,14 @@ type Config struct {
 	// workflow in the cache holds a goroutine.
 	StickyCache int
 
+	// NotifyWebhook receives the operations' events (awaiting approval, stalled, failed,
+	// cancelled, completed); empty: none are posted.
+	NotifyWebhook string
+	// NotifyWebhookSecretFile holds the secret every post is signed with (HMAC-SHA256).
+	NotifyWebhookSecretFile string
+	// NotifyFormat is the body of a post: json (the event) or slack ({"text": ...}).
+	NotifyFormat string
+
 	// EVM configures Polygon staking on Ethereum networks (off without --evm-rpc).
 	EVM EVMConfig
 }
@@ -106,6 +115,9 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 30*time.Second, "how long running activities get to finish on stop")
 	fs.IntVar(&c.Pollers, "pollers", 8, "workflow and activity task pollers each")
 	fs.IntVar(&c.StickyCache, "sticky-cache", 2000, "workflows kept cached by the worker (bounds memory when many operations wait)")
+	fs.StringVar(&c.NotifyWebhook, "notify-webhook", "", "URL the operations' events are posted to (awaiting approval, stalled, failed, cancelled, completed; empty: none)")
+	fs.StringVar(&c.NotifyWebhookSecretFile, "notify-webhook-secret-file", "", "file holding the secret each event post is signed with (X-Stakeflow-Signature, HMAC-SHA256)")
+	fs.StringVar(&c.NotifyFormat, "notify-format", notify.FormatJSON, "body of an event post: json (the event) or slack ({\"text\": one line})")
 	c.EVM.Register(fs)
 }
 
@@ -166,6 +178,17 @@ func (c *Config) Validate() error {
 	}
 	if c.Pollers < 1 {
 		errs = append(errs, errors.New("--pollers must be at least 1"))
+	}
+	if c.NotifyWebhook != "" {
+		if err := notify.CheckURL(c.NotifyWebhook); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.NotifyWebhook == "" && c.NotifyWebhookSecretFile != "" {
+		errs = append(errs, errors.New("--notify-webhook-secret-file needs --notify-webhook"))
+	}
+	if c.NotifyFormat != "" && c.NotifyFormat != notify.FormatJSON && c.NotifyFormat != notify.FormatSlack {
+		errs = append(errs, fmt.Errorf("--notify-format %q: want %s or %s", c.NotifyFormat, notify.FormatJSON, notify.FormatSlack))
 	}
 	if err := c.EVM.Validate(); err != nil {
 		errs = append(errs, err)

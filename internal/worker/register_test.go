@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/activities/notify"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -30,7 +31,7 @@ func TestEachChainsWorkflowRunsItsOwnCode(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			env := suite.NewTestWorkflowEnvironment()
-			Register(env, &actsolana.Activities{}, &actevm.Activities{})
+			Register(env, &notify.Notifier{}, &actsolana.Activities{}, &actevm.Activities{})
 			env.ExecuteWorkflow(tt.wf, tt.in)
 			require.True(t, env.IsWorkflowCompleted())
 			require.ErrorContains(t, env.GetWorkflowError(), tt.want)

@@ -17,9 +17,11 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/activities/notify"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
@@ -31,8 +33,11 @@ import (
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
-// Register registers every stakeflow workflow and the activities on r: one line per chain.
-func Register(r sdkworker.Registry, acts *actsolana.Activities, evmActs *actevm.Activities) {
+// Register registers every stakeflow workflow and the activities on r: the operations' event
+// notifications, then one line per chain.
+func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities) {
+	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowType})
+	r.RegisterActivity(n)
 	wfsolana.Register(r)
 	r.RegisterActivity(acts)
 	wfpolygon.Register(r)
@@ -182,7 +187,11 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		MaxConcurrentActivityTaskPollers: cfg.Pollers,
 		WorkerStopTimeout:                cfg.StopTimeout,
 	})
-	Register(w, acts, evmActs)
+	notifier, err := newNotifier(cfg)
+	if err != nil {
+		return err
+	}
+	Register(w, notifier, acts, evmActs)
 
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -14,8 +15,10 @@ import (
 	"github.com/stretchr/testify/suite"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/activities/notify"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/workflows"
 )
@@ -54,6 +57,9 @@ func (s *WorkflowSuite) SetupTest() {
 	s.env.RegisterWorkflow(UnstakeWorkflow)
 	s.env.RegisterWorkflow(WithdrawWorkflow)
 	s.env.RegisterActivity(a)
+	// A worker without a webhook: NotifyConfig answers off unless a test mocks it (notifying).
+	s.env.RegisterActivity(&notify.Notifier{})
+	s.env.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowType})
 	s.sa = map[string]any{}
 	s.upserts = 0
 	s.upserted = nil
@@ -1012,4 +1018,69 @@ func (s *WorkflowSuite) TestHalfDoneWithdrawStallsWhileFeeCannotBePaid() {
 	s.Require().NotNil(during.Stall)
 	s.Contains(during.Stall.LastError, "insufficient funds")
 	s.Nil(s.status().Stall)
+}
+
+// notifying makes the worker post events and records each event's delivery workflow as it starts.
+func (s *WorkflowSuite) notifying() *[]notify.Event {
+	var events []notify.Event
+	s.env.OnActivity("NotifyConfig", mock.Anything).Return(notify.Config{Enabled: true}, nil)
+	s.env.OnWorkflow(workflows.NotifyWorkflowType, mock.Anything, mock.Anything).Return(
+		func(ctx workflow.Context, ev notify.Event) error {
+			s.Equal(ev.ID, workflow.GetInfo(ctx).WorkflowExecution.ID, "the delivery's workflow ID is the event's")
+			events = append(events, ev)
+			return nil
+		})
+	return &events
+}
+
+// TestEventsPostedAtApprovalAndCompletion: a worker with a webhook posts, through one abandoned
+// child workflow each, that the operation awaits approval (before any decision), then that it
+// completed; their IDs are stable (operation ID and type).
+func (s *WorkflowSuite) TestEventsPostedAtApprovalAndCompletion() {
+	events := s.notifying()
+	c := &chain{}
+	s.mockPolicy(true)
+	s.mockValidator()
+	s.mockHappyChain(c)
+	s.env.RegisterDelayedCallback(func() {
+		s.Require().Len(*events, 1, "awaiting approval told before the decision")
+		s.env.UpdateWorkflow(workflows.UpdateApprove, "u1", &testsuite.TestUpdateCallback{}, workflows.ApprovalInput{Approver: "alice"})
+	}, time.Hour)
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+
+	s.result()
+	s.Require().Len(*events, 2)
+	id := "default-test-workflow-id"
+	awaiting, done := (*events)[0], (*events)[1]
+	s.Equal(id+"/awaiting-approval", awaiting.ID)
+	s.Equal(notify.EventAwaitingApproval, awaiting.Type)
+	s.Equal(workflows.StepAwaitingApproval, awaiting.Step)
+	s.Equal(strconv.FormatUint(lamports, 10), awaiting.Amount)
+	s.Contains(awaiting.Text, "awaits approval")
+	s.Equal(id+"/completed", done.ID)
+	s.Equal(notify.EventCompleted, done.Type)
+	s.Equal([]string{"sig-1"}, done.TxIDs)
+}
+
+// TestFailedEventSaysWhy: the failure's one-line reason is posted.
+func (s *WorkflowSuite) TestFailedEventSaysWhy() {
+	events := s.notifying()
+	s.preflightErr = insufficientFunds
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+	s.Equal(activities.ErrInsufficientFunds, s.workflowErrorType())
+	s.Require().Len(*events, 1)
+	s.Equal(notify.EventFailed, (*events)[0].Type)
+	s.Equal(insufficient, (*events)[0].Reason)
+	s.Contains((*events)[0].Text, "failed: "+insufficient)
+}
+
+// TestNoEventsWithoutAWebhook: a worker without a webhook starts no delivery.
+func (s *WorkflowSuite) TestNoEventsWithoutAWebhook() {
+	started := 0
+	s.env.OnWorkflow(workflows.NotifyWorkflowType, mock.Anything, mock.Anything).Return(
+		func(workflow.Context, notify.Event) error { started++; return nil }).Maybe()
+	s.preflightErr = insufficientFunds
+	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
+	s.Equal(activities.ErrInsufficientFunds, s.workflowErrorType())
+	s.Zero(started)
 }

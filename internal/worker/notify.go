@@ -1,0 +1,35 @@
+package worker
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/stakeflow/stakeflow/activities/notify"
+)
+
+// newNotifier builds the notifier of the configuration: none posts without --notify-webhook. The
+// secret file must be readable by its owner alone, like a key; no error quotes its content.
+func newNotifier(cfg Config) (*notify.Notifier, error) {
+	n := &notify.Notifier{URL: cfg.NotifyWebhook, Format: cfg.NotifyFormat}
+	if cfg.NotifyWebhookSecretFile == "" {
+		return n, nil
+	}
+	fi, err := os.Stat(cfg.NotifyWebhookSecretFile)
+	if err != nil {
+		return nil, fmt.Errorf("--notify-webhook-secret-file: %w", err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("--notify-webhook-secret-file %s is readable by others (mode %04o): chmod 600 it", cfg.NotifyWebhookSecretFile, perm)
+	}
+	b, err := os.ReadFile(cfg.NotifyWebhookSecretFile)
+	if err != nil {
+		return nil, fmt.Errorf("--notify-webhook-secret-file: %w", err)
+	}
+	secret := strings.TrimSpace(string(b))
+	if secret == "" {
+		return nil, fmt.Errorf("--notify-webhook-secret-file %s is empty", cfg.NotifyWebhookSecretFile)
+	}
+	n.Secret = []byte(secret)
+	return n, nil
+}

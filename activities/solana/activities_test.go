@@ -331,6 +331,9 @@ type fakeChain struct {
 	unverified  error
 	// readErr, when set, is returned by every read.
 	readErr error
+	// programs and programsErr are what InstructionPrograms returns.
+	programs    []string
+	programsErr error
 }
 
 func next[T any](s *[]T) T {
@@ -401,6 +404,9 @@ func (f *fakeChain) TransactionFee(context.Context, string) (uint64, error) {
 		return 0, err
 	}
 	return f.fee, nil
+}
+func (f *fakeChain) InstructionPrograms(context.Context, string) ([]string, error) {
+	return f.programs, f.programsErr
 }
 func (f *fakeChain) Verified() error { return f.unverified }
 

@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,4 +80,39 @@ func failureReasonOf(ctx context.Context, t *testing.T, id string) string {
 	}
 	t.Fatalf("%s has no failure event", id)
 	return ""
+}
+
+// TestStakeBeyondBalanceReadsDecoded stakes more SOL than the staker holds: the real runtime
+// refuses the broadcast with the System program's custom error 1, and the operation's reason
+// names it, cause first, in the failure the Web UI shows and in `starter status`; --json keeps
+// the service's raw answer. Nothing lands.
+func TestStakeBeyondBalanceReadsDecoded(t *testing.T) {
+	staker := st.Stakers[25] // 100 SOL, used by no other test
+	id := operationID(t, "stake")
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", staker.String(), "--lamports", "150000000000",
+		"--id", id, "--requested-by", "alice")
+	require.NoError(t, err, out)
+	waitStep(t, id, workflows.StepAwaitingApproval)
+	out, err = starterRun(t, "approve", "--id", id, "--approver", "bob")
+	require.NoError(t, err, out)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var res wfsolana.Result
+	require.Error(t, st.Client.GetWorkflow(ctx, id, "").Get(ctx, &res))
+	const want = "insufficient funds: the staker's balance does not cover the amount plus fees (System program error 1, ResultWithNegativeLamports); broadcast "
+	require.True(t, strings.HasPrefix(failureReasonOf(ctx, t, id), want), failureReasonOf(ctx, t, id))
+	require.Empty(t, landedBy(t, staker), "nothing landed")
+
+	out, err = starterRun(t, "status", "--id", id)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "\n  failed: "+want)
+	out, err = starterRun(t, "status", "--id", id, "--json")
+	require.NoError(t, err, out)
+	var v struct {
+		Status workflows.Status `json:"status"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	require.True(t, strings.HasPrefix(v.Status.Reason, want), v.Status.Reason)
+	require.Contains(t, v.Status.Error, "custom program error: 0x1", "the raw answer stays in the chain")
 }

@@ -102,11 +102,11 @@ func (e *RevertError) Error() string {
 	return "execution reverted without data"
 }
 
-// Summary says the revert in one line, cause first: the decoded reason, then "; execution
-// reverted"; without a reason, what Error says.
+// Summary says the revert in one line, cause first: the decoded reason, then "(execution
+// reverted)"; without a reason, what Error says.
 func (e *RevertError) Summary() string {
 	if e.Replayed && e.Reason != "" {
-		return e.Reason + "; execution reverted"
+		return e.Reason + " (execution reverted)"
 	}
 	return e.Error()
 }

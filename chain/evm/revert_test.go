@@ -117,7 +117,7 @@ func TestRealRevertsDecoded(t *testing.T) {
 		var rev *RevertError
 		require.ErrorAs(t, err, &rev)
 		assert.Equal(t, tc.want, rev.Reason)
-		assert.Equal(t, tc.want+"; execution reverted", rev.Summary())
+		assert.Equal(t, tc.want+" (execution reverted)", rev.Summary())
 		_, err = c.EstimateGas(ctx, ethereum.CallMsg{From: addr, To: &contract})
 		require.ErrorAs(t, err, &rev)
 		assert.Equal(t, tc.want, rev.Reason)

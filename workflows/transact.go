@@ -203,7 +203,8 @@ func (o *Operation) settle(ctx, dctx workflow.Context, tx Tx, build int, current
 	case activities.OutcomeFailed:
 		current.Error = conf.Error
 		return TxRecord{}, false, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("%s transaction %s failed on chain (finalized, fee %s %s paid): %s", kind, current.TxID, conf.Fee, o.status.Unit, conf.Error),
+			// Cause first: the chain's error, decoded, then which transaction and what it cost.
+			fmt.Sprintf("%s; %s transaction %s failed on chain (finalized, fee %s %s paid)", conf.Error, kind, current.TxID, conf.Fee, o.status.Unit),
 			ErrTransactionFailed, nil)
 	case activities.OutcomeExpired:
 		o.logger.Warn("Transaction cannot land, or is to be replaced", "txId", current.TxID, "build", build)

@@ -318,7 +318,8 @@ func allowList(p signerevm.Policy) string {
 
 // chainErr classifies a chain read's failure: not proven to serve the network yet is
 // ErrChainUnverified (retried); a refusal that asking again will not change is ErrChainRejected
-// (non-retryable for the activity); a revert is ErrWouldRevert; anything else ErrChainUnavailable.
+// (non-retryable for the activity); a revert is ErrWouldRevert, its decoded reason first; anything
+// else ErrChainUnavailable.
 func chainErr(what string, err error) error {
 	msg := fmt.Sprintf("%s: %v", what, err)
 	var rev *evmchain.RevertError
@@ -328,6 +329,9 @@ func chainErr(what string, err error) error {
 		return fmt.Errorf("%s: %w", what, err)
 	case errors.Is(err, evmchain.ErrNetworkUnverified):
 		return temporal.NewApplicationError(msg, activities.ErrChainUnverified)
+	case errors.As(err, &rev) && rev.Reason != "":
+		// Cause first; the chain's answer, whole, is the cause.
+		return temporal.NewNonRetryableApplicationError(rev.Summary()+"; "+what, ErrWouldRevert, err)
 	case errors.As(err, &rev):
 		return temporal.NewNonRetryableApplicationError(msg, ErrWouldRevert, nil)
 	case errors.Is(err, evmchain.ErrWrongTransaction):

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
@@ -224,6 +225,9 @@ func TestBuildRefusals(t *testing.T) {
 	assert.Equal(t, ErrWouldRevert, typ)
 	assert.True(t, nonRetryable)
 	assert.Contains(t, err.Error(), "Too much slippage")
+	var ae *temporal.ApplicationError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "Too much slippage (execution reverted); estimating the gas of delegate (nonce 7)", ae.Message(), "the reason first")
 	h.chain.estErr = nil
 
 	off := delegateIntent(h.staker)

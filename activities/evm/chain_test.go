@@ -3,7 +3,9 @@ package evm
 import (
 	"context"
 	"crypto/ecdsa"
+	"errors"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/stakeflow/stakeflow/activities"
@@ -187,6 +190,19 @@ func TestRealChain(t *testing.T) {
 		require.NoError(t, c.run(t, c.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: c.staker.Hex(), ValidatorShare: share.Hex()}, &d))
 		assert.Equal(t, minted.Tokens.String(), d.Shares)
 		assert.Equal(t, amount.String(), d.Staked)
+	})
+
+	t.Run("a delegate beyond the allowance would revert, its reason first", func(t *testing.T) {
+		// The delegate above spent the whole allowance: the node's gas estimate reverts in the
+		// POL token with its Error(string).
+		delegate := Intent{Operation: signerevm.OpDelegate, ChainID: gethdev.ChainID, Staker: c.staker, ValidatorShare: share,
+			Amount: amount, ExpectedShares: big.NewInt(1), Nonce: c.nonce(t)}
+		err := c.run(t, c.a.EVMBuild, BuildInput{Network: "dev", Intent: delegate, Build: 1}, nil)
+		var ae *temporal.ApplicationError
+		require.ErrorAs(t, err, &ae)
+		assert.Equal(t, ErrWouldRevert, ae.Type())
+		assert.True(t, strings.HasPrefix(ae.Message(), "ERC20: insufficient allowance (execution reverted); estimating the gas of delegate"), ae.Message())
+		assert.ErrorContains(t, errors.Unwrap(ae), "eth_estimateGas", "the node's answer is the cause")
 	})
 
 	t.Run("dropped build replaced under the same nonce", func(t *testing.T) {

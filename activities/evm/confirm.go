@@ -209,7 +209,7 @@ func outcome(r *evmchain.Receipt) ConfirmResult {
 		res.Outcome = activities.OutcomeFailed
 		res.Error = "execution reverted"
 		if r.Revert != nil {
-			res.Error = r.Revert.Error()
+			res.Error = r.Revert.Summary()
 		}
 	}
 	return res

@@ -62,7 +62,7 @@ func TestConfirmFailed(t *testing.T) {
 	assert.Equal(t, activities.OutcomeFailed, r.Outcome)
 	assert.Equal(t, ourNewer.Hex(), r.Hash)
 	assert.Equal(t, "600000000000000", r.Fee)
-	assert.Contains(t, r.Error, "Too much slippage")
+	assert.Equal(t, "Too much slippage (execution reverted)", r.Error, "the reason first")
 }
 
 // TestConfirmReorgResendsAndFollowsOn: a mined build whose block is reorged out (receipt gone,

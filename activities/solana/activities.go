@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/apiclient"
+	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/signer"
 )
 
@@ -290,6 +291,11 @@ func (a *Activities) Broadcast(ctx context.Context, in BroadcastInput) (Broadcas
 					fmt.Sprintf("broadcast %s refused at attempt %d, after an earlier attempt that may have landed: %v", in.Signature, attempt, err),
 					activities.ErrBroadcastUncertain, nil)
 			}
+			if d, ok := decodeRefusal(err, in.SignedTransaction); ok {
+				// Cause first; the service's answer, whole, is the cause.
+				return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
+					fmt.Sprintf("%s; broadcast %s refused", d, in.Signature), activities.ErrTransactionRejected, err)
+			}
 			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("broadcast %s refused: %v", in.Signature, err), activities.ErrTransactionRejected, nil)
 		}
@@ -304,6 +310,16 @@ func (a *Activities) Broadcast(ctx context.Context, in BroadcastInput) (Broadcas
 	record(activities.BroadcastSent, activities.ReasonNone)
 	logger.Info("Broadcast", "txSig", in.Signature, "slot", res.ExtraData.Slot, "requestId", info.RequestID)
 	return BroadcastResult{Signature: in.Signature, Slot: res.ExtraData.Slot, RequestID: info.RequestID}, nil
+}
+
+// decodeRefusal decodes the transaction error a broadcast refusal carries, naming the program of
+// the failing instruction from the signed transaction.
+func decodeRefusal(err error, signedTx string) (*solchain.TxError, bool) {
+	progs, perr := solchain.TransactionPrograms(signedTx)
+	if perr != nil {
+		progs = nil
+	}
+	return solchain.DecodeTxError(err.Error(), progs)
 }
 
 type refusal int

@@ -334,6 +334,9 @@ type fakeChain struct {
 	// balance is every address's balance; rent the rent-exempt minimum of any size.
 	balance uint64
 	rent    uint64
+	// programs and programsErr are what InstructionPrograms returns.
+	programs    []string
+	programsErr error
 }
 
 func (f *fakeChain) Balance(context.Context, string) (uint64, error) {
@@ -418,6 +421,9 @@ func (f *fakeChain) TransactionFee(context.Context, string) (uint64, error) {
 		return 0, err
 	}
 	return f.fee, nil
+}
+func (f *fakeChain) InstructionPrograms(context.Context, string) ([]string, error) {
+	return f.programs, f.programsErr
 }
 func (f *fakeChain) Verified() error { return f.unverified }
 

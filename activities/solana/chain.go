@@ -28,6 +28,8 @@ type SolanaReader interface {
 	RentExemptMinimum(ctx context.Context, size uint64) (uint64, error)
 	VoteAccount(ctx context.Context, vote string) (*solchain.VoteAccountStatus, error)
 	TransactionFee(ctx context.Context, sig string) (uint64, error)
+	// InstructionPrograms returns the program ids of a finalized transaction's instructions.
+	InstructionPrograms(ctx context.Context, sig string) ([]string, error)
 	UnixTime(ctx context.Context) (int64, error)
 	// Verified returns nil when the RPC is proven to serve the network, an error saying why not
 	// otherwise.
@@ -110,7 +112,7 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 		if st.Found && st.Finalized() {
 			res := ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: st.Slot}
 			if st.Err != "" {
-				res.Outcome, res.Error = activities.OutcomeFailed, st.Err
+				res.Outcome, res.Error = activities.OutcomeFailed, a.onChainError(ctx, r, in.Signature, st.Err)
 			}
 			fee, done := a.fee(ctx, r, in, &feeTries)
 			if !done {
@@ -152,6 +154,23 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 			return ConfirmResult{}, err
 		}
 	}
+}
+
+// onChainError says a landed transaction's error in one line, cause first: decoded to names, with
+// the program of the failing instruction read from the chain, then "; " and the error as the
+// RPC reported it. An error the decoder does not know is reported as is.
+func (a *Activities) onChainError(ctx context.Context, r SolanaReader, sig, raw string) string {
+	progs, err := r.InstructionPrograms(ctx, sig)
+	if err != nil {
+		// The error is still decoded; a custom code is then not named.
+		activity.GetLogger(ctx).Warn("Programs of the failed transaction not readable", "txSig", sig, "error", err)
+		progs = nil
+	}
+	d, ok := solchain.DecodeTxError(raw, progs)
+	if !ok {
+		return raw
+	}
+	return d.String() + "; on-chain error " + raw
 }
 
 // feeReadTries is how many times Confirm asks for a finalized transaction's fee before it reports

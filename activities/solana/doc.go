@@ -26,6 +26,13 @@
 // the transaction cannot land before building another. The spec does not fix the broadcast
 // endpoint's error forms, so both are recognised from the error's name and message.
 //
+// A transaction error the chain reports, in a refused broadcast (ErrTransactionRejected) or in a
+// transaction that landed failed (ConfirmResult.Error), reads cause first: decoded to names by
+// solchain.DecodeTxError with the program of the failing instruction, such as "insufficient funds:
+// the staker's balance does not cover the amount plus fees (System program error 1,
+// ResultWithNegativeLamports)". The refusal keeps the service's whole answer as its cause; the
+// on-chain error follows the decoded line after "; ".
+//
 // Sign, Broadcast and Confirm record signer refusals, broadcast outcomes and fees through
 // activity.GetMetricsHandler; their names, and the label keys of every stakeflow metric, are
 // defined in metrics.go (internal/metrics/doc.go lists them all).

@@ -22,8 +22,9 @@
 //     its height; otherwise a [*NotFinalError] (errors.Is [ErrNotFinal]) says why. A receipt
 //     whose block was reorged out is not found: callers keep confirming, or re-send, the same
 //     signed bytes. For a reverted transaction the reason is found by replaying its call with
-//     eth_call at the receipt's block and decoding Error(string) / Panic(uint256) with
-//     go-ethereum's abi.UnpackRevert ([RevertError]).
+//     eth_call at the receipt's block and decoding the revert data with [DecodeRevert]
+//     ([RevertError]): Error(string), Panic(uint256) with its code named, and the custom errors
+//     of the contracts stakeflow calls, rendered ErrorName(arg=value, ...).
 //   - [Client.NonceConsumedBy] is the EVM proof that a transaction cannot land: judged at the
 //     finalized block, an account's nonce is not consumed yet, consumed by the transaction asked
 //     about (with its final receipt), or consumed by another transaction (named when the node

@@ -77,8 +77,10 @@ func (e *NotFinalError) Unwrap() error { return ErrNotFinal }
 
 // RevertError is a call or transaction that reverted.
 type RevertError struct {
-	// Reason is the decoded Error(string) message, or "panic: ..." for Panic(uint256); empty when
-	// the revert data is not one of those (a custom error) or there is none.
+	// Reason is the revert data decoded by [DecodeRevert]: the Error(string) message, "panic 0x11:
+	// arithmetic overflow or underflow" for Panic(uint256), ErrorName(arg=value, ...) for a custom
+	// error of the contracts stakeflow calls; empty when the data is none of those, or there is
+	// none.
 	Reason string
 	// Data is the raw revert data.
 	Data []byte
@@ -100,12 +102,19 @@ func (e *RevertError) Error() string {
 	return "execution reverted without data"
 }
 
-// newRevert decodes revert data with go-ethereum's abi.UnpackRevert (Error(string), Panic(uint256)).
+// Summary says the revert in one line, cause first: the decoded reason, then "(execution
+// reverted)"; without a reason, what Error says.
+func (e *RevertError) Summary() string {
+	if e.Replayed && e.Reason != "" {
+		return e.Reason + " (execution reverted)"
+	}
+	return e.Error()
+}
+
+// newRevert decodes revert data with [DecodeRevert].
 func newRevert(data []byte) *RevertError {
 	r := &RevertError{Data: data, Replayed: true}
-	if reason, err := abi.UnpackRevert(data); err == nil {
-		r.Reason = reason
-	}
+	r.Reason, _ = DecodeRevert(data)
 	return r
 }
 

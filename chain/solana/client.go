@@ -397,22 +397,54 @@ func (c *Client) VoteAccount(ctx context.Context, vote string) (*VoteAccountStat
 // paid, read with getTransaction at finalized commitment. A transaction the node has no
 // finalized record of is [ErrTransactionNotFound].
 func (c *Client) TransactionFee(ctx context.Context, sig string) (uint64, error) {
+	res, err := c.transaction(ctx, sig)
+	if err != nil {
+		return 0, err
+	}
+	if res.Meta == nil {
+		return 0, c.wrap("getTransaction", fmt.Errorf("transaction %s has no status metadata", sig))
+	}
+	return res.Meta.Fee, nil
+}
+
+// InstructionPrograms returns the program ids of the instructions of the finalized transaction
+// with the base58 signature, in order: what [DecodeTxError] needs to name a landed transaction's
+// custom program error. A transaction the node has no finalized record of is
+// [ErrTransactionNotFound].
+func (c *Client) InstructionPrograms(ctx context.Context, sig string) ([]string, error) {
+	res, err := c.transaction(ctx, sig)
+	if err != nil {
+		return nil, err
+	}
+	if res.Transaction == nil {
+		return nil, c.wrap("getTransaction", fmt.Errorf("transaction %s came without its bytes", sig))
+	}
+	tx, err := res.Transaction.GetTransaction()
+	if err != nil {
+		return nil, c.wrap("getTransaction", fmt.Errorf("transaction %s does not decode: %w", sig, err))
+	}
+	progs, err := instructionPrograms(tx)
+	if err != nil {
+		return nil, c.wrap("getTransaction", fmt.Errorf("transaction %s: %w", sig, err))
+	}
+	return progs, nil
+}
+
+// transaction reads the finalized transaction with the base58 signature, its bytes in base64.
+func (c *Client) transaction(ctx context.Context, sig string) (*rpc.GetTransactionResult, error) {
 	s, err := solana.SignatureFromBase58(sig)
 	if err != nil {
-		return 0, fmt.Errorf("%w: signature %q is not base58 of 64 bytes", ErrInvalidArgument, sig)
+		return nil, fmt.Errorf("%w: signature %q is not base58 of 64 bytes", ErrInvalidArgument, sig)
 	}
 	version := uint64(0)
 	res, err := c.rpc.GetTransaction(ctx, s, &rpc.GetTransactionOpts{
 		Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentFinalized, MaxSupportedTransactionVersion: &version,
 	})
 	if errors.Is(err, rpc.ErrNotFound) || (err == nil && res == nil) {
-		return 0, fmt.Errorf("%w: %s", ErrTransactionNotFound, sig)
+		return nil, fmt.Errorf("%w: %s", ErrTransactionNotFound, sig)
 	}
 	if err != nil {
-		return 0, c.wrap("getTransaction", err)
+		return nil, c.wrap("getTransaction", err)
 	}
-	if res.Meta == nil {
-		return 0, c.wrap("getTransaction", fmt.Errorf("transaction %s has no status metadata", sig))
-	}
-	return res.Meta.Fee, nil
+	return res, nil
 }

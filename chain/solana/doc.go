@@ -29,6 +29,10 @@
 //     should treat false as expiry only together with other evidence, such as the build having
 //     been long enough ago); epoch, accounts, stake history, balances and vote accounts are
 //     confirmed; a transaction's fee is read at finalized.
+//   - [DecodeTxError] names a transaction error, in the text of a refused send or the JSON of a
+//     landed transaction's meta.err: System and Stake program codes, the runtime's instruction
+//     and transaction errors, with the program of the failing instruction taken from the
+//     transaction ([TransactionPrograms], [Client.InstructionPrograms]).
 //   - Stake activation is computed locally from the stake account and the StakeHistory sysvar
 //     with the stake program's warm-up/cool-down algorithm (see [ComputeActivation]).
 package solchain

@@ -184,3 +184,8 @@ func (n *Network) UnixTime(ctx context.Context) (int64, error) {
 func (n *Network) TransactionFee(ctx context.Context, sig string) (uint64, error) {
 	return read(ctx, n, func() (uint64, error) { return n.c.TransactionFee(ctx, sig) })
 }
+
+// InstructionPrograms is [Client.InstructionPrograms] on a proven RPC.
+func (n *Network) InstructionPrograms(ctx context.Context, sig string) ([]string, error) {
+	return read(ctx, n, func() ([]string, error) { return n.c.InstructionPrograms(ctx, sig) })
+}

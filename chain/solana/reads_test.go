@@ -90,6 +90,35 @@ func TestTransactionFee(t *testing.T) {
 	})
 }
 
+func TestInstructionPrograms(t *testing.T) {
+	params := `["` + testSig + `",{"commitment":"finalized","encoding":"base64","maxSupportedTransactionVersion":0}]`
+	payer := key(1)
+	tx, err := solana.NewTransaction([]solana.Instruction{
+		solana.NewInstruction(solana.ComputeBudget, solana.AccountMetaSlice{}, []byte{3, 0, 0, 0, 0, 0, 0, 0, 0}),
+		solana.NewInstruction(solana.StakeProgramID, solana.AccountMetaSlice{solana.Meta(key(2)).WRITE()}, []byte{5, 0, 0, 0}),
+	}, solana.Hash{7}, solana.TransactionPayer(payer))
+	require.NoError(t, err)
+	tx.Signatures = make([]solana.Signature, 1)
+	t.Run("found", func(t *testing.T) {
+		srv := rpcServer(t, rpcCall{method: "getTransaction", params: params,
+			result: `{"slot":430,"version":"legacy","transaction":["` + tx.MustToBase64() + `","base64"],"meta":{"err":{"InstructionError":[1,{"Custom":2}]},"fee":5000}}`})
+		got, err := New(srv.URL).InstructionPrograms(ctx, testSig)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"ComputeBudget111111111111111111111111111111", "Stake11111111111111111111111111111111111111"}, got)
+	})
+	t.Run("not found", func(t *testing.T) {
+		srv := rpcServer(t, rpcCall{method: "getTransaction", params: params, result: `null`})
+		_, err := New(srv.URL).InstructionPrograms(ctx, testSig)
+		require.ErrorIs(t, err, ErrTransactionNotFound)
+	})
+	t.Run("bytes that do not decode", func(t *testing.T) {
+		srv := rpcServer(t, rpcCall{method: "getTransaction", params: params,
+			result: `{"slot":430,"version":"legacy","transaction":["AQID","base64"],"meta":{"err":null,"fee":5000}}`})
+		_, err := New(srv.URL).InstructionPrograms(ctx, testSig)
+		require.Error(t, err)
+	})
+}
+
 func TestAccountInfo(t *testing.T) {
 	addr := key(9).String()
 	t.Run("exists", func(t *testing.T) {

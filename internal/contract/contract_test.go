@@ -185,6 +185,22 @@ func TestPayloadsValidate(t *testing.T) {
 		data := payload(t, v.Interface())
 		require.NoError(t, validate(t, s, data), "%s with every field set: %s", typ, data)
 	}
+
+	// A result's or the status's zero value, nil lists (written as null) included: what a client
+	// reads from a Go value before anything was recorded, and how the Temporal CLI's JSON output
+	// shows empty lists.
+	list, err := contract.Schemas(ws)
+	require.NoError(t, err)
+	outputs := 0
+	for _, s := range list {
+		if s.Input {
+			continue
+		}
+		outputs++
+		data := payload(t, reflect.New(s.Type).Elem().Interface())
+		require.NoError(t, validate(t, sch[s.Type], data), "zero %s: %s", s.Type, data)
+	}
+	require.Equal(t, 3, outputs, "the Solana and Polygon results, the status")
 }
 
 // fill sets every exported field of v, recursively: the largest unsigned integers, a time with

@@ -130,6 +130,10 @@ func render(s Schema, comments map[string]string) ([]byte, error) {
 	}
 	js := r.ReflectFromType(s.Type)
 	js.ID = jsonschema.ID(SchemaBaseID + s.File)
+	nullableArrays(js)
+	for _, name := range sortedKeys(js.Definitions) {
+		nullableArrays(js.Definitions[name])
+	}
 	if len(s.Networks) > 0 {
 		p, ok := js.Properties.Get("network")
 		if !ok {
@@ -147,6 +151,23 @@ func render(s Schema, comments map[string]string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// nullableArrays lets each array property of an object schema be null too: encoding/json writes a
+// nil slice as null, and the Temporal CLI's JSON output (its payload shorthand) shows an empty
+// list as null.
+func nullableArrays(s *jsonschema.Schema) {
+	if s.Properties == nil {
+		return
+	}
+	for p := s.Properties.Oldest(); p != nil; p = p.Next() {
+		if p.Value.Type != "array" {
+			continue
+		}
+		desc := p.Value.Description
+		p.Value.Description = ""
+		p.Value = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{p.Value, {Type: "null"}}, Description: desc}
+	}
 }
 
 // mapType gives the schema of the Go types whose JSON the reflector would describe loosely.

@@ -20,12 +20,18 @@ import (
 
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/internal/contract"
+	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
-// cliStaker is the index of the staker only the CLI contract test uses.
-const cliStaker = 25
+// cliStaker and cliEVMStaker are the indexes of the Solana and EVM stakers only the CLI contract
+// tests use.
+const (
+	cliStaker    = 25
+	cliEVMStaker = 3
+)
 
 // TestCLIStartApproveQuery runs an operation the way an admin tool in another language does,
 // through docs/workflows.md only: the Temporal CLI starts a Solana stake above the approval
@@ -141,11 +147,56 @@ func startedRun(t *testing.T, out string) string {
 	return started.RunID
 }
 
+// TestCLIPolygonDelegate delegates POL with the Temporal CLI only, as docs/workflows.md shows:
+// the result validates against the committed schema, and the chain holds the stake.
+func TestCLIPolygonDelegate(t *testing.T) {
+	e := st.EVM
+	staker, v := e.Stakers[cliEVMStaker], e.Deployment.Validators[0]
+	id := operationID(t, "polygon-delegate")
+	amount := pol(3)
+	input := fmt.Sprintf(`{"network":%q,"staker":%q,"validatorShare":%q,"amount":%q,"requestedBy":"alice"}`,
+		stack.EVMNetwork, staker.Hex(), v.Share.Hex(), amount.String())
+	out, err := temporalCLI(t, "workflow", "start", "--type", wfpolygon.DelegateWorkflowType, "--task-queue", workflows.TaskQueue,
+		"--workflow-id", id, "--id-reuse-policy", "RejectDuplicate", "--fail-existing", "--input", input)
+	require.NoError(t, err, out)
+
+	out, err = temporalCLI(t, "workflow", "result", "--workflow-id", id)
+	require.NoError(t, err, out)
+	var done struct {
+		Status string          `json:"status"`
+		Result json.RawMessage `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &done), out)
+	require.Equal(t, "COMPLETED", done.Status, out)
+	requireValid(t, committedSchema(t, reflect.TypeFor[wfpolygon.Result]()), done.Result)
+	var res wfpolygon.Result
+	require.NoError(t, json.Unmarshal(done.Result, &res))
+	require.Equal(t, amount.String(), res.Amount)
+	require.Len(t, res.Transactions, 2)
+	require.Equal(t, "approve", res.Transactions[0].Kind)
+	require.Equal(t, "delegate", res.Transactions[1].Kind)
+	for _, tx := range res.Transactions {
+		require.Equal(t, paidFee(t, tx.TxID).String(), tx.Fee, "%s landed and paid what the result says", tx.Kind)
+	}
+	staked, _, err := e.Deployment.TotalStake(context.Background(), v.Share, staker)
+	require.NoError(t, err)
+	require.Equal(t, amount, staked, "the POL is staked with the validator")
+
+	out, err = temporalCLI(t, "workflow", "query", "--workflow-id", id, "--name", workflows.QueryStatus)
+	require.NoError(t, err, out)
+	var q struct {
+		QueryResult []json.RawMessage `json:"queryResult"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &q), out)
+	require.Len(t, q.QueryResult, 1, out)
+	requireValid(t, committedSchema(t, reflect.TypeFor[workflows.Status]()), q.QueryResult[0])
+}
+
 // temporalCLI runs the Temporal CLI against the stack's server with JSON output and returns what
 // it printed (stdout, then stderr).
 func temporalCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	args = append(args, "--address", st.TemporalAddress(), "--namespace", "default", "--output", "json",
 		"--disable-config-file", "--disable-config-env")

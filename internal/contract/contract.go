@@ -161,7 +161,7 @@ func (r *recorder) add(name string, w any) {
 // short name.
 func funcName(fn any) string {
 	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	return full[strings.LastIndex(full, ".")+1:]
+	return strings.TrimSuffix(full[strings.LastIndex(full, ".")+1:], "-fm")
 }
 
 // pkgOf is the import path of a function's package.

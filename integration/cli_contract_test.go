@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
+	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/contract"
 	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -53,23 +54,7 @@ func TestCLIStartApproveQuery(t *testing.T) {
 	runID := startedRun(t, out)
 
 	statusSchema := committedSchema(t, reflect.TypeFor[workflows.Status]())
-	var status map[string]any
-	waitCLI(t, func() (bool, string) {
-		out, err := temporalCLI(t, "workflow", "query", "--workflow-id", id, "--name", workflows.QueryStatus)
-		if err != nil {
-			return false, out
-		}
-		var q struct {
-			QueryResult []json.RawMessage `json:"queryResult"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(out), &q), out)
-		require.Len(t, q.QueryResult, 1, out)
-		requireValid(t, statusSchema, q.QueryResult[0])
-		status = nil
-		require.NoError(t, json.Unmarshal(q.QueryResult[0], &status))
-		require.NotEqual(t, workflows.StepFailed, status["step"], out)
-		return status["step"] == workflows.StepAwaitingApproval, out
-	})
+	status := cliWaitStep(t, id, workflows.StepAwaitingApproval, statusSchema)
 	require.Equal(t, "alice", status["requestedBy"])
 	require.Equal(t, true, status["approval"].(map[string]any)["required"])
 	require.Empty(t, landedBy(t, staker), "nothing is sent before approval")
@@ -95,17 +80,8 @@ func TestCLIStartApproveQuery(t *testing.T) {
 	require.Equal(t, "bob", after.Approval.Approver)
 
 	resultSchema := committedSchema(t, reflect.TypeFor[wfsolana.Result]())
-	out, err = temporalCLI(t, "workflow", "result", "--workflow-id", id)
-	require.NoError(t, err, out)
-	var done struct {
-		Status string          `json:"status"`
-		Result json.RawMessage `json:"result"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &done), out)
-	require.Equal(t, "COMPLETED", done.Status, out)
-	requireValid(t, resultSchema, done.Result)
 	var res wfsolana.Result
-	require.NoError(t, json.Unmarshal(done.Result, &res))
+	cliResult(t, id, resultSchema, &res)
 
 	require.Equal(t, lamports, res.Lamports)
 	require.Len(t, res.Transactions, 1)
@@ -134,6 +110,74 @@ func TestCLIStartApproveQuery(t *testing.T) {
 	require.Error(t, err, out)
 	require.Contains(t, strings.ToLower(out), "already")
 	require.Equal(t, []string{res.Transactions[0].TxID}, landedBy(t, staker), "the refused starts sent nothing")
+
+	// The stake, active after an epoch, unstaked the same way: once approved it is deactivated, waits
+	// for the end of the epoch (the test warps it) and its lamports come back to the staker.
+	require.NoError(t, st.Sandbox.Runtime().WarpEpochs(ctx, 1))
+	before, err := chain.Balance(ctx, staker.String())
+	require.NoError(t, err)
+	uid := operationID(t, "unstake")
+	out, err = temporalCLI(t, "workflow", "start", "--type", "UnstakeWorkflow", "--task-queue", workflows.TaskQueue,
+		"--workflow-id", uid, "--id-reuse-policy", "RejectDuplicate", "--fail-existing",
+		"--input", fmt.Sprintf(`{"network":"testnet","staker":%q,"stakeAccount":%q,"requestedBy":"alice"}`, staker, res.StakeAccount))
+	require.NoError(t, err, out)
+	cliWaitStep(t, uid, workflows.StepAwaitingApproval, statusSchema)
+	out, err = temporalCLI(t, "workflow", "update", "execute", "--workflow-id", uid, "--name", workflows.UpdateApprove,
+		"--input", `{"approver":"bob"}`)
+	require.NoError(t, err, out)
+	cliWaitStep(t, uid, wfsolana.StepWaitingDeactivation, statusSchema)
+	require.NoError(t, st.Sandbox.Runtime().WarpEpochs(ctx, 1))
+	var unstaked wfsolana.Result
+	cliResult(t, uid, resultSchema, &unstaked)
+	require.Equal(t, lamports, unstaked.Lamports)
+	require.Len(t, unstaked.Transactions, 2)
+	require.Equal(t, string(actsolana.OpUnstake), unstaked.Transactions[0].Kind)
+	require.Equal(t, string(actsolana.OpWithdraw), unstaked.Transactions[1].Kind)
+	back, err := chain.Balance(ctx, staker.String())
+	require.NoError(t, err)
+	require.Equal(t, before+lamports-2*fee, back, "the stake back, less the two fees")
+	_, err = chain.StakeAccount(ctx, res.StakeAccount)
+	require.ErrorIs(t, err, solchain.ErrAccountNotFound, "the stake account is closed")
+}
+
+// cliWaitStep polls the status query with the CLI until the operation reports step, validating
+// each answer against schema, and returns the last status.
+func cliWaitStep(t *testing.T, id, step string, schema *jsonschema.Schema) map[string]any {
+	t.Helper()
+	var status map[string]any
+	waitCLI(t, func() (bool, string) {
+		out, err := temporalCLI(t, "workflow", "query", "--workflow-id", id, "--name", workflows.QueryStatus)
+		if err != nil {
+			return false, out
+		}
+		var q struct {
+			QueryResult []json.RawMessage `json:"queryResult"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &q), out)
+		require.Len(t, q.QueryResult, 1, out)
+		requireValid(t, schema, q.QueryResult[0])
+		status = nil
+		require.NoError(t, json.Unmarshal(q.QueryResult[0], &status))
+		require.NotEqual(t, workflows.StepFailed, status["step"], out)
+		return status["step"] == step, out
+	})
+	return status
+}
+
+// cliResult waits with the CLI for the operation's result, validates it against schema and
+// decodes it into v.
+func cliResult(t *testing.T, id string, schema *jsonschema.Schema, v any) {
+	t.Helper()
+	out, err := temporalCLI(t, "workflow", "result", "--workflow-id", id)
+	require.NoError(t, err, out)
+	var done struct {
+		Status string          `json:"status"`
+		Result json.RawMessage `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &done), out)
+	require.Equal(t, "COMPLETED", done.Status, out)
+	requireValid(t, schema, done.Result)
+	require.NoError(t, json.Unmarshal(done.Result, v))
 }
 
 // startedRun is the run ID `temporal workflow start --output json` printed.
@@ -160,17 +204,8 @@ func TestCLIPolygonDelegate(t *testing.T) {
 		"--workflow-id", id, "--id-reuse-policy", "RejectDuplicate", "--fail-existing", "--input", input)
 	require.NoError(t, err, out)
 
-	out, err = temporalCLI(t, "workflow", "result", "--workflow-id", id)
-	require.NoError(t, err, out)
-	var done struct {
-		Status string          `json:"status"`
-		Result json.RawMessage `json:"result"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &done), out)
-	require.Equal(t, "COMPLETED", done.Status, out)
-	requireValid(t, committedSchema(t, reflect.TypeFor[wfpolygon.Result]()), done.Result)
 	var res wfpolygon.Result
-	require.NoError(t, json.Unmarshal(done.Result, &res))
+	cliResult(t, id, committedSchema(t, reflect.TypeFor[wfpolygon.Result]()), &res)
 	require.Equal(t, amount.String(), res.Amount)
 	require.Len(t, res.Transactions, 2)
 	require.Equal(t, "approve", res.Transactions[0].Kind)

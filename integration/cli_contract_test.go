@@ -38,8 +38,8 @@ const (
 // through docs/workflows.md only: the Temporal CLI starts a Solana stake above the approval
 // threshold with a JSON input, polls the status query until it awaits approval, sees the
 // requester's own approval refused, approves it as someone else with the approve update and reads
-// the result. The query's, the update's and the result's JSON validate against the committed
-// schemas, and the stake is on the chain as asked.
+// the result; then unstakes it the same way. The query's, the update's and the results' JSON
+// validate against the committed schemas, and the chain shows the stake, then the lamports back.
 func TestCLIStartApproveQuery(t *testing.T) {
 	staker := st.Stakers[cliStaker]
 	id := operationID(t, "stake")

@@ -118,3 +118,8 @@ dev: tools
 ## ui-check: the Web UI lists a stake with its search attributes (headless Chromium, screenshots in .artifacts/ui/)
 ui-check: tools
 	CHROMIUM="$$(scripts/tools.sh chromium)" TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 15m ./uitest/...
+
+## schemas: regenerate the workflow contract's JSON Schemas (docs/schemas) from the Go types
+.PHONY: schemas
+schemas:
+	$(GO) generate ./internal/contract

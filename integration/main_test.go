@@ -138,7 +138,7 @@ func run(m *testing.M) int {
 		// Epochs last hours: they turn only when a test warps them, so every wait is deterministic.
 		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000, Logger: logger.Named("runtime")},
 		EpochRecheck: time.Second,
-		Stakers:      25, StakerLamports: 100 * sol,
+		Stakers:      26, StakerLamports: 100 * sol,
 		EVM:               &stack.EVMOptions{Stakers: 6},
 		ApprovalThreshold: approvalThreshold,
 		ConfigureWorker:   hooks.configure,

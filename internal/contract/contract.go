@@ -1,0 +1,172 @@
+package contract
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"sort"
+	"strings"
+
+	"go.temporal.io/sdk/activity"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
+	"github.com/stakeflow/stakeflow/internal/worker"
+	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
+	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+)
+
+// Handler is a query or an update.
+type Handler struct {
+	Name string
+	// Input is the type of the handler's one argument; nil when it takes none.
+	Input reflect.Type
+	// Result is the type of what it returns.
+	Result reflect.Type
+}
+
+// Workflow is a workflow type admin tools may start.
+type Workflow struct {
+	// Type is the workflow type name, as `temporal workflow start --type` takes it.
+	Type string
+	// Chain is the StakeflowChain of its operations; Networks the values its input's network takes.
+	Chain    string
+	Networks []string
+	// Input and Result are the types of the workflow function's argument and result.
+	Input, Result reflect.Type
+	// Queries and Updates are the handlers every run answers.
+	Queries, Updates []Handler
+}
+
+// Queries are the queries every operation answers.
+var Queries = []Handler{
+	{Name: workflows.QueryStatus, Result: reflect.TypeFor[workflows.Status]()},
+}
+
+// Updates are the updates every operation accepts: each returns the status once the decision is
+// recorded.
+var Updates = []Handler{
+	{Name: workflows.UpdateApprove, Input: reflect.TypeFor[workflows.ApprovalInput](), Result: reflect.TypeFor[workflows.Status]()},
+	{Name: workflows.UpdateReject, Input: reflect.TypeFor[workflows.ApprovalInput](), Result: reflect.TypeFor[workflows.Status]()},
+}
+
+// Internal names the workflow types the worker registers for its own use, and why admin tools
+// must not start them.
+var Internal = map[string]string{
+	wfevm.SequencerWorkflowType: "the EVM nonce sequencer: one per network and address, started by the operations' " +
+		"EVMRequestLease activity, which hands out nonces in order; a run started by hand would hand out nonces no operation tracks",
+}
+
+// chains maps the package of a chain's workflows to what the contract says of that chain.
+var chains = map[string]struct {
+	chain    string
+	networks []string
+}{
+	pkgOf(wfsolana.StakeWorkflow): {wfsolana.Chain, actsolana.SolanaNetworks},
+	pkgOf(wfpolygon.Delegate):     {wfpolygon.Chain, actevm.NetworkNames},
+}
+
+// Workflows lists the workflow types admin tools may start, sorted by type name: every workflow the
+// worker registers except the Internal ones, with its input and result types read from the
+// function's signature.
+func Workflows() ([]Workflow, error) {
+	fns, err := registered()
+	if err != nil {
+		return nil, err
+	}
+	var out []Workflow
+	for _, name := range sortedKeys(fns) {
+		if _, internal := Internal[name]; internal {
+			continue
+		}
+		fn := fns[name]
+		t := reflect.TypeOf(fn)
+		ctx := reflect.TypeFor[workflow.Context]()
+		if t.NumIn() != 2 || t.In(0) != ctx || t.NumOut() != 2 || t.Out(1) != reflect.TypeFor[error]() {
+			return nil, fmt.Errorf("workflow %s: %s is not func(workflow.Context, Input) (Result, error)", name, t)
+		}
+		c, ok := chains[pkgOf(fn)]
+		if !ok {
+			return nil, fmt.Errorf("workflow %s: package %s is not a chain the contract knows", name, pkgOf(fn))
+		}
+		out = append(out, Workflow{
+			Type: name, Chain: c.chain, Networks: c.networks,
+			Input: t.In(1), Result: t.Out(0),
+			Queries: Queries, Updates: Updates,
+		})
+	}
+	return out, nil
+}
+
+// Registered lists every workflow type the worker registers, internal ones included, sorted.
+func Registered() ([]string, error) {
+	fns, err := registered()
+	if err != nil {
+		return nil, err
+	}
+	return sortedKeys(fns), nil
+}
+
+// registered registers the worker's workflows on a recorder: the functions by type name.
+func registered() (map[string]any, error) {
+	rec := &recorder{fns: map[string]any{}}
+	worker.Register(rec, nil, nil)
+	return rec.fns, rec.err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// recorder is a registry that only records the workflows registered on it, by type name.
+type recorder struct {
+	// Registry is nil: the worker registers workflows and activities only, and Nexus services
+	// would panic here.
+	sdkworker.Registry
+	fns map[string]any
+	err error
+}
+
+func (r *recorder) RegisterWorkflow(w any) { r.add(funcName(w), w) }
+
+func (r *recorder) RegisterWorkflowWithOptions(w any, o workflow.RegisterOptions) {
+	name := o.Name
+	if name == "" {
+		name = funcName(w)
+	}
+	r.add(name, w)
+}
+
+func (r *recorder) RegisterActivity(any) {}
+
+func (r *recorder) RegisterActivityWithOptions(any, activity.RegisterOptions) {}
+
+func (r *recorder) add(name string, w any) {
+	if _, dup := r.fns[name]; dup && r.err == nil {
+		r.err = fmt.Errorf("workflow type %s registered twice", name)
+	}
+	r.fns[name] = w
+}
+
+// funcName is the type name the SDK gives a workflow registered without one: the function's
+// short name.
+func funcName(fn any) string {
+	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	return strings.TrimSuffix(full[strings.LastIndex(full, ".")+1:], "-fm")
+}
+
+// pkgOf is the import path of a function's package.
+func pkgOf(fn any) string {
+	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	slash := strings.LastIndex(full, "/")
+	return full[:slash+strings.Index(full[slash:], ".")]
+}

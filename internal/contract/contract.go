@@ -57,6 +57,8 @@ var Updates = []Handler{
 // Internal names the workflow types the worker registers for its own use, and why admin tools
 // must not start them.
 var Internal = map[string]string{
+	workflows.NotifyWorkflowType: "the delivery of one event of an operation to the worker's webhook (--notify-webhook): " +
+		"started by the operation itself, as an abandoned child whose ID is the event's",
 	wfevm.SequencerWorkflowType: "the EVM nonce sequencer: one per network and address, started by the operations' " +
 		"EVMRequestLease activity, which hands out nonces in order; a run started by hand would hand out nonces no operation tracks",
 }
@@ -114,7 +116,7 @@ func Registered() ([]string, error) {
 // registered registers the worker's workflows on a recorder: the functions by type name.
 func registered() (map[string]any, error) {
 	rec := &recorder{fns: map[string]any{}}
-	worker.Register(rec, nil, nil)
+	worker.Register(rec, nil, nil, nil)
 	return rec.fns, rec.err
 }
 

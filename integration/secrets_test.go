@@ -51,7 +51,7 @@ const schedulerQuery = "TemporalNamespaceDivision IS NOT NULL"
 
 // TestZZNoSecretInHistoriesOrLogs scans the history of every workflow in the namespace, with
 // every payload decoded (see payloads_test.go), and every log line, for the staker keys in all
-// their forms and for the service token. None may appear. It runs after every other test of the
+// their forms and for the service token and the webhook's secret. None may appear. It runs after every other test of the
 // package whatever their order (-shuffle, -run): it is the one top-level test that calls
 // t.Parallel, and go test runs a paused parallel test only once all sequential ones have ended.
 // It does not rely on the others for what it checks: it runs a stake of its own, whose payloads
@@ -75,6 +75,8 @@ func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 	token, err := os.ReadFile(st.TokenFile)
 	require.NoError(t, err)
 	forms = append(forms, tokenForms(strings.TrimSpace(string(token)))...)
+	// The webhook's secret signs every event the worker posted during the run.
+	forms = append(forms, tokenForms(hooks.secret)...)
 	files, err := filepath.Glob(filepath.Join(st.KeyDir, "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)

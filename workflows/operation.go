@@ -501,8 +501,8 @@ func IsErrorType(err error, typ string) bool {
 }
 
 // MayHeal reports whether an activity's failure may go away without anyone changing the request:
-// the service or chain unavailable, rate limited or refusing the worker's credentials, or a
-// timeout of the retries.
+// the service or chain unavailable, rate limited or refusing the worker's credentials, the
+// staker's funds short of the fees (a top-up cures it), or a timeout of the retries.
 func MayHeal(err error) bool {
 	if temporal.IsCanceledError(err) {
 		return false
@@ -512,7 +512,7 @@ func MayHeal(err error) bool {
 		return true
 	}
 	for _, t := range []string{activities.ErrServiceUnavailable, activities.ErrRateLimited, activities.ErrServiceUnauthorized,
-		activities.ErrChainUnavailable, activities.ErrChainRejected} {
+		activities.ErrChainUnavailable, activities.ErrChainRejected, activities.ErrInsufficientFunds} {
 		if IsErrorType(err, t) {
 			return true
 		}

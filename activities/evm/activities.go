@@ -29,6 +29,7 @@ type Chain interface {
 	Nonces(ctx context.Context, addr common.Address) (*evmchain.Nonces, error)
 	Fees(ctx context.Context) (*evmchain.Fees, error)
 	EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error)
+	Balance(ctx context.Context, addr common.Address) (*big.Int, error)
 	Transaction(ctx context.Context, hash common.Hash) (*evmchain.TxLookup, error)
 	ReceiptFinal(ctx context.Context, hash common.Hash) (*evmchain.Receipt, error)
 	NonceConsumedBy(ctx context.Context, addr common.Address, nonce uint64, hash common.Hash) (*evmchain.NonceStatus, error)

@@ -190,6 +190,13 @@ func (a *Activities) EVMBuild(ctx context.Context, in BuildInput) (BuildResult, 
 			fmt.Sprintf("%s, build %d under nonce %d: %v; nothing new was signed", intent.Operation, in.Build, intent.Nonce, err), ErrFeeCap, nil)
 	}
 	intent.GasLimit, intent.MaxFeePerGas, intent.MaxPriorityFeePerGas = gas, fees.MaxFeePerGas, fees.MaxPriorityFeePerGas
+	if in.Build <= 1 {
+		// Pre-flight: the staker must be able to pay the most this transaction may cost. (A
+		// replacement is not refused here: the transaction it replaces may still land.)
+		if err := checkGasFunds(ctx, n.Chain, intent, gas, fees.MaxFeePerGas); err != nil {
+			return BuildResult{}, err
+		}
+	}
 	tx := types.NewTx(&types.DynamicFeeTx{
 		ChainID:    new(big.Int).SetUint64(p.ChainID),
 		Nonce:      intent.Nonce,
@@ -326,4 +333,38 @@ func snake(s string) string {
 		out = out[:48]
 	}
 	return out
+}
+
+// checkGasFunds refuses, as activities.ErrInsufficientFunds, a transaction whose staker holds less
+// ether than gas × maxFeePerGas, the most it may pay: the node would refuse it once signed.
+func checkGasFunds(ctx context.Context, c Chain, intent Intent, gas uint64, maxFeePerGas *big.Int) error {
+	bal, err := c.Balance(ctx, intent.Staker)
+	if err != nil {
+		return chainErr("balance of "+intent.Staker.Hex(), err)
+	}
+	need := new(big.Int).Mul(new(big.Int).SetUint64(gas), maxFeePerGas)
+	if bal.Cmp(need) >= 0 {
+		return nil
+	}
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("insufficient funds: staker %s holds %s ETH, the %s may pay up to %s ETH for gas (%d gas at %s gwei at most); nothing was signed",
+			intent.Staker.Hex(), formatWei(bal), intent.Operation, formatWei(need), gas, formatGwei(maxFeePerGas)),
+		activities.ErrInsufficientFunds, nil)
+}
+
+// formatWei renders wei as ether, exactly.
+func formatWei(wei *big.Int) string {
+	return trimDecimal(new(big.Rat).SetFrac(wei, big.NewInt(1e18)).FloatString(18))
+}
+
+// formatGwei renders wei as gwei, exactly.
+func formatGwei(wei *big.Int) string {
+	return trimDecimal(new(big.Rat).SetFrac(wei, big.NewInt(1e9)).FloatString(9))
+}
+
+func trimDecimal(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
 }

@@ -265,3 +265,31 @@ func TestSignRefusals(t *testing.T) {
 	assert.True(t, nonRetryable)
 	assert.NotContains(t, err.Error(), "test-pass")
 }
+
+// TestBuildRefusesWhatTheStakerCannotPay: a first build whose most expensive outcome (gas limit x
+// maxFeePerGas: 125,000 x 22 gwei, computed by hand) exceeds the staker's ether is refused as
+// InsufficientFunds, naming both; one wei less than the cost is refused, the cost itself is not. A
+// replacement is never refused for funds: the transaction it replaces may still land.
+func TestBuildRefusesWhatTheStakerCannotPay(t *testing.T) {
+	h := newHarness(t, signerevm.Policy{SlippageBps: 50})
+	h.chain.fees = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
+	h.chain.estimate = 100_000
+	cost := big.NewInt(2_750_000_000_000_000) // 0.00275 ether
+	h.chain.balance = new(big.Int).Sub(cost, big.NewInt(1))
+	_, err := h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 1})
+	typ, nonRetryable := appErr(t, err)
+	assert.Equal(t, activities.ErrInsufficientFunds, typ)
+	assert.True(t, nonRetryable)
+	var ae *temporal.ApplicationError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "insufficient funds: staker "+h.staker.Hex()+" holds 0.002749999999999999 ETH, the delegate may pay up to 0.00275 ETH for gas (125000 gas at 22 gwei at most); nothing was signed", ae.Message())
+
+	h.chain.balance = cost
+	_, err = h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 1})
+	require.NoError(t, err)
+
+	h.chain.balance = big.NewInt(0)
+	_, err = h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 2,
+		PrevMaxFeePerGas: "22000000000", PrevMaxPriorityFeePerGas: "2000000000"})
+	require.NoError(t, err)
+}

@@ -44,6 +44,15 @@ type fakeChain struct {
 	estMsgs  []ethereum.CallMsg
 	// nonceReads counts Nonces calls.
 	nonceReads int
+	// balance is every address's ether; nil holds plenty.
+	balance *big.Int
+}
+
+func (f *fakeChain) Balance(context.Context, common.Address) (*big.Int, error) {
+	if f.balance == nil {
+		return new(big.Int).Exp(big.NewInt(10), big.NewInt(30), nil), nil
+	}
+	return f.balance, nil
 }
 
 func (f *fakeChain) LatestHeader(context.Context) (*types.Header, error) {

@@ -249,6 +249,15 @@ func (c *Client) Fees(ctx context.Context) (*Fees, error) {
 	return &Fees{BaseFee: head.BaseFee, Tip: tip, Block: head.Number.Uint64()}, nil
 }
 
+// Balance reads the ether (the chain's native coin, in wei) addr holds at the head block.
+func (c *Client) Balance(ctx context.Context, addr common.Address) (*big.Int, error) {
+	v, err := c.eth.BalanceAt(ctx, addr, nil)
+	if err != nil {
+		return nil, c.wrap("eth_getBalance", err)
+	}
+	return v, nil
+}
+
 // EstimateGas estimates the gas msg needs at the head block. A call that reverts is a
 // [*RevertError] (wrapped in an [*RPCError]) carrying the decoded reason.
 func (c *Client) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error) {

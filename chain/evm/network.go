@@ -136,6 +136,11 @@ func (n *Network) Fees(ctx context.Context) (*Fees, error) {
 	return read(ctx, n, func() (*Fees, error) { return n.c.Fees(ctx) })
 }
 
+// Balance is [Client.Balance] on a proven RPC.
+func (n *Network) Balance(ctx context.Context, addr common.Address) (*big.Int, error) {
+	return read(ctx, n, func() (*big.Int, error) { return n.c.Balance(ctx, addr) })
+}
+
 // EstimateGas is [Client.EstimateGas] on a proven RPC.
 func (n *Network) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error) {
 	return read(ctx, n, func() (uint64, error) { return n.c.EstimateGas(ctx, msg) })

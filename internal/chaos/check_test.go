@@ -11,6 +11,7 @@ import (
 	"github.com/stakeflow/stakeflow/sandbox"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
@@ -262,4 +263,19 @@ func TestCountRecoveries(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExpectedEvents: each workflow that completed owes a completed event, the one that failed a
+// failed event; a workflow never started owes none.
+func TestExpectedEvents(t *testing.T) {
+	done := &wfsolana.Result{}
+	ops := []OpOutcome{
+		{Spec: OpSpec{Kind: KindChain, StakeID: "s1", UnstakeID: "u1"}, State: StateCompleted, Stake: done, Unstake: done},
+		{Spec: OpSpec{Kind: KindChain, StakeID: "s2", UnstakeID: "u2"}, State: StateFailed, Stake: done},
+		{Spec: OpSpec{Kind: KindChain, StakeID: "s3", UnstakeID: "u3"}, State: StateFailed},
+		{Spec: OpSpec{StakeID: "s4"}, State: StateNotStarted},
+	}
+	pol := []PolygonOutcome{{Spec: PolygonOpSpec{DelegateID: "d1"}, State: StateCompleted, Delegate: &wfpolygon.Result{}}}
+	require.Equal(t, []string{"d1/completed", "s1/completed", "s2/completed", "s3/failed", "u1/completed", "u2/failed"},
+		expectedEvents(ops, pol))
 }

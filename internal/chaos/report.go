@@ -65,6 +65,9 @@ func (r *Report) Write(w io.Writer) error {
 	fmt.Fprintln(tw, "outcomes\tcount\t")
 	fmt.Fprintf(tw, "operations completed\t%d\t\n", r.Completed)
 	fmt.Fprintf(tw, "operations failed\t%d\t\n", r.Failed)
+	fmt.Fprintf(tw, "webhook events expected at the operations' ends\t%d\t\n", r.WebhookExpected)
+	fmt.Fprintf(tw, "webhook events delivered (distinct, signed)\t%d\t\n", r.WebhookEvents)
+	fmt.Fprintf(tw, "webhook posts repeating a delivered event\t%d\t\n", r.WebhookDuplicates)
 	types := make([]string, 0, len(r.FailedByType))
 	for t := range r.FailedByType {
 		types = append(types, t)

@@ -150,6 +150,12 @@ type Report struct {
 	// PolygonLostAnswers is how many Polygon transactions endpoint 4 forwarded while losing its answer.
 	PolygonLostAnswers int
 
+	// WebhookExpected is how many events the operations' ends must have posted (completed or
+	// failed); WebhookEvents how many distinct events the webhook accepted, WebhookDuplicates how
+	// many accepted posts repeated one (delivery is at least once), WebhookForged how many posts
+	// carried no valid signature.
+	WebhookExpected, WebhookEvents, WebhookDuplicates, WebhookForged int
+
 	Violations []Violation
 }
 
@@ -204,6 +210,7 @@ type runner struct {
 
 	temporal *temporalServer
 	worker   *workerProcess
+	hooks    *hookReceiver
 	// healthSock is the worker's health socket, held for the run (see workerProcess.health).
 	healthSock *os.File
 	sb         *sandbox.Sandbox
@@ -388,6 +395,10 @@ func (r *runner) setUp(ctx context.Context) error {
 	if r.polygon != nil {
 		r.worker.args = append(r.worker.args, r.polygon.evm.WorkerArgs()...)
 	}
+	if r.hooks, err = newHookReceiver(r.cfg.Dir); err != nil {
+		return err
+	}
+	r.worker.args = append(r.worker.args, r.hooks.args()...)
 	if err := r.worker.run(); err != nil {
 		return err
 	}
@@ -1109,6 +1120,7 @@ func (r *runner) finish(ctx context.Context, rep *Report, outcomes []OpOutcome) 
 			return err
 		}
 	}
+	r.hooks.checkEvents(rctx, rep, expectedEvents(outcomes, r.polygonOutcomes), 3*time.Minute)
 	rep.AlreadyProcessed, err = countLines(filepath.Join(r.cfg.Dir, "worker.log"), "Broadcast: already processed")
 	if err != nil {
 		return err
@@ -1157,6 +1169,9 @@ func (r *runner) close() {
 	}
 	if r.healthSock != nil {
 		_ = r.healthSock.Close()
+	}
+	if r.hooks != nil {
+		r.hooks.close()
 	}
 	for _, f := range r.logs {
 		_ = f.Close()

@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Dialect names, as Dialect returns them.
+const (
+	DialectSQLite   = "sqlite"
+	DialectPostgres = "postgres"
+)
+
+// connectTimeout bounds the first connection when the DSN sets none.
+const connectTimeout = 10 * time.Second
+
+//go:embed migrations
+var migrations embed.FS
+
+// DB is an open, migrated store. It is safe for concurrent use.
+type DB struct {
+	sql     *sql.DB
+	dialect string
+}
+
+// Open opens (and migrates to the latest version) the store at dsn: "postgres://..." or
+// "postgresql://..." is PostgreSQL; "sqlite:PATH" or a plain file path is SQLite (the file
+// and its directory created 0700/0600). An unreachable or refused DSN is an error that says
+// so and names the host/path, never the password.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	var (
+		db  *DB
+		err error
+	)
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		db, err = openPostgres(ctx, dsn)
+	} else {
+		db, err = openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := db.migrate(ctx); err != nil {
+		_ = db.sql.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func openPostgres(ctx context.Context, dsn string) (*DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		// pgx redacts the password from its parse errors; the DSN is not repeated here.
+		return nil, fmt.Errorf("store: invalid PostgreSQL DSN %s: %w", redactDSN(dsn), err)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = connectTimeout
+	}
+	where := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	db := stdlib.OpenDB(*cfg)
+	pctx, cancel := context.WithTimeout(ctx, connectTimeout+5*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: cannot connect to PostgreSQL at %s (database %q): %s",
+			where, cfg.Database, scrub(err.Error(), cfg.Password))
+	}
+	return &DB{sql: db, dialect: DialectPostgres}, nil
+}
+
+func openSQLite(ctx context.Context, path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("store: empty SQLite path")
+	}
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("store: SQLite path %q: '?' and '#' are not allowed", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: cannot create the directory of SQLite store %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", path, err)
+	}
+	u := url.URL{Scheme: "file", Opaque: path, RawQuery: url.Values{"_pragma": {
+		"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)",
+	}}.Encode()}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", path, err)
+	}
+	// One connection: SQLite has one writer, and a single connection turns what would be
+	// "database is locked" between our own transactions into plain queueing.
+	db.SetMaxOpenConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", path, err)
+	}
+	return &DB{sql: db, dialect: DialectSQLite}, nil
+}
+
+func (db *DB) migrate(ctx context.Context) error {
+	fsys, err := fs.Sub(migrations, "migrations/"+db.dialect)
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	dialect := goose.DialectSQLite3
+	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
+	if db.dialect == DialectPostgres {
+		dialect = goose.DialectPostgres
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return fmt.Errorf("store: migrations: %w", err)
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	p, err := goose.NewProvider(dialect, db.sql, fsys, opts...)
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("store: migrate %s store: %w", db.dialect, err)
+	}
+	return nil
+}
+
+// Close closes the database.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// Dialect is "sqlite" or "postgres".
+func (db *DB) Dialect() string { return db.dialect }
+
+// redactDSN is the DSN with its password, if any, replaced.
+func redactDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
+}
+
+// scrub removes secret from msg.
+func scrub(msg, secret string) string {
+	if secret == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, secret, "xxxxx")
+}

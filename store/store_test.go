@@ -1,0 +1,381 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
+
+	"github.com/stakeflow/stakeflow/store"
+	"github.com/stakeflow/stakeflow/store/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+// eachDialect runs f against a fresh database of each dialect.
+func eachDialect(t *testing.T, f func(t *testing.T, dsn string)) {
+	for _, d := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", storetest.SQLite}, {"postgres", storetest.Postgres}} {
+		t.Run(d.name, func(t *testing.T) { f(t, d.dsn(t)) })
+	}
+}
+
+func open(t *testing.T, dsn string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	return db
+}
+
+// raw opens dsn with the plain driver, beside the store.
+func raw(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	driver := "pgx"
+	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+		driver, dsn = "sqlite", path
+	}
+	db, err := sql.Open(driver, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func day(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
+
+func TestMigrations(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db, err := store.Open(ctx, dsn)
+		require.NoError(t, err)
+		dialect := db.Dialect()
+		assert.Equal(t, map[bool]string{true: "sqlite", false: "postgres"}[strings.HasPrefix(dsn, "sqlite:")], dialect)
+		_, err = db.UpsertAPY(ctx, []store.APY{{Network: "ethereum", Period: 1, NetworkAPY: "3.1"}})
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+
+		// The versions goose recorded are those of the migration files, each applied once,
+		// also after a second Open.
+		files, err := filepath.Glob(filepath.Join("migrations", dialect, "*.sql"))
+		require.NoError(t, err)
+		require.NotEmpty(t, files)
+		var want []int64
+		for _, f := range files {
+			v, err := strconv.ParseInt(strings.SplitN(filepath.Base(f), "_", 2)[0], 10, 64)
+			require.NoError(t, err)
+			want = append(want, v)
+		}
+		applied := func() []int64 {
+			rs, err := raw(t, dsn).QueryContext(ctx, `SELECT version_id FROM goose_db_version WHERE version_id > 0 ORDER BY id`)
+			require.NoError(t, err)
+			defer rs.Close()
+			var vs []int64
+			for rs.Next() {
+				var v int64
+				require.NoError(t, rs.Scan(&v))
+				vs = append(vs, v)
+			}
+			require.NoError(t, rs.Err())
+			return vs
+		}
+		assert.Equal(t, want, applied())
+
+		again := open(t, dsn)
+		assert.Equal(t, want, applied())
+		got, err := again.APYs(ctx, store.Query{})
+		require.NoError(t, err)
+		require.Len(t, got, 1, "the second Open keeps the rows")
+		assert.Equal(t, "3.1", got[0].NetworkAPY)
+
+		if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+			fi, err := os.Stat(path)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+			di, err := os.Stat(filepath.Dir(path))
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o700), di.Mode().Perm())
+		}
+	})
+}
+
+func TestUpsertIdempotent(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db := open(t, dsn)
+		apys := []store.APY{
+			{Network: "ethereum", Period: 10, PeriodStart: day(1), PeriodEnd: day(2), UpdatedAt: day(2),
+				NetworkAPY: "3.25", ConsensusAPY: "2.75", ExecutionAPY: "0.5"},
+			{Network: "ethereum", Period: 11, PeriodStart: day(2), PeriodEnd: day(3),
+				NetworkAPY: "3.3", ConsensusAPY: "2.8", ExecutionAPY: "0.5"},
+		}
+		n, err := db.UpsertAPY(ctx, apys)
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+		n, err = db.UpsertAPY(ctx, apys)
+		require.NoError(t, err)
+		assert.Equal(t, 0, n, "an identical re-write changes nothing")
+
+		changed := apys[1]
+		changed.ExecutionAPY = "0.55"
+		n, err = db.UpsertAPY(ctx, []store.APY{apys[0], changed})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		got, err := db.APYs(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.APY{apys[0], changed}, got)
+
+		rewards := []store.Reward{
+			{Network: "ethereum", Address: "0xabc", Period: "10", Type: "consensus", Validator: "0x01",
+				Currency: "ETH", Recipient: "0xabc", Amount: "0.01", NetAmount: "0.009", Fee: "0.001",
+				PeriodStart: day(1), PeriodEnd: day(2)},
+			{Network: "ethereum", Address: "0xabc", Period: "11", Type: "consensus", Validator: "0x01",
+				Currency: "ETH", Recipient: "0xabc", Amount: "0.02", NetAmount: "0.018", Fee: "0.002",
+				PeriodStart: day(2), PeriodEnd: day(3), NotFinalized: true},
+		}
+		n, err = db.UpsertRewards(ctx, rewards)
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+		n, err = db.UpsertRewards(ctx, rewards)
+		require.NoError(t, err)
+		assert.Equal(t, 0, n, "an identical re-write changes nothing")
+		final := rewards[1]
+		final.NotFinalized = false
+		n, err = db.UpsertRewards(ctx, []store.Reward{rewards[0], final})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		gotR, err := db.Rewards(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.Reward{rewards[0], final}, gotR)
+	})
+}
+
+func TestNaturalKeys(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db := open(t, dsn)
+		n, err := db.UpsertAPY(ctx, []store.APY{
+			{Network: "ethereum", Period: 7, NetworkAPY: "3"},
+			{Network: "solana", Period: 7, NetworkAPY: "7"},
+		})
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+		got, err := db.APYs(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.APY{{Network: "ethereum", Period: 7, NetworkAPY: "3"}, {Network: "solana", Period: 7, NetworkAPY: "7"}}, got)
+		got, err = db.APYs(ctx, store.Query{Network: "solana"})
+		require.NoError(t, err)
+		assert.Equal(t, []store.APY{{Network: "solana", Period: 7, NetworkAPY: "7"}}, got)
+
+		base := store.Reward{Network: "ethereum", Address: "0xa", Period: "7", Type: "consensus", Amount: "1"}
+		vary := []func(r *store.Reward){
+			func(r *store.Reward) {},
+			func(r *store.Reward) { r.Network = "polygon" },
+			func(r *store.Reward) { r.Address = "0xb" },
+			func(r *store.Reward) { r.Period = "8" },
+			func(r *store.Reward) { r.Type = "execution" },
+		}
+		var rows []store.Reward
+		for _, v := range vary {
+			r := base
+			v(&r)
+			rows = append(rows, r)
+		}
+		n, err = db.UpsertRewards(ctx, rows)
+		require.NoError(t, err)
+		assert.Equal(t, len(vary), n)
+		all, err := db.Rewards(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Len(t, all, len(vary))
+		mine, err := db.Rewards(ctx, store.Query{Network: "ethereum", Address: "0xa"})
+		require.NoError(t, err)
+		assert.Len(t, mine, 3)
+	})
+}
+
+func TestExactDecimals(t *testing.T) {
+	const tiny, huge = "0.000000000000000001", "123456789012345678901234567890.5"
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db := open(t, dsn)
+		apy := store.APY{Network: "ethereum", Period: 1, NetworkAPY: tiny, ConsensusAPY: huge, ExecutionAPY: "-0.10"}
+		_, err := db.UpsertAPY(ctx, []store.APY{apy})
+		require.NoError(t, err)
+		got, err := db.APYs(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.APY{apy}, got)
+
+		r := store.Reward{Network: "ethereum", Address: "0xa", Period: "1", Type: "staking", Amount: huge, NetAmount: tiny, Fee: ""}
+		_, err = db.UpsertRewards(ctx, []store.Reward{r})
+		require.NoError(t, err)
+		gotR, err := db.Rewards(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.Reward{r}, gotR)
+
+		for _, bad := range []string{"1e-18", "NaN", "1,5", " 1", "0x10"} {
+			_, err := db.UpsertAPY(ctx, []store.APY{{Network: "ethereum", Period: 2, NetworkAPY: bad}})
+			assert.ErrorContains(t, err, "not decimal text", bad)
+		}
+	})
+}
+
+func TestSSVEvents(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db := open(t, dsn)
+		a := store.SSVRequest{ID: "a", Status: "pending", ValidatorsCount: 2, AmountPerValidator: "32",
+			Type: "create", SSVOwnerAddress: "0xo", WithdrawalAddress: "0xw", FeeRecipientAddress: "0xf"}
+		b := a
+		b.ID = "b"
+		t1, t2, t3 := day(1), day(2), day(3)
+
+		ev, err := db.UpsertSSVRequests(ctx, []store.SSVRequest{a, b}, t1)
+		require.NoError(t, err)
+		assert.Equal(t, []store.SSVEvent{{RequestID: "a", To: "pending", At: t1}, {RequestID: "b", To: "pending", At: t1}}, ev)
+
+		ev, err = db.UpsertSSVRequests(ctx, []store.SSVRequest{a, b}, t2)
+		require.NoError(t, err)
+		assert.Empty(t, ev, "same statuses: no event")
+
+		failed := a
+		failed.Status = "failed"
+		ev, err = db.UpsertSSVRequests(ctx, []store.SSVRequest{failed, b}, t3)
+		require.NoError(t, err)
+		assert.Equal(t, []store.SSVEvent{{RequestID: "a", From: "pending", To: "failed", At: t3}}, ev)
+
+		hist, err := db.SSVEvents(ctx, "a")
+		require.NoError(t, err)
+		assert.Equal(t, []store.SSVEvent{{RequestID: "a", To: "pending", At: t1}, {RequestID: "a", From: "pending", To: "failed", At: t3}}, hist)
+		hist, err = db.SSVEvents(ctx, "b")
+		require.NoError(t, err)
+		assert.Equal(t, []store.SSVEvent{{RequestID: "b", To: "pending", At: t1}}, hist)
+
+		counts, err := db.SSVStatusCounts(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, map[string]int{"pending": 1, "failed": 1}, counts)
+		got, err := db.SSVRequests(ctx, store.Query{Status: "failed"})
+		require.NoError(t, err)
+		failed.UpdatedAt = t3 // when it was seen
+		assert.Equal(t, []store.SSVRequest{failed}, got)
+	})
+}
+
+func TestQueryTimeRange(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db := open(t, dsn)
+		var apys []store.APY
+		var rewards []store.Reward
+		for d := 1; d <= 5; d++ {
+			// A start given in another zone is the same instant, read back in UTC.
+			start := day(d).In(time.FixedZone("UTC+3", 3*3600))
+			apys = append(apys, store.APY{Network: "ethereum", Period: int64(d), PeriodStart: start, NetworkAPY: "1"})
+			rewards = append(rewards, store.Reward{Network: "ethereum", Address: "0xa", Period: strconv.Itoa(d),
+				Type: "staking", PeriodStart: start, Amount: "1"})
+		}
+		apys = append(apys, store.APY{Network: "ethereum", Period: 6, NetworkAPY: "1"}) // start unknown
+		_, err := db.UpsertAPY(ctx, apys)
+		require.NoError(t, err)
+		_, err = db.UpsertRewards(ctx, rewards)
+		require.NoError(t, err)
+
+		got, err := db.APYs(ctx, store.Query{From: day(2), To: day(4)})
+		require.NoError(t, err)
+		var periods []int64
+		for _, a := range got {
+			periods = append(periods, a.Period)
+			assert.Equal(t, time.UTC, a.PeriodStart.Location())
+		}
+		assert.Equal(t, []int64{2, 3}, periods, "From inclusive, To exclusive")
+		got, err = db.APYs(ctx, store.Query{From: day(4)})
+		require.NoError(t, err)
+		assert.Len(t, got, 2)
+		got, err = db.APYs(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Len(t, got, 6)
+
+		gotR, err := db.Rewards(ctx, store.Query{Address: "0xa", From: day(3).Add(-time.Microsecond), To: day(3).Add(time.Microsecond)})
+		require.NoError(t, err)
+		require.Len(t, gotR, 1)
+		assert.Equal(t, "3", gotR[0].Period)
+		assert.True(t, gotR[0].PeriodStart.Equal(day(3)))
+
+		_, err = db.UpsertSSVRequests(ctx, []store.SSVRequest{{ID: "x", Status: "done"}}, day(1))
+		require.NoError(t, err)
+		_, err = db.UpsertSSVRequests(ctx, []store.SSVRequest{{ID: "y", Status: "done"}}, day(3))
+		require.NoError(t, err)
+		ssv, err := db.SSVRequests(ctx, store.Query{From: day(2)})
+		require.NoError(t, err)
+		require.Len(t, ssv, 1)
+		assert.Equal(t, "y", ssv[0].ID)
+	})
+}
+
+func TestLastPeriods(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db := open(t, dsn)
+		_, ok, err := db.LastAPYPeriod(ctx, "ethereum")
+		require.NoError(t, err)
+		assert.False(t, ok)
+		_, err = db.UpsertAPY(ctx, []store.APY{
+			{Network: "ethereum", Period: 9, NetworkAPY: "1"},
+			{Network: "ethereum", Period: 12, NetworkAPY: "1"},
+			{Network: "solana", Period: 800, NetworkAPY: "1"},
+		})
+		require.NoError(t, err)
+		p, ok, err := db.LastAPYPeriod(ctx, "ethereum")
+		require.NoError(t, err)
+		assert.True(t, ok)
+		assert.Equal(t, int64(12), p)
+
+		_, ok, err = db.LastRewardPeriodStart(ctx, "ethereum", "0xa")
+		require.NoError(t, err)
+		assert.False(t, ok)
+		_, err = db.UpsertRewards(ctx, []store.Reward{
+			{Network: "ethereum", Address: "0xa", Period: "1", Type: "staking", PeriodStart: day(1)},
+			{Network: "ethereum", Address: "0xa", Period: "2", Type: "staking", PeriodStart: day(2)},
+			{Network: "ethereum", Address: "0xa", Period: "3", Type: "staking", PeriodStart: day(3), NotFinalized: true},
+			{Network: "ethereum", Address: "0xb", Period: "4", Type: "staking", PeriodStart: day(4)},
+		})
+		require.NoError(t, err)
+		last, ok, err := db.LastRewardPeriodStart(ctx, "ethereum", "0xa")
+		require.NoError(t, err)
+		assert.True(t, ok)
+		assert.Equal(t, day(2), last, "the latest finalized period")
+	})
+}
+
+func TestOpenErrors(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		start := time.Now()
+		_, err := store.Open(context.Background(), "postgres://u:sekrit-pw@127.0.0.1:1/x")
+		require.Error(t, err)
+		assert.Less(t, time.Since(start), 5*time.Second, "a refused connection fails fast")
+		assert.Contains(t, err.Error(), "127.0.0.1:1")
+		assert.Contains(t, err.Error(), "cannot connect")
+		assert.NotContains(t, err.Error(), "sekrit-pw")
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "plain-file")
+		require.NoError(t, os.WriteFile(file, []byte(strings.Repeat("not a database\n", 100)), 0o600))
+		for _, path := range []string{filepath.Join(file, "store.db"), t.TempDir()} {
+			_, err := store.Open(context.Background(), "sqlite:"+path)
+			require.Error(t, err, path)
+			assert.Contains(t, err.Error(), path)
+		}
+		// A file that is not a database is refused too.
+		_, err := store.Open(context.Background(), file)
+		assert.Error(t, err)
+	})
+}

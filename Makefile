@@ -38,8 +38,9 @@ lint:
 	  echo "staticcheck ./..."; "$$bin/staticcheck" ./...; "$$bin/staticcheck" -tags integration ./...; \
 	  echo "errcheck ./..."; "$$bin/errcheck" -ignoretests -exclude .errcheck-excludes ./...
 
-## test-unit: unit tests of every package, with the race detector
+## test-unit: unit tests of every package, with the race detector (the store's run on a real PostgreSQL, installed once)
 test-unit:
+	scripts/postgres.sh install
 	$(GO) test -race -count=1 $(PKGS)
 
 ## fuzz-smoke: run each fuzz target for FUZZ_EXECS inputs on top of its committed seed corpus

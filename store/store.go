@@ -38,6 +38,7 @@ var migrations embed.FS
 type DB struct {
 	sql     *sql.DB
 	dialect string
+	where   string // host:port or path, for errors
 }
 
 // Open opens (and migrates to the latest version) the store at dsn: "postgres://..." or
@@ -82,7 +83,7 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("store: cannot connect to PostgreSQL at %s (database %q): %s",
 			where, cfg.Database, scrub(err.Error(), cfg.Password))
 	}
-	return &DB{sql: db, dialect: DialectPostgres}, nil
+	return &DB{sql: db, dialect: DialectPostgres, where: where}, nil
 }
 
 func openSQLite(ctx context.Context, path string) (*DB, error) {
@@ -116,7 +117,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", path, err)
 	}
-	return &DB{sql: db, dialect: DialectSQLite}, nil
+	return &DB{sql: db, dialect: DialectSQLite, where: path}, nil
 }
 
 func (db *DB) migrate(ctx context.Context) error {
@@ -139,7 +140,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
 	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("store: migrate %s store: %w", db.dialect, err)
+		return fmt.Errorf("store: migrate %s store %s: %w", db.dialect, db.where, err)
 	}
 	return nil
 }

@@ -376,6 +376,7 @@ func TestOpenErrors(t *testing.T) {
 		}
 		// A file that is not a database is refused too.
 		_, err := store.Open(context.Background(), file)
-		assert.Error(t, err)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), file)
 	})
 }

@@ -374,8 +374,17 @@ func TestOpenErrors(t *testing.T) {
 			require.Error(t, err, path)
 			assert.Contains(t, err.Error(), path)
 		}
+		// A database whose tables clash with the schema fails to migrate, naming its path.
+		clash := filepath.Join(t.TempDir(), "clash.db")
+		_, err := raw(t, "sqlite:"+clash).Exec(`CREATE TABLE network_apy (x TEXT)`)
+		require.NoError(t, err)
+		_, err = store.Open(context.Background(), clash)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "migrate")
+		assert.Contains(t, err.Error(), clash)
+
 		// A file that is not a database is refused too.
-		_, err := store.Open(context.Background(), file)
+		_, err = store.Open(context.Background(), file)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), file)
 	})

@@ -230,7 +230,7 @@ func (db *DB) SSVStatusCounts(ctx context.Context) (map[string]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: SSV status counts: %w", err)
 	}
-	defer rs.Close()
+	defer func() { _ = rs.Close() }()
 	counts := map[string]int{}
 	for rs.Next() {
 		var (
@@ -372,7 +372,7 @@ func (db *DB) query(ctx context.Context, q string, args []any, row func(*sql.Row
 	if err != nil {
 		return err
 	}
-	defer rs.Close()
+	defer func() { _ = rs.Close() }()
 	for rs.Next() {
 		if err := row(rs); err != nil {
 			return err
@@ -390,7 +390,7 @@ func (db *DB) execEach(ctx context.Context, what, q string, args [][]any) (int, 
 		if err != nil {
 			return err
 		}
-		defer st.Close()
+		defer func() { _ = st.Close() }()
 		for _, a := range args {
 			res, err := st.ExecContext(ctx, a...)
 			if err != nil {

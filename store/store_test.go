@@ -389,3 +389,77 @@ func TestOpenErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), file)
 	})
 }
+
+// Writers that race (a retried activity beside the one it retries, two workers starting at once)
+// neither fail nor duplicate: the migrations run once, and each status change is one event.
+func TestConcurrentWriters(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		const writers = 4
+		dbs := make([]*store.DB, writers)
+		if strings.HasPrefix(dsn, "sqlite:") {
+			// One process owns an embedded store: its handles open one after another.
+			for i := range dbs {
+				dbs[i] = open(t, dsn)
+			}
+		} else {
+			errs := make(chan error, writers)
+			for i := range dbs {
+				go func() {
+					db, err := store.Open(ctx, dsn)
+					dbs[i] = db
+					errs <- err
+				}()
+			}
+			for range writers {
+				require.NoError(t, <-errs)
+			}
+			for _, db := range dbs {
+				t.Cleanup(func() { _ = db.Close() })
+			}
+		}
+
+		var rows []store.SSVRequest
+		for i := range 20 {
+			rows = append(rows, store.SSVRequest{ID: "r" + strconv.Itoa(i), Status: "pending"})
+		}
+		events := make(chan int, writers)
+		errs := make(chan error, writers)
+		for _, db := range dbs {
+			go func() {
+				ev, err := db.UpsertSSVRequests(ctx, rows, day(1))
+				events <- len(ev)
+				errs <- err
+			}()
+		}
+		total := 0
+		for range writers {
+			total += <-events
+			require.NoError(t, <-errs)
+		}
+		assert.Equal(t, len(rows), total, "one event per new request across all writers")
+
+		for i := range rows {
+			rows[i].Status = "failed"
+		}
+		for _, db := range dbs {
+			go func() {
+				ev, err := db.UpsertSSVRequests(ctx, rows, day(2))
+				events <- len(ev)
+				errs <- err
+			}()
+		}
+		total = 0
+		for range writers {
+			total += <-events
+			require.NoError(t, <-errs)
+		}
+		assert.Equal(t, len(rows), total, "one event per changed request across all writers")
+		for _, r := range rows {
+			hist, err := dbs[0].SSVEvents(ctx, r.ID)
+			require.NoError(t, err)
+			assert.Equal(t, []store.SSVEvent{{RequestID: r.ID, To: "pending", At: day(1)},
+				{RequestID: r.ID, From: "pending", To: "failed", At: day(2)}}, hist)
+		}
+	})
+}

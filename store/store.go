@@ -129,7 +129,9 @@ func (db *DB) migrate(ctx context.Context) error {
 	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
 	if db.dialect == DialectPostgres {
 		dialect = goose.DialectPostgres
-		locker, err := lock.NewPostgresSessionLocker()
+		// Another worker migrating holds the lock for a moment: look again every second, for
+		// up to five minutes.
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
 		if err != nil {
 			return fmt.Errorf("store: migrations: %w", err)
 		}

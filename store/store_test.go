@@ -395,7 +395,7 @@ func TestOpenErrors(t *testing.T) {
 func TestConcurrentWriters(t *testing.T) {
 	eachDialect(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		const writers = 4
+		const writers = 8
 		dbs := make([]*store.DB, writers)
 		if strings.HasPrefix(dsn, "sqlite:") {
 			// One process owns an embedded store: its handles open one after another.
@@ -404,13 +404,16 @@ func TestConcurrentWriters(t *testing.T) {
 			}
 		} else {
 			errs := make(chan error, writers)
+			start := make(chan struct{})
 			for i := range dbs {
 				go func() {
+					<-start
 					db, err := store.Open(ctx, dsn)
 					dbs[i] = db
 					errs <- err
 				}()
 			}
+			close(start)
 			for range writers {
 				require.NoError(t, <-errs)
 			}

@@ -90,20 +90,22 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("store: empty SQLite path")
 	}
-	if strings.ContainsAny(path, "?#") {
-		return nil, fmt.Errorf("store: SQLite path %q: '?' and '#' are not allowed", path)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: SQLite path %s: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("store: cannot create the directory of SQLite store %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", path, err)
 	}
-	u := url.URL{Scheme: "file", Opaque: path, RawQuery: url.Values{"_pragma": {
+	// A file: URI with an absolute, escaped path: any file name works (spaces, '%', '?', '#').
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: url.Values{"_pragma": {
 		"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)",
 	}}.Encode()}
 	db, err := sql.Open("sqlite", u.String())

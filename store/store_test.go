@@ -466,3 +466,29 @@ func TestConcurrentWriters(t *testing.T) {
 		}
 	})
 }
+
+// The SQLite store is the file named, whatever characters its path holds, relative or not.
+func TestSQLitePaths(t *testing.T) {
+	ctx := context.Background()
+	t.Chdir(t.TempDir())
+	for _, path := range []string{
+		"store.db",
+		"sqlite:rel dir/store.db",
+		filepath.Join(t.TempDir(), "a b%20c?d#e", "store.db"),
+	} {
+		db, err := store.Open(ctx, path)
+		require.NoError(t, err, path)
+		assert.Equal(t, "sqlite", db.Dialect())
+		_, err = db.UpsertAPY(ctx, []store.APY{{Network: "ethereum", Period: 1, NetworkAPY: "1"}})
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+		// The file at that very path holds the row: read through a copy at a plain path.
+		b, err := os.ReadFile(strings.TrimPrefix(path, "sqlite:"))
+		require.NoError(t, err, path)
+		plain := filepath.Join(t.TempDir(), "copy.db")
+		require.NoError(t, os.WriteFile(plain, b, 0o600))
+		var n int
+		require.NoError(t, raw(t, "sqlite:"+plain).QueryRow(`SELECT COUNT(*) FROM network_apy`).Scan(&n), path)
+		assert.Equal(t, 1, n, path)
+	}
+}

@@ -75,7 +75,7 @@ start() {
     port=$(freeport)
     if as "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
       -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null; then
-      as sh -c "echo $port > '$dir/stakeflow.port'"
+      echo "$port" | as tee "$dir/stakeflow.port" >/dev/null
       as "$bin/psql" -h "$dir" -p "$port" -U postgres -d postgres -qAt \
         -c "SELECT 1 FROM pg_database WHERE datname = 'stakeflow'" | grep -q 1 ||
         as "$bin/createdb" -h "$dir" -p "$port" -U postgres stakeflow

@@ -55,6 +55,7 @@ dsn() { echo "postgres://postgres@127.0.0.1:$1/stakeflow?sslmode=disable"; }
 start() {
   local dir=$1 bin port
   bin=$(bindir)
+  case "$dir" in *"'"*) echo "scripts/postgres.sh: a directory with ' in its name is not supported" >&2; exit 2 ;; esac
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
   if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$dir"; fi
@@ -74,7 +75,7 @@ start() {
   for _ in 1 2 3 4 5; do
     port=$(freeport)
     if as "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null; then
+      -o "-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null; then
       echo "$port" | as tee "$dir/stakeflow.port" >/dev/null
       as "$bin/psql" -h "$dir" -p "$port" -U postgres -d postgres -qAt \
         -c "SELECT 1 FROM pg_database WHERE datname = 'stakeflow'" | grep -q 1 ||

@@ -141,6 +141,7 @@ func run(t *testing.T, h client.MetricsHandler, wf, input any, setup func(env *t
 	env.RegisterWorkflow(wf)
 	env.RegisterActivity(a)
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Maybe()
+	env.OnActivity(a.Preflight, mock.Anything, mock.Anything).Return(actsolana.PreflightResult{}, nil).Maybe()
 	env.OnActivity(a.CheckPolicy, mock.Anything, mock.Anything).Return(activities.PolicyDecision{}, nil)
 	env.OnActivity(a.CheckValidator, mock.Anything, mock.Anything).Return(actsolana.ValidatorCheckResult{Status: "active"}, nil)
 	env.OnActivity(a.Build, mock.Anything, mock.Anything).Return(actsolana.BuildResult{UnsignedTransaction: "unsigned", VoteAccount: vote}, nil)

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"regexp"
@@ -347,6 +348,12 @@ func invalid(format string, args ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), activities.ErrInvalidInput, nil)
 }
 
+// storeErr is a store failure, retried with backoff unless the store said it is final.
 func storeErr(what string, err error) error {
-	return temporal.NewApplicationError(fmt.Sprintf("%s: %v", what, err), ErrStoreUnavailable)
+	msg := fmt.Sprintf("%s: %v", what, err)
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.NonRetryable() {
+		return temporal.NewNonRetryableApplicationError(msg, ErrStoreUnavailable, nil)
+	}
+	return temporal.NewApplicationError(msg, ErrStoreUnavailable)
 }

@@ -3,6 +3,8 @@ package jobs
 import (
 	"context"
 	"time"
+
+	"go.temporal.io/sdk/temporal"
 )
 
 // Store is what the jobs need from the store (package store's *DB). The record types below have
@@ -61,4 +63,32 @@ type SSVEvent struct {
 type Query struct {
 	Network, Address, Status string
 	From, To                 time.Time
+}
+
+// Unavailable is a Store whose every call fails non-retryably with err: the jobs' store when the
+// worker has none.
+func Unavailable(err error) Store { return unavailable{err} }
+
+type unavailable struct{ err error }
+
+func (u unavailable) fail() error {
+	return temporal.NewNonRetryableApplicationError("store: "+u.err.Error(), ErrStoreUnavailable, nil)
+}
+
+func (u unavailable) UpsertAPY(context.Context, []APY) (int, error) { return 0, u.fail() }
+func (u unavailable) LastAPYPeriod(context.Context, string) (int64, bool, error) {
+	return 0, false, u.fail()
+}
+func (u unavailable) UpsertRewards(context.Context, []Reward) (int, error) { return 0, u.fail() }
+func (u unavailable) LastRewardPeriodStart(context.Context, string, string) (time.Time, bool, error) {
+	return time.Time{}, false, u.fail()
+}
+func (u unavailable) UpsertSSVRequests(context.Context, []SSVRequest, time.Time) ([]SSVEvent, error) {
+	return nil, u.fail()
+}
+func (u unavailable) SSVStatusCounts(context.Context) (map[string]int, error) { return nil, u.fail() }
+func (u unavailable) APYs(context.Context, Query) ([]APY, error)              { return nil, u.fail() }
+func (u unavailable) Rewards(context.Context, Query) ([]Reward, error)        { return nil, u.fail() }
+func (u unavailable) SSVRequests(context.Context, Query) ([]SSVRequest, error) {
+	return nil, u.fail()
 }

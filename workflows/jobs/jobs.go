@@ -201,16 +201,15 @@ func loop(ctx workflow.Context, kind, scope string, p *Progress, budget int, ste
 
 // details are the job's current details in the Web UI (Markdown).
 func details(kind, scope string, p *Progress, state string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "**%s job** %s: %s\n\n", kind, scope, state)
-	fmt.Fprintf(&b, "- calls: %d (run %d)\n- records read: %d\n- rows written: %d\n", p.Calls, p.Runs, p.Read, p.Upserted)
+	d := fmt.Sprintf("**%s job** %s: %s\n\n- calls: %d (run %d)\n- records read: %d\n- rows written: %d\n",
+		kind, scope, state, p.Calls, p.Runs, p.Read, p.Upserted)
 	if p.Last != "" {
-		fmt.Fprintf(&b, "- last staking period: %s\n", p.Last)
+		d += "- last staking period: " + p.Last + "\n"
 	}
 	if kind == KindSSV {
-		fmt.Fprintf(&b, "- status changes: %d\n- failed requests: %d\n", p.Changes, len(p.Failed))
+		d += fmt.Sprintf("- status changes: %d\n- failed requests: %d\n", p.Changes, len(p.Failed))
 	}
-	return b.String()
+	return d
 }
 
 func progress(p *Progress) *Progress {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/stretchr/testify/suite"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -210,4 +211,16 @@ func TestSummary(t *testing.T) {
 	assert.Equal(t, "collect the network APY of solana", Summary(KindAPY, "solana", ""))
 	assert.Equal(t, "collect the delegator rewards of "+address+" on ethereum", Summary(KindRewards, "ethereum", address))
 	require.Equal(t, "watch the SSV set-up requests", Summary(KindSSV, "", ""))
+}
+
+// TestDetailsShowProgress reads the job's current details as the Web UI does (the metadata query).
+func (s *JobsSuite) TestDetailsShowProgress() {
+	s.env.ExecuteWorkflow(APYJobWorkflowType, APYJobInput{Network: "celestia", Limits: Limits{MaxRecords: 20}})
+	s.result()
+	v, err := s.env.QueryWorkflow("__temporal_workflow_metadata")
+	s.Require().NoError(err)
+	var md sdkpb.WorkflowMetadata
+	s.Require().NoError(v.Get(&md))
+	s.Equal("**apy job** celestia: caught up\n\n- calls: 2 (run 1)\n- records read: 31\n- rows written: 31\n- last staking period: 29\n",
+		md.GetCurrentDetails())
 }

@@ -99,10 +99,6 @@ func (a *Activities) CollectAPY(ctx context.Context, in APYInput) (CollectResult
 	if ok {
 		// The last stored period is read again: its APY moves until it ends.
 		q.StartNumber = &last
-		q.StartAt = time.Time{}
-		if !in.Since.IsZero() {
-			q.StartAt = in.Since
-		}
 	}
 	var res CollectResult
 	var newest *apiclient.NetworkAPYRecord
@@ -194,7 +190,6 @@ func (a *Activities) CollectRewards(ctx context.Context, in RewardsInput) (Colle
 	}
 	var res CollectResult
 	batch := make([]Reward, 0, PageLimit)
-	periods := 0
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -214,7 +209,6 @@ func (a *Activities) CollectRewards(ctx context.Context, in RewardsInput) (Colle
 			return res, activities.ClassifyService("delegator rewards of "+address, err)
 		}
 		res.Read++
-		periods++
 		if !rec.StakingPeriodStart.Before(newestStart) {
 			newestStart, res.Last = rec.StakingPeriodStart, rec.StakingPeriod
 		}
@@ -233,7 +227,7 @@ func (a *Activities) CollectRewards(ctx context.Context, in RewardsInput) (Colle
 				return res, err
 			}
 		}
-		if periods >= maxRecords(in.MaxRecords) {
+		if res.Read >= maxRecords(in.MaxRecords) {
 			res.More = true
 			break
 		}

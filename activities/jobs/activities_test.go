@@ -148,7 +148,6 @@ func (f *fixture) gauge(c *assert.CollectT, name string, labels map[string]strin
 	return ms[0].GetGauge().GetValue()
 }
 
-
 func TestCollectAPYResumesFromLastStoredAndPages(t *testing.T) {
 	f := newFixture(t, 2500)
 	_, err := f.store.UpsertAPY(context.Background(), []jobs.APY{{Network: "polkadot", Period: 1200, NetworkAPY: "1"}})

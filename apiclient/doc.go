@@ -87,6 +87,9 @@
 //     the envelope's result as json.RawMessage.
 //   - Hyperliquid's amount is a JSON number; it is a json.Number so it is
 //     sent exactly as written.
+//   - Endpoint 1's reward amounts, net amounts and fees and endpoint 2's APYs
+//     are documented as numbers (double): they are json.Number, the decimal
+//     text exactly as the service sent it, so no digit is lost to a float64.
 //   - The unified interface is specified for chain "solana" only (networks
 //     testnet and mainnet-beta); other chains are rejected before sending.
 //   - The code of ThrottlerException is not documented: throttling is

@@ -37,14 +37,18 @@ const (
 )
 
 var (
-	delegatorAPRNetworks = []string{"ethereum"}
-	networkAPYNetworks   = []string{"solana", "polkadot", "kusama", "sui", "ethereum", "celestia"}
-	celestiaNetworks     = []string{"celestia-mainnet-beta", "celestia-mocha-testnet"}
-	hyperliquidNetworks  = []string{"mainnet", "testnet"}
-	tonNetworks          = []string{"mainnet", "testnet"}
+	celestiaNetworks    = []string{"celestia-mainnet-beta", "celestia-mocha-testnet"}
+	hyperliquidNetworks = []string{"mainnet", "testnet"}
+	tonNetworks         = []string{"mainnet", "testnet"}
 	// unifiedNetworks lists, per chain, the networks of the unified interface.
 	unifiedNetworks = map[string][]string{ChainSolana: SolanaNetworks}
 )
+
+// NetworkAPYNetworks are the network values of endpoint 2 (Get Network APY).
+var NetworkAPYNetworks = []string{"solana", "polkadot", "kusama", "sui", "ethereum", "celestia"}
+
+// DelegatorAPRNetworks are the network values of endpoint 1 (Get Delegator APR).
+var DelegatorAPRNetworks = []string{"ethereum"}
 
 // SolanaNetworks are the Solana networks the service serves (endpoints 7 and 10 to 13): the one
 // list the worker's configuration, the workflows' input checks and this client share.
@@ -53,7 +57,7 @@ var SolanaNetworks = []string{"mainnet-beta", "testnet"}
 // DelegatorAPR calls endpoint 1, GET /api/v1/{network}/data/delegator/apr.
 // network must be "ethereum".
 func (c *Client) DelegatorAPR(ctx context.Context, network string, q DelegatorAPRQuery) (*DelegatorRewardsPage, error) {
-	if err := checkNetwork(network, delegatorAPRNetworks); err != nil {
+	if err := checkNetwork(network, DelegatorAPRNetworks); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(q.Address) == "" {
@@ -74,7 +78,7 @@ func (c *Client) DelegatorAPR(ctx context.Context, network string, q DelegatorAP
 // NetworkAPY calls endpoint 2, GET /api/v1/{network}/data/network/apy.
 // network is one of solana, polkadot, kusama, sui, ethereum, celestia.
 func (c *Client) NetworkAPY(ctx context.Context, network string, q NetworkAPYQuery) (*NetworkAPYPage, error) {
-	if err := checkNetwork(network, networkAPYNetworks); err != nil {
+	if err := checkNetwork(network, NetworkAPYNetworks); err != nil {
 		return nil, err
 	}
 	v := url.Values{}

@@ -76,15 +76,18 @@ type DelegatorRewardRecord struct {
 	NotFinalized bool `json:"notFinalized,omitempty"`
 }
 
-// Reward is one reward of a staking period.
+// Reward is one reward of a staking period. Amount, NetAmount and Fee keep the
+// service's decimal text exactly as sent (a float64 would round 18-decimal
+// token amounts); read them with math/big (big.Rat.SetString) when arithmetic
+// is needed.
 type Reward struct {
-	Validator string     `json:"validator,omitempty"`
-	Type      RewardType `json:"type"`
-	Amount    float64    `json:"amount"`
-	NetAmount float64    `json:"netAmount"`
-	Fee       float64    `json:"fee"`
-	Currency  Currency   `json:"currency"`
-	Recipient string     `json:"recipient"`
+	Validator string      `json:"validator,omitempty"`
+	Type      RewardType  `json:"type"`
+	Amount    json.Number `json:"amount"`
+	NetAmount json.Number `json:"netAmount"`
+	Fee       json.Number `json:"fee"`
+	Currency  Currency    `json:"currency"`
+	Recipient string      `json:"recipient"`
 }
 
 // NetworkAPYQuery is the query of endpoint 2 (Get Network APY); all optional,
@@ -110,15 +113,16 @@ type NetworkAPYPage struct {
 }
 
 // NetworkAPYRecord is one staking period's APY. The service does not say which
-// fields are required; absent ones decode to zero values.
+// fields are required; absent ones decode to zero values (an absent APY is the
+// empty json.Number). The APYs keep the service's decimal text exactly.
 type NetworkAPYRecord struct {
-	StakingPeriodNumber int64     `json:"stakingPeriodNumber"`
-	StakingPeriodStart  time.Time `json:"stakingPeriodStart,omitzero"`
-	StakingPeriodEnd    time.Time `json:"stakingPeriodEnd,omitzero"`
-	NetworkAPY          float64   `json:"networkApy"`
-	UpdatedAt           time.Time `json:"updatedAt,omitzero"`
-	ConsensusLayerAPY   float64   `json:"consensusLayerApy"`
-	ExecutionLayerAPY   float64   `json:"executionLayerApy"`
+	StakingPeriodNumber int64       `json:"stakingPeriodNumber"`
+	StakingPeriodStart  time.Time   `json:"stakingPeriodStart,omitzero"`
+	StakingPeriodEnd    time.Time   `json:"stakingPeriodEnd,omitzero"`
+	NetworkAPY          json.Number `json:"networkApy"`
+	UpdatedAt           time.Time   `json:"updatedAt,omitzero"`
+	ConsensusLayerAPY   json.Number `json:"consensusLayerApy"`
+	ExecutionLayerAPY   json.Number `json:"executionLayerApy"`
 }
 
 // CelestiaSendRequest is the body of endpoint 3. SignedTransaction may be

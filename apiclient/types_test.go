@@ -1,7 +1,10 @@
 package apiclient
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -127,4 +130,41 @@ func TestSSVNullableFields(t *testing.T) {
 func TestTONNowTime(t *testing.T) {
 	s := TONTransactionStatus{Now: 1763770000}
 	assert.Equal(t, "2025-11-22T00:06:40Z", s.NowTime().Format("2006-01-02T15:04:05Z07:00"))
+}
+
+// TestExactDecimals decodes reward amounts and APYs that a float64 cannot hold: the client keeps
+// the service's text digit for digit.
+func TestExactDecimals(t *testing.T) {
+	const (
+		amount = "0.123456789012345678901" // 21 significant digits: 1 wei more than 18 decimals hold
+		net    = "0.111111110111111111011"
+		fee    = "0.012345678901234567890"
+		apy    = "3.1000000000000000001"
+	)
+	for _, s := range []string{amount, net, fee, apy} {
+		f, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err)
+		require.NotEqual(t, s, strconv.FormatFloat(f, 'f', -1, 64), "%s must not survive a float64", s)
+	}
+	ctx := context.Background()
+
+	aprBody := `{"error":null,"result":{"limit":50,"offset":0,"startAt":"2026-10-01T00:00:00Z","finishAt":"2026-11-01T00:00:00Z",` +
+		`"list":[{"stakingPeriod":"7","rewards":[{"type":"consensus","amount":` + amount + `,"netAmount":` + net +
+		`,"fee":` + fee + `,"currency":"ETH","recipient":"0x1111111111111111111111111111111111111111"}]}]}}`
+	srv, _ := fixedServer(t, http.StatusOK, nil, aprBody)
+	page, err := newTestClient(t, srv.URL).DelegatorAPR(ctx, "ethereum", DelegatorAPRQuery{Address: ethAddr})
+	require.NoError(t, err)
+	rw := page.List[0].Rewards[0]
+	assert.Equal(t, json.Number(amount), rw.Amount)
+	assert.Equal(t, json.Number(net), rw.NetAmount)
+	assert.Equal(t, json.Number(fee), rw.Fee)
+
+	apyBody := `{"error":null,"result":{"limit":50,"offset":0,"startAt":"2026-10-01T00:00:00Z","finishAt":"2026-11-01T00:00:00Z",` +
+		`"list":[{"stakingPeriodNumber":7,"networkApy":` + apy + `,"consensusLayerApy":"` + apy + `"}]}}`
+	srv2, _ := fixedServer(t, http.StatusOK, nil, apyBody)
+	ap, err := newTestClient(t, srv2.URL).NetworkAPY(ctx, "ethereum", NetworkAPYQuery{})
+	require.NoError(t, err)
+	assert.Equal(t, json.Number(apy), ap.List[0].NetworkAPY)
+	assert.Equal(t, json.Number(apy), ap.List[0].ConsensusLayerAPY, "a number sent as a string is kept too")
+	assert.Equal(t, json.Number(""), ap.List[0].ExecutionLayerAPY, "an absent APY is empty")
 }

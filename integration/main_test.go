@@ -20,9 +20,12 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
+	"github.com/stakeflow/stakeflow/activities/jobs/jobstest"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
+	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -39,6 +42,8 @@ func historyDir(root, name string) string {
 		chain = "polygon"
 	case strings.HasPrefix(name, "EVM"):
 		chain = "evm"
+	case strings.HasPrefix(name, "APYJob"), strings.HasPrefix(name, "RewardsJob"), strings.HasPrefix(name, "SSVJob"):
+		chain = "jobs"
 	}
 	return filepath.Join(root, chain, "testdata", "histories")
 }
@@ -50,9 +55,11 @@ const (
 )
 
 var (
-	st    *stack.Stack
-	chain *solchain.Client
-	logs  = &syncBuffer{}
+	// jobsStore is the data jobs' store.
+	jobsStore = jobstest.New()
+	st        *stack.Stack
+	chain     *solchain.Client
+	logs      = &syncBuffer{}
 	// finished collects the operation IDs whose histories are recorded.
 	finished   []string
 	finishedMu sync.Mutex
@@ -132,6 +139,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer hooks.close()
+	// The data jobs' store: in memory, shared by the in-process worker and the admin tool.
+	worker.OpenStore = func(context.Context, string) (actjobs.Store, error) { return jobsStore, nil }
+	starter.OpenStore = func(context.Context, string) (actjobs.Reader, error) { return jobsStore, nil }
 	st, err = stack.Start(ctx, stack.Options{
 		TemporalCLI: cliPath,
 		Dir:         dir,

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math/big"
 	"net/http"
 	"net/url"
 	"strings"
@@ -143,7 +144,8 @@ func TestDataEndpointsThroughClient(t *testing.T) {
 			assert.WithinDuration(t, apy.FinishAt.AddDate(0, -1, 0), apy.StartAt, time.Second, "default period is one month")
 			require.NotEmpty(t, apy.List)
 			for _, rec := range apy.List {
-				assert.InDelta(t, rec.NetworkAPY, rec.ConsensusLayerAPY+rec.ExecutionLayerAPY, 0.001)
+				assert.Equal(t, 0, rat(t, rec.NetworkAPY).Cmp(new(big.Rat).Add(rat(t, rec.ConsensusLayerAPY), rat(t, rec.ExecutionLayerAPY))),
+					"network APY %s = consensus %s + execution %s", rec.NetworkAPY, rec.ConsensusLayerAPY, rec.ExecutionLayerAPY)
 			}
 
 			apr, err := cl.DelegatorAPR(ctx, "ethereum", apiclient.DelegatorAPRQuery{Address: "0x00000000219ab540356cbb839cbe05303d7705fa", Limit: 5})
@@ -153,7 +155,8 @@ func TestDataEndpointsThroughClient(t *testing.T) {
 				require.Len(t, rec.Rewards, 2)
 				for _, rw := range rec.Rewards {
 					assert.Equal(t, apiclient.CurrencyETH, rw.Currency)
-					assert.InDelta(t, rw.Amount, rw.NetAmount+rw.Fee, 1e-9)
+					assert.Equal(t, 0, rat(t, rw.Amount).Cmp(new(big.Rat).Add(rat(t, rw.NetAmount), rat(t, rw.Fee))),
+						"amount %s = net %s + fee %s", rw.Amount, rw.NetAmount, rw.Fee)
 					assert.Equal(t, "0x00000000219ab540356cbb839cbe05303d7705fa", rw.Recipient)
 				}
 			}
@@ -373,4 +376,12 @@ func TestValidationThroughClient(t *testing.T) {
 	// The unsupported-network error, sent around the client's own check.
 	r := do(t, http.MethodGet, shared.URL()+"/api/v1/"+url.PathEscape("near")+"/data/network/apy", mintToken(t, "x"), nil)
 	requireErrorEnvelope(t, r, http.StatusBadRequest, nameNetworkNotInList, codeNetworkNotInList, typeClient)
+}
+
+// rat reads a decimal the service sent as an exact rational.
+func rat(t *testing.T, n json.Number) *big.Rat {
+	t.Helper()
+	r, ok := new(big.Rat).SetString(n.String())
+	require.True(t, ok, "%q is not a decimal", n)
+	return r
 }

@@ -129,7 +129,8 @@
 //     startNumber/finishNumber, then paged. APR records carry a consensus and
 //     an execution reward in ETH; notFinalized is true for a period not yet
 //     over. stakingPeriod is the period number as text.
-//   - SSV (8): three set-up requests per token subject; totalCount 3.
+//   - SSV (8): three set-up requests per token subject; totalCount 3. Each is
+//     "processing" until the control below moves it to another status.
 //   - TON (9): transactionHash must be 32 bytes in hex or base64.
 //   - Hyperliquid (6): amount is a JSON number > 0; unsignedTransaction is
 //     the JSON text of a cWithdraw action (wei = amount x 1e8).
@@ -162,10 +163,13 @@
 //	POST /sandbox/token/rotate        {"subject", "ttl"?} (ttl a Go duration or milliseconds;
 //	                                  absent or 0: no expiry): a fresh secret; answers
 //	                                  {"token", "subject"}, a token of the new secret
+//	GET  /sandbox/ssv/status          the statuses set-up requests were moved to, by ID
+//	POST /sandbox/ssv/status          {"id", "status"}: endpoint 8 answers the request with
+//	                                  that status from now on (e.g. completed, failed)
 //
 // The same controls exist in Go: Sandbox.SetFaults, Sandbox.Faults,
 // Sandbox.SetHostile, Sandbox.Hostile, Sandbox.Ledger, Sandbox.RotateToken,
-// Sandbox.MintToken (a token of the current secret), and Sandbox.Runtime for
+// Sandbox.MintToken (a token of the current secret), Sandbox.SetSSVStatus, and Sandbox.Runtime for
 // the runtime's own controls (GenesisHash, CreateVoteAccount, WarpEpochs,
 // ...). Answers use the same envelopes. Faults (FaultConfig) apply per endpoint
 // name (EndpointNames, or "*"), after authentication and rate limiting:

@@ -100,6 +100,7 @@ func (s *server) ssvRequests(r *http.Request, rc *reqContext) (any, *apiError) {
 		return nil, validation(errs...)
 	}
 	all := ssvSeed(rc.subject)
+	s.ssv.apply(all)
 	page := []ssvRequest{}
 	for i := offset; i < int64(len(all)) && int64(len(page)) < limit; i++ {
 		page = append(page, all[i])

@@ -62,6 +62,8 @@ type server struct {
 	lastBuilt      map[replayKey]unsignedTxResult // last result per staker and operation
 
 	unlistedMu sync.Mutex // serialises the creation of an unlisted validator
+
+	ssv ssvStatuses // statuses set-up requests were moved to
 }
 
 // builtStake is a stake account the sandbox built a transaction for.

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
@@ -548,7 +549,7 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		MaxConcurrentWorkflowTaskExecutionSize: cfg.MaxConcurrentWorkflowTasks,
 		WorkerStopTimeout:                      5 * time.Second,
 	})
-	worker.Register(e.w, &notify.Notifier{}, acts, evmActs)
+	worker.Register(e.w, &notify.Notifier{}, acts, evmActs, &actjobs.Activities{})
 	RegisterCeiling(e.w)
 	if err := e.w.Start(); err != nil {
 		return nil, fmt.Errorf("starting the benchmark worker: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
+	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
@@ -61,6 +62,11 @@ var Internal = map[string]string{
 		"started by the operation itself, as an abandoned child whose ID is the event's",
 	wfevm.SequencerWorkflowType: "the EVM nonce sequencer: one per network and address, started by the operations' " +
 		"EVMRequestLease activity, which hands out nonces in order; a run started by hand would hand out nonces no operation tracks",
+	wfjobs.APYJobWorkflowType: "the network APY job: started by a schedule (starter schedule create --job apy), one per network, " +
+		"so that one job of a kind runs per scope at a time",
+	wfjobs.RewardsJobWorkflowType: "the delegator rewards job: started by a schedule (starter schedule create --job rewards), " +
+		"one per network and address",
+	wfjobs.SSVJobWorkflowType: "the SSV set-up requests job: started by a schedule (starter schedule create --job ssv)",
 }
 
 // chains maps the package of a chain's workflows to what the contract says of that chain.
@@ -116,7 +122,7 @@ func Registered() ([]string, error) {
 // registered registers the worker's workflows on a recorder: the functions by type name.
 func registered() (map[string]any, error) {
 	rec := &recorder{fns: map[string]any{}}
-	worker.Register(rec, nil, nil, nil)
+	worker.Register(rec, nil, nil, nil, nil)
 	return rec.fns, rec.err
 }
 

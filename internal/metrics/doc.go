@@ -61,6 +61,14 @@
 //	    snake case ("fee_payer", "vote_account", "program", ...), or "unknown_key", "decode",
 //	    "intent", "other".
 //
+// Data jobs, defined and set by package activities/jobs (jobs.MetricNetworkAPY, ...):
+//
+//	stakeflow_network_apy{network}
+//	    the newest staking period's network APY, percent, as the APY job last read it.
+//	stakeflow_ssv_requests{status}
+//	    stored SSV set-up requests by status, after each run of the SSV job (0 for a status no
+//	    request holds any more).
+//
 // Staking service calls, recorded by Service in this package (ServiceRequests, ...):
 //
 //	stakeflow_service_requests_total{endpoint,status}

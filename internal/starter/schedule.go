@@ -96,6 +96,10 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 	var chain, operation, share, polAmount, weiAmount string
 	var every, offset, catchup time.Duration
 	var paused, pauseOnFailure bool
+	var job, address, since string
+	fs.StringVar(&job, "job", "", "data job each run starts instead of an operation: apy (--network), rewards (--network, --address) or ssv")
+	fs.StringVar(&address, "address", "", "rewards job: the delegator address")
+	fs.StringVar(&since, "since", "", "apy and rewards jobs: where a scope with nothing stored starts (a date or RFC 3339 time; default: the service's, a month back)")
 	fs.StringVar(&chain, "chain", wfsolana.Chain, "chain of the scheduled operation: solana or polygon")
 	fs.StringVar(&operation, "operation", "", "operation each run starts: solana stake (default); polygon delegate, withdraw-rewards or restake")
 	fs.StringVar(&in.Network, "network", "", "network: Solana mainnet-beta or testnet; Polygon (Ethereum) mainnet, sepolia or dev")
@@ -116,6 +120,33 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 	fs.BoolVar(&pauseOnFailure, "pause-on-failure", true, "pause the schedule when a run fails, so that nobody misses it")
 	return func(ctx context.Context) error {
 		fail := func(msg string) error { return &UsageError{Msg: "schedule create: " + msg} }
+		var jobAction *scheduledAction
+		if job != "" {
+			var set []string
+			fs.Visit(func(f *flag.Flag) {
+				switch f.Name {
+				case "chain", "operation", "staker", "lamports", "sol", "vote-account", "validator-share", "pol", "wei", "requested-by":
+					set = append(set, "--"+f.Name)
+				}
+			})
+			if len(set) > 0 {
+				return fail(fmt.Sprintf("%s: an operation's, not a data job's", strings.Join(set, ", ")))
+			}
+			from, err := parseTime("--since", since)
+			if err != nil {
+				return fail(err.Error())
+			}
+			a, suggested, err := jobScheduled(job, in.Network, address, from)
+			if err != nil {
+				return fail(err.Error())
+			}
+			if *id == "" {
+				*id = suggested
+			}
+			jobAction = &a
+		} else if address != "" || since != "" {
+			return fail("--address and --since are the data jobs': give --job")
+		}
 		if *id == "" {
 			return fail("--schedule-id is required")
 		}
@@ -140,37 +171,14 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 			in.RequestedBy = currentUser()
 		}
 		var action scheduledAction
-		switch chain {
-		case wfsolana.Chain:
-			if operation != "" && operation != "stake" {
-				return fail(fmt.Sprintf("--operation %q: a Solana schedule stakes (stake)", operation))
-			}
-			if share != "" || polAmount != "" || weiAmount != "" {
-				return fail("--validator-share, --pol and --wei are Polygon's: give --chain polygon")
-			}
-			n, err := parseLamports(lamports, sol)
+		if jobAction != nil {
+			action = *jobAction
+		} else {
+			a, err := operationScheduled(chain, operation, in, lamports, sol, share, polAmount, weiAmount)
 			if err != nil {
 				return fail(err.Error())
-			}
-			if n == 0 {
-				return fail("give the amount with --lamports or --sol")
-			}
-			in.Lamports = n
-			if err := in.Validate(); err != nil {
-				return fail(err.Error())
-			}
-			action = scheduledAction{workflow: wfsolana.StakeWorkflow, input: in, summary: wfsolana.StakeSummary(in), attrs: wfsolana.StakeAttributes(in)}
-		case wfpolygon.Chain:
-			a, err := polygonScheduled(operation, in.Network, in.Staker, share, polAmount, weiAmount, in.RequestedBy)
-			if err != nil {
-				return fail(err.Error())
-			}
-			if lamports != "" || sol != "" || in.VoteAccount != "" {
-				return fail("--lamports, --sol and --vote-account are Solana's")
 			}
 			action = a
-		default:
-			return fail(fmt.Sprintf("--chain %q: want solana or polygon", chain))
 		}
 		spec := client.ScheduleSpec{}
 		if cron != "" {
@@ -183,31 +191,79 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 			return err
 		}
 		defer c.Close()
-		start := StartOptions(*id, action.summary, action.attrs...)
-		_, err = c.ScheduleClient().Create(ctx, client.ScheduleOptions{
-			ID:   *id,
-			Spec: spec,
-			Action: &client.ScheduleWorkflowAction{
-				// Each run's workflow ID is this ID plus the scheduled time, so a scheduled time
-				// can start at most one operation.
-				ID:                    *id,
-				Workflow:              action.workflow,
-				Args:                  []any{action.input},
-				TaskQueue:             workflows.TaskQueue,
-				StaticSummary:         "scheduled " + start.StaticSummary,
-				TypedSearchAttributes: start.TypedSearchAttributes,
-			},
-			Overlap:        pol,
-			CatchupWindow:  catchup,
-			PauseOnFailure: pauseOnFailure,
-			Paused:         paused,
-			Note:           "created by starter",
-		})
+		_, err = c.ScheduleClient().Create(ctx, scheduleOptions(*id, spec, action, pol, catchup, pauseOnFailure, paused))
 		if err != nil {
 			return fmt.Errorf("create schedule %s: %w", *id, err)
 		}
 		return r.print(fmt.Sprintf("created schedule %s: %s, %s", *id, describeSpec(cron, every, offset), action.summary),
 			map[string]string{"scheduleId": *id})
+	}
+}
+
+// operationScheduled is the action of an operation's schedule.
+func operationScheduled(chain, operation string, in wfsolana.StakeInput, lamports, sol, share, polAmount, weiAmount string) (scheduledAction, error) {
+	fail := func(msg string) (scheduledAction, error) { return scheduledAction{}, errors.New(msg) }
+	var action scheduledAction
+	switch chain {
+	case wfsolana.Chain:
+		if operation != "" && operation != "stake" {
+			return fail(fmt.Sprintf("--operation %q: a Solana schedule stakes (stake)", operation))
+		}
+		if share != "" || polAmount != "" || weiAmount != "" {
+			return fail("--validator-share, --pol and --wei are Polygon's: give --chain polygon")
+		}
+		n, err := parseLamports(lamports, sol)
+		if err != nil {
+			return fail(err.Error())
+		}
+		if n == 0 {
+			return fail("give the amount with --lamports or --sol")
+		}
+		in.Lamports = n
+		if err := in.Validate(); err != nil {
+			return fail(err.Error())
+		}
+		action = scheduledAction{workflow: wfsolana.StakeWorkflow, input: in, summary: wfsolana.StakeSummary(in), attrs: wfsolana.StakeAttributes(in)}
+	case wfpolygon.Chain:
+		a, err := polygonScheduled(operation, in.Network, in.Staker, share, polAmount, weiAmount, in.RequestedBy)
+		if err != nil {
+			return fail(err.Error())
+		}
+		if lamports != "" || sol != "" || in.VoteAccount != "" {
+			return fail("--lamports, --sol and --vote-account are Solana's")
+		}
+		action = a
+	default:
+		return fail(fmt.Sprintf("--chain %q: want solana or polygon", chain))
+	}
+	return action, nil
+}
+
+// scheduleOptions are the options a schedule is created with.
+func scheduleOptions(id string, spec client.ScheduleSpec, action scheduledAction, overlap enumspb.ScheduleOverlapPolicy,
+	catchup time.Duration, pauseOnFailure, paused bool) client.ScheduleOptions {
+	start := StartOptions(id, action.summary, action.attrs...)
+	if action.job {
+		start.TypedSearchAttributes = temporal.NewSearchAttributes(action.attrs...)
+	}
+	return client.ScheduleOptions{
+		ID:   id,
+		Spec: spec,
+		Action: &client.ScheduleWorkflowAction{
+			// Each run's workflow ID is this ID plus the scheduled time, so a scheduled time
+			// can start at most one run.
+			ID:                    id,
+			Workflow:              action.workflow,
+			Args:                  []any{action.input},
+			TaskQueue:             workflows.TaskQueue,
+			StaticSummary:         "scheduled " + start.StaticSummary,
+			TypedSearchAttributes: start.TypedSearchAttributes,
+		},
+		Overlap:        overlap,
+		CatchupWindow:  catchup,
+		PauseOnFailure: pauseOnFailure,
+		Paused:         paused,
+		Note:           "created by starter",
 	}
 }
 
@@ -322,6 +378,8 @@ type scheduledAction struct {
 	input    any
 	summary  string
 	attrs    []temporal.SearchAttributeUpdate
+	// job is true for a data job: its runs record no StakeflowStep.
+	job bool
 }
 
 // polygonScheduled is a Polygon schedule's action: a delegate of the amount given, or a rewards

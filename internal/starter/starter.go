@@ -49,7 +49,14 @@ Schedules (recurring stakes; each run's operation ID is the schedule ID plus its
   schedule create   --schedule-id ID (--cron EXPR | --every 24h [--offset 9h]) --network N --staker ADDR
                     (--lamports N | --sol X) [--vote-account ADDR] [--overlap skip] [--catchup-window 10m]
                     [--paused] [--pause-on-failure=true]
+  schedule create   --job apy --network N | --job rewards --network ethereum --address 0xADDR | --job ssv
+                    (--cron EXPR | --every 1h) [--since DATE] [--schedule-id ID, default job-apy-<network>,
+                    job-rewards-<network>-<address>, job-ssv: one schedule per scope]
   schedule list | describe | pause | unpause | trigger | delete   [--schedule-id ID] [--note TEXT]
+Data (read from the store the worker's jobs write; --store DSN, default sqlite:data/stakeflow.db):
+  data export       --kind apy|rewards|ssv [--from DATE] [--to DATE] [--format csv|json]
+                    [--network N] [--address 0xADDR] [--status S]
+  ssv list          [--status failed]
 Namespace:
   setup     register the search attributes stakeflow needs (idempotent)
 
@@ -74,10 +81,15 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	}
 	cmd, rest := args[0], args[1:]
 	verb := ""
-	if cmd == "schedule" || cmd == "polygon" {
+	if cmd == "schedule" || cmd == "polygon" || cmd == "data" || cmd == "ssv" {
 		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-			if cmd == "polygon" {
+			switch cmd {
+			case "polygon":
 				return &UsageError{Msg: errNoPolygonVerb.Error()}
+			case "data":
+				return &UsageError{Msg: "data: give a command: export"}
+			case "ssv":
+				return &UsageError{Msg: "ssv: give a command: list"}
 			}
 			return &UsageError{Msg: errNoVerb.Error()}
 		}
@@ -114,6 +126,16 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	case "polygon":
 		var err error
 		if run, err = r.polygonCmd(fs, verb); err != nil {
+			return err
+		}
+	case "data":
+		var err error
+		if run, err = r.dataCmd(fs, verb); err != nil {
+			return err
+		}
+	case "ssv":
+		var err error
+		if run, err = r.ssvCmd(fs, verb); err != nil {
 			return err
 		}
 	default:

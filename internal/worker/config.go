@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -81,6 +82,12 @@ type Config struct {
 	// NotifyFormat is the body of a post: json (the event) or slack ({"text": ...}).
 	NotifyFormat string
 
+	// Store is the data jobs' store, a DSN: "postgres://..." or "sqlite:PATH" (empty: the SQLite
+	// file stakeflow.db in DataDir).
+	Store string
+	// DataDir holds the worker's files (the default store).
+	DataDir string
+
 	// EVM configures Polygon staking on Ethereum networks (off without --evm-rpc).
 	EVM EVMConfig
 }
@@ -118,6 +125,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.NotifyWebhook, "notify-webhook", "", "URL the operations' events are posted to (awaiting approval, stalled, failed, cancelled, completed; empty: none)")
 	fs.StringVar(&c.NotifyWebhookSecretFile, "notify-webhook-secret-file", "", "file holding the secret each event post is signed with (X-Stakeflow-Signature, HMAC-SHA256)")
 	fs.StringVar(&c.NotifyFormat, "notify-format", notify.FormatJSON, "body of an event post: json (the event) or slack ({\"text\": one line})")
+	fs.StringVar(&c.Store, "store", "", "the data jobs' store: postgres://... or sqlite:PATH (default: sqlite:<data-dir>/stakeflow.db)")
+	fs.StringVar(&c.DataDir, "data-dir", "data", "directory of the worker's files (the default store)")
 	c.EVM.Register(fs)
 }
 
@@ -190,6 +199,9 @@ func (c *Config) Validate() error {
 	if c.NotifyFormat != "" && c.NotifyFormat != notify.FormatJSON && c.NotifyFormat != notify.FormatSlack {
 		errs = append(errs, fmt.Errorf("--notify-format %q: want %s or %s", c.NotifyFormat, notify.FormatJSON, notify.FormatSlack))
 	}
+	if err := checkDSN(c.StoreDSN()); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.EVM.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -212,4 +224,17 @@ func sortedKeys(m cli.StringMap) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// checkDSN refuses a store DSN of a kind the store cannot open: it takes postgres:// (or
+// postgresql://) URLs, sqlite:PATH and plain file paths.
+func checkDSN(dsn string) error {
+	scheme, _, ok := strings.Cut(dsn, "://")
+	switch {
+	case dsn == "" || dsn == "sqlite:":
+		return errors.New("--store: give a DSN (postgres://... or sqlite:PATH)")
+	case ok && scheme != "postgres" && scheme != "postgresql":
+		return fmt.Errorf("--store %s: want postgres://... or sqlite:PATH", RedactDSN(dsn))
+	}
+	return nil
 }

@@ -54,6 +54,8 @@ func TestFlagDefaultsAreTheREADMEs(t *testing.T) {
 		{"--pollers", cfg.Pollers, 8},
 		{"--stop-timeout", cfg.StopTimeout, 30 * time.Second},
 		{"--sticky-cache", cfg.StickyCache, 2000},
+		{"--data-dir", cfg.DataDir, "data"},
+		{"--store", cfg.StoreDSN(), "sqlite:data/stakeflow.db"},
 	} {
 		assert.Equal(t, tc.want, tc.got, tc.flag)
 	}

@@ -20,6 +20,13 @@
 // client's MetricsHandler) and stakeflow's own (see package internal/metrics), through one
 // exporter per Run; calls to the staking service are counted and timed by metrics.Service.
 //
+// The data jobs (package workflows/jobs) run on the same task queue. Their store is opened at start
+// from --store (default sqlite:<--data-dir>/stakeflow.db) through OpenStore, which a build with a
+// store sets: a store that cannot be opened stops the worker with an error naming it (never its
+// password). In a build without one the jobs are registered all the same and each call fails,
+// non-retryably, saying so. The jobs call the staking service client directly, so their calls are
+// not in metrics.Service's counts.
+//
 // Keys are read once at start-up and stay inside the signer; neither they nor the service token
 // appear in logs, errors or anything sent to Temporal.
 package worker

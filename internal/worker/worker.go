@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/apiclient"
@@ -29,19 +30,22 @@ import (
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
 // Register registers every stakeflow workflow and the activities on r: the operations' event
-// notifications, then one line per chain.
-func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities) {
+// notifications, one line per chain, then the data jobs.
+func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities, jobActs *actjobs.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowType})
 	r.RegisterActivity(n)
 	wfsolana.Register(r)
 	r.RegisterActivity(acts)
 	wfpolygon.Register(r)
 	r.RegisterActivity(evmActs)
+	wfjobs.Register(r)
+	r.RegisterActivity(jobActs)
 }
 
 // NewActivities builds the activities from the configuration: keys, service client, signer and
@@ -157,8 +161,14 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return err
 	}
 	auth := authHealthy(acts.Service)
-	// Endpoint 4 (Polygon's broadcast) is called on the client itself.
+	// Endpoint 4 (Polygon's broadcast) and the data jobs' endpoints are called on the client itself.
 	evmService, _ := acts.Service.(actevm.StakingService)
+	jobService, _ := acts.Service.(actjobs.Service)
+	jobActs, closeStore, err := newJobActivities(ctx, cfg, logger, jobService)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
 	acts.Service = metrics.NewService(acts.Service, exporter.Handler())
 
 	copts, err := cfg.Temporal.Options(logger.Named("temporal"))
@@ -191,7 +201,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	Register(w, notifier, acts, evmActs)
+	Register(w, notifier, acts, evmActs, jobActs)
 
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup

@@ -1,0 +1,196 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
+	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/sandbox"
+	"github.com/stakeflow/stakeflow/workflows"
+	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
+)
+
+// triggerJob runs a job's schedule once now and returns the run's workflow ID, once the schedule
+// lists it as its n-th action, and the run's result once it ended.
+func triggerJob(t *testing.T, id string, n int) (string, wfjobs.Progress) {
+	t.Helper()
+	out, err := starterRun(t, "schedule", "trigger", "--schedule-id", id)
+	require.NoError(t, err, out)
+	var runID string
+	require.Eventually(t, func() bool {
+		d := describeSchedule(t, id)
+		if len(d.Recent) < n {
+			return false
+		}
+		runID = d.Recent[len(d.Recent)-1].OperationID
+		return runID != ""
+	}, 30*time.Second, 200*time.Millisecond)
+	require.Regexp(t, "^"+id+"-", runID)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var p wfjobs.Progress
+	require.NoError(t, st.Client.GetWorkflow(ctx, runID, "").Get(ctx, &p))
+	return runID, p
+}
+
+func createJob(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := starterRun(t, append([]string{"schedule", "create", "--every", "24h", "--json"}, args...)...)
+	require.NoError(t, err, out)
+	var v struct {
+		ScheduleID string `json:"scheduleId"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	t.Cleanup(func() { _, _ = starterRun(t, "schedule", "delete", "--schedule-id", v.ScheduleID) })
+	return v.ScheduleID
+}
+
+// serviceClient reads the sandbox as the worker does, to compare the store with.
+func serviceClient(t *testing.T) *apiclient.Client {
+	t.Helper()
+	cl, err := apiclient.New(st.Sandbox.URL(), apiclient.WithTokenFile(st.TokenFile))
+	require.NoError(t, err)
+	return cl
+}
+
+// TestDataJobs schedules the three data jobs through the admin tool, runs each, and checks the
+// store against the service, the second runs' resumption, the SSV events against statuses the
+// sandbox moved, and the admin tool's export and listing.
+func TestDataJobs(t *testing.T) {
+	ctx := context.Background()
+	svc := serviceClient(t)
+	since := time.Now().UTC().AddDate(0, 0, -10).Truncate(24 * time.Hour)
+
+	t.Run("apy", func(t *testing.T) {
+		id := createJob(t, "--job", "apy", "--network", "polkadot", "--since", since.Format(time.RFC3339))
+		require.Equal(t, "job-apy-polkadot", id)
+		runID, p := triggerJob(t, id, 1)
+		recordAs(runID, wfjobs.APYJobWorkflowType+"-caught-up")
+		var want []apiclient.NetworkAPYRecord
+		for rec, err := range svc.NetworkAPYAll(ctx, "polkadot", apiclient.NetworkAPYQuery{StartAt: since, Limit: 1000}) {
+			require.NoError(t, err)
+			want = append(want, rec)
+		}
+		require.NotEmpty(t, want)
+		assert.Equal(t, len(want), p.Read)
+		rows, err := jobsStore.APYs(ctx, actjobs.Query{Network: "polkadot"})
+		require.NoError(t, err)
+		require.Len(t, rows, len(want))
+		for i, r := range rows {
+			assert.Equal(t, want[i].StakingPeriodNumber, r.Period)
+			assert.Equal(t, want[i].NetworkAPY.String(), r.NetworkAPY)
+		}
+
+		_, p = triggerJob(t, id, 2)
+		assert.Equal(t, 1, p.Read, "the second run reads only the last stored period again")
+
+		out, err := starterRun(t, "data", "export", "--kind", "apy", "--network", "polkadot")
+		require.NoError(t, err, out)
+		recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		require.NoError(t, err)
+		require.Len(t, recs, len(want)+1, "a header and a row per period")
+		assert.Equal(t, "networkApy", recs[0][5])
+		last := want[len(want)-1]
+		assert.Equal(t, []string{"polkadot", strconv.FormatInt(last.StakingPeriodNumber, 10)}, recs[len(recs)-1][:2])
+		assert.Equal(t, last.NetworkAPY.String(), recs[len(recs)-1][5])
+	})
+
+	t.Run("rewards", func(t *testing.T) {
+		addr := "0x00000000219ab540356cbb839cbe05303d7705fa"
+		id := createJob(t, "--job", "rewards", "--network", "ethereum", "--address", addr, "--since", since.Format(time.RFC3339))
+		runID, p := triggerJob(t, id, 1)
+		recordAs(runID, wfjobs.RewardsJobWorkflowType+"-caught-up")
+		n := 0
+		for rec, err := range svc.DelegatorAPRAll(ctx, "ethereum", apiclient.DelegatorAPRQuery{Address: addr, StartAt: since, Limit: 1000}) {
+			require.NoError(t, err)
+			n += len(rec.Rewards)
+		}
+		require.Positive(t, n)
+		assert.Equal(t, n, p.Upserted)
+		rows, err := jobsStore.Rewards(ctx, actjobs.Query{Address: addr})
+		require.NoError(t, err)
+		assert.Len(t, rows, n)
+	})
+
+	t.Run("continues as new", func(t *testing.T) {
+		in := wfjobs.APYJobInput{Network: "kusama", Since: since, Limits: wfjobs.Limits{MaxRecords: 5, MaxActivities: 2}}
+		run, err := st.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "job-apy-kusama-can-" + time.Now().Format("150405.000000"),
+			TaskQueue: workflows.TaskQueue}, wfjobs.APYJobWorkflowType, in)
+		require.NoError(t, err)
+		firstRun := run.GetRunID() // Get follows the chain to its last run
+		var p wfjobs.Progress
+		require.NoError(t, run.Get(ctx, &p))
+		assert.Greater(t, p.Runs, 1, "a 10-day kusama history (40 periods) takes more than one run of 2 calls of 5")
+		first, err := exportRunHistory(ctx, run.GetID(), firstRun)
+		require.NoError(t, err)
+		assert.Contains(t, string(first), "EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW")
+		snapshotRaw(wfjobs.APYJobWorkflowType+"-continued-as-new", first)
+	})
+
+	t.Run("ssv", func(t *testing.T) {
+		id := createJob(t, "--job", "ssv")
+		require.Equal(t, "job-ssv", id)
+		_, p := triggerJob(t, id, 1)
+		assert.Equal(t, 3, p.Read)
+		reqs, err := jobsStore.SSVRequests(ctx, actjobs.Query{})
+		require.NoError(t, err)
+		require.Len(t, reqs, 3)
+		for _, r := range reqs {
+			require.Equal(t, sandbox.SSVStatusProcessing, r.Status)
+		}
+		require.NoError(t, st.Sandbox.SetSSVStatus(reqs[0].ID, sandbox.SSVStatusFailed))
+		require.NoError(t, st.Sandbox.SetSSVStatus(reqs[1].ID, sandbox.SSVStatusCompleted))
+		runID, p := triggerJob(t, id, 2)
+		recordAs(runID, wfjobs.SSVJobWorkflowType+"-failed-request")
+		assert.Equal(t, 2, p.Changes)
+		assert.Equal(t, []string{reqs[0].ID}, p.Failed)
+
+		out, err := starterRun(t, "ssv", "list", "--status", "failed", "--json")
+		require.NoError(t, err, out)
+		var failed []map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &failed), out)
+		require.Len(t, failed, 1)
+		assert.Equal(t, reqs[0].ID, failed[0]["id"])
+		assert.Contains(t, logs.String(), `"level":"error"`)
+		assert.Regexp(t, `"level":"error"[^\n]*SSV set-up request failed[^\n]*`+reqs[0].ID, logs.String())
+	})
+}
+
+// exportRunHistory is exportHistory of one run of a workflow.
+func exportRunHistory(ctx context.Context, id, runID string) ([]byte, error) {
+	it := st.Client.GetWorkflowHistory(ctx, id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	h := &historypb.History{}
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		h.Events = append(h.Events, ev)
+	}
+	return protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(h)
+}
+
+// snapshotRaw records a history already exported under name (see snapshotAs).
+func snapshotRaw(name string, raw []byte) {
+	if *recordHistories == "" {
+		return
+	}
+	finishedMu.Lock()
+	defer finishedMu.Unlock()
+	snapshots[name] = raw
+}

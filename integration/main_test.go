@@ -20,13 +20,13 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
-	"github.com/stakeflow/stakeflow/activities/jobs/jobstest"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/store"
+	"github.com/stakeflow/stakeflow/store/storetest"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
@@ -55,8 +55,9 @@ const (
 )
 
 var (
-	// jobsStore is the data jobs' store.
-	jobsStore = jobstest.New()
+	// jobsStore is the data jobs' store: a database on a real PostgreSQL server, which the
+	// worker writes (--store) and the admin tool reads (STAKEFLOW_STORE).
+	jobsStore *store.DB
 	st        *stack.Stack
 	chain     *solchain.Client
 	logs      = &syncBuffer{}
@@ -139,9 +140,21 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer hooks.close()
-	// The data jobs' store: in memory, shared by the in-process worker and the admin tool.
-	worker.OpenStore = func(context.Context, string) (actjobs.Store, error) { return jobsStore, nil }
-	starter.OpenStore = func(context.Context, string) (actjobs.Reader, error) { return jobsStore, nil }
+	pgDSN, stopPG, err := storetest.StartServer()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting PostgreSQL for the data jobs' store:", err)
+		return 1
+	}
+	defer stopPG()
+	if jobsStore, err = store.Open(ctx, pgDSN); err != nil {
+		fmt.Fprintln(os.Stderr, "opening the data jobs' store:", err)
+		return 1
+	}
+	defer func() { _ = jobsStore.Close() }()
+	if err := os.Setenv("STAKEFLOW_STORE", pgDSN); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	st, err = stack.Start(ctx, stack.Options{
 		TemporalCLI: cliPath,
 		Dir:         dir,
@@ -151,7 +164,10 @@ func run(m *testing.M) int {
 		Stakers:      26, StakerLamports: 100 * sol,
 		EVM:               &stack.EVMOptions{Stakers: 6},
 		ApprovalThreshold: approvalThreshold,
-		ConfigureWorker:   hooks.configure,
+		ConfigureWorker: func(cfg *worker.Config) {
+			hooks.configure(cfg)
+			cfg.Store = pgDSN
+		},
 		Logger:            logger, WorkerLogger: logger.Named("worker"),
 	})
 	if err != nil {

@@ -16,16 +16,20 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
+	"github.com/stakeflow/stakeflow/store"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 )
 
-// ErrStoreNotBuiltIn is OpenStore's answer in a build without a store.
-var ErrStoreNotBuiltIn = errors.New("store not built in")
-
 // OpenStore opens the data jobs' store from a DSN ("postgres://..." or "sqlite:PATH") for the
-// data and ssv commands. A build with a store sets it; the default answers ErrStoreNotBuiltIn.
-var OpenStore = func(context.Context, string) (actjobs.Reader, error) { return nil, ErrStoreNotBuiltIn }
+// data and ssv commands: the store package's; tests may put another in its place.
+var OpenStore = func(ctx context.Context, dsn string) (actjobs.Reader, error) {
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
+}
 
 // defaultStore is --store's default: the worker's default store, run from the same directory.
 const defaultStore = "sqlite:data/stakeflow.db"

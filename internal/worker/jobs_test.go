@@ -3,12 +3,12 @@ package worker
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
@@ -75,22 +75,15 @@ func TestStoreThatDoesNotOpenStopsTheWorker(t *testing.T) {
 	assert.NotNil(t, acts.Store)
 }
 
-// TestNoStoreBuiltIn: without a store the worker starts and each job call fails, non-retryably,
-// saying why.
-func TestNoStoreBuiltIn(t *testing.T) {
+// TestDefaultStoreIsSQLiteInTheDataDir: without --store the worker opens (and migrates) the SQLite
+// file stakeflow.db in --data-dir, creating the directory, readable by its owner alone.
+func TestDefaultStoreIsSQLiteInTheDataDir(t *testing.T) {
 	cfg := defaultConfig(t)
 	cfg.DataDir = t.TempDir() + "/not-created"
-	acts, closeStore, err := newJobActivities(context.Background(), cfg, zap.NewNop(), nil)
+	_, closeStore, err := newJobActivities(context.Background(), cfg, zap.NewNop(), nil)
 	require.NoError(t, err)
 	defer closeStore()
-	var ts testsuite.WorkflowTestSuite
-	env := ts.NewTestActivityEnvironment()
-	env.RegisterActivity(acts)
-	_, err = env.ExecuteActivity(acts.CollectAPY, actjobs.APYInput{Network: "solana"})
-	var appErr *temporal.ApplicationError
-	require.True(t, errors.As(err, &appErr), "got %v", err)
-	assert.Equal(t, actjobs.ErrStoreUnavailable, appErr.Type())
-	assert.True(t, appErr.NonRetryable())
-	assert.Contains(t, appErr.Error(), "store not built in")
-	assert.NoDirExists(t, cfg.DataDir, "nothing is created for a store this build cannot open")
+	fi, err := os.Stat(filepath.Join(cfg.DataDir, "stakeflow.db"))
+	require.NoError(t, err)
+	assert.Zero(t, fi.Mode().Perm()&0o077, "mode %v", fi.Mode().Perm())
 }

@@ -37,33 +37,44 @@ var (
 // Main runs the tests of m with a PostgreSQL server: $STAKEFLOW_TEST_POSTGRES, or one it starts
 // (and stops after the tests). Call it from TestMain: os.Exit(storetest.Main(m)).
 func Main(m *testing.M) int {
+	dsn, stop, err := StartServer()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stop()
+	setServer(dsn)
+	return m.Run()
+}
+
+// StartServer returns the DSN of a PostgreSQL database for a test binary: $STAKEFLOW_TEST_POSTGRES
+// when set (stop then does nothing), else that of a server it starts with scripts/postgres.sh in a
+// temporary directory, which stop stops and removes.
+func StartServer() (dsn string, stop func(), err error) {
 	if dsn := os.Getenv(EnvPostgres); dsn != "" {
-		setServer(dsn)
-		return m.Run()
+		return dsn, func() {}, nil
 	}
 	dir, err := os.MkdirTemp("", "stakeflow-pg-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "storetest:", err)
-		return 1
+		return "", nil, fmt.Errorf("storetest: %w", err)
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
 	script, err := script()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "storetest:", err)
-		return 1
+		_ = os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("storetest: %w", err)
 	}
 	out, err := exec.Command(script, "start", dir).Output()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "storetest: %s start %s: %v\n%s", script, dir, err, stderr(err))
-		return 1
+		_ = os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("storetest: %s start %s: %v\n%s", script, dir, err, stderr(err))
 	}
-	defer func() {
+	stop = func() {
 		if out, err := exec.Command(script, "stop", dir).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "storetest: %s stop %s: %v\n%s", script, dir, err, out)
 		}
-	}()
-	setServer(strings.TrimSpace(string(out)))
-	return m.Run()
+		_ = os.RemoveAll(dir)
+	}
+	return strings.TrimSpace(string(out)), stop, nil
 }
 
 func setServer(dsn string) {

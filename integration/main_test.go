@@ -168,7 +168,7 @@ func run(m *testing.M) int {
 			hooks.configure(cfg)
 			cfg.Store = pgDSN
 		},
-		Logger:            logger, WorkerLogger: logger.Named("worker"),
+		Logger: logger, WorkerLogger: logger.Named("worker"),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the local stack:", err)

@@ -98,6 +98,20 @@ func TestDataJobs(t *testing.T) {
 
 		_, p = triggerJob(t, id, 2)
 		assert.Equal(t, 1, p.Read, "the second run reads only the last stored period again")
+		again, err := jobsStore.APYs(ctx, actjobs.Query{Network: "polkadot"})
+		require.NoError(t, err)
+		assert.Equal(t, rows, again, "a second run adds nothing")
+
+		// A burst of 429s is waited out (Retry-After), and the rows stay the same.
+		require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{Endpoints: map[string]sandbox.EndpointFaults{
+			sandbox.EndpointNetworkAPY: {Next429: 3, RetryAfterSeconds: 1}}}))
+		t.Cleanup(func() { require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{})) })
+		_, p = triggerJob(t, id, 3)
+		assert.Equal(t, 1, p.Read)
+		assert.Zero(t, st.Sandbox.Faults().Endpoints[sandbox.EndpointNetworkAPY].Next429, "the run met all three 429s")
+		again, err = jobsStore.APYs(ctx, actjobs.Query{Network: "polkadot"})
+		require.NoError(t, err)
+		assert.Equal(t, rows, again, "a run through 429s adds nothing either")
 
 		out, err := starterRun(t, "data", "export", "--kind", "apy", "--network", "polkadot")
 		require.NoError(t, err, out)

@@ -223,3 +223,46 @@ func TestWebUIListsStakeWithSearchAttributes(t *testing.T) {
 		b.screenshot(t, page, filepath.Join(artifacts, "workflow-search-attributes.png"))
 	})
 }
+
+// TestWebUISchedulesPageListsTheDataJobs creates the three data jobs' schedules through the admin
+// tool and checks in headless Chromium that the Web UI's Schedules page lists them (the README's
+// picture of it is this test's screenshot).
+func TestWebUISchedulesPageListsTheDataJobs(t *testing.T) {
+	chromium := requireProgram(t, "CHROMIUM", "scripts/tools.sh chromium")
+	temporalCLI := requireProgram(t, "TEMPORAL_CLI", "scripts/tools.sh temporal")
+	artifacts := artifactDir(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	st, err := stack.Start(ctx, stack.Options{
+		TemporalCLI: temporalCLI, Dir: t.TempDir(), UIPort: stack.AnyPort,
+		Runtime: solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 64},
+		Stakers: 1, StakerLamports: 10_000_000_000,
+	})
+	require.NoError(t, err)
+	defer st.Close()
+
+	ids := []string{"job-apy-ethereum", "job-rewards-ethereum-0x00000000219ab540356cbb839cbe05303d7705fa", "job-ssv"}
+	for _, args := range [][]string{
+		{"--job", "apy", "--network", "ethereum", "--every", "1h"},
+		{"--job", "rewards", "--network", "ethereum", "--address", "0x00000000219ab540356cbb839cbe05303d7705fa", "--every", "6h"},
+		{"--job", "ssv", "--every", "5m"},
+	} {
+		var out bytes.Buffer
+		err := starter.Run(ctx, append(append([]string{"schedule", "create"}, args...), "--temporal-address", st.TemporalAddress()), &out, nil)
+		require.NoError(t, err, out.String())
+	}
+
+	b := &browser{bin: chromium}
+	page := st.UIURL + "/namespaces/default/schedules"
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		text, err := b.text(t, page)
+		if !assert.NoError(c, err) {
+			return
+		}
+		for _, id := range ids {
+			assert.Contains(c, text, id)
+		}
+	}, 2*time.Minute, time.Second)
+	b.screenshot(t, page, filepath.Join(artifacts, "schedules.png"))
+}

@@ -10,6 +10,7 @@ import (
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/sandbox"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/store"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -278,4 +279,22 @@ func TestExpectedEvents(t *testing.T) {
 	pol := []PolygonOutcome{{Spec: PolygonOpSpec{DelegateID: "d1"}, State: StateCompleted, Delegate: &wfpolygon.Result{}}}
 	require.Equal(t, []string{"d1/completed", "s1/completed", "s2/completed", "s3/failed", "u1/completed", "u2/failed"},
 		expectedEvents(ops, pol))
+}
+
+// TestCompareAPY: the data job's store must hold each served period once, with the served APY.
+func TestCompareAPY(t *testing.T) {
+	want := map[int64]string{1: "0.051", 2: "0.052", 3: "0.053"}
+	rows := []store.APY{{Period: 1, NetworkAPY: "0.051"}, {Period: 2, NetworkAPY: "0.052"}, {Period: 3, NetworkAPY: "0.053"}}
+	require.Empty(t, compareAPY("job", want, rows))
+	bad := []store.APY{{Period: 1, NetworkAPY: "0.051"}, {Period: 1, NetworkAPY: "0.051"}, {Period: 2, NetworkAPY: "0.0520001"}, {Period: 9, NetworkAPY: "1"}}
+	var got []string
+	for _, v := range compareAPY("job", want, bad) {
+		got = append(got, v.String())
+	}
+	require.Equal(t, []string{
+		"job: period 1 stored twice",
+		"job: period 2: stored APY 0.0520001, served 0.052",
+		"job: period 9 stored, not served",
+		"job: period 3 served, not stored",
+	}, got)
 }

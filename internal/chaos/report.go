@@ -68,6 +68,7 @@ func (r *Report) Write(w io.Writer) error {
 	fmt.Fprintf(tw, "webhook events expected at the operations' ends\t%d\t\n", r.WebhookExpected)
 	fmt.Fprintf(tw, "webhook events delivered (distinct, signed)\t%d\t\n", r.WebhookEvents)
 	fmt.Fprintf(tw, "webhook posts repeating a delivered event\t%d\t\n", r.WebhookDuplicates)
+	fmt.Fprintf(tw, "data job: APY periods served / rows stored (worker killed at work %d)\t%d / %d\t\n", r.JobKills, r.JobPeriods, r.JobRows)
 	types := make([]string, 0, len(r.FailedByType))
 	for t := range r.FailedByType {
 		types = append(types, t)

@@ -156,6 +156,10 @@ type Report struct {
 	// carried no valid signature.
 	WebhookExpected, WebhookEvents, WebhookDuplicates, WebhookForged int
 
+	// JobPeriods is how many APY periods the service serves for the data job's year; JobRows how
+	// many rows the store holds after the job ran (killed once at work, JobKills) and ran again.
+	JobPeriods, JobRows, JobKills int
+
 	Violations []Violation
 }
 
@@ -211,6 +215,11 @@ type runner struct {
 	temporal *temporalServer
 	worker   *workerProcess
 	hooks    *hookReceiver
+	// jobID, jobSince and jobKills are the data job's (see datajob.go); tokenFile the service token.
+	jobID     string
+	jobSince  time.Time
+	jobKills  int
+	tokenFile string
 	// healthSock is the worker's health socket, held for the run (see workerProcess.health).
 	healthSock *os.File
 	sb         *sandbox.Sandbox
@@ -399,6 +408,8 @@ func (r *runner) setUp(ctx context.Context) error {
 		return err
 	}
 	r.worker.args = append(r.worker.args, r.hooks.args()...)
+	r.worker.args = append(r.worker.args, "--store", r.jobDSN())
+	r.tokenFile = tokenFile
 	if err := r.worker.run(); err != nil {
 		return err
 	}
@@ -493,6 +504,7 @@ func (r *runner) runOps(ctx context.Context) []OpOutcome {
 		go func() { defer polygonWG.Done(); r.polygonOutcomes = r.runPolygonOps(octx) }()
 	}
 
+	r.startDataJob(octx)
 	outcomes := make([]OpOutcome, len(r.ops))
 	sem := make(chan struct{}, r.cfg.Concurrency)
 	var wg sync.WaitGroup
@@ -1121,6 +1133,7 @@ func (r *runner) finish(ctx context.Context, rep *Report, outcomes []OpOutcome) 
 		}
 	}
 	r.hooks.checkEvents(rctx, rep, expectedEvents(outcomes, r.polygonOutcomes), 3*time.Minute)
+	r.checkDataJob(rctx, rep, r.tokenFile)
 	rep.AlreadyProcessed, err = countLines(filepath.Join(r.cfg.Dir, "worker.log"), "Broadcast: already processed")
 	if err != nil {
 		return err

@@ -348,10 +348,12 @@ func (s *Stack) WorkerConfig() worker.Config {
 		HealthAddr:          s.healthLn.Addr().String(),
 		ApprovalThreshold:   s.opts.ApprovalThreshold,
 		EpochRecheck:        s.opts.EpochRecheck,
-		LogFormat:           "console",
-		LogLevel:            "info",
-		StopTimeout:         5 * time.Second,
-		Pollers:             8,
+		// The data jobs' default store: a SQLite file among the stack's files.
+		DataDir:     filepath.Join(s.opts.Dir, "data"),
+		LogFormat:   "console",
+		LogLevel:    "info",
+		StopTimeout: 5 * time.Second,
+		Pollers:     8,
 	}
 	if s.EVM != nil {
 		cfg.EVM = s.EVM.workerConfig()

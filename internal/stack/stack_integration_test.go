@@ -46,6 +46,10 @@ func TestStackStartsWhatTheTestsAndTheDemoUse(t *testing.T) {
 	}()
 
 	require.NoError(t, worker.CheckNamespace(ctx, st.Client, "default"), "every search attribute is registered")
+	// The worker's default store is a file among the stack's, not in the working directory.
+	wcfg := st.WorkerConfig()
+	require.Equal(t, "sqlite:"+filepath.Join(st.opts.Dir, "data", "stakeflow.db"), wcfg.StoreDSN())
+	require.FileExists(t, filepath.Join(st.opts.Dir, "data", "stakeflow.db"), "the worker opened it")
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		resp, err := http.Get(st.HealthURL() + "/readyz")
 		if !assert.NoError(c, err) {

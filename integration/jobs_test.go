@@ -130,15 +130,23 @@ func TestDataJobs(t *testing.T) {
 		runID, p := triggerJob(t, id, 1)
 		recordAs(runID, wfjobs.RewardsJobWorkflowType+"-caught-up")
 		n := 0
+		// The service's rewards by staking period and type: amount, net amount, fee as it sent them.
+		want := map[string][3]string{}
 		for rec, err := range svc.DelegatorAPRAll(ctx, "ethereum", apiclient.DelegatorAPRQuery{Address: addr, StartAt: since, Limit: 1000}) {
 			require.NoError(t, err)
 			n += len(rec.Rewards)
+			for _, r := range rec.Rewards {
+				want[rec.StakingPeriod+"/"+string(r.Type)] = [3]string{r.Amount.String(), r.NetAmount.String(), r.Fee.String()}
+			}
 		}
 		require.Positive(t, n)
 		assert.Equal(t, n, p.Upserted)
 		rows, err := jobsStore.Rewards(ctx, actjobs.Query{Address: addr})
 		require.NoError(t, err)
-		assert.Len(t, rows, n)
+		require.Len(t, rows, n)
+		for _, r := range rows {
+			assert.Equal(t, want[r.Period+"/"+r.Type], [3]string{r.Amount, r.NetAmount, r.Fee}, "period %s, %s", r.Period, r.Type)
+		}
 	})
 
 	t.Run("continues as new", func(t *testing.T) {

@@ -314,13 +314,13 @@ func jsonPayload(s string) *commonpb.Payload {
 	return &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)}, Data: []byte(s)}
 }
 
-// legacyResults are the committed histories whose result was written before the chain-neutral
-// core renamed TxRecord's fields (signature, slot, feeLamports became txId, block, fee): the
-// current schema refuses them, as it must. Re-recorded histories (make record-histories) leave
-// this list.
+// legacyResults are the committed histories kept from before the chain-neutral core renamed
+// TxRecord's fields (signature, slot, feeLamports became txId, block, fee) in results: they replay
+// (workflows still running then may hold them), and the current schema refuses their results, as
+// it must. Histories recorded since (make record-histories) are not on this list.
 var legacyResults = map[string]bool{
-	"StakeWorkflow.json": true, "StakeWorkflow-rebuilt-after-expiry.json": true,
-	"UnstakeWorkflow.json": true, "WithdrawWorkflow.json": true,
+	"StakeWorkflow-before-preflight.json": true, "StakeWorkflow-rebuilt-after-expiry-before-preflight.json": true,
+	"UnstakeWorkflow-before-preflight.json": true, "WithdrawWorkflow-before-preflight.json": true,
 }
 
 // TestCommittedHistoriesValidate validates the inputs and results of the committed workflow

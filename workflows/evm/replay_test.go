@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
+
+	"github.com/stakeflow/stakeflow/workflows/replaytest"
 	"go.temporal.io/sdk/workflow"
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
@@ -21,7 +23,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(NonceSequencerWorkflow, workflow.RegisterOptions{Name: actevm.SequencerWorkflowType})
-			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
+			require.NoError(t, replaytest.Replay(r, f))
 		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
+
+	"github.com/stakeflow/stakeflow/workflows/replaytest"
 )
 
 // TestReplayRecordedHistories replays every Polygon history recorded from an integration run
@@ -22,7 +24,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			Register(r)
-			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
+			require.NoError(t, replaytest.Replay(r, f))
 		})
 		typ, _, _ := strings.Cut(strings.TrimSuffix(name, ".json"), "-")
 		want[typ] = true

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
+
+	"github.com/stakeflow/stakeflow/workflows/replaytest"
 )
 
 // TestReplayRecordedHistories replays every history recorded from an integration run (see
@@ -25,7 +27,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			r.RegisterWorkflow(StakeWorkflow)
 			r.RegisterWorkflow(UnstakeWorkflow)
 			r.RegisterWorkflow(WithdrawWorkflow)
-			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
+			require.NoError(t, replaytest.Replay(r, f))
 		})
 		typ, _, _ := strings.Cut(strings.TrimSuffix(name, ".json"), "-")
 		want[typ] = true

@@ -1,0 +1,62 @@
+// Package replaytest replays recorded workflow histories as the workflows they were recorded from.
+//
+// A recorded history does not hold its own workflow ID, and the SDK's replayer runs it under a
+// made-up one. An operation derives the IDs of its event deliveries (StakeflowNotify children)
+// from its own ID, so its history replays only under the ID it ran with: Replay reads it back from
+// those children's IDs.
+package replaytest
+
+import (
+	"os"
+	"strings"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/stakeflow/stakeflow/activities/notify"
+	"github.com/stakeflow/stakeflow/workflows"
+)
+
+// Replay replays the JSON history at path (as `temporal workflow show --output json` and `make
+// record-histories` write it) on r, under the workflow ID it ran with when its events tell it.
+func Replay(r worker.WorkflowReplayer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	if err != nil {
+		return err
+	}
+	var opts worker.ReplayWorkflowHistoryOptions
+	for _, ev := range h.GetEvents() {
+		if ev.GetEventType() != enums.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED {
+			continue
+		}
+		a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes()
+		if a.GetWorkflowType().GetName() != workflows.NotifyWorkflowType {
+			continue
+		}
+		if id, ok := OperationOfEvent(a.GetWorkflowId()); ok {
+			opts.OriginalExecution = workflow.Execution{ID: id}
+			break
+		}
+	}
+	return r.ReplayWorkflowHistoryWithOptions(nil, h, opts)
+}
+
+// OperationOfEvent is the operation ID an event ID (<operation ID>/<type>[/<n>]) belongs to.
+func OperationOfEvent(eventID string) (string, bool) {
+	for _, typ := range []string{notify.EventAwaitingApproval, notify.EventStalled, notify.EventFailed, notify.EventCancelled, notify.EventCompleted} {
+		if i := strings.LastIndex(eventID, "/"+typ); i > 0 {
+			rest := eventID[i+1+len(typ):]
+			if rest == "" || (strings.HasPrefix(rest, "/") && strings.Trim(rest[1:], "0123456789") == "") {
+				return eventID[:i], true
+			}
+		}
+	}
+	return "", false
+}

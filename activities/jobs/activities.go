@@ -102,20 +102,7 @@ func (a *Activities) CollectAPY(ctx context.Context, in APYInput) (CollectResult
 	}
 	var res CollectResult
 	var newest *apiclient.NetworkAPYRecord
-	batch := make([]APY, 0, PageLimit)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		n, err := a.Store.UpsertAPY(ctx, batch)
-		if err != nil {
-			return storeErr("storing APYs", err)
-		}
-		res.Upserted += n
-		batch = batch[:0]
-		activity.RecordHeartbeat(ctx, res)
-		return nil
-	}
+	batch := newBatch(&res, "storing APYs", a.Store.UpsertAPY)
 	for rec, err := range a.Service.NetworkAPYAll(ctx, in.Network, q) {
 		if err != nil {
 			return res, activities.ClassifyService("network APY of "+in.Network, err)
@@ -125,20 +112,18 @@ func (a *Activities) CollectAPY(ctx context.Context, in APYInput) (CollectResult
 			r := rec
 			newest = &r
 		}
-		batch = append(batch, APY{Network: in.Network, Period: rec.StakingPeriodNumber,
+		batch.rows = append(batch.rows, APY{Network: in.Network, Period: rec.StakingPeriodNumber,
 			PeriodStart: rec.StakingPeriodStart, PeriodEnd: rec.StakingPeriodEnd, UpdatedAt: rec.UpdatedAt,
 			NetworkAPY: rec.NetworkAPY.String(), ConsensusAPY: rec.ConsensusLayerAPY.String(), ExecutionAPY: rec.ExecutionLayerAPY.String()})
-		if len(batch) == PageLimit {
-			if err := flush(); err != nil {
-				return res, err
-			}
+		if err := batch.flushFull(ctx); err != nil {
+			return res, err
 		}
 		if res.Read >= maxRecords(in.MaxRecords) {
 			res.More = true
 			break
 		}
 	}
-	if err := flush(); err != nil {
+	if err := batch.flush(ctx); err != nil {
 		return res, err
 	}
 	if newest != nil {
@@ -189,20 +174,7 @@ func (a *Activities) CollectRewards(ctx context.Context, in RewardsInput) (Colle
 		q.StartAt = start
 	}
 	var res CollectResult
-	batch := make([]Reward, 0, PageLimit)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		n, err := a.Store.UpsertRewards(ctx, batch)
-		if err != nil {
-			return storeErr("storing rewards", err)
-		}
-		res.Upserted += n
-		batch = batch[:0]
-		activity.RecordHeartbeat(ctx, res)
-		return nil
-	}
+	batch := newBatch(&res, "storing rewards", a.Store.UpsertRewards)
 	var newestStart time.Time
 	for rec, err := range a.Service.DelegatorAPRAll(ctx, in.Network, q) {
 		if err != nil {
@@ -217,22 +189,20 @@ func (a *Activities) CollectRewards(ctx context.Context, in RewardsInput) (Colle
 			if validator == "" {
 				validator = rec.Validator
 			}
-			batch = append(batch, Reward{Network: in.Network, Address: address, Period: rec.StakingPeriod, Type: string(rw.Type),
+			batch.rows = append(batch.rows, Reward{Network: in.Network, Address: address, Period: rec.StakingPeriod, Type: string(rw.Type),
 				Validator: validator, Currency: string(rw.Currency), Recipient: rw.Recipient,
 				Amount: rw.Amount.String(), NetAmount: rw.NetAmount.String(), Fee: rw.Fee.String(),
 				PeriodStart: rec.StakingPeriodStart, PeriodEnd: rec.StakingPeriodEnd, NotFinalized: rec.NotFinalized})
 		}
-		if len(batch) >= PageLimit {
-			if err := flush(); err != nil {
-				return res, err
-			}
+		if err := batch.flushFull(ctx); err != nil {
+			return res, err
 		}
 		if res.Read >= maxRecords(in.MaxRecords) {
 			res.More = true
 			break
 		}
 	}
-	if err := flush(); err != nil {
+	if err := batch.flush(ctx); err != nil {
 		return res, err
 	}
 	if ok && res.Read == 1 && newestStart.Equal(start) {
@@ -350,4 +320,40 @@ func storeErr(what string, err error) error {
 		return temporal.NewNonRetryableApplicationError(msg, ErrStoreUnavailable, nil)
 	}
 	return temporal.NewApplicationError(msg, ErrStoreUnavailable)
+}
+
+// batch holds rows read from the service until they are written, PageLimit at a time, counting
+// what the store changed in res and heartbeating res after each write.
+type batch[T any] struct {
+	rows   []T
+	res    *CollectResult
+	what   string
+	upsert func(context.Context, []T) (int, error)
+}
+
+func newBatch[T any](res *CollectResult, what string, upsert func(context.Context, []T) (int, error)) *batch[T] {
+	return &batch[T]{rows: make([]T, 0, PageLimit), res: res, what: what, upsert: upsert}
+}
+
+// flushFull writes the rows once PageLimit of them wait.
+func (b *batch[T]) flushFull(ctx context.Context) error {
+	if len(b.rows) < PageLimit {
+		return nil
+	}
+	return b.flush(ctx)
+}
+
+// flush writes the rows that wait.
+func (b *batch[T]) flush(ctx context.Context) error {
+	if len(b.rows) == 0 {
+		return nil
+	}
+	n, err := b.upsert(ctx, b.rows)
+	if err != nil {
+		return storeErr(b.what, err)
+	}
+	b.res.Upserted += n
+	b.rows = b.rows[:0]
+	activity.RecordHeartbeat(ctx, *b.res)
+	return nil
 }

@@ -8,7 +8,11 @@ package replaytest
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -18,6 +22,31 @@ import (
 	"github.com/stakeflow/stakeflow/activities/notify"
 	"github.com/stakeflow/stakeflow/workflows"
 )
+
+// ReplayAll replays every history recorded under testdata/histories (`make record-histories`;
+// <WorkflowType>.json for the current code, <WorkflowType>-<what changed since>.json for one kept
+// from an earlier version, which running workflows may still have) on a replayer register fills,
+// each as a subtest, and requires at least one history, and one of each of types.
+func ReplayAll(t *testing.T, register func(worker.WorkflowReplayer), types ...string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "histories", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no recorded history")
+	found := map[string]bool{}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			r := worker.NewWorkflowReplayer()
+			register(r)
+			require.NoError(t, Replay(r, f))
+		})
+		typ, _, _ := strings.Cut(strings.TrimSuffix(name, ".json"), "-")
+		found[typ] = true
+	}
+	for _, typ := range types {
+		require.True(t, found[typ], "no recorded history for %s: every shipped workflow needs one", typ)
+	}
+}
 
 // Replay replays the JSON history at path (as `temporal workflow show --output json` and `make
 // record-histories` write it) on r, under the workflow ID it ran with when its events tell it.

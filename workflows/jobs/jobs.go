@@ -227,15 +227,8 @@ func APYJob(ctx workflow.Context, in APYJobInput) (Progress, error) {
 	ctx = activityOptions(ctx)
 	var a *actjobs.Activities
 	p := progress(in.Progress)
-	return loop(ctx, KindAPY, in.Network, p, in.maxActivities(), func(ctx workflow.Context, p *Progress) (bool, error) {
-		var r actjobs.CollectResult
-		err := workflow.ExecuteActivity(ctx, a.CollectAPY, actjobs.APYInput{Network: in.Network, Since: in.Since, MaxRecords: in.MaxRecords}).Get(ctx, &r)
-		if err != nil {
-			return false, err
-		}
-		p.add(r)
-		return r.More, nil
-	}, func() error {
+	return loop(ctx, KindAPY, in.Network, p, in.maxActivities(), collect(a.CollectAPY,
+		actjobs.APYInput{Network: in.Network, Since: in.Since, MaxRecords: in.MaxRecords}), func() error {
 		in.Progress = p
 		return workflow.NewContinueAsNewError(ctx, APYJobWorkflowType, in)
 	})
@@ -249,15 +242,8 @@ func RewardsJob(ctx workflow.Context, in RewardsJobInput) (Progress, error) {
 	ctx = activityOptions(ctx)
 	var a *actjobs.Activities
 	p := progress(in.Progress)
-	return loop(ctx, KindRewards, in.Address+" on "+in.Network, p, in.maxActivities(), func(ctx workflow.Context, p *Progress) (bool, error) {
-		var r actjobs.CollectResult
-		err := workflow.ExecuteActivity(ctx, a.CollectRewards, actjobs.RewardsInput{Network: in.Network, Address: in.Address, Since: in.Since, MaxRecords: in.MaxRecords}).Get(ctx, &r)
-		if err != nil {
-			return false, err
-		}
-		p.add(r)
-		return r.More, nil
-	}, func() error {
+	return loop(ctx, KindRewards, in.Address+" on "+in.Network, p, in.maxActivities(), collect(a.CollectRewards,
+		actjobs.RewardsInput{Network: in.Network, Address: in.Address, Since: in.Since, MaxRecords: in.MaxRecords}), func() error {
 		in.Progress = p
 		return workflow.NewContinueAsNewError(ctx, RewardsJobWorkflowType, in)
 	})
@@ -290,6 +276,19 @@ func SSVJob(ctx workflow.Context, in SSVJobInput) (Progress, error) {
 		in.Progress = p
 		return workflow.NewContinueAsNewError(ctx, SSVJobWorkflowType, in)
 	})
+}
+
+// collect is one step of a collecting job: a call of activity (CollectAPY, CollectRewards) with
+// input, its result added to the progress; it says whether there is more to read.
+func collect(activity, input any) func(workflow.Context, *Progress) (bool, error) {
+	return func(ctx workflow.Context, p *Progress) (bool, error) {
+		var r actjobs.CollectResult
+		if err := workflow.ExecuteActivity(ctx, activity, input).Get(ctx, &r); err != nil {
+			return false, err
+		}
+		p.add(r)
+		return r.More, nil
+	}
 }
 
 func (p *Progress) add(r actjobs.CollectResult) {

@@ -69,7 +69,7 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgx redacts the password from its parse errors; the DSN is not repeated here.
-		return nil, fmt.Errorf("store: invalid PostgreSQL DSN %s: %w", redactDSN(dsn), err)
+		return nil, fmt.Errorf("store: invalid PostgreSQL DSN %s: %w", RedactDSN(dsn), err)
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = connectTimeout
@@ -155,13 +155,22 @@ func (db *DB) Close() error { return db.sql.Close() }
 // Dialect is "sqlite" or "postgres".
 func (db *DB) Dialect() string { return db.dialect }
 
-// redactDSN is the DSN with its password, if any, replaced.
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparsable)"
+// RedactDSN hides the password of a DSN's user info ("postgres://user:secret@host/db" becomes
+// "postgres://user:xxxxx@host/db"), also in a DSN that does not parse as a URL.
+func RedactDSN(dsn string) string {
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if !ok {
+		return dsn
 	}
-	return u.Redacted()
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return dsn
+	}
+	user, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		return dsn
+	}
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }
 
 // scrub removes secret from msg.

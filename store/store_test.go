@@ -492,3 +492,15 @@ func TestSQLitePaths(t *testing.T) {
 		assert.Equal(t, 1, n, path)
 	}
 }
+
+func TestRedactDSN(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://stakeflow:s3cr3t@db:5432/x": "postgres://stakeflow:xxxxx@db:5432/x",
+		"postgres://stakeflow@db/x":             "postgres://stakeflow@db/x",
+		"postgres://db/x":                       "postgres://db/x",
+		"sqlite:/tmp/a.db":                      "sqlite:/tmp/a.db",
+		"postgres://u:p@ss@db/x":                "postgres://u:xxxxx@db/x",
+	} {
+		assert.Equal(t, want, store.RedactDSN(in), in)
+	}
+}

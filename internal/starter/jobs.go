@@ -165,24 +165,11 @@ func (r *runner) ssvCmd(fs *flag.FlagSet, verb string) (func(context.Context) er
 func openStore(ctx context.Context, dsn string) (actjobs.Reader, error) {
 	st, err := OpenStore(ctx, dsn)
 	if err != nil {
-		return nil, fmt.Errorf("opening the store %s (--store): %w", redactDSN(dsn), err)
+		return nil, fmt.Errorf("opening the store %s (--store): %w", store.RedactDSN(dsn), err)
 	}
 	return st, nil
 }
 
-// redactDSN hides the password of a DSN's user info.
-func redactDSN(dsn string) string {
-	scheme, rest, ok := strings.Cut(dsn, "://")
-	at := strings.LastIndex(rest, "@")
-	if !ok || at < 0 {
-		return dsn
-	}
-	user, _, hasPass := strings.Cut(rest[:at], ":")
-	if !hasPass {
-		return dsn
-	}
-	return scheme + "://" + user + ":xxxxx" + rest[at:]
-}
 
 // table is rows of text under a header: CSV columns, JSON keys. Decimals stay the store's text.
 type table struct {

@@ -17,6 +17,7 @@ import (
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/store"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -234,7 +235,7 @@ func checkDSN(dsn string) error {
 	case dsn == "" || dsn == "sqlite:":
 		return errors.New("--store: give a DSN (postgres://... or sqlite:PATH)")
 	case ok && scheme != "postgres" && scheme != "postgresql":
-		return fmt.Errorf("--store %s: want postgres://... or sqlite:PATH", RedactDSN(dsn))
+		return fmt.Errorf("--store %s: want postgres://... or sqlite:PATH", store.RedactDSN(dsn))
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"go.uber.org/zap"
 
@@ -38,7 +37,7 @@ func newJobActivities(ctx context.Context, cfg Config, logger *zap.Logger, svc a
 	dsn := cfg.StoreDSN()
 	st, err := OpenStore(ctx, dsn)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening the store %s (--store): %w", RedactDSN(dsn), err)
+		return nil, nil, fmt.Errorf("opening the store %s (--store): %w", store.RedactDSN(dsn), err)
 	}
 	closeStore := func() {}
 	if c, ok := st.(interface{ Close() error }); ok {
@@ -48,24 +47,7 @@ func newJobActivities(ctx context.Context, cfg Config, logger *zap.Logger, svc a
 			}
 		}
 	}
-	logger.Info("Store open", zap.String("store", RedactDSN(dsn)))
+	logger.Info("Store open", zap.String("store", store.RedactDSN(dsn)))
 	return actjobs.New(svc, st), closeStore, nil
 }
 
-// RedactDSN hides the password of a DSN's user info ("postgres://user:secret@host/db" becomes
-// "postgres://user:xxxxx@host/db").
-func RedactDSN(dsn string) string {
-	scheme, rest, ok := strings.Cut(dsn, "://")
-	if !ok {
-		return dsn
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return dsn
-	}
-	user, _, hasPass := strings.Cut(rest[:at], ":")
-	if !hasPass {
-		return dsn
-	}
-	return scheme + "://" + user + ":xxxxx" + rest[at:]
-}

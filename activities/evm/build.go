@@ -348,21 +348,15 @@ func checkGasFunds(ctx context.Context, c Chain, intent Intent, gas uint64, maxF
 	}
 	return temporal.NewNonRetryableApplicationError(
 		fmt.Sprintf("insufficient funds: staker %s holds %s ETH, the %s may pay up to %s ETH for gas (%d gas at %s gwei at most); nothing was signed",
-			intent.Staker.Hex(), formatWei(bal), intent.Operation, formatWei(need), gas, formatGwei(maxFeePerGas)),
+			intent.Staker.Hex(), FormatUnits(bal, 18), intent.Operation, FormatUnits(need, 18), gas, FormatUnits(maxFeePerGas, 9)),
 		activities.ErrInsufficientFunds, nil)
 }
 
-// formatWei renders wei as ether, exactly.
-func formatWei(wei *big.Int) string {
-	return trimDecimal(new(big.Rat).SetFrac(wei, big.NewInt(1e18)).FloatString(18))
-}
-
-// formatGwei renders wei as gwei, exactly.
-func formatGwei(wei *big.Int) string {
-	return trimDecimal(new(big.Rat).SetFrac(wei, big.NewInt(1e9)).FloatString(9))
-}
-
-func trimDecimal(s string) string {
+// FormatUnits renders an amount of the smallest unit as whole units of decimals places (wei as
+// ether with 18, as gwei with 9), exactly, without trailing zeros.
+func FormatUnits(v *big.Int, decimals int) string {
+	unit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil)
+	s := new(big.Rat).SetFrac(v, unit).FloatString(decimals)
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}

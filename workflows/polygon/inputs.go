@@ -158,12 +158,7 @@ func FormatPOL(wei string) string {
 	if !ok || v.Sign() < 0 {
 		return wei + " wei"
 	}
-	unit := new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
-	whole, frac := new(big.Int).QuoRem(v, unit, new(big.Int))
-	if frac.Sign() == 0 {
-		return whole.String() + " POL"
-	}
-	return whole.String() + "." + strings.TrimRight(fmt.Sprintf("%018s", frac.String()), "0") + " POL"
+	return actevm.FormatUnits(v, 18) + " POL"
 }
 
 // Summary is the static one-line summary of a Polygon operation for the Web UI.

@@ -149,15 +149,15 @@ func (o *operation) waitInactive(ctx workflow.Context) (actsolana.StakeState, er
 const versionPreflight = "preflight-balance"
 
 // preflight refuses, before anything is signed, a transaction of op the staker's balance cannot
-// pay for (the amount, rent and fees of a stake; the fees of the others), read from the worker's
-// own RPC. fee is the transaction's fee when it is known (zero: the base fee). An operation that
-// has landed a transaction stalls instead, visibly, until the balance is topped up (or the RPC
-// that refused the read is fixed): failing it would leave it part done.
-func (o *operation) preflight(ctx workflow.Context, op actsolana.Operation, fee uint64) error {
+// pay for (the amount, rent and fees of a stake; the fees of the others; the base fee of one
+// signature), read from the worker's own RPC. An operation that has landed a transaction stalls
+// instead, visibly, until the balance is topped up (or the RPC that refused the read is fixed):
+// failing it would leave it part done.
+func (o *operation) preflight(ctx workflow.Context, op actsolana.Operation) error {
 	if workflow.GetVersion(ctx, versionPreflight, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return nil
 	}
-	in := actsolana.PreflightInput{Network: o.intent.Network, Operation: op, Staker: o.intent.Staker, FeeLamports: fee}
+	in := actsolana.PreflightInput{Network: o.intent.Network, Operation: op, Staker: o.intent.Staker}
 	if op == actsolana.OpStake {
 		in.Lamports = o.intent.Lamports
 	}

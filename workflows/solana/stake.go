@@ -31,7 +31,7 @@ func StakeWorkflow(ctx workflow.Context, in StakeInput) (Result, error) {
 }
 
 func (o *operation) runStake(ctx workflow.Context) error {
-	if err := o.preflight(ctx, actsolana.OpStake, 0); err != nil {
+	if err := o.preflight(ctx, actsolana.OpStake); err != nil {
 		return err
 	}
 	if err := o.checkPolicy(ctx); err != nil {

@@ -44,7 +44,7 @@ func (t *tx) Build(int) workflows.Call {
 // that one, once it passed the validator pre-flight.
 func (t *tx) Check(ctx workflow.Context, _ *workflows.Operation) error {
 	t.signIntent = t.intent
-	if err := t.op.preflight(ctx, t.intent.Operation, 0); err != nil {
+	if err := t.op.preflight(ctx, t.intent.Operation); err != nil {
 		return err
 	}
 	if t.intent.Operation != actsolana.OpStake || t.intent.VoteAccount != "" {

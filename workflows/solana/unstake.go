@@ -61,7 +61,7 @@ func (o *operation) runUnstake(ctx workflow.Context, asked uint64) error {
 			fmt.Sprintf("stake account %s is %s: unstake it before withdrawing", st.StakeAccount, st.State),
 			activities.ErrStakeAccountState, nil)
 	}
-	if err := o.preflight(ctx, o.intent.Operation, 0); err != nil {
+	if err := o.preflight(ctx, o.intent.Operation); err != nil {
 		return err
 	}
 	if err := o.checkPolicy(ctx); err != nil {

@@ -41,13 +41,20 @@ func (r *runner) startDataJob(ctx context.Context) {
 	if !r.start(ctx, r.jobID, "chaos: the APY history of "+jobNetwork, wfjobs.APYJobWorkflowType, r.jobInput()) {
 		return
 	}
+	// The worker opened (and migrated) the store before it was ready: the run reads it alongside.
+	db, err := store.Open(ctx, r.jobDSN())
+	if err != nil {
+		r.log.Warn("The run's store cannot be read; the worker is not killed during the data job", zap.Error(err))
+		return
+	}
+	defer func() { _ = db.Close() }()
 	for ctx.Err() == nil {
 		d, err := r.client.DescribeWorkflowExecution(ctx, r.jobID, "")
 		if err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil {
 			r.log.Warn("The data job ended before the worker could be killed at work")
 			return
 		}
-		if err == nil && len(d.GetPendingActivities()) > 0 && r.jobRows(ctx) > 0 {
+		if err == nil && len(d.GetPendingActivities()) > 0 && jobRows(ctx, db) > 0 {
 			r.log.Info("Killing the worker (SIGKILL) while the data job is at work")
 			starts, _, _ := r.worker.counts()
 			r.worker.kill(time.Second)
@@ -63,13 +70,8 @@ func (r *runner) startDataJob(ctx context.Context) {
 	}
 }
 
-// jobRows counts the rows the store holds for the job's network (0 when it cannot be read yet).
-func (r *runner) jobRows(ctx context.Context) int {
-	db, err := store.Open(ctx, r.jobDSN())
-	if err != nil {
-		return 0
-	}
-	defer func() { _ = db.Close() }()
+// jobRows counts the rows db holds for the job's network (0 when it cannot be read).
+func jobRows(ctx context.Context, db *store.DB) int {
 	rows, err := db.APYs(ctx, store.Query{Network: jobNetwork})
 	if err != nil {
 		return 0

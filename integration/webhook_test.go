@@ -4,9 +4,6 @@ package integration
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -21,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stakeflow/stakeflow/activities/notify/notifytest"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -29,8 +27,8 @@ import (
 // hooks receives the events the stack's worker posts.
 var hooks *webhook
 
-// webhook is a receiver of stakeflow's events that checks each post's signature on its own, from
-// the documented scheme: v1= hex HMAC-SHA256 of timestamp "." body under the shared secret.
+// webhook is a receiver of stakeflow's events that checks each post's signature as a receiver
+// does, from the documented scheme (notifytest).
 type webhook struct {
 	srv        *httptest.Server
 	secret     string
@@ -70,13 +68,9 @@ func (h *webhook) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
-	ts := r.Header.Get("X-Stakeflow-Timestamp")
-	m := hmac.New(sha256.New, []byte(h.secret))
-	m.Write([]byte(ts + "." + string(body)))
-	want := "v1=" + hex.EncodeToString(m.Sum(nil))
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !hmac.Equal([]byte(want), []byte(r.Header.Get("X-Stakeflow-Signature"))) {
+	if !notifytest.Signed(h.secret, r.Header, body) {
 		h.forged++
 		w.WriteHeader(http.StatusUnauthorized)
 		return

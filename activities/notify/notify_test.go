@@ -2,9 +2,6 @@ package notify
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -18,19 +15,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/stakeflow/stakeflow/activities/notify/notifytest"
 )
 
 var event = Event{ID: "stake-1/failed", Type: EventFailed, OperationID: "stake-1", Chain: "solana", Network: "testnet",
 	Operation: "stake", Staker: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin", Amount: "2000000000", Unit: "lamports",
 	Step: "failed", Reason: "insufficient funds", Text: "stakeflow: stake 2 SOL failed: insufficient funds (stake-1)",
 	At: time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)}
-
-// hmacHex is the receiver's side of the signature, written from the documented scheme.
-func hmacHex(secret, ts string, body []byte) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts + "." + string(body)))
-	return "v1=" + hex.EncodeToString(m.Sum(nil))
-}
 
 type received struct {
 	header http.Header
@@ -59,11 +51,11 @@ func TestNotifyPostsTheSignedEvent(t *testing.T) {
 	assert.Equal(t, EventFailed, r.header.Get(HeaderEvent))
 	ts := r.header.Get(HeaderTimestamp)
 	assert.Equal(t, strconv.FormatInt(now.Unix(), 10), ts)
-	assert.Equal(t, hmacHex("s3cret", ts, r.body), r.header.Get(HeaderSignature))
+	assert.True(t, notifytest.Signed("s3cret", r.header, r.body), "signed under the secret, as a receiver checks")
 	var back Event
 	require.NoError(t, json.Unmarshal(r.body, &back))
 	assert.Equal(t, event, back)
-	assert.NotEqual(t, hmacHex("other", ts, r.body), r.header.Get(HeaderSignature), "the secret matters")
+	assert.False(t, notifytest.Signed("other", r.header, r.body), "the secret matters")
 }
 
 func TestNotifySlackBodyIsTheLine(t *testing.T) {

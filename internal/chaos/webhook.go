@@ -2,9 +2,6 @@ package chaos
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,10 +12,12 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/stakeflow/stakeflow/activities/notify/notifytest"
 )
 
 // hookReceiver receives the events the worker posts (--notify-webhook). It checks every post's
-// signature on its own, from the documented scheme, and answers the first post of each event 503,
+// signature as a receiver does (notifytest), and answers the first post of each event 503,
 // so that every event is retried at least once (across the run's worker kills and Temporal
 // restarts as they fall).
 type hookReceiver struct {
@@ -55,16 +54,13 @@ func (h *hookReceiver) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
-	m := hmac.New(sha256.New, []byte(h.secret))
-	m.Write([]byte(r.Header.Get("X-Stakeflow-Timestamp") + "." + string(body)))
-	want := "v1=" + hex.EncodeToString(m.Sum(nil))
 	id := r.Header.Get("X-Stakeflow-Event-Id")
 	var ev struct {
 		ID string `json:"id"`
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !hmac.Equal([]byte(want), []byte(r.Header.Get("X-Stakeflow-Signature"))) || json.Unmarshal(body, &ev) != nil || ev.ID != id {
+	if !notifytest.Signed(h.secret, r.Header, body) || json.Unmarshal(body, &ev) != nil || ev.ID != id {
 		h.forged++
 		w.WriteHeader(http.StatusUnauthorized)
 		return

@@ -49,7 +49,6 @@ func TestStackStartsWhatTheTestsAndTheDemoUse(t *testing.T) {
 	// The worker's default store is a file among the stack's, not in the working directory.
 	wcfg := st.WorkerConfig()
 	require.Equal(t, "sqlite:"+filepath.Join(st.opts.Dir, "data", "stakeflow.db"), wcfg.StoreDSN())
-	require.FileExists(t, filepath.Join(st.opts.Dir, "data", "stakeflow.db"), "the worker opened it")
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		resp, err := http.Get(st.HealthURL() + "/readyz")
 		if !assert.NoError(c, err) {
@@ -59,6 +58,8 @@ func TestStackStartsWhatTheTestsAndTheDemoUse(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		assert.Equal(c, http.StatusOK, resp.StatusCode, "%s", body)
 	}, time.Minute, 100*time.Millisecond)
+	// The worker opens its store before it reports ready (it starts in the background).
+	require.FileExists(t, filepath.Join(st.opts.Dir, "data", "stakeflow.db"), "the worker opened it")
 
 	// The worker restarted serves on the same health address: the stack holds the socket.
 	healthURL := st.HealthURL()

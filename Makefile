@@ -10,7 +10,7 @@ TEMPORAL_CLI = $(shell scripts/tools.sh temporal)
 # the targets that start one; internal/gethdev reads it from $GETH.
 test-unit test-integration record-histories test-chaos chaos bench bench-full demo dev ui-check: export GETH = $(shell scripts/tools.sh geth)
 
-.PHONY: all bench bench-full bench-go lint test-stacks test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools dev ui-check clean
+.PHONY: all bench bench-full bench-go lint test-stacks test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools tools-cluster dev ui-check clean cluster test-cluster
 
 all: build
 
@@ -102,6 +102,20 @@ mutation-changed:
 ## tools: install the pinned Temporal CLI (cached per user)
 tools:
 	@scripts/tools.sh temporal geth >/dev/null
+
+## tools-cluster: install the pinned Temporal server, its SQL tool and schemas, and the Web UI server (cached per user; the server's build takes about 3 minutes, once)
+tools-cluster:
+	@scripts/tools.sh temporal-server temporal-ui >/dev/null
+	@scripts/postgres.sh install
+
+# The cluster's pieces, for make cluster, test-cluster and bench.
+CLUSTER_TOOLS = --temporal-server-dir "$$(scripts/tools.sh temporal-server)" --temporal-cli "$(TEMPORAL_CLI)" --ui-server "$$(scripts/tools.sh temporal-ui)"
+
+## cluster: the production shape on this machine until Ctrl-C: the Temporal server on PostgreSQL (advanced visibility, search attributes), its Web UI, the sandbox and WORKERS worker processes (default 2; state in .cluster/)
+WORKERS ?= 2
+cluster: tools tools-cluster
+	$(GO) build -o bin/ ./cmd/worker ./cmd/starter ./cmd/cluster
+	bin/cluster --workers $(WORKERS) $(CLUSTER_TOOLS)
 
 clean:
 	rm -rf bin .stack

@@ -7,6 +7,9 @@
 #   scripts/tools.sh lint       -> directory holding the pinned workflowcheck, staticcheck and errcheck
 #   scripts/tools.sh geth       -> path of the pinned geth (a real EVM node: --dev serves chainId 1337)
 #   scripts/tools.sh gremlins   -> path of the pinned gremlins (mutation testing)
+#   scripts/tools.sh temporal-server -> directory holding the pinned Temporal server (temporal-server),
+#                                  its SQL schema tool (temporal-sql-tool) and its schemas (schema/)
+#   scripts/tools.sh temporal-ui -> path of the pinned Temporal Web UI server (a Go module)
 set -euo pipefail
 
 TEMPORAL_CLI_VERSION=v1.5.1
@@ -15,6 +18,9 @@ STATICCHECK_VERSION=v0.8.2
 ERRCHECK_VERSION=v1.30.0
 GETH_VERSION=v1.17.10
 GREMLINS_VERSION=v0.6.0
+# The server the pinned CLI embeds, and the UI server it serves.
+TEMPORAL_SERVER_VERSION=v1.29.1
+TEMPORAL_UI_VERSION=v2.42.1
 cache="${STAKEFLOW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/stakeflow}"
 
 temporal() {
@@ -62,6 +68,44 @@ gremlins() {
   echo "$dir/gremlins"
 }
 
+# temporal_server: the real Temporal server and its SQL schema tool, built from the Go module (a few
+# minutes, once), and the schema files shipped in that module, copied beside them.
+temporal_server() {
+  local dir="$cache/temporal-server-$TEMPORAL_SERVER_VERSION"
+  if [ ! -x "$dir/temporal-server" ] || [ ! -x "$dir/temporal-sql-tool" ] || [ ! -d "$dir/schema/postgresql" ]; then
+    mkdir -p "$dir"
+    echo "installing Temporal server $TEMPORAL_SERVER_VERSION into $dir (a few minutes, once)" >&2
+    local tmp src
+    tmp=$(mktemp -d "$dir/.install.XXXXXX")
+    (cd "$tmp" && GOBIN="$tmp" GOFLAGS=-mod=mod go install \
+      "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" \
+      "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION") >&2
+    src=$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "go.temporal.io/server@$TEMPORAL_SERVER_VERSION" |
+      sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    rm -rf "$dir/schema"
+    cp -R "$src/schema" "$dir/schema"
+    chmod -R u+w "$dir/schema"
+    mv "$tmp/sql" "$dir/temporal-sql-tool"
+    mv "$tmp/server" "$dir/temporal-server"
+    rm -rf "$tmp"
+  fi
+  echo "$dir"
+}
+
+temporal_ui() {
+  local dir="$cache/temporal-ui-$TEMPORAL_UI_VERSION"
+  if [ ! -x "$dir/temporal-ui-server" ]; then
+    mkdir -p "$dir"
+    echo "installing Temporal UI server $TEMPORAL_UI_VERSION into $dir (once)" >&2
+    local tmp
+    tmp=$(mktemp -d "$dir/.install.XXXXXX")
+    (cd "$tmp" && GOBIN="$tmp" GOFLAGS=-mod=mod go install "github.com/temporalio/ui-server/v2/cmd/server@$TEMPORAL_UI_VERSION") >&2
+    mv "$tmp/server" "$dir/temporal-ui-server"
+    rm -rf "$tmp"
+  fi
+  echo "$dir/temporal-ui-server"
+}
+
 chromium() {
   local bin=/usr/bin/chromium
   if [ ! -x "$bin" ]; then
@@ -85,6 +129,8 @@ for tool in "$@"; do
     lint) lint ;;
     geth) geth ;;
     gremlins) gremlins ;;
+    temporal-server) temporal_server ;;
+    temporal-ui) temporal_ui ;;
     *) echo "scripts/tools.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
 done

@@ -224,7 +224,7 @@ func TestComposeWorkerConfig(t *testing.T) {
 	}
 
 	// The sandbox's own files exist where compose mounts them from.
-	for _, f := range []string{"temporal/setup-schema.sh", "temporal/create-namespace.sh", "temporal/dynamicconfig.yaml", "temporal/postgres-init.sql"} {
+	for _, f := range []string{"temporal/setup-schema.sh", "temporal/create-namespace.sh", "temporal/dynamicconfig.yaml", "temporal/postgres-init.sql", "temporal/config/docker.yaml"} {
 		_, err := os.Stat(deployPath(t, filepath.FromSlash(f)))
 		assert.NoError(t, err)
 	}

@@ -33,8 +33,13 @@ import (
 
 // Options configure the stack.
 type Options struct {
-	// TemporalCLI is the path of the Temporal CLI binary (see scripts/tools.sh); required.
+	// TemporalCLI is the path of the Temporal CLI binary (see scripts/tools.sh); required unless
+	// TemporalAddress is set.
 	TemporalCLI string
+	// TemporalAddress, when set, is the frontend of a Temporal server already running (with the
+	// namespace "default" and stakeflow's search attributes): the stack starts no dev server and
+	// connects there (the dev-server options are then ignored).
+	TemporalAddress string
 	// Dir holds the stack's files: keys, token, and the Temporal database when Persist is set.
 	Dir string
 	// Persist keeps Temporal's state in Dir/temporal.db across restarts.
@@ -111,7 +116,7 @@ type Stack struct {
 
 // Start starts Temporal, the sandbox, funds the stakers and starts the worker.
 func Start(ctx context.Context, opts Options) (s *Stack, err error) {
-	if opts.TemporalCLI == "" {
+	if opts.TemporalCLI == "" && opts.TemporalAddress == "" {
 		return nil, errors.New("stack: TemporalCLI is required (scripts/tools.sh temporal)")
 	}
 	if opts.Dir == "" {
@@ -205,6 +210,9 @@ const startAttempts = 5
 // starts it again on freshly picked ports; a port the caller fixed is not picked again (the error
 // wraps ErrPortInUse).
 func (s *Stack) startTemporal(ctx context.Context) error {
+	if s.opts.TemporalAddress != "" {
+		return s.dialTemporal()
+	}
 	for attempt := 1; ; attempt++ {
 		err := s.startTemporalOnce(ctx)
 		if err == nil {
@@ -298,6 +306,17 @@ func (s *Stack) startTemporalOnce(ctx context.Context) error {
 	return nil
 }
 
+// dialTemporal connects the stack's client to the server at Options.TemporalAddress.
+func (s *Stack) dialTemporal() error {
+	t := cli.Temporal{Address: s.opts.TemporalAddress, Namespace: "default", Compression: s.compression()}
+	c, err := t.Dial(s.opts.Logger.Named("temporal"))
+	if err != nil {
+		return fmt.Errorf("connecting to Temporal at %s: %w", s.opts.TemporalAddress, err)
+	}
+	s.Client = c
+	return nil
+}
+
 // SQLitePragmas are the dev server's SQLite settings when it keeps its database in a file: a
 // write-ahead log synced at checkpoints, and, since SQLite's default page cache (2 MB) is far
 // smaller than the database of a busy stack, the file mapped and a 32 MB cache (together about a
@@ -313,7 +332,12 @@ func (s *Stack) compression() string {
 }
 
 // TemporalAddress is the frontend's host:port.
-func (s *Stack) TemporalAddress() string { return s.dev.FrontendHostPort() }
+func (s *Stack) TemporalAddress() string {
+	if s.opts.TemporalAddress != "" {
+		return s.opts.TemporalAddress
+	}
+	return s.dev.FrontendHostPort()
+}
 
 // HealthURL is the base URL of the worker's /healthz, /readyz and /metrics.
 func (s *Stack) HealthURL() string { return "http://" + s.healthLn.Addr().String() }
@@ -454,6 +478,8 @@ func (s *Stack) Close() {
 	}
 	if s.dev != nil {
 		_ = s.dev.Stop()
+	} else if s.Client != nil {
+		s.Client.Close()
 	}
 	if s.EVM != nil {
 		s.EVM.close()

@@ -22,7 +22,8 @@ import (
 
 // Options configure a cluster.
 type Options struct {
-	// Dir holds everything the cluster writes: PostgreSQL's data, logs, keys, the workers' files.
+	// Dir holds the cluster's logs, keys and the workers' files (PostgreSQL's data lives in a
+	// temporary directory of its own, removed by Close).
 	Dir string
 	// Repo is the repository's root, where deploy/ and scripts/ are (default: found above the
 	// working directory).
@@ -104,7 +105,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	c := &Cluster{opts: opts, pgDir: filepath.Join(opts.Dir, "postgres")}
+	c := &Cluster{opts: opts}
+	// PostgreSQL's data lives outside Dir: its server runs as another user when this process is
+	// root, and must reach the directory (a test's temporary directory is private).
+	if c.pgDir, err = os.MkdirTemp("", "stakeflow-cluster-pg-"); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -291,7 +297,7 @@ func (c *Cluster) startUI(ctx context.Context) error {
 	})
 }
 
-// Close stops everything the cluster started and PostgreSQL; Dir stays.
+// Close stops everything the cluster started and PostgreSQL (removing its data); Dir stays.
 func (c *Cluster) Close() {
 	for _, w := range c.Workers {
 		w.Stop(10 * time.Second)
@@ -310,6 +316,9 @@ func (c *Cluster) Close() {
 		if out, err := exec.Command(script, "stop", c.pgDir).CombinedOutput(); err != nil {
 			c.opts.Logger.Warn("Stopping PostgreSQL failed", zap.Error(err), zap.ByteString("output", out))
 		}
+	}
+	if c.pgDir != "" {
+		_ = os.RemoveAll(c.pgDir)
 	}
 	for _, f := range c.logs {
 		_ = f.Close()

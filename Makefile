@@ -10,7 +10,7 @@ TEMPORAL_CLI = $(shell scripts/tools.sh temporal)
 # the targets that start one; internal/gethdev reads it from $GETH.
 test-unit test-integration record-histories test-chaos chaos bench bench-full demo dev ui-check: export GETH = $(shell scripts/tools.sh geth)
 
-.PHONY: all bench bench-full bench-go lint test-stacks test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools tools-cluster dev ui-check clean cluster test-cluster
+.PHONY: all bench bench-full bench-go lint test-stacks test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools tools-cluster dev ui-check clean cluster test-cluster bench-cluster
 
 all: build
 
@@ -26,10 +26,11 @@ vet:
 ## test: everything CI runs: vet and linters, unit tests (race detector), fuzz smoke, integration tests on real parts, the Web UI check, the small chaos run
 test: vet lint test-unit fuzz-smoke deploy-check test-stacks
 
-## test-stacks: the three suites that each start a local stack (Temporal dev server, sandbox, Solana runtime, geth), at once:
+## test-stacks: the four suites that each start a local stack (Temporal dev server or the real server on PostgreSQL, sandbox, Solana runtime, geth), at once:
 ## most of their time is waiting on chains (finality, epochs), so together they take little longer than the longest alone
+## (the cluster suite's one-time server build runs meanwhile)
 test-stacks: tools
-	$(MAKE) --no-print-directory -j3 --output-sync=target test-integration ui-check test-chaos
+	$(MAKE) --no-print-directory -j4 --output-sync=target test-integration ui-check test-chaos test-cluster
 
 ## lint: workflowcheck (determinism of workflow code), staticcheck, errcheck (pinned; scripts/tools.sh lint)
 lint:
@@ -59,6 +60,10 @@ fuzz-smoke:
 test-integration: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... ./cmd/devstack/... ./internal/stack/...
 
+## test-cluster: failover (worker SIGKILLs, a Temporal restart) and a rolling upgrade (previous commit's worker beside this one's) on the real Temporal server on PostgreSQL with worker processes
+test-cluster: tools tools-cluster
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" TEMPORAL_SERVER_DIR="$$(scripts/tools.sh temporal-server)" $(GO) test -tags integration -count=1 -timeout 10m ./internal/cluster/...
+
 ## record-histories: re-record the workflow histories replayed by the workflows tests
 record-histories: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... -args -record-histories $(CURDIR)/workflows
@@ -82,6 +87,11 @@ chaos: tools
 ## bench: orchestration benchmark on the local stack (in-memory server, Solana sides and a Polygon delegate side on geth --dev, about 26 minutes; results and table in .artifacts/bench/)
 bench: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench $(BENCH_FLAGS)
+
+## bench-cluster: make bench's cluster mode: stakes through 1, 2 and 4 worker processes on the real Temporal server on PostgreSQL and on the dev server, with CPU per stake of each part (a few minutes; table in .artifacts/bench/cluster.md; more flags with BENCH_FLAGS)
+bench-cluster: tools tools-cluster
+	$(GO) build -o bin/ ./cmd/worker ./cmd/starter
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" TEMPORAL_SERVER_DIR="$$(scripts/tools.sh temporal-server)" $(GO) run ./cmd/bench -cluster $(BENCH_FLAGS)
 
 ## bench-full: both server modes and 10,000 parked unstakes (about 51 minutes on 2 cores)
 bench-full: tools

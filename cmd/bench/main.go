@@ -36,6 +36,10 @@ type Config struct {
 	DynamicConfig cli.StringList
 	KeepDir       bool
 	LogLevel      string
+	// Cluster runs the cluster mode instead (ClusterBench).
+	Cluster        bool
+	ClusterBench   bench.ClusterConfig
+	ClusterWorkers string
 	// CPUProfile, when set, receives a CPU profile of the benchmark's own process (worker,
 	// sandbox service, bare client) over the whole run.
 	CPUProfile string
@@ -75,6 +79,17 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.DurationVar(&b.Drain, "drain", d.Drain, "wait this long after each side's last operation, so the timers its workflow and activity tasks set (up to the activities' 30 s timeouts) fire before the next side (0: no wait)")
 	fs.BoolVar(&c.KeepDir, "keep", false, "keep the stacks' working directory (printed)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "progress log level")
+	cd := bench.DefaultClusterConfig()
+	cb := &c.ClusterBench
+	fs.BoolVar(&c.Cluster, "cluster", false, "cluster mode: stakes through 1, 2, 4 worker processes on the real Temporal server on PostgreSQL and on the dev server (the -cluster-* flags; -slot, -finalization-depth, -blockhash-validity, -confirm-poll, -stakers and -lamports apply too)")
+	fs.StringVar(&c.ClusterWorkers, "cluster-workers", joinInts(cd.Workers), "cluster mode: worker-process counts, comma-separated")
+	fs.IntVar(&cb.Ops, "cluster-n", cd.Ops, "cluster mode: stakes per row")
+	fs.IntVar(&cb.Concurrency, "cluster-concurrency", cd.Concurrency, "cluster mode: stakes at once")
+	fs.IntVar(&cb.Warmup, "cluster-warmup", cd.Warmup, "cluster mode: warm-up stakes before each row")
+	fs.IntVar(&cb.HistoryShards, "cluster-history-shards", cd.HistoryShards, "cluster mode: the server's history shards")
+	fs.StringVar(&cb.ServerDir, "temporal-server-dir", os.Getenv("TEMPORAL_SERVER_DIR"), "cluster mode: directory of temporal-server, temporal-sql-tool and schema/ (default $TEMPORAL_SERVER_DIR; scripts/tools.sh temporal-server)")
+	fs.StringVar(&cb.WorkerBin, "worker-bin", "bin/worker", "cluster mode: the worker binary")
+	fs.StringVar(&cb.StarterBin, "starter-bin", "bin/starter", "cluster mode: the starter binary")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process (worker, sandbox service, bare client) to this file")
 }
 
@@ -87,6 +102,9 @@ func run() error {
 	}
 	if cfg.Bench.TemporalCLI == "" {
 		return fmt.Errorf("no Temporal CLI: set --temporal-cli or TEMPORAL_CLI (scripts/tools.sh temporal prints its path)")
+	}
+	if cfg.Cluster {
+		return runCluster(cfg)
 	}
 	conc, err := parseInts(cfg.Concurrency)
 	if err != nil {
@@ -135,6 +153,48 @@ func run() error {
 		}
 		fmt.Println(rep.Markdown())
 		logger.Info("Results written", zap.String("dir", cfg.Out), zap.Duration("took", time.Since(start).Round(time.Second)))
+	}
+	return runErr
+}
+
+// runCluster runs the cluster mode and writes cluster.json and cluster.md into --out.
+func runCluster(cfg Config) error {
+	cb := cfg.ClusterBench
+	workers, err := parseInts(cfg.ClusterWorkers)
+	if err != nil {
+		return fmt.Errorf("--cluster-workers: %w", err)
+	}
+	b := cfg.Bench
+	cb.Workers, cb.TemporalCLI = workers, b.TemporalCLI
+	cb.Stakers, cb.Lamports = b.Stakers, b.Lamports
+	cb.SlotDuration, cb.FinalizationDepth, cb.BlockhashValidity, cb.ConfirmPoll = b.SlotDuration, b.FinalizationDepth, b.BlockhashValidity, b.ConfirmPoll
+	if cb.ServerDir == "" {
+		return fmt.Errorf("no Temporal server: set --temporal-server-dir or TEMPORAL_SERVER_DIR (scripts/tools.sh temporal-server prints it)")
+	}
+	logger, err := cli.NewLogger("console", cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = logger.Sync() }()
+	cb.Logger = logger
+	dir, err := os.MkdirTemp("", "stakeflow-bench-cluster-")
+	if err != nil {
+		return err
+	}
+	if cfg.KeepDir {
+		logger.Info("Working directory kept", zap.String("dir", dir))
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	cb.Dir = dir
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, runErr := bench.RunCluster(ctx, cb)
+	if rep != nil {
+		if err := rep.Write(cfg.Out); err != nil {
+			return fmt.Errorf("writing results to %s: %w", cfg.Out, err)
+		}
+		fmt.Println(rep.Markdown())
 	}
 	return runErr
 }

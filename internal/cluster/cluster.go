@@ -33,6 +33,9 @@ type Options struct {
 	ServerDir string
 	// TemporalCLI is the pinned Temporal CLI, which deploy/temporal/create-namespace.sh runs; required.
 	TemporalCLI string
+	// DevServer runs the Temporal CLI's dev server (in memory, the local stack's) instead of the
+	// real server and PostgreSQL, with the same worker processes: the benchmark's baseline.
+	DevServer bool
 	// UIServer is the Temporal Web UI server (scripts/tools.sh temporal-ui); empty: no UI.
 	UIServer string
 	// WorkerBin and StarterBin are the cmd/worker and cmd/starter binaries; required.
@@ -78,7 +81,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	switch {
 	case opts.Dir == "":
 		return nil, errors.New("cluster: Dir is required")
-	case opts.ServerDir == "":
+	case opts.ServerDir == "" && !opts.DevServer:
 		return nil, errors.New("cluster: ServerDir is required (scripts/tools.sh temporal-server)")
 	case opts.TemporalCLI == "":
 		return nil, errors.New("cluster: TemporalCLI is required (scripts/tools.sh temporal)")
@@ -106,11 +109,6 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c := &Cluster{opts: opts}
-	// PostgreSQL's data lives outside Dir: its server runs as another user when this process is
-	// root, and must reach the directory (a test's temporary directory is private).
-	if c.pgDir, err = os.MkdirTemp("", "stakeflow-cluster-pg-"); err != nil {
-		return nil, err
-	}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -118,6 +116,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}()
 	log := opts.Logger
 	t0 := time.Now()
+	if opts.DevServer {
+		if err := c.startStack(ctx, ""); err != nil {
+			return nil, err
+		}
+		return c, c.startWorkers(ctx, t0)
+	}
 	if err := c.startPostgres(ctx); err != nil {
 		return nil, err
 	}
@@ -139,27 +143,42 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	c.Stack, err = stack.Start(ctx, stack.Options{
-		TemporalAddress: c.Server.Address,
-		Dir:             filepath.Join(opts.Dir, "stack"),
-		Runtime:         opts.Runtime,
-		Stakers:         opts.Stakers,
-		StakerLamports:  opts.StakerLamports,
-		EpochRecheck:    opts.EpochRecheck,
-		NoWorker:        true,
-		Logger:          log.Named("stack"),
-	})
-	if err != nil {
+	if err := c.startStack(ctx, c.Server.Address); err != nil {
 		return nil, err
 	}
 	log.Info("Sandbox and stakers are ready", zap.String("sandbox", c.Stack.Sandbox.URL()), zap.Duration("after", time.Since(t0)))
-	for range opts.Workers {
-		if _, err := c.AddWorker(ctx, opts.WorkerBin); err != nil {
-			return nil, err
+	return c, c.startWorkers(ctx, t0)
+}
+
+// startStack starts the sandbox, its runtime and the stakers (internal/stack) on the server at
+// address, or on the stack's own dev server when address is "".
+func (c *Cluster) startStack(ctx context.Context, address string) (err error) {
+	opts := stack.Options{
+		TemporalAddress: address,
+		Dir:             filepath.Join(c.opts.Dir, "stack"),
+		Runtime:         c.opts.Runtime,
+		Stakers:         c.opts.Stakers,
+		StakerLamports:  c.opts.StakerLamports,
+		EpochRecheck:    c.opts.EpochRecheck,
+		NoWorker:        true,
+		Logger:          c.opts.Logger.Named("stack"),
+	}
+	if address == "" {
+		opts.TemporalCLI = c.opts.TemporalCLI
+	}
+	c.Stack, err = stack.Start(ctx, opts)
+	return err
+}
+
+// startWorkers starts Options.Workers workers of Options.WorkerBin.
+func (c *Cluster) startWorkers(ctx context.Context, t0 time.Time) error {
+	for range c.opts.Workers {
+		if _, err := c.AddWorker(ctx, c.opts.WorkerBin); err != nil {
+			return err
 		}
 	}
-	log.Info("Workers are ready", zap.Int("workers", opts.Workers), zap.Duration("after", time.Since(t0)))
-	return c, nil
+	c.opts.Logger.Info("Workers are ready", zap.Int("workers", c.opts.Workers), zap.Duration("after", time.Since(t0)))
+	return nil
 }
 
 // deployPath is a file of the repository's deploy/temporal directory.
@@ -186,7 +205,12 @@ func (c *Cluster) LogPath(name string) string { return filepath.Join(c.opts.Dir,
 
 // startPostgres starts the server (scripts/postgres.sh) and creates Temporal's two databases:
 // "temporal", as compose's POSTGRES_DB does, and those of deploy/temporal/postgres-init.sql.
-func (c *Cluster) startPostgres(ctx context.Context) error {
+func (c *Cluster) startPostgres(ctx context.Context) (err error) {
+	// PostgreSQL's data lives outside Dir: its server runs as another user when this process is
+	// root, and must reach the directory (a test's temporary directory is private).
+	if c.pgDir, err = os.MkdirTemp("", "stakeflow-cluster-pg-"); err != nil {
+		return err
+	}
 	script := filepath.Join(c.opts.Repo, "scripts", "postgres.sh")
 	if out, err := exec.CommandContext(ctx, script, "install").CombinedOutput(); err != nil {
 		return errExited("installing PostgreSQL", err, out)
@@ -225,6 +249,21 @@ func (c *Cluster) startPostgres(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// PostgresPID is the PostgreSQL server's main process (postmaster) id, 0 without one; every
+// backend serving a connection is its child.
+func (c *Cluster) PostgresPID() int {
+	if c.pgDir == "" {
+		return 0
+	}
+	raw, err := os.ReadFile(filepath.Join(c.pgDir, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	first, _, _ := strings.Cut(string(raw), "\n")
+	pid, _ := strconv.Atoi(strings.TrimSpace(first))
+	return pid
 }
 
 // pgHostPort is the PostgreSQL server's host and port.
@@ -311,15 +350,13 @@ func (c *Cluster) Close() {
 	if c.Server != nil {
 		c.Server.Stop()
 	}
-	if c.PostgresDSN != "" {
+	if c.pgDir != "" {
 		script := filepath.Join(c.opts.Repo, "scripts", "postgres.sh")
 		if out, err := exec.Command(script, "stop", c.pgDir).CombinedOutput(); err != nil {
 			c.opts.Logger.Warn("Stopping PostgreSQL failed", zap.Error(err), zap.ByteString("output", out))
 		}
 	}
-	if c.pgDir != "" {
-		_ = os.RemoveAll(c.pgDir)
-	}
+	_ = os.RemoveAll(c.pgDir)
 	for _, f := range c.logs {
 		_ = f.Close()
 	}

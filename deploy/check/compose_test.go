@@ -229,3 +229,26 @@ func TestComposeWorkerConfig(t *testing.T) {
 		assert.NoError(t, err)
 	}
 }
+
+// TestTemporalConfigIsTheOneComposeRuns: compose mounts temporal/config/docker.yaml over the
+// server image's own configuration (the file `make cluster` runs the server with), the server
+// renders it as a template, and every setting compose passes the server in its environment is one
+// the file reads.
+func TestTemporalConfigIsTheOneComposeRuns(t *testing.T) {
+	p := loadCompose(t, placeholderEnv)
+	srv := p.Services["temporal"]
+	mounted := false
+	for _, v := range srv.Volumes {
+		if v.Target == "/etc/temporal/config/docker.yaml" {
+			mounted = v.Source == deployPath(t, "temporal", "config", "docker.yaml") && v.ReadOnly
+		}
+	}
+	assert.True(t, mounted, "compose's temporal service does not mount temporal/config/docker.yaml read-only over the image's configuration")
+
+	cfg := string(readFile(t, deployPath(t, "temporal", "config", "docker.yaml")))
+	first, _, _ := strings.Cut(cfg, "\n")
+	assert.Equal(t, "# enable-template", first, "the server renders a configuration as a template only when it says so in a comment")
+	for name := range srv.Environment {
+		assert.True(t, strings.Contains(cfg, `env "`+name+`"`), "compose sets %s for the server, and the configuration does not read it", name)
+	}
+}

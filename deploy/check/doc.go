@@ -4,7 +4,9 @@
 //
 //   - deploy/compose.yaml is loaded with the Compose Specification loader (compose-go), with
 //     placeholder values interpolated: the services, secrets, configs, health checks and
-//     start-up order exist, ports bind to loopback only, secrets come from gitignored files.
+//     start-up order exist, ports bind to loopback only, secrets come from gitignored files. The
+//     Temporal server gets temporal/config/docker.yaml, the configuration `make cluster` runs the
+//     real server with, and that file reads every setting compose passes the server.
 //   - Every manifest in deploy/k8s is decoded strictly (an unknown or duplicated field is an
 //     error) into the Kubernetes API types, kustomization.yaml into kustomize's type: probes,
 //     non-root, read-only root filesystem, resources, no Secret data, the PodDisruptionBudget

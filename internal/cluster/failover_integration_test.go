@@ -19,7 +19,8 @@ import (
 // server is killed (SIGKILL) while unstakes wait, during which the live workers' /readyz answers
 // not ready, and started again on the same database, after which it answers ready; worker 3 is killed and started again. On the
 // runtime's ledger every operation completed exactly once (chaos.Check: each transaction landed
-// once and was reported, stake accounts and balances exact to the lamport) and none is left open.
+// once and was reported, stake accounts and balances exact to the lamport) and none is left open;
+// the visibility store lists each workflow done by stakeflow's search attribute, and none open.
 func TestFailover(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, 3, 12)
@@ -66,4 +67,5 @@ func TestFailover(t *testing.T) {
 		t.Fatal("the operations did not finish in time")
 	}
 	requireExactlyOnce(t, c, outcomes, baseline)
+	requireListedDone(t, c, "failover-", int64(len(ops)+len(ops)/2))
 }

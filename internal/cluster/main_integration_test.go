@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap/zaptest"
@@ -24,6 +25,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/chaos"
 	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
@@ -278,6 +280,28 @@ func requireExactlyOnce(t *testing.T, c *Cluster, outcomes []chaos.OpOutcome, ba
 		t.Errorf("violation: %s", v)
 	}
 	require.Empty(t, violations)
+}
+
+// requireListedDone waits until the cluster's visibility store (advanced visibility on
+// PostgreSQL) lists every operation whose ID starts with prefix as done by stakeflow's own search
+// attribute, want of them, and none of them open.
+func requireListedDone(t *testing.T, c *Cluster, prefix string, want int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	count := func(query string) int64 {
+		resp, err := c.Stack.Client.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: query})
+		if err != nil {
+			return -1
+		}
+		return resp.GetCount()
+	}
+	done := fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND %s = '%s'", prefix, workflows.SAStep.GetName(), workflows.StepDone)
+	open := fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND ExecutionStatus = 'Running'", prefix)
+	waitUntil(t, ctx, time.Minute, fmt.Sprintf("%d operations listed done (%s)", want, done), func() bool {
+		return count(done) == want
+	})
+	require.Zero(t, count(open), "operations still open: %s", open)
 }
 
 // ledgerLen is how many transactions the runtime's ledger holds now.

@@ -120,7 +120,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		if err := c.startStack(ctx, ""); err != nil {
 			return nil, err
 		}
-		return c, c.startWorkers(ctx, t0)
+		if err := c.startWorkers(ctx, t0); err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	if err := c.startPostgres(ctx); err != nil {
 		return nil, err
@@ -147,7 +150,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	log.Info("Sandbox and stakers are ready", zap.String("sandbox", c.Stack.Sandbox.URL()), zap.Duration("after", time.Since(t0)))
-	return c, c.startWorkers(ctx, t0)
+	if err := c.startWorkers(ctx, t0); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // startStack starts the sandbox, its runtime and the stakers (internal/stack) on the server at

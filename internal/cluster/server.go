@@ -67,8 +67,7 @@ func (c *Cluster) startServer(ctx context.Context) error {
 	return c.Server.Start(ctx)
 }
 
-// Start starts the server and waits until its frontend answers; the namespace, once created,
-// is served again before Start returns.
+// Start starts the server and waits until its frontend answers.
 func (s *Server) Start(ctx context.Context) error {
 	if err := s.p.start(); err != nil {
 		return err
@@ -81,19 +80,6 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		defer c.Close()
 		_, err = c.WorkflowService().GetSystemInfo(ctx, &workflowservice.GetSystemInfoRequest{})
-		return err
-	})
-}
-
-// Served waits until the frontend serves the namespace (ListWorkflowExecutions answers).
-func (s *Server) Served(ctx context.Context, namespace string, limit time.Duration) error {
-	return waitFor(ctx, limit, "namespace "+namespace, nil, func(ctx context.Context) error {
-		c, err := client.DialContext(ctx, client.Options{HostPort: s.Address, Namespace: namespace})
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		_, err = c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: namespace, PageSize: 1})
 		return err
 	})
 }

@@ -11,6 +11,8 @@
 // search attributes. The sandbox, its runtime and the funded staker keys come from internal/stack.
 //
 // The processes are the parts that fail in production, so the cluster can kill and start each of
-// them: Server.Stop/Start, Worker.Kill/Start. `make cluster` runs one until Ctrl-C; the failover
-// and rolling-upgrade tests (build tag integration) and `make bench`'s cluster mode use it too.
+// them: Server.Kill/Stop/Start, Worker.Kill/Stop/Start. `make cluster` runs one until Ctrl-C; the
+// failover and rolling-upgrade tests (build tag integration, `make test-cluster`: they need
+// TEMPORAL_SERVER_DIR and TEMPORAL_CLI, from scripts/tools.sh) and `make bench-cluster` use it too.
+// Options.DevServer runs the same workers on the dev server instead, the benchmark's baseline.
 package cluster

@@ -59,9 +59,22 @@ func (in Input) Intent(op string) signercosmos.Intent {
 		Validator: in.Validator, DstValidator: in.DstValidator, Amount: in.Amount}
 }
 
-// Validate checks the input for operation op: bech32 addresses with the right prefixes, a known
-// network, a positive amount where the operation moves tokens.
-func (in Input) Validate(op string) error {
+// Validate checks the input for the operation its fields imply: a redelegation with a
+// destination, a reward withdrawal without an amount, else a delegation (or undelegation).
+func (in Input) Validate() error {
+	op := OpDelegate
+	switch {
+	case in.DstValidator != "":
+		op = OpRedelegate
+	case in.Amount == "":
+		op = OpWithdrawRewards
+	}
+	return in.ValidateFor(op)
+}
+
+// ValidateFor checks the input for operation op: bech32 addresses with the right prefixes, a
+// known network, a positive amount where the operation moves tokens.
+func (in Input) ValidateFor(op string) error {
 	if err := in.Intent(op).Validate(); err != nil {
 		return &workflows.InputError{Field: "input", Reason: err.Error()}
 	}

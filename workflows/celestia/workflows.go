@@ -22,7 +22,7 @@ type operation struct {
 }
 
 func start(ctx workflow.Context, op string, in Input) (*operation, error) {
-	if err := in.Validate(op); err != nil {
+	if err := in.ValidateFor(op); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, nil)
 	}
 	o, err := workflows.NewOperation(ctx, workflows.Setup{

@@ -170,6 +170,7 @@ func TestCelestiaWorkerRestart(t *testing.T) {
 	require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{CelestiaSendDropped: sandbox.LostResponse{Next: 1}}))
 	t.Cleanup(func() { require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{})) })
 	id := operationID(t, "celestia-delegate")
+	recordAs(id, wfcelestia.DelegateWorkflowType+"-rebuilt-across-restart")
 	out, err := starterRun(t, "celestia", "delegate", "--network", stack.CelestiaNetwork, "--delegator", d,
 		"--validator", v1, "--utia", "700000", "--id", id)
 	require.NoError(t, err, out)

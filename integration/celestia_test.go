@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,6 +118,23 @@ func TestCelestia(t *testing.T) {
 		assert.Equal(t, map[string]string{v1: "3000000"}, after.delegations)
 		assert.Zero(t, after.unbonding)
 		assert.Len(t, after.txs, 2)
+	})
+	t.Run("TwoAtOnceFromOneDelegator", func(t *testing.T) {
+		t.Parallel()
+		d := st.Celestia.Delegators[6]
+		before := celestiaOf(t, d)
+		var wg sync.WaitGroup
+		for _, v := range []string{v1, v2} {
+			wg.Add(1)
+			go func() { defer wg.Done(); celestiaRun(t, "delegate", d, "--validator", v, "--utia", "100000") }()
+		}
+		wg.Wait()
+		after := celestiaOf(t, d)
+		assert.Equal(t, map[string]string{v1: "100000", v2: "100000"}, after.delegations)
+		assert.Len(t, after.txs, 2, "one after the other, on consecutive sequences")
+		assert.Equal(t, before.balance-200_000-2*celestiaFee, after.balance)
+		a, _ := st.Celestia.Ledger.Account(d)
+		assert.Equal(t, uint64(2), a.Sequence)
 	})
 	t.Run("RedelegateAndWithdrawRewards", func(t *testing.T) {
 		t.Parallel()

@@ -165,7 +165,7 @@ func run(m *testing.M) int {
 		EpochRecheck: time.Second,
 		Stakers:      26, StakerLamports: 100 * sol,
 		EVM:               &stack.EVMOptions{Stakers: 6},
-		Celestia:          &stack.CelestiaOptions{Delegators: 6, UnbondingTime: celestiaUnbonding, ReplaceAfter: 2 * time.Second},
+		Celestia:          &stack.CelestiaOptions{Delegators: 7, UnbondingTime: celestiaUnbonding, ReplaceAfter: 2 * time.Second},
 		ApprovalThreshold: approvalThreshold,
 		ConfigureWorker: func(cfg *worker.Config) {
 			hooks.configure(cfg)

@@ -69,6 +69,9 @@ type Activities struct {
 	GasPriceMilli uint64
 	// ReplaceAfter is Confirm's ReplaceAfter when its input has none (default 1m).
 	ReplaceAfter time.Duration
+	// Temporal and TaskQueue start and signal the delegators' sequencers.
+	Temporal  WorkflowStarter
+	TaskQueue string
 }
 
 func (a *Activities) chain(network string) (Chain, error) {

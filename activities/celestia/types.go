@@ -9,7 +9,7 @@ import (
 // ChainName is the chain name of Celestia operations; Unit the unit of their amounts.
 const (
 	ChainName = "celestia"
-	Unit  = signercosmos.Denom
+	Unit      = signercosmos.Denom
 )
 
 // Error types of the Celestia activities (non-retryable unless said).

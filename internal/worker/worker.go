@@ -210,6 +210,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	celActs.Temporal, celActs.TaskQueue = c, cfg.TaskQueue
 	Register(w, notifier, acts, evmActs, jobActs, celActs)
 
 	bg, stopBackground := context.WithCancel(ctx)

@@ -8,6 +8,7 @@ import (
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // Chain is the chain name of every Celestia operation (StakeflowChain); Unit its amounts' unit.
@@ -36,7 +37,7 @@ const (
 const StepWaitingUnbonding = "waiting-unbonding"
 
 // RecordedSteps are the values a Celestia operation gives the StakeflowStep search attribute.
-var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), StepWaitingUnbonding)
+var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), wfevm.StepWaitingNonce, StepWaitingUnbonding)
 
 // Input starts a Celestia operation.
 type Input struct {

@@ -8,6 +8,7 @@ import (
 
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // ca is the nil Activities pointer the workflows name Celestia activities through.
@@ -16,9 +17,9 @@ var ca *actcelestia.Activities
 // neverReplace is the ReplaceAfter of a Confirm that must not answer expired.
 const neverReplace = 100 * 365 * 24 * time.Hour
 
-// Tx is one Celestia transaction step. Its account sequence is read from the chain at the first
-// build and pinned: every later build reuses it, so at most one build can ever land, and Confirm
-// follows all of them by hash.
+// Tx is one Celestia transaction step. Its account sequence is the next one of the delegator's
+// lease (the sequencer's, read from the chain): every build reuses it, so at most one build can
+// ever land, and Confirm follows all of them by hash.
 type Tx struct {
 	o         *workflows.Operation
 	intent    actcelestia.Intent
@@ -40,14 +41,8 @@ func (t *Tx) Build(build int) workflows.Call {
 	return workflows.Call{Activity: ca.CelestiaBuild, Input: actcelestia.BuildInput{Intent: t.intent, Sequence: t.sequence, Build: build}, Result: &t.built}
 }
 
-// Check pins the sequence the first build used.
-func (t *Tx) Check(workflow.Context, *workflows.Operation) error {
-	if t.sequence == nil {
-		s := t.built.Account.Sequence
-		t.sequence = &s
-	}
-	return nil
-}
+// Check has nothing to check: the signer holds the transaction to the intent and the sequence.
+func (t *Tx) Check(workflow.Context, *workflows.Operation) error { return nil }
 
 // Sign verifies and signs.
 func (t *Tx) Sign() workflows.Call {
@@ -91,3 +86,15 @@ func (t *Tx) Confirmed() workflows.Confirmed {
 func (t *Tx) StopReplacing() { t.following = true }
 
 var _ workflows.Replaceable = (*Tx)(nil)
+
+// transact runs intent as one step under the lease's next sequence and, once a build of it used
+// the sequence on chain (included, with code 0 or not), moves the lease past it.
+func transact(ctx workflow.Context, o *workflows.Operation, intent actcelestia.Intent, lease *wfevm.Lease) (workflows.TxRecord, error) {
+	seq := lease.Next
+	t := &Tx{o: o, intent: intent, sequence: &seq}
+	rec, err := o.Transact(ctx, t)
+	if err == nil || t.conf.Hash != "" {
+		lease.Next = seq + 1
+	}
+	return rec, err
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // operation is a Celestia operation: the core's Operation and its input.
@@ -28,7 +29,7 @@ func start(ctx workflow.Context, op string, in Input) (*operation, error) {
 	o, err := workflows.NewOperation(ctx, workflows.Setup{
 		Chain: Chain, Network: in.Network, Operation: op, Staker: in.Delegator, Amount: in.Amount, Unit: Unit,
 		Validator: in.Validator, RequestedBy: in.RequestedBy, Options: in.Options,
-		Waits:        []string{StepWaitingUnbonding},
+		Waits:        []string{wfevm.StepWaitingNonce, StepWaitingUnbonding},
 		Labels:       workflows.Labels{Validator: "validator", Account: "destination", Block: "height"},
 		FormatAmount: FormatTIA,
 	})
@@ -102,8 +103,18 @@ func (o *operation) position(ctx workflow.Context, validator string) (actcelesti
 	})
 }
 
+// transact runs the operation's transaction holding the delegator's sequence lease, and gives it
+// back whatever happens.
 func (o *operation) transact(ctx workflow.Context) (workflows.TxRecord, error) {
-	return o.Transact(ctx, &Tx{o: o.Operation, intent: o.intent()})
+	lease, err := wfevm.AcquireLeaseVia(ctx, o.Operation, o.in.Network, o.in.Delegator, ca.CelestiaRequestLease)
+	if err != nil {
+		return workflows.TxRecord{}, err
+	}
+	rec, err := transact(ctx, o.Operation, o.intent(), lease)
+	if rerr := lease.Release(ctx); rerr != nil {
+		o.Logger().Warn("Sequence lease not released", "error", rerr)
+	}
+	return rec, err
 }
 
 // Delegate (workflow type CelestiaDelegateWorkflow) delegates Amount utia to a validator

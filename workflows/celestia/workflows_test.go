@@ -15,15 +15,18 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/stakeflow/stakeflow/activities"
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/apiclient"
 	cosmoschain "github.com/stakeflow/stakeflow/chain/cosmos"
 	"github.com/stakeflow/stakeflow/sandbox/celestiachain"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 var (
@@ -59,11 +62,13 @@ func (s *service) CelestiaSend(_ context.Context, _ string, req apiclient.Celest
 }
 
 type harness struct {
-	t    *testing.T
-	acts *actcelestia.Activities
-	l    *celestiachain.Ledger
-	svc  *service
-	del  string
+	// leases and releases are the sequences granted and given back, in order.
+	leases, releases []uint64
+	t                *testing.T
+	acts             *actcelestia.Activities
+	l                *celestiachain.Ledger
+	svc              *service
+	del              string
 }
 
 func newHarness(t *testing.T) *harness {
@@ -104,6 +109,20 @@ func (h *harness) run(wfType string, in Input) (Result, error) {
 	env.SetTestTimeout(time.Minute)
 	env.RegisterActivity(h.acts)
 	Register(env)
+	// The sequencer grants the chain's next sequence (as it reads it) and takes releases.
+	env.OnActivity(h.acts.CelestiaRequestLease, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req actevm.SequencerRequest) error {
+			n, err := h.acts.CelestiaReadNonces(context.Background(), actevm.NoncesInput{Network: req.Network, Address: req.Address})
+			require.NoError(h.t, err)
+			h.leases = append(h.leases, n.Latest)
+			env.SignalWorkflow(wfevm.SignalGrant, wfevm.Grant{Nonce: n.Latest})
+			return nil
+		})
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, wfevm.SignalRelease, mock.Anything).Return(
+		func(_, _, _, _ string, arg any) error {
+			h.releases = append(h.releases, arg.(wfevm.Release).Next)
+			return nil
+		})
 	// Durable timers move the ledger's clock as far as they wait.
 	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { h.l.Warp(d) })
 	env.ExecuteWorkflow(wfType, in)
@@ -139,6 +158,8 @@ func TestDelegateThenUndelegateWaitsTheUnbondingPeriod(t *testing.T) {
 	assert.GreaterOrEqual(t, s.Time.Sub(before), 21*24*time.Hour, "the workflow waited the unbonding period")
 	assert.Equal(t, "7499200", s.Balances[h.del], "tokens back, two fees paid")
 	assert.Equal(t, "2500000", s.Delegations[0].Amount)
+	assert.Equal(t, []uint64{0, 1}, h.leases, "each operation leased the chain's next sequence")
+	assert.Equal(t, []uint64{1, 2}, h.releases, "and gave back the one after its transaction")
 }
 
 func TestRedelegateAndWithdrawRewards(t *testing.T) {

@@ -58,7 +58,9 @@ func (s *server) celestiaLedger(network string) *celestiachain.Ledger {
 }
 
 // CelestiaLedger returns the ledger of a Celestia network (nil without Config.Celestia).
-func (s *Sandbox) CelestiaLedger(network string) *celestiachain.Ledger { return s.srv.celestiaLedger(network) }
+func (s *Sandbox) CelestiaLedger(network string) *celestiachain.Ledger {
+	return s.srv.celestiaLedger(network)
+}
 
 // CelestiaREST is the base URL of a Celestia network's Cosmos REST paths.
 func (s *Sandbox) CelestiaREST(network string) string { return s.url + "/chains/" + network }

@@ -15,7 +15,8 @@ import (
 	"github.com/btcsuite/btcd/btcutil/bech32"
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
-	"golang.org/x/crypto/ripemd160" //nolint:staticcheck // Cosmos addresses are defined with RIPEMD-160.
+	//lint:ignore SA1019 Cosmos account addresses are defined with RIPEMD-160.
+	"golang.org/x/crypto/ripemd160"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 

@@ -125,41 +125,41 @@ type anyMsg struct {
 func decodeTx(raw []byte) (*decodedTx, error) {
 	r, err := parse(raw, 1, 2, 3)
 	if err != nil {
-		return nil, fmt.Errorf("TxRaw: %w", err)
+		return nil, fmt.Errorf("tx raw: %w", err)
 	}
 	t := &decodedTx{body: r.one(1), authInfo: r.one(2)}
 	if len(r.bytes[3]) != 1 {
-		return nil, fmt.Errorf("TxRaw: %d signatures, want 1", len(r.bytes[3]))
+		return nil, fmt.Errorf("tx raw: %d signatures, want 1", len(r.bytes[3]))
 	}
 	t.signature = r.bytes[3][0]
 	body, err := parse(t.body, 1, 2, 3, 1023, 2047)
 	if err != nil {
-		return nil, fmt.Errorf("TxBody: %w", err)
+		return nil, fmt.Errorf("tx body: %w", err)
 	}
 	if len(body.bytes[1023]) > 0 {
-		return nil, fmt.Errorf("TxBody: unsupported extension options")
+		return nil, fmt.Errorf("tx body: unsupported extension options")
 	}
 	for _, a := range body.bytes[1] {
 		am, err := parse(a, 1, 2)
 		if err != nil {
-			return nil, fmt.Errorf("Any: %w", err)
+			return nil, fmt.Errorf("any: %w", err)
 		}
 		t.msgs = append(t.msgs, anyMsg{am.str(1), am.one(2)})
 	}
 	if len(t.msgs) == 0 {
-		return nil, fmt.Errorf("TxBody: no messages")
+		return nil, fmt.Errorf("tx body: no messages")
 	}
 	t.memo, t.timeoutHeight = body.str(2), body.num(3)
 	ai, err := parse(t.authInfo, 1, 2)
 	if err != nil {
-		return nil, fmt.Errorf("AuthInfo: %w", err)
+		return nil, fmt.Errorf("auth info: %w", err)
 	}
 	if len(ai.bytes[1]) != 1 {
-		return nil, fmt.Errorf("AuthInfo: %d signer infos, want 1", len(ai.bytes[1]))
+		return nil, fmt.Errorf("auth info: %d signer infos, want 1", len(ai.bytes[1]))
 	}
 	si, err := parse(ai.bytes[1][0], 1, 2, 3)
 	if err != nil {
-		return nil, fmt.Errorf("SignerInfo: %w", err)
+		return nil, fmt.Errorf("signer info: %w", err)
 	}
 	t.sequence = si.num(3)
 	if pk := si.one(1); pk != nil {
@@ -172,25 +172,25 @@ func decodeTx(raw []byte) (*decodedTx, error) {
 		}
 		k, err := parse(a.one(2), 1)
 		if err != nil {
-			return nil, fmt.Errorf("PubKey: %w", err)
+			return nil, fmt.Errorf("public key bytes: %w", err)
 		}
 		t.pubKey = k.one(1)
 	}
 	mi, err := parse(si.one(2), 1)
 	if err != nil {
-		return nil, fmt.Errorf("ModeInfo (single only): %w", err)
+		return nil, fmt.Errorf("mode info (single only): %w", err)
 	}
 	single, err := parse(mi.one(1), 1)
 	if err != nil {
-		return nil, fmt.Errorf("ModeInfo.Single: %w", err)
+		return nil, fmt.Errorf("mode info single: %w", err)
 	}
 	t.signMode = single.num(1)
 	fee, err := parse(ai.one(2), 1, 2, 3, 4)
 	if err != nil {
-		return nil, fmt.Errorf("Fee: %w", err)
+		return nil, fmt.Errorf("fee: %w", err)
 	}
 	if fee.str(3) != "" || fee.str(4) != "" {
-		return nil, fmt.Errorf("Fee: payer and granter are not supported")
+		return nil, fmt.Errorf("fee: payer and granter are not supported")
 	}
 	for _, c := range fee.bytes[1] {
 		cc, err := parseCoin(c)

@@ -6,7 +6,8 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/btcutil/bech32"
-	"golang.org/x/crypto/ripemd160" //nolint:staticcheck // Cosmos addresses are defined with RIPEMD-160.
+	//lint:ignore SA1019 Cosmos account addresses are defined with RIPEMD-160.
+	"golang.org/x/crypto/ripemd160"
 )
 
 // ErrAddress is wrapped by every address error.

@@ -147,8 +147,10 @@ type TxResult struct {
 	GasUsed   uint64
 }
 
-// Tx reads a transaction by hash; nil when it is not included (or not indexed yet).
+// Tx reads a transaction by hash (hex, either case); nil when it is not included (or not indexed
+// yet).
 func (c *Client) Tx(ctx context.Context, hash string) (*TxResult, error) {
+	hash = strings.ToUpper(hash)
 	var out struct {
 		TxResponse struct {
 			Height    string `json:"height"`

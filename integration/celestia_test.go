@@ -15,7 +15,6 @@ import (
 
 	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/sandbox"
-	"github.com/stakeflow/stakeflow/sandbox/celestiachain"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 )
@@ -67,31 +66,11 @@ func celestiaOf(t *testing.T, delegator string) celestiaState {
 		}
 	}
 	for _, h := range snap.Transactions {
-		if r, ok := st.Celestia.Ledger.Tx(h); ok && signerOf(t, r) == delegator {
+		if r, ok := st.Celestia.Ledger.Tx(h); ok && r.Signer == delegator {
 			s.txs = append(s.txs, h)
 		}
 	}
 	return s
-}
-
-// signerOf is the account a transaction was signed for: the one whose sequence it consumed.
-func signerOf(t *testing.T, r celestiachain.Result) string {
-	t.Helper()
-	for _, d := range st.Celestia.Delegators {
-		if a, ok := st.Celestia.Ledger.Account(d); ok && a.PubKey != nil && containsPub(r.Raw, a.PubKey) {
-			return d
-		}
-	}
-	return ""
-}
-
-func containsPub(raw, pub []byte) bool {
-	for i := 0; i+len(pub) <= len(raw); i++ {
-		if string(raw[i:i+len(pub)]) == string(pub) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestCelestia runs the Celestia operations through the admin tool against the sandbox's strict

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/keystore"
@@ -48,38 +49,17 @@ type Celestia struct {
 
 func (s *Stack) startCelestia(o CelestiaOptions) error {
 	c := &Celestia{opts: o, KeyDir: filepath.Join(s.opts.Dir, "celestia-keys"), PassphraseFile: filepath.Join(s.opts.Dir, "celestia-passphrase")}
-	if err := os.MkdirAll(c.KeyDir, 0o700); err != nil {
-		return err
-	}
-	if err := os.WriteFile(c.PassphraseFile, []byte("stakeflow-local\n"), 0o600); err != nil {
-		return err
-	}
 	c.Ledger = s.Sandbox.CelestiaLedger(CelestiaNetwork)
 	c.rest = s.Sandbox.CelestiaREST(CelestiaNetwork)
 	funds := o.Funds
 	if funds == 0 {
 		funds = 100_000_000
 	}
-	for i := range o.Delegators {
-		k, err := crypto.GenerateKey()
-		if err != nil {
-			return err
-		}
-		js, err := keystore.EncryptKey(&keystore.Key{Id: uuid.New(), Address: crypto.PubkeyToAddress(k.PublicKey), PrivateKey: k},
-			"stakeflow-local", keystore.LightScryptN, keystore.LightScryptP)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(c.KeyDir, fmt.Sprintf("delegator-%d.json", i)), js, 0o600); err != nil {
-			return err
-		}
-	}
 	if o.Delegators > 0 {
-		kr, err := signercosmos.LoadKeyring(c.KeyDir, c.PassphraseFile)
-		if err != nil {
+		var err error
+		if c.Delegators, err = WriteCelestiaKeys(c.KeyDir, c.PassphraseFile, o.Delegators); err != nil {
 			return err
 		}
-		c.Delegators = kr.Addresses()
 		for _, d := range c.Delegators {
 			if err := c.Ledger.Fund(d, big.NewInt(funds)); err != nil {
 				return err
@@ -88,6 +68,44 @@ func (s *Stack) startCelestia(o CelestiaOptions) error {
 	}
 	s.Celestia = c
 	return nil
+}
+
+// WriteCelestiaKeys writes n fresh secp256k1 keys as keystore v3 files into dir, encrypted with
+// the passphrase in passphraseFile (written when missing), and returns their celestia1...
+// addresses as the worker's keyring reads them.
+func WriteCelestiaKeys(dir, passphraseFile string, n int) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(passphraseFile); err != nil {
+		if err := os.WriteFile(passphraseFile, []byte("stakeflow-local\n"), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	pass, err := os.ReadFile(passphraseFile)
+	if err != nil {
+		return nil, err
+	}
+	passphrase := strings.TrimRight(string(pass), "\r\n")
+	for i := range n {
+		k, err := crypto.GenerateKey()
+		if err != nil {
+			return nil, err
+		}
+		js, err := keystore.EncryptKey(&keystore.Key{Id: uuid.New(), Address: crypto.PubkeyToAddress(k.PublicKey), PrivateKey: k},
+			passphrase, keystore.LightScryptN, keystore.LightScryptP)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("delegator-%d.json", i)), js, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	kr, err := signercosmos.LoadKeyring(dir, passphraseFile)
+	if err != nil {
+		return nil, err
+	}
+	return kr.Addresses(), nil
 }
 
 // workerConfig is the worker's Celestia configuration for the stack's ledger.

@@ -65,8 +65,10 @@ type Result struct {
 	GasWanted uint64    `json:"gas_wanted"`
 	GasUsed   uint64    `json:"gas_used"`
 	Time      time.Time `json:"timestamp"`
-	// Raw is the transaction's bytes (included transactions only).
-	Raw []byte `json:"-"`
+	// Raw is the transaction's bytes and Signer the account that signed it (included
+	// transactions only).
+	Raw    []byte `json:"-"`
+	Signer string `json:"-"`
 }
 
 type account struct {
@@ -293,7 +295,7 @@ func (l *Ledger) Broadcast(raw []byte) Result {
 	acc.balance.Sub(acc.balance, fee)
 	acc.sequence++
 	l.height++
-	res := &Result{Hash: hash, Height: l.height, GasWanted: t.gasLimit, Time: l.now(), Raw: slices.Clone(raw)}
+	res := &Result{Hash: hash, Height: l.height, GasWanted: t.gasLimit, Time: l.now(), Raw: slices.Clone(raw), Signer: signer}
 	gas := uint64(len(t.msgs)) * GasPerMsg
 	switch {
 	case gas > t.gasLimit:

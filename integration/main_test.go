@@ -42,6 +42,8 @@ func historyDir(root, name string) string {
 		chain = "polygon"
 	case strings.HasPrefix(name, "EVM"):
 		chain = "evm"
+	case strings.HasPrefix(name, "Celestia"):
+		chain = "celestia"
 	case strings.HasPrefix(name, "APYJob"), strings.HasPrefix(name, "RewardsJob"), strings.HasPrefix(name, "SSVJob"):
 		chain = "jobs"
 	}
@@ -163,6 +165,7 @@ func run(m *testing.M) int {
 		EpochRecheck: time.Second,
 		Stakers:      26, StakerLamports: 100 * sol,
 		EVM:               &stack.EVMOptions{Stakers: 6},
+		Celestia:          &stack.CelestiaOptions{Delegators: 7, UnbondingTime: celestiaUnbonding, ReplaceAfter: 2 * time.Second},
 		ApprovalThreshold: approvalThreshold,
 		ConfigureWorker: func(cfg *worker.Config) {
 			hooks.configure(cfg)

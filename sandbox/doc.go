@@ -145,8 +145,17 @@
 //     polygonSendLostResponse, polygonSendDropped (a hash answered, nothing
 //     forwarded: a transaction that never mines) and polygonSendWrongHash (a
 //     lie) apply (docs/evm-sandbox.md).
-//   - Celestia (3): signedTransaction may be base64 or hex; the answer is a
-//     success whose transactionHash is SHA-256 of the bytes, upper-case hex.
+//   - Celestia (3): signedTransaction may be base64 or hex. With
+//     Config.Celestia (cmd/sandbox always) it is broadcast into the network's
+//     Celestia ledger (sandbox/celestiachain), strict as the chain: a refusal
+//     is a 400 TransactionRejectedException with the chain's log, an included
+//     transaction a success with its height and hash (upper-case hex SHA-256),
+//     a re-send of an included one the same success. The ledger's Cosmos REST
+//     paths and controls are served under /chains/{network}/ (docs/celestia.md).
+//     Faults celestiaSendLostResponse, celestiaSendDropped (success, never
+//     broadcast) and celestiaSendWrongHash (the hash of other bytes) apply.
+//     Without it the answer is a success whose transactionHash is SHA-256 of
+//     the bytes and nothing is sent.
 //
 // # Control API for tests (no authentication, outside /api/v1)
 //

@@ -76,6 +76,18 @@ type FaultConfig struct {
 	// that fraction (Rate) of forwarded transactions; only the chain tells.
 	// Drop has no meaning here.
 	PolygonSendWrongHash LostResponse `json:"polygonSendWrongHash,omitzero"`
+	// CelestiaSendLostResponse makes endpoint 3 broadcast a transaction to the
+	// Celestia ledger (Config.Celestia) while the client gets a 500 or a
+	// dropped connection.
+	CelestiaSendLostResponse LostResponse `json:"celestiaSendLostResponse,omitzero"`
+	// CelestiaSendDropped is a lie of the service: endpoint 3 answers success
+	// with the transaction's hash without broadcasting it, a transaction that
+	// never lands. Drop has no meaning here.
+	CelestiaSendDropped LostResponse `json:"celestiaSendDropped,omitzero"`
+	// CelestiaSendWrongHash is a lie of the service: endpoint 3 broadcasts the
+	// transaction honestly but answers the hash of other bytes (the SHA-256
+	// of the true hash). Drop has no meaning here.
+	CelestiaSendWrongHash LostResponse `json:"celestiaSendWrongHash,omitzero"`
 }
 
 // loseThenRefuseMessage is the refusal of a re-broadcast under
@@ -307,6 +319,20 @@ func (f *faultInjector) polygonWrongHash() bool {
 	return false
 }
 
+// take consumes one of lr's next count, or draws its rate; drop is lr.Drop.
+func (f *faultInjector) take(lr *LostResponse) (hit, drop bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case lr.Next > 0:
+		lr.Next--
+		hit = true
+	case f.draw(lr.Rate):
+		hit = true
+	}
+	return hit, lr.Drop
+}
+
 // refused reports whether broadcasts of sig are refused.
 func (f *faultInjector) refused(sig string) bool {
 	f.mu.Lock()
@@ -346,7 +372,8 @@ func (c FaultConfig) Validate() error {
 	}
 	for name, lr := range map[string]LostResponse{
 		"polygonSendLostResponse": c.PolygonSendLostResponse, "polygonSendDropped": c.PolygonSendDropped,
-		"polygonSendWrongHash": c.PolygonSendWrongHash,
+		"polygonSendWrongHash": c.PolygonSendWrongHash, "celestiaSendLostResponse": c.CelestiaSendLostResponse,
+		"celestiaSendDropped": c.CelestiaSendDropped, "celestiaSendWrongHash": c.CelestiaSendWrongHash,
 	} {
 		if lr.Rate < 0 || lr.Rate > 1 || lr.Next < 0 {
 			return fmt.Errorf("sandbox: %s: rate must be within 0..1 and next must not be negative", name)

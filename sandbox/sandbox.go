@@ -43,6 +43,11 @@ type Config struct {
 	// that endpoint 4 forwards signed Polygon transactions to; empty: endpoint
 	// 4 only checks their shape and answers the Keccak-256 of their bytes.
 	EVMRPC string
+	// Celestia, when set, gives each Celestia network of endpoint 3 an
+	// in-memory ledger (sandbox/celestiachain) that endpoint 3 broadcasts into
+	// and whose Cosmos REST paths are served under /chains/{network}/; unset,
+	// endpoint 3 only checks the shape of what it is sent.
+	Celestia *CelestiaOptions
 	// Logger receives the sandbox's logs; default no-op.
 	Logger *zap.Logger
 }
@@ -136,6 +141,9 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if evm != nil {
 		evmBackends.Store(srv, evm)
 	}
+	if cfg.Celestia != nil {
+		celestiaBackends.Store(srv, newCelestiaLedgers(*cfg.Celestia))
+	}
 	s := &Sandbox{
 		srv:      srv,
 		rt:       rt,
@@ -222,6 +230,7 @@ func (s *Sandbox) Close() error {
 			evm.rpc.Close()
 			evmBackends.Delete(s.srv)
 		}
+		celestiaBackends.Delete(s.srv)
 	})
 	return s.closeErr
 }

@@ -105,6 +105,7 @@ func (s *server) routes() http.Handler {
 		}
 	}
 	s.controlRoutes(mux)
+	s.celestiaRoutes(mux)
 	mux.Handle("/", s.wrapPlain(func(r *http.Request, _ *reqContext) (any, *apiError) {
 		return nil, &apiError{Status: http.StatusNotFound, Name: nameNotFound, Code: codeNotFound, Type: typeClient,
 			Message: "Cannot " + r.Method + " " + r.URL.Path}

@@ -31,4 +31,8 @@ type SequencerState struct {
 	// Holder is the operation holding the lease; Queue those waiting, in order.
 	Holder *SequencerRequest  `json:"holder,omitempty"`
 	Queue  []SequencerRequest `json:"queue,omitempty"`
+	// Reader is the name of the activity that reads the address's nonces (NoncesInput to
+	// Nonces) on a chain other than EVM's, whose sequences the same sequencer hands out (Cosmos
+	// account sequences); empty: EVMReadNonces.
+	Reader string `json:"reader,omitempty"`
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
+	"github.com/stakeflow/stakeflow/sandbox"
+	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
@@ -115,6 +117,11 @@ func runDemo(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 
 	fmt.Fprintf(out, "\ndemo finished: %s SOL staked, unstaked and withdrawn back to %s\n", demoSOL, staker)
 	fmt.Fprintf(out, "  %s\n  %s\n", ls.workflowURL(stakeID), ls.workflowURL(unstakeID))
+	if ls.Celestia != nil {
+		if err := ls.celestiaDemo(dctx, out, suffix); err != nil {
+			return err
+		}
+	}
 	if polygonDone != nil {
 		fmt.Fprintln(out, "\nPolygon (it ran beside the Solana flow; its output, as it went):")
 		perr := <-polygonDone
@@ -123,6 +130,31 @@ func runDemo(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 			return perr
 		}
 	}
+	return nil
+}
+
+// demoTIA is what the Celestia part of the demo delegates.
+const demoTIA = "5"
+
+// celestiaDemo delegates TIA on the sandbox's Celestia ledger: built and signed by the worker,
+// broadcast through endpoint 3, confirmed by hash on the ledger's REST endpoint.
+func (ls *localStack) celestiaDemo(ctx context.Context, out io.Writer, suffix string) error {
+	c := ls.Celestia
+	delegator, validator := c.Delegators[0], sandbox.CelestiaValidators[0]
+	fmt.Fprintf(out, "\nCelestia (the sandbox's Celestia ledger, %s)\n  delegator: %s\n  validator: %s\n", stack.CelestiaNetwork, delegator, validator)
+	id := demoPrefix + "celestia-delegate-" + suffix
+	fmt.Fprintf(out, "\ndelegate %s TIA: MsgDelegate, SIGN_MODE_DIRECT, sent through endpoint 3, confirmed by hash\n", demoTIA)
+	var res wfcelestia.Result
+	if err := ls.runStarterInto(ctx, out, nil, &res, "celestia", "delegate", "--network", stack.CelestiaNetwork, "--delegator", delegator,
+		"--validator", validator, "--tia", demoTIA, "--id", id, "--wait"); err != nil {
+		return fmt.Errorf("celestia delegate %s failed: %w", id, err)
+	}
+	for _, d := range c.Ledger.Snapshot().Delegations {
+		if d.Delegator == delegator {
+			fmt.Fprintf(out, "  the ledger holds %s utia delegated by %s to %s\n", d.Amount, d.Delegator, d.Validator)
+		}
+	}
+	fmt.Fprintf(out, "  %s\n", ls.workflowURL(id))
 	return nil
 }
 

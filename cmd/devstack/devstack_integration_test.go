@@ -169,6 +169,8 @@ func TestDemoStakesUnstakesAndWithdraws(t *testing.T) {
 			"(devstack) advanced the StakeManager",
 			"demo finished: 100 POL delegated, 40 POL unstaked and claimed back to",
 			"/namespaces/default/workflows/demo-polygon-unstake-",
+			"done: celestia delegate 5 TIA",
+			"the ledger holds 5000000 utia delegated by",
 			"stopped",
 		} {
 			assert.Contains(t, text, want, "run %d", i+1)

@@ -131,6 +131,7 @@ func startStack(ctx context.Context, cfg config, out, stderr io.Writer) (*localS
 		StakerLamports: cfg.StakerSOL * 1_000_000_000,
 		EpochRecheck:   cfg.EpochRecheck,
 		EVM:            &stack.EVMOptions{Stakers: 2},
+		Celestia:       &stack.CelestiaOptions{Delegators: 1},
 		Logger:         logger.Named("stack"),
 		WorkerLogger:   logger.Named("worker"),
 	})

@@ -74,6 +74,8 @@ func runServe(ctx context.Context, args []string, stdout io.Writer, getenv func(
 	if cfg.EVMRPC != "" {
 		fmt.Fprintf(stdout, "polygon transactions forwarded to: %s\n", cfg.EVMRPC)
 	}
+	fmt.Fprintf(stdout, "celestia REST: celestia-mocha-testnet=%s,celestia-mainnet-beta=%s\n",
+		sb.CelestiaREST("celestia-mocha-testnet"), sb.CelestiaREST("celestia-mainnet-beta"))
 	<-ctx.Done()
 	log.Info("stopping")
 	return sb.Close()

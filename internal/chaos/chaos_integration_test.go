@@ -30,13 +30,17 @@ import (
 // one transaction it never forwards and losing the answer of another: on chain each address's
 // nonces are used by exactly the transactions the operations reported, its gas money and POL
 // moved by exactly their fees and amounts, and each unbond was claimed once.
+//
+// Six Celestia delegates from three delegators run on the sandbox's Celestia ledger under the same
+// kills and restart: each delegator's delegations are exactly its completed delegates, one
+// transaction each.
 func TestChaosSmall(t *testing.T) {
 	cliPath := os.Getenv("TEMPORAL_CLI")
 	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through `make test-integration` (scripts/tools.sh temporal installs it)")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Config{
-		Ops: 30, Concurrency: 10, WorkerKills: 2, RestartTemporal: true, Seed: 11, PolygonOps: 6, PolygonStakers: 3,
+		Ops: 30, Concurrency: 10, WorkerKills: 2, RestartTemporal: true, Seed: 11, PolygonOps: 6, PolygonStakers: 3, CelestiaOps: 6,
 		Timeout: 5 * time.Minute, TemporalCLI: cliPath, Dir: t.TempDir(),
 	}, zaptest.NewLogger(t))
 	require.NoError(t, err)
@@ -59,4 +63,5 @@ func TestChaosSmall(t *testing.T) {
 	require.Positive(t, rep.Faults.Total(), "the service injected faults")
 	require.Equal(t, 6, rep.PolygonCompleted, "every Polygon operation completed, checked on chain (no violation above)")
 	require.Positive(t, rep.PolygonCheckpoints, "the unstakes waited for checkpoints the run advanced")
+	require.Equal(t, 6, rep.CelestiaCompleted, "every Celestia delegate completed, checked on the ledger (no violation above)")
 }

@@ -32,6 +32,11 @@
 // to them: each address's nonces used by exactly the reported transactions, no gap, its gas money
 // and POL exact, each unbond claimed once.
 //
+// With Config.CelestiaOps, Celestia delegates from three delegators run on the sandbox's Celestia
+// ledger (endpoint 3 broadcasting into it) under the same process faults, and CheckCelestia holds
+// the ledger to them: each delegator's delegations exactly its completed delegates, one
+// transaction each.
+//
 // Operation IDs, staker keys, amounts, vote accounts, fault rates, fault stages and the points of
 // the process faults all derive from Config.Seed, so a rerun with the same seed runs the same plan
 // (timings differ).

@@ -280,6 +280,9 @@ type Config struct {
 	// chains) run beside the Solana ones on a geth --dev chain, from PolygonStakers addresses
 	// (default 2); 0 runs none.
 	PolygonOps, PolygonStakers int
+	// CelestiaOps is how many Celestia delegates (from three delegators, on the sandbox's
+	// Celestia ledger) run beside the Solana ones; 0 runs none.
+	CelestiaOps int
 	// TemporalCLI is the pinned Temporal CLI binary (scripts/tools.sh temporal); required.
 	TemporalCLI string
 	// WorkerBin is a built cmd/worker binary; empty builds one with `go build` into Dir.
@@ -333,6 +336,9 @@ func (c Config) Validate() error {
 	}
 	if c.WarpEvery <= 0 {
 		errs = append(errs, fmt.Errorf("warp interval %s: want a positive duration", c.WarpEvery))
+	}
+	if c.CelestiaOps < 0 {
+		return errors.New("chaos: CelestiaOps must not be negative")
 	}
 	if c.PolygonOps < 0 || c.PolygonStakers < 0 || (c.PolygonOps > 0 && c.PolygonStakers < 1) {
 		errs = append(errs, fmt.Errorf("polygon ops %d from %d stakers: want 0 or more operations from at least one staker", c.PolygonOps, c.PolygonStakers))

@@ -84,6 +84,10 @@ func (r *Report) Write(w io.Writer) error {
 	fmt.Fprintf(tw, "  most builds for one transaction\t%d\t\n", r.MaxBuilds)
 	fmt.Fprintf(tw, "broadcasts answered already processed\t%d\t\n", r.AlreadyProcessed)
 	fmt.Fprintf(tw, "signatures broadcast more than once\t%d\t\n", r.Resent)
+	if r.CelestiaOps > 0 {
+		fmt.Fprintf(tw, "celestia delegates completed\t%d of %d\t\n", r.CelestiaCompleted, r.CelestiaOps)
+		fmt.Fprintf(tw, "celestia transactions on the ledger\t%d\t\n", r.CelestiaTransactions)
+	}
 	if r.PolygonOps > 0 {
 		fmt.Fprintf(tw, "polygon operations completed\t%d of %d\t\n", r.PolygonCompleted, r.PolygonOps)
 		fmt.Fprintf(tw, "polygon transactions landed\t%d\t\n", r.PolygonTransactions)

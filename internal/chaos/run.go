@@ -149,6 +149,9 @@ type Report struct {
 	PolygonDropped, PolygonDroppedThenLanded int
 	// PolygonLostAnswers is how many Polygon transactions endpoint 4 forwarded while losing its answer.
 	PolygonLostAnswers int
+	// CelestiaOps and CelestiaCompleted count the Celestia delegates planned and completed;
+	// CelestiaTransactions the transactions on the ledger.
+	CelestiaOps, CelestiaCompleted, CelestiaTransactions int
 
 	// WebhookExpected is how many events the operations' ends must have posted (completed or
 	// failed); WebhookEvents how many distinct events the webhook accepted, WebhookDuplicates how
@@ -258,6 +261,8 @@ type runner struct {
 	stage FaultStage
 	// polygon is the EVM chain and the Polygon operations (nil when the run has none).
 	polygon *polygonRun
+	// celestia is the Celestia ledger and delegates (nil when the run has none).
+	celestia *celestiaRun
 	// polygonOutcomes are the Polygon operations' ends, in plan order.
 	polygonOutcomes []PolygonOutcome
 	// warpsHeld keeps the warp loop from warping while the forced expiry runs: a warp would expire
@@ -330,9 +335,16 @@ func (r *runner) setUp(ctx context.Context) error {
 			Logger: sbLogger.Named("runtime")},
 		Logger: sbLogger.Named("sandbox"),
 		EVMRPC: evmRPC,
+		// The Celestia ledgers exist only when the run has Celestia operations.
+		Celestia: celestiaOptions(cfg.CelestiaOps),
 	})
 	if err != nil {
 		return fmt.Errorf("chaos: starting the sandbox: %w", err)
+	}
+	if cfg.CelestiaOps > 0 {
+		if err := r.setUpCelestia(); err != nil {
+			return err
+		}
 	}
 	rt := r.sb.Runtime()
 	r.chain = solchain.New(rt.URL())
@@ -403,6 +415,9 @@ func (r *runner) setUp(ctx context.Context) error {
 	}
 	if r.polygon != nil {
 		r.worker.args = append(r.worker.args, r.polygon.evm.WorkerArgs()...)
+	}
+	if r.celestia != nil {
+		r.worker.args = append(r.worker.args, r.celestiaArgs()...)
 	}
 	if r.hooks, err = newHookReceiver(r.cfg.Dir); err != nil {
 		return err
@@ -502,6 +517,9 @@ func (r *runner) runOps(ctx context.Context) []OpOutcome {
 		go func() { defer bgWG.Done(); r.checkpointLoop(bg, 2*time.Second) }()
 		polygonWG.Add(1)
 		go func() { defer polygonWG.Done(); r.polygonOutcomes = r.runPolygonOps(octx) }()
+	}
+	if r.celestia != nil {
+		polygonWG.Go(func() { r.runCelestiaOps(octx) })
 	}
 
 	r.startDataJob(octx)
@@ -1131,6 +1149,9 @@ func (r *runner) finish(ctx context.Context, rep *Report, outcomes []OpOutcome) 
 		if err := r.finishPolygon(rctx, rep); err != nil {
 			return err
 		}
+	}
+	if r.celestia != nil {
+		r.finishCelestia(rep)
 	}
 	r.hooks.checkEvents(rctx, rep, expectedEvents(outcomes, r.polygonOutcomes), 3*time.Minute)
 	r.checkDataJob(rctx, rep, r.tokenFile)

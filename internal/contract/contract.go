@@ -14,7 +14,9 @@ import (
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/internal/worker"
+	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
@@ -76,6 +78,7 @@ var chains = map[string]struct {
 }{
 	pkgOf(wfsolana.StakeWorkflow): {wfsolana.Chain, actsolana.SolanaNetworks},
 	pkgOf(wfpolygon.Delegate):     {wfpolygon.Chain, actevm.NetworkNames},
+	pkgOf(wfcelestia.Delegate):    {wfcelestia.Chain, signercosmos.Networks()},
 }
 
 // Workflows lists the workflow types admin tools may start, sorted by type name: every workflow the
@@ -122,7 +125,7 @@ func Registered() ([]string, error) {
 // registered registers the worker's workflows on a recorder: the functions by type name.
 func registered() (map[string]any, error) {
 	rec := &recorder{fns: map[string]any{}}
-	worker.Register(rec, nil, nil, nil, nil)
+	worker.Register(rec, nil, nil, nil, nil, nil)
 	return rec.fns, rec.err
 }
 

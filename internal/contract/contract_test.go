@@ -19,6 +19,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/internal/contract"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
@@ -74,13 +75,17 @@ func TestWorkflowsAreTheWorkersAndTheStartersOwn(t *testing.T) {
 	// The starter starts Solana workflows by function and Polygon ones by these type names, with
 	// these inputs.
 	want := map[string][2]any{
-		"StakeWorkflow":                       {wfsolana.StakeInput{}, wfsolana.Result{}},
-		"UnstakeWorkflow":                     {wfsolana.UnstakeInput{}, wfsolana.Result{}},
-		"WithdrawWorkflow":                    {wfsolana.WithdrawInput{}, wfsolana.Result{}},
-		wfpolygon.DelegateWorkflowType:        {wfpolygon.DelegateInput{}, wfpolygon.Result{}},
-		wfpolygon.UnstakeWorkflowType:         {wfpolygon.UnstakeInput{}, wfpolygon.Result{}},
-		wfpolygon.WithdrawRewardsWorkflowType: {wfpolygon.RewardsInput{}, wfpolygon.Result{}},
-		wfpolygon.RestakeWorkflowType:         {wfpolygon.RewardsInput{}, wfpolygon.Result{}},
+		"StakeWorkflow":                        {wfsolana.StakeInput{}, wfsolana.Result{}},
+		"UnstakeWorkflow":                      {wfsolana.UnstakeInput{}, wfsolana.Result{}},
+		"WithdrawWorkflow":                     {wfsolana.WithdrawInput{}, wfsolana.Result{}},
+		wfpolygon.DelegateWorkflowType:         {wfpolygon.DelegateInput{}, wfpolygon.Result{}},
+		wfpolygon.UnstakeWorkflowType:          {wfpolygon.UnstakeInput{}, wfpolygon.Result{}},
+		wfpolygon.WithdrawRewardsWorkflowType:  {wfpolygon.RewardsInput{}, wfpolygon.Result{}},
+		wfpolygon.RestakeWorkflowType:          {wfpolygon.RewardsInput{}, wfpolygon.Result{}},
+		wfcelestia.DelegateWorkflowType:        {wfcelestia.Input{}, wfcelestia.Result{}},
+		wfcelestia.UndelegateWorkflowType:      {wfcelestia.Input{}, wfcelestia.Result{}},
+		wfcelestia.RedelegateWorkflowType:      {wfcelestia.Input{}, wfcelestia.Result{}},
+		wfcelestia.WithdrawRewardsWorkflowType: {wfcelestia.Input{}, wfcelestia.Result{}},
 	}
 	require.Len(t, ws, len(want))
 	for _, w := range ws {
@@ -154,6 +159,8 @@ func TestPayloadsValidate(t *testing.T) {
 		wfsolana.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: voteAccount, RequestedBy: "alice"},
 		wfpolygon.DelegateInput{Network: "sepolia", Staker: evmStaker, ValidatorShare: share, Amount: "1000000000000000000000", RequestedBy: "alice"},
 		wfpolygon.RewardsInput{Network: "mainnet", Staker: evmStaker, ValidatorShare: share, RequestedBy: "alice"},
+		wfcelestia.Input{Network: "celestia-mocha-testnet", Delegator: "celestia1pkptre7fdkl6gfrzlesjjvhxhlc3r4gm2ukn2h",
+			Validator: "celestiavaloper1u3drplq4vr90nnwz0tvnrhetc82heq8halazeh", Amount: "1000000", RequestedBy: "alice"},
 		workflows.ApprovalInput{Approver: "bob"},
 		workflows.ApprovalInput{Approver: "bob", Reason: "treasury plan"},
 		// The status of a stake waiting for its approval, as NewOperation and CheckPolicy leave it.
@@ -200,7 +207,7 @@ func TestPayloadsValidate(t *testing.T) {
 		data := payload(t, reflect.New(s.Type).Elem().Interface())
 		require.NoError(t, validate(t, sch[s.Type], data), "zero %s: %s", s.Type, data)
 	}
-	require.Equal(t, 3, outputs, "the Solana and Polygon results, the status")
+	require.Equal(t, 4, outputs, "the Solana, Polygon and Celestia results, the status")
 }
 
 // fill sets every exported field of v, recursively: the largest unsigned integers, a time with

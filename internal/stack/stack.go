@@ -66,6 +66,8 @@ type Options struct {
 	EpochRecheck time.Duration
 	// EVM, when set, adds a real EVM chain for Polygon staking (see EVMOptions).
 	EVM *EVMOptions
+	// Celestia, when set, adds Celestia staking (see CelestiaOptions).
+	Celestia *CelestiaOptions
 	// NoWorker leaves the worker out: the caller runs its own (StartWorker starts the stack's).
 	NoWorker bool
 	// GRPCCompression is the compression of the stack's connections to Temporal (its client's
@@ -95,7 +97,9 @@ type Stack struct {
 	Sandbox *sandbox.Sandbox
 	Stakers []solana.PublicKey
 	// EVM is the EVM chain when Options.EVM is set.
-	EVM       *EVM
+	EVM *EVM
+	// Celestia is the Celestia side when Options.Celestia is set.
+	Celestia  *Celestia
 	TokenFile string
 	KeyDir    string
 	UIURL     string
@@ -157,10 +161,15 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	}
 	s.Sandbox, err = sandbox.Start(ctx, sandbox.Config{
 		Addr: opts.SandboxAddr, TokenSecret: secret, Runtime: opts.Runtime, Logger: opts.Logger.Named("sandbox"),
-		EVMRPC: evmRPC,
+		EVMRPC: evmRPC, Celestia: celestiaSandbox(opts.Celestia),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting sandbox: %w", err)
+	}
+	if opts.Celestia != nil {
+		if err := s.startCelestia(*opts.Celestia); err != nil {
+			return nil, err
+		}
 	}
 	token, err := sandbox.MintToken(secret, "stakeflow-local", 30*24*time.Hour)
 	if err != nil {
@@ -381,6 +390,9 @@ func (s *Stack) WorkerConfig() worker.Config {
 	}
 	if s.EVM != nil {
 		cfg.EVM = s.EVM.workerConfig()
+	}
+	if s.Celestia != nil {
+		cfg.Celestia = s.Celestia.workerConfig()
 	}
 	if s.opts.ConfigureWorker != nil {
 		s.opts.ConfigureWorker(&cfg)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
@@ -45,6 +46,13 @@ Polygon (POL staking on Ethereum; amounts with --pol X (18 decimals) or --wei N)
   polygon unstake           --network N --staker 0xADDR --validator-share 0xADDR (--pol X | --wei N) [--id ID] [--wait]
   polygon withdraw-rewards  --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
   polygon restake           --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
+Celestia (amounts with --tia X (6 decimals) or --utia N):
+  celestia delegate          --network N --delegator celestia1... --validator celestiavaloper1... (--tia X | --utia N) [--id ID] [--wait]
+  celestia undelegate        --network N --delegator celestia1... --validator celestiavaloper1... (--tia X | --utia N) [--id ID] [--wait]
+  celestia redelegate        --network N --delegator celestia1... --validator celestiavaloper1... --to-validator celestiavaloper1... (--tia X | --utia N)
+  celestia withdraw-rewards  --network N --delegator celestia1... --validator celestiavaloper1... [--id ID] [--wait]
+Keys:
+  keys import --chain celestia --dir DIR --passphrase-file FILE   (reads a BIP-39 mnemonic, not echoed; m/44'/118'/0'/0/0)
 Schedules (recurring stakes; each run's operation ID is the schedule ID plus its scheduled time):
   schedule create   --schedule-id ID (--cron EXPR | --every 24h [--offset 9h]) --network N --staker ADDR
                     (--lamports N | --sol X) [--vote-account ADDR] [--overlap skip] [--catchup-window 10m]
@@ -81,11 +89,15 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	}
 	cmd, rest := args[0], args[1:]
 	verb := ""
-	if cmd == "schedule" || cmd == "polygon" || cmd == "data" || cmd == "ssv" {
+	if cmd == "schedule" || cmd == "polygon" || cmd == "data" || cmd == "ssv" || cmd == "celestia" || cmd == "keys" {
 		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
 			switch cmd {
 			case "polygon":
 				return &UsageError{Msg: errNoPolygonVerb.Error()}
+			case "celestia":
+				return &UsageError{Msg: errNoCelestiaVerb.Error()}
+			case "keys":
+				return &UsageError{Msg: "keys: give a command: import"}
 			case "data":
 				return &UsageError{Msg: "data: give a command: export"}
 			case "ssv":
@@ -126,6 +138,16 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	case "polygon":
 		var err error
 		if run, err = r.polygonCmd(fs, verb); err != nil {
+			return err
+		}
+	case "celestia":
+		var err error
+		if run, err = r.celestiaCmd(fs, verb); err != nil {
+			return err
+		}
+	case "keys":
+		var err error
+		if run, err = r.keysCmd(fs, verb, os.Stdin); err != nil {
 			return err
 		}
 	case "data":
@@ -610,7 +632,7 @@ func shorten(s string, n int) string {
 // recordedSteps are the values StakeflowStep takes, over every chain.
 func recordedSteps() []string {
 	steps := slices.Clone(wfsolana.RecordedSteps)
-	for _, s := range wfpolygon.RecordedSteps {
+	for _, s := range append(slices.Clone(wfpolygon.RecordedSteps), wfcelestia.RecordedSteps...) {
 		if !slices.Contains(steps, s) {
 			steps = append(steps, s)
 		}

@@ -91,6 +91,8 @@ type Config struct {
 
 	// EVM configures Polygon staking on Ethereum networks (off without --evm-rpc).
 	EVM EVMConfig
+	// Celestia configures Celestia staking (off without --celestia-rest).
+	Celestia CelestiaConfig
 }
 
 // DefaultMaxCommission is --max-commission's default, in percent.
@@ -129,6 +131,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", "", "the data jobs' store: postgres://... or sqlite:PATH (default: sqlite:<data-dir>/stakeflow.db)")
 	fs.StringVar(&c.DataDir, "data-dir", "data", "directory of the worker's files (the default store)")
 	c.EVM.Register(fs)
+	c.Celestia.Register(fs)
 }
 
 // Validate checks the configuration; the error names every setting that is wrong.
@@ -204,6 +207,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.EVM.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Celestia.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

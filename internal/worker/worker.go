@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
+	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
@@ -30,6 +31,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -37,7 +39,7 @@ import (
 
 // Register registers every stakeflow workflow and the activities on r: the operations' event
 // notifications, one line per chain, then the data jobs.
-func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities, jobActs *actjobs.Activities) {
+func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities, jobActs *actjobs.Activities, celActs *actcelestia.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowType})
 	r.RegisterActivity(n)
 	wfsolana.Register(r)
@@ -46,6 +48,8 @@ func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activiti
 	r.RegisterActivity(evmActs)
 	wfjobs.Register(r)
 	r.RegisterActivity(jobActs)
+	wfcelestia.Register(r)
+	r.RegisterActivity(celActs)
 }
 
 // NewActivities builds the activities from the configuration: keys, service client, signer and
@@ -163,6 +167,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	auth := authHealthy(acts.Service)
 	// Endpoint 4 (Polygon's broadcast) and the data jobs' endpoints are called on the client itself.
 	evmService, _ := acts.Service.(actevm.StakingService)
+	celService, _ := acts.Service.(actcelestia.StakingService)
 	jobService, _ := acts.Service.(actjobs.Service)
 	jobActs, closeStore, err := newJobActivities(ctx, cfg, logger, jobService)
 	if err != nil {
@@ -201,13 +206,19 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	Register(w, notifier, acts, evmActs, jobActs)
+	celActs, celClients, err := newCelestiaActivities(cfg.Celestia, celService)
+	if err != nil {
+		return err
+	}
+	celActs.Temporal, celActs.TaskQueue = c, cfg.TaskQueue
+	Register(w, notifier, acts, evmActs, jobActs, celActs)
 
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { stopBackground(); wg.Wait() }()
 	networks := runNetworks(bg, &wg, acts.Chains)
 	evmUnproven := runEVMNetworks(bg, &wg, evmNetworks)
+	celUnproven := runCelestiaNetworks(bg, &wg, celClients, logger)
 	wg.Add(1)
 	go func() { defer wg.Done(); recordAuth(bg, exporter.Handler(), auth, authRecordInterval) }()
 
@@ -218,7 +229,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	}
 	if ln != nil {
 		h := newHealthMux(healthChecks{ready: ready, temporal: c, keys: keyCount(acts.Keys), networks: networks,
-			otherNetworks: evmUnproven, serviceAuth: auth}, exporter.HTTPHandler())
+			otherNetworks: func() []string { return append(evmUnproven(), celUnproven()...) }, serviceAuth: auth}, exporter.HTTPHandler())
 		srv := serveHealth(ln, h, logger)
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

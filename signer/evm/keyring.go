@@ -39,15 +39,30 @@ type Keyring struct {
 // address of the key it holds is refused, and so are two files holding the same key. Errors name
 // the file, never its contents or the passphrase.
 func LoadKeyring(dir, passphraseFile string) (*Keyring, error) {
-	passphrase, err := readPassphrase(passphraseFile)
+	kr := &Keyring{keys: make(map[common.Address]*ecdsa.PrivateKey)}
+	err := ForEachKeyFile(dir, passphraseFile, func(_ string, key *ecdsa.PrivateKey, a common.Address) error {
+		kr.keys[a] = key
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
+	return kr, nil
+}
+
+// ForEachKeyFile decrypts the keystore v3 files of dir as LoadKeyring does (same rules for the
+// passphrase file, file modes, the address field, duplicates and an empty directory) and hands
+// each key to fn with its file path and Ethereum address. Other chains' keyrings that keep
+// secp256k1 keys in the same files derive their own addresses from the key.
+func ForEachKeyFile(dir, passphraseFile string, fn func(path string, key *ecdsa.PrivateKey, addr common.Address) error) error {
+	passphrase, err := readPassphrase(passphraseFile)
+	if err != nil {
+		return err
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: key directory %s: %w", ErrKeyLoad, dir, err)
+		return fmt.Errorf("%w: key directory %s: %w", ErrKeyLoad, dir, err)
 	}
-	kr := &Keyring{keys: make(map[common.Address]*ecdsa.PrivateKey)}
 	from := make(map[common.Address]string)
 	for _, e := range entries {
 		name := e.Name()
@@ -64,18 +79,20 @@ func LoadKeyring(dir, passphraseFile string) (*Keyring, error) {
 		}
 		key, a, err := loadKeyFile(path, passphrase)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if first, dup := from[a]; dup {
-			return nil, fmt.Errorf("%w: %s: holds the key of %s, already loaded from %s", ErrKeyLoad, path, a.Hex(), first)
+			return fmt.Errorf("%w: %s: holds the key of %s, already loaded from %s", ErrKeyLoad, path, a.Hex(), first)
 		}
 		from[a] = path
-		kr.keys[a] = key
+		if err := fn(path, key, a); err != nil {
+			return err
+		}
 	}
-	if len(kr.keys) == 0 {
-		return nil, fmt.Errorf("%w: directory %s holds no keystore files", ErrKeyLoad, dir)
+	if len(from) == 0 {
+		return fmt.Errorf("%w: directory %s holds no keystore files", ErrKeyLoad, dir)
 	}
-	return kr, nil
+	return nil
 }
 
 // openPrivate opens path and refuses it when the group or others may access it. The mode is read

@@ -137,8 +137,12 @@ func NonceSequencerWorkflow(ctx workflow.Context, st SequencerState) error {
 // the conflict it found.
 func grant(ctx workflow.Context, st *SequencerState, req actevm.SequencerRequest) Grant {
 	actx := workflow.WithActivityOptions(ctx, workflows.ReadOptions())
+	var read any = ea.EVMReadNonces
+	if st.Reader != "" {
+		read = st.Reader
+	}
 	var n actevm.Nonces
-	if err := workflow.ExecuteActivity(actx, ea.EVMReadNonces,
+	if err := workflow.ExecuteActivity(actx, read,
 		actevm.NoncesInput{Network: st.Network, Address: st.Address}).Get(ctx, &n); err != nil {
 		return Grant{Error: fmt.Sprintf("reading the nonces of %s: %v", st.Address, err)}
 	}
@@ -172,6 +176,12 @@ type Lease struct {
 // AcquireLease asks the sequencer of address for its lease and waits for it, resting in
 // StepWaitingNonce. A conflict on chain fails the operation with ErrNonceConflict.
 func AcquireLease(ctx workflow.Context, o *workflows.Operation, network, address string) (*Lease, error) {
+	return AcquireLeaseVia(ctx, o, network, address, ea.EVMRequestLease)
+}
+
+// AcquireLeaseVia is AcquireLease with the activity that signals (and starts) the sequencer
+// named: another chain's, whose sequencer reads that chain's sequences (SequencerState.Reader).
+func AcquireLeaseVia(ctx workflow.Context, o *workflows.Operation, network, address string, request any) (*Lease, error) {
 	info := workflow.GetInfo(ctx)
 	req := actevm.SequencerRequest{Network: network, Address: address,
 		WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
@@ -180,7 +190,7 @@ func AcquireLease(ctx workflow.Context, o *workflows.Operation, network, address
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: time.Minute, NonRetryableErrorTypes: activities.NonRetryable},
 	})
-	if err := o.Get(ctx, workflow.ExecuteActivity(actx, ea.EVMRequestLease, req), nil); err != nil {
+	if err := o.Get(ctx, workflow.ExecuteActivity(actx, request, req), nil); err != nil {
 		return nil, err
 	}
 	o.SetStep(ctx, StepWaitingNonce)

@@ -1,0 +1,327 @@
+package cosmos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Errors of the client.
+var (
+	// ErrNetworkUnverified: the endpoint has not been proven to serve the configured chain id.
+	ErrNetworkUnverified = errors.New("cosmos REST endpoint not verified")
+	// ErrUnavailable: the endpoint failed or could not be reached; asking again may help.
+	ErrUnavailable = errors.New("cosmos REST endpoint unavailable")
+	// ErrRejected: the endpoint refused the request in a way asking again will not change.
+	ErrRejected = errors.New("cosmos REST endpoint refused the request")
+)
+
+// Client reads one chain.
+type Client struct {
+	base     string
+	chainID  string
+	http     *http.Client
+	verified atomic.Bool
+}
+
+// New returns a client of the REST endpoint at base that must serve chainID.
+func New(base, chainID string, hc *http.Client) *Client {
+	if hc == nil {
+		hc = &http.Client{Timeout: 20 * time.Second}
+	}
+	return &Client{base: strings.TrimRight(base, "/"), chainID: chainID, http: hc}
+}
+
+// ChainID is the chain id the client must serve.
+func (c *Client) ChainID() string { return c.chainID }
+
+// Verify reads the node's network and proves it is the configured chain id.
+func (c *Client) Verify(ctx context.Context) error {
+	var out struct {
+		DefaultNodeInfo struct {
+			Network string `json:"network"`
+		} `json:"default_node_info"`
+	}
+	if _, err := c.get(ctx, "/cosmos/base/tendermint/v1beta1/node_info", &out); err != nil {
+		return err
+	}
+	if out.DefaultNodeInfo.Network != c.chainID {
+		c.verified.Store(false)
+		return fmt.Errorf("%w: %s serves chain id %q, want %q", ErrNetworkUnverified, c.base, out.DefaultNodeInfo.Network, c.chainID)
+	}
+	c.verified.Store(true)
+	return nil
+}
+
+// Verified reports whether Verify succeeded.
+func (c *Client) Verified() bool { return c.verified.Load() }
+
+// get reads path into out; found is false on a 404 (an unknown account, transaction, delegation).
+func (c *Client) get(ctx context.Context, path string, out any) (found bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrRejected, err)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("%w: GET %s: %v", ErrUnavailable, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return false, fmt.Errorf("%w: GET %s: %v", ErrUnavailable, path, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return false, nil
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		return false, fmt.Errorf("%w: GET %s: status %d", ErrUnavailable, path, resp.StatusCode)
+	case resp.StatusCode != http.StatusOK:
+		return false, fmt.Errorf("%w: GET %s: status %d: %s", ErrRejected, path, resp.StatusCode, excerpt(body))
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return false, fmt.Errorf("%w: GET %s: undecodable answer: %v", ErrUnavailable, path, err)
+	}
+	return true, nil
+}
+
+func excerpt(b []byte) string {
+	s := string(b)
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+// read is get behind the proof of the chain id.
+func (c *Client) read(ctx context.Context, path string, out any) (bool, error) {
+	if !c.Verified() {
+		return false, fmt.Errorf("%w: %s (chain id %s)", ErrNetworkUnverified, c.base, c.chainID)
+	}
+	return c.get(ctx, path, out)
+}
+
+// Account is an account's number and next sequence.
+type Account struct {
+	Number   uint64
+	Sequence uint64
+}
+
+// Account reads addr's account; nil when the chain does not know it.
+func (c *Client) Account(ctx context.Context, addr string) (*Account, error) {
+	var out struct {
+		Account struct {
+			AccountNumber string `json:"account_number"`
+			Sequence      string `json:"sequence"`
+		} `json:"account"`
+	}
+	found, err := c.read(ctx, "/cosmos/auth/v1beta1/accounts/"+url.PathEscape(addr), &out)
+	if err != nil || !found {
+		return nil, err
+	}
+	n, err1 := strconv.ParseUint(out.Account.AccountNumber, 10, 64)
+	s, err2 := strconv.ParseUint(out.Account.Sequence, 10, 64)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("%w: account %s: bad number or sequence", ErrUnavailable, addr)
+	}
+	return &Account{Number: n, Sequence: s}, nil
+}
+
+// TxResult is an included transaction.
+type TxResult struct {
+	Hash      string
+	Height    uint64
+	Code      uint32
+	Codespace string
+	Log       string
+	GasWanted uint64
+	GasUsed   uint64
+}
+
+// Tx reads a transaction by hash (hex, either case); nil when it is not included (or not indexed
+// yet).
+func (c *Client) Tx(ctx context.Context, hash string) (*TxResult, error) {
+	hash = strings.ToUpper(hash)
+	var out struct {
+		TxResponse struct {
+			Height    string `json:"height"`
+			TxHash    string `json:"txhash"`
+			Code      uint32 `json:"code"`
+			Codespace string `json:"codespace"`
+			RawLog    string `json:"raw_log"`
+			GasWanted string `json:"gas_wanted"`
+			GasUsed   string `json:"gas_used"`
+		} `json:"tx_response"`
+	}
+	found, err := c.read(ctx, "/cosmos/tx/v1beta1/txs/"+url.PathEscape(hash), &out)
+	if err != nil || !found {
+		return nil, err
+	}
+	r := out.TxResponse
+	h, err := strconv.ParseUint(r.Height, 10, 64)
+	if err != nil || h == 0 || !strings.EqualFold(r.TxHash, hash) {
+		return nil, fmt.Errorf("%w: transaction %s: answer for %q at height %q", ErrUnavailable, hash, r.TxHash, r.Height)
+	}
+	gw, _ := strconv.ParseUint(r.GasWanted, 10, 64)
+	gu, _ := strconv.ParseUint(r.GasUsed, 10, 64)
+	return &TxResult{Hash: strings.ToUpper(r.TxHash), Height: h, Code: r.Code, Codespace: r.Codespace, Log: r.RawLog, GasWanted: gw, GasUsed: gu}, nil
+}
+
+// UnbondingTime reads the staking params' unbonding time.
+func (c *Client) UnbondingTime(ctx context.Context) (time.Duration, error) {
+	var out struct {
+		Params struct {
+			UnbondingTime string `json:"unbonding_time"`
+		} `json:"params"`
+	}
+	if _, err := c.read(ctx, "/cosmos/staking/v1beta1/params", &out); err != nil {
+		return 0, err
+	}
+	d, err := time.ParseDuration(out.Params.UnbondingTime)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%w: unbonding time %q", ErrUnavailable, out.Params.UnbondingTime)
+	}
+	return d, nil
+}
+
+// Block is the latest block's height and time.
+type Block struct {
+	Height uint64
+	Time   time.Time
+}
+
+// LatestBlock reads the latest block header.
+func (c *Client) LatestBlock(ctx context.Context) (Block, error) {
+	var out struct {
+		Block struct {
+			Header struct {
+				Height string    `json:"height"`
+				Time   time.Time `json:"time"`
+			} `json:"header"`
+		} `json:"block"`
+	}
+	if _, err := c.read(ctx, "/cosmos/base/tendermint/v1beta1/blocks/latest", &out); err != nil {
+		return Block{}, err
+	}
+	h, err := strconv.ParseUint(out.Block.Header.Height, 10, 64)
+	if err != nil {
+		return Block{}, fmt.Errorf("%w: latest block height %q", ErrUnavailable, out.Block.Header.Height)
+	}
+	return Block{Height: h, Time: out.Block.Header.Time}, nil
+}
+
+// Delegation reads the amount delegator has delegated to validator, in the bond denom (0 when none).
+func (c *Client) Delegation(ctx context.Context, delegator, validator string) (*big.Int, error) {
+	var out struct {
+		DelegationResponse struct {
+			Balance struct {
+				Amount string `json:"amount"`
+			} `json:"balance"`
+		} `json:"delegation_response"`
+	}
+	found, err := c.read(ctx, "/cosmos/staking/v1beta1/validators/"+url.PathEscape(validator)+"/delegations/"+url.PathEscape(delegator), &out)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return new(big.Int), nil
+	}
+	return integer("delegation", out.DelegationResponse.Balance.Amount)
+}
+
+// Balance reads addr's balance of denom (0 when none).
+func (c *Client) Balance(ctx context.Context, addr, denom string) (*big.Int, error) {
+	var out struct {
+		Balances []struct {
+			Denom  string `json:"denom"`
+			Amount string `json:"amount"`
+		} `json:"balances"`
+	}
+	if _, err := c.read(ctx, "/cosmos/bank/v1beta1/balances/"+url.PathEscape(addr), &out); err != nil {
+		return nil, err
+	}
+	for _, b := range out.Balances {
+		if b.Denom == denom {
+			return integer("balance", b.Amount)
+		}
+	}
+	return new(big.Int), nil
+}
+
+// Rewards reads delegator's rewards with validator in denom, rounded down to a whole unit.
+func (c *Client) Rewards(ctx context.Context, delegator, validator, denom string) (*big.Int, error) {
+	var out struct {
+		Rewards []struct {
+			Denom  string `json:"denom"`
+			Amount string `json:"amount"`
+		} `json:"rewards"`
+	}
+	found, err := c.read(ctx, "/cosmos/distribution/v1beta1/delegators/"+url.PathEscape(delegator)+"/rewards/"+url.PathEscape(validator), &out)
+	if err != nil || !found {
+		return new(big.Int), err
+	}
+	for _, r := range out.Rewards {
+		if r.Denom == denom {
+			whole, _, _ := strings.Cut(r.Amount, ".")
+			return integer("rewards", whole)
+		}
+	}
+	return new(big.Int), nil
+}
+
+// UnbondingEntry is one entry of a delegator's unbonding queue.
+type UnbondingEntry struct {
+	Validator      string
+	CreationHeight uint64
+	CompletionTime time.Time
+	Balance        *big.Int
+}
+
+// Unbonding reads delegator's unbonding queue.
+func (c *Client) Unbonding(ctx context.Context, delegator string) ([]UnbondingEntry, error) {
+	var out struct {
+		UnbondingResponses []struct {
+			ValidatorAddress string `json:"validator_address"`
+			Entries          []struct {
+				CreationHeight string    `json:"creation_height"`
+				CompletionTime time.Time `json:"completion_time"`
+				Balance        string    `json:"balance"`
+			} `json:"entries"`
+		} `json:"unbonding_responses"`
+	}
+	if _, err := c.read(ctx, "/cosmos/staking/v1beta1/delegators/"+url.PathEscape(delegator)+"/unbonding_delegations", &out); err != nil {
+		return nil, err
+	}
+	var entries []UnbondingEntry
+	for _, r := range out.UnbondingResponses {
+		for _, e := range r.Entries {
+			h, err := strconv.ParseUint(e.CreationHeight, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%w: unbonding creation height %q", ErrUnavailable, e.CreationHeight)
+			}
+			b, err := integer("unbonding balance", e.Balance)
+			if err != nil {
+				return nil, err
+			}
+			entries = append(entries, UnbondingEntry{Validator: r.ValidatorAddress, CreationHeight: h, CompletionTime: e.CompletionTime, Balance: b})
+		}
+	}
+	return entries, nil
+}
+
+func integer(what, s string) (*big.Int, error) {
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok || v.Sign() < 0 {
+		return nil, fmt.Errorf("%w: %s %q is not a whole amount", ErrUnavailable, what, s)
+	}
+	return v, nil
+}

@@ -1,0 +1,81 @@
+package starter
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	celDelegator = "celestia1pkptre7fdkl6gfrzlesjjvhxhlc3r4gm2ukn2h"
+	celValidator = "celestiavaloper1u3drplq4vr90nnwz0tvnrhetc82heq8halazeh"
+)
+
+func TestCelestiaBadInputRefusedBeforeStart(t *testing.T) {
+	base := func(extra ...string) []string {
+		return append([]string{"celestia", "delegate", "--network", "celestia-mocha-testnet", "--delegator", celDelegator, "--validator", celValidator}, extra...)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no verb", []string{"celestia"}, "give a command"},
+		{"unknown verb", []string{"celestia", "stake"}, "unknown command"},
+		{"zero amount", base("--utia", "0"), "positive whole number"},
+		{"no amount", base(), "--utia or --tia"},
+		{"too many decimals", base("--tia", "1.0000001"), "at most 6 decimals"},
+		{"bad bech32", []string{"celestia", "delegate", "--network", "celestia-mocha-testnet", "--delegator", celDelegator[:len(celDelegator)-1] + "q", "--validator", celValidator, "--tia", "1"}, "not valid bech32"},
+		{"wrong prefix", []string{"celestia", "delegate", "--network", "celestia-mocha-testnet", "--delegator", "cosmos1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmmk8rs6", "--validator", celValidator, "--tia", "1"}, "prefix"},
+		{"unknown network", []string{"celestia", "delegate", "--network", "celestia", "--delegator", celDelegator, "--validator", celValidator, "--tia", "1"}, "unknown Celestia network"},
+		{"redelegate to itself", []string{"celestia", "redelegate", "--network", "celestia-mocha-testnet", "--delegator", celDelegator, "--validator", celValidator, "--to-validator", celValidator, "--tia", "1"}, "redelegation to the validator"},
+		{"keys other chain", []string{"keys", "import", "--chain", "solana", "--dir", "x", "--passphrase-file", "y"}, "want celestia"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Run(context.Background(), tt.args, &bytes.Buffer{}, noDial(t))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestParseUtia(t *testing.T) {
+	for tia, want := range map[string]string{"1": "1000000", "0.5": "500000", "2.000001": "2000001", "0.000001": "1"} {
+		got, err := parseUtia("", tia)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, tia)
+	}
+}
+
+// The key cosmjs derives from its faucet mnemonic (cosmos1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmmk8rs6)
+// is imported under the celestia prefix; the mnemonic appears in neither the output nor the file.
+func TestKeysImportCelestia(t *testing.T) {
+	mnemonic := "economy stock theory fatal elder harbor betray wasp final emotion task crumble siren bottom lizard educate guess current outdoor pair theory focus wife stone"
+	dir := t.TempDir()
+	pass := filepath.Join(t.TempDir(), "pass")
+	require.NoError(t, os.WriteFile(pass, []byte("secret phrase\n"), 0o600))
+	out := &bytes.Buffer{}
+	r := &runner{out: out}
+	fs := newFlagSet()
+	run, err := r.keysCmd(fs, "import", bytes.NewBufferString(mnemonic+"\n"))
+	require.NoError(t, err)
+	require.NoError(t, fs.Parse([]string{"--chain", "celestia", "--dir", dir, "--passphrase-file", pass}))
+	require.NoError(t, run(context.Background()))
+	assert.Contains(t, out.String(), celDelegator)
+	assert.NotContains(t, out.String(), "economy")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	raw, err := os.ReadFile(filepath.Join(dir, entries[0].Name()))
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "economy")
+	assert.Equal(t, celDelegator+".json", entries[0].Name())
+}
+
+func newFlagSet() *flag.FlagSet { return flag.NewFlagSet("test", flag.ContinueOnError) }

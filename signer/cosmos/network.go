@@ -1,0 +1,131 @@
+package cosmos
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+
+	"github.com/stakeflow/stakeflow/signer/cosmos/tx"
+)
+
+// Celestia's denomination, its decimals and its bech32 prefixes.
+const (
+	Denom         = "utia"
+	Decimals      = 6
+	AccountPrefix = "celestia"
+	ValoperPrefix = "celestiavaloper"
+)
+
+// Celestia networks of endpoint 3 and their chain ids.
+const (
+	NetworkMainnet = "celestia-mainnet-beta"
+	NetworkMocha   = "celestia-mocha-testnet"
+)
+
+var chainIDs = map[string]string{NetworkMainnet: "celestia", NetworkMocha: "mocha-4"}
+
+// Networks lists the network names, sorted.
+func Networks() []string { return []string{NetworkMainnet, NetworkMocha} }
+
+// ChainID returns the chain id of a network.
+func ChainID(network string) (string, error) {
+	id, ok := chainIDs[network]
+	if !ok {
+		return "", fmt.Errorf("%w: unknown Celestia network %q (want one of %v)", ErrIntent, network, Networks())
+	}
+	return id, nil
+}
+
+// Operations.
+const (
+	OpDelegate        = "delegate"
+	OpUndelegate      = "undelegate"
+	OpRedelegate      = "redelegate"
+	OpWithdrawRewards = "withdraw-rewards"
+)
+
+// Intent is what the operator asked for; the transaction must do exactly this.
+type Intent struct {
+	// Operation is one of OpDelegate, OpUndelegate, OpRedelegate, OpWithdrawRewards.
+	Operation string `json:"operation"`
+	// Network is celestia-mainnet-beta or celestia-mocha-testnet.
+	Network string `json:"network"`
+	// Delegator is the staker's celestia1... address, the key that signs.
+	Delegator string `json:"delegator"`
+	// Validator is the celestiavaloper1... validator (the source validator of a redelegation).
+	Validator string `json:"validator"`
+	// DstValidator is the destination validator of a redelegation.
+	DstValidator string `json:"dstValidator,omitempty"`
+	// Amount is the exact amount in utia (a decimal integer); empty for a reward withdrawal.
+	Amount string `json:"amount,omitempty"`
+}
+
+// Validate checks the intent's shape: a known operation and network, valid bech32 addresses with
+// the right prefixes, a positive integer amount where the operation moves tokens.
+func (in Intent) Validate() error {
+	if _, err := ChainID(in.Network); err != nil {
+		return err
+	}
+	if _, err := tx.DecodeAddress(AccountPrefix, in.Delegator); err != nil {
+		return fmt.Errorf("%w: delegator: %w", ErrIntent, err)
+	}
+	if _, err := tx.DecodeAddress(ValoperPrefix, in.Validator); err != nil {
+		return fmt.Errorf("%w: validator: %w", ErrIntent, err)
+	}
+	switch in.Operation {
+	case OpDelegate, OpUndelegate, OpRedelegate:
+		if err := checkAmount(in.Amount); err != nil {
+			return err
+		}
+	case OpWithdrawRewards:
+		if in.Amount != "" {
+			return fmt.Errorf("%w: a reward withdrawal takes no amount", ErrIntent)
+		}
+	default:
+		return fmt.Errorf("%w: unknown operation %q", ErrIntent, in.Operation)
+	}
+	if in.Operation == OpRedelegate {
+		if _, err := tx.DecodeAddress(ValoperPrefix, in.DstValidator); err != nil {
+			return fmt.Errorf("%w: destination validator: %w", ErrIntent, err)
+		}
+		if in.DstValidator == in.Validator {
+			return fmt.Errorf("%w: redelegation to the validator it comes from", ErrIntent)
+		}
+	} else if in.DstValidator != "" {
+		return fmt.Errorf("%w: only a redelegation names a destination validator", ErrIntent)
+	}
+	return nil
+}
+
+// checkAmount accepts a canonical positive decimal integer.
+func checkAmount(s string) error {
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok || v.Sign() <= 0 || v.String() != s {
+		return fmt.Errorf("%w: amount %q: want a positive whole number of utia", ErrIntent, s)
+	}
+	return nil
+}
+
+// validators lists the validators an intent sends to.
+func (in Intent) validators() []string {
+	if in.Operation == OpRedelegate {
+		return []string{in.Validator, in.DstValidator}
+	}
+	return []string{in.Validator}
+}
+
+// Policy bounds what the signer accepts beyond the intent.
+type Policy struct {
+	// Validators is the allow-list of celestiavaloper1... addresses; empty refuses every validator.
+	Validators []string
+	// MaxFee is the highest fee in utia.
+	MaxFee uint64
+	// MaxGas is the highest gas limit.
+	MaxGas uint64
+	// Memo is the only memo accepted (empty: none).
+	Memo string
+	// MaxTimeoutHeight is the highest timeout height accepted (0: none).
+	MaxTimeoutHeight uint64
+}
+
+func (p Policy) allows(valoper string) bool { return slices.Contains(p.Validators, valoper) }

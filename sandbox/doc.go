@@ -131,7 +131,11 @@
 //     over. stakingPeriod is the period number as text.
 //   - SSV (8): three set-up requests per token subject; totalCount 3. Each is
 //     "processing" until the control below moves it to another status.
-//   - TON (9): transactionHash must be 32 bytes in hex or base64.
+//   - TON (9): transactionHash must be 32 bytes in hex or base64. The answer
+//     comes from the transactions recorded with POST /sandbox/ton/transactions
+//     (found by hash in either form, transactionHash answered in base64);
+//     a hash not recorded, or recorded with a delay not yet over, is a 404
+//     NotFoundException.
 //   - Hyperliquid (6): amount is a JSON number > 0; unsignedTransaction is
 //     the JSON text of a cWithdraw action (wei = amount x 1e8).
 //   - EigenLayer (5): an unsigned EIP-1559 transaction (chainId 1) calling
@@ -166,10 +170,14 @@
 //	GET  /sandbox/ssv/status          the statuses set-up requests were moved to, by ID
 //	POST /sandbox/ssv/status          {"id", "status"}: endpoint 8 answers the request with
 //	                                  that status from now on (e.g. completed, failed)
+//	POST /sandbox/ton/transactions    a TONTransaction ({"network", "hash"?, "delay"?, ...}):
+//	                                  endpoint 9 finds it once delay is over; answers it
+//	                                  with its defaults filled in
 //
 // The same controls exist in Go: Sandbox.SetFaults, Sandbox.Faults,
 // Sandbox.SetHostile, Sandbox.Hostile, Sandbox.Ledger, Sandbox.RotateToken,
-// Sandbox.MintToken (a token of the current secret), Sandbox.SetSSVStatus, and Sandbox.Runtime for
+// Sandbox.MintToken (a token of the current secret), Sandbox.SetSSVStatus,
+// Sandbox.AddTONTransaction, and Sandbox.Runtime for
 // the runtime's own controls (GenesisHash, CreateVoteAccount, WarpEpochs,
 // ...). Answers use the same envelopes. Faults (FaultConfig) apply per endpoint
 // name (EndpointNames, or "*"), after authentication and rate limiting:

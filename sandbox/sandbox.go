@@ -205,6 +205,16 @@ func (s *Sandbox) RotateToken(subject string, ttl time.Duration) (string, error)
 	return s.srv.rotateToken(subject, ttl)
 }
 
+// AddTONTransaction records a TON transaction endpoint 9 finds once its Delay is over (as POST
+// /sandbox/ton/transactions does), and returns it with its defaults filled in.
+func (s *Sandbox) AddTONTransaction(tx TONTransaction) (TONTransaction, error) {
+	out, aerr := s.srv.addTON(tx)
+	if aerr != nil {
+		return out, aerr
+	}
+	return out, nil
+}
+
 // Close stops the HTTP server and the Solana runtime.
 func (s *Sandbox) Close() error {
 	s.closeOnce.Do(func() {

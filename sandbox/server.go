@@ -64,6 +64,8 @@ type server struct {
 	unlistedMu sync.Mutex // serialises the creation of an unlisted validator
 
 	ssv ssvStatuses // statuses set-up requests were moved to
+
+	ton tonLedger // TON transactions endpoint 9 answers from
 }
 
 // builtStake is a stake account the sandbox built a transaction for.

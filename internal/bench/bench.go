@@ -24,6 +24,7 @@ import (
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
+	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/activities/notify"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
@@ -549,7 +550,7 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		MaxConcurrentWorkflowTaskExecutionSize: cfg.MaxConcurrentWorkflowTasks,
 		WorkerStopTimeout:                      5 * time.Second,
 	})
-	worker.Register(e.w, &notify.Notifier{}, acts, evmActs, &actjobs.Activities{})
+	worker.Register(e.w, &notify.Notifier{}, acts, evmActs, &actjobs.Activities{}, &actton.Activities{Service: svc})
 	RegisterCeiling(e.w)
 	if err := e.w.Start(); err != nil {
 		return nil, fmt.Errorf("starting the benchmark worker: %w", err)

@@ -13,12 +13,14 @@ import (
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
+	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
 // Handler is a query or an update.
@@ -76,6 +78,7 @@ var chains = map[string]struct {
 }{
 	pkgOf(wfsolana.StakeWorkflow): {wfsolana.Chain, actsolana.SolanaNetworks},
 	pkgOf(wfpolygon.Delegate):     {wfpolygon.Chain, actevm.NetworkNames},
+	pkgOf(wfton.Watch):            {wfton.Chain, actton.Networks},
 }
 
 // Workflows lists the workflow types admin tools may start, sorted by type name: every workflow the
@@ -122,7 +125,7 @@ func Registered() ([]string, error) {
 // registered registers the worker's workflows on a recorder: the functions by type name.
 func registered() (map[string]any, error) {
 	rec := &recorder{fns: map[string]any{}}
-	worker.Register(rec, nil, nil, nil, nil)
+	worker.Register(rec, nil, nil, nil, nil, nil)
 	return rec.fns, rec.err
 }
 

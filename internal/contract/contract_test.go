@@ -20,6 +20,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/contract"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
+	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
@@ -81,6 +82,7 @@ func TestWorkflowsAreTheWorkersAndTheStartersOwn(t *testing.T) {
 		wfpolygon.UnstakeWorkflowType:         {wfpolygon.UnstakeInput{}, wfpolygon.Result{}},
 		wfpolygon.WithdrawRewardsWorkflowType: {wfpolygon.RewardsInput{}, wfpolygon.Result{}},
 		wfpolygon.RestakeWorkflowType:         {wfpolygon.RewardsInput{}, wfpolygon.Result{}},
+		wfton.WatchWorkflowType:               {wfton.WatchInput{}, wfton.WatchResult{}},
 	}
 	require.Len(t, ws, len(want))
 	for _, w := range ws {
@@ -154,6 +156,7 @@ func TestPayloadsValidate(t *testing.T) {
 		wfsolana.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: voteAccount, RequestedBy: "alice"},
 		wfpolygon.DelegateInput{Network: "sepolia", Staker: evmStaker, ValidatorShare: share, Amount: "1000000000000000000000", RequestedBy: "alice"},
 		wfpolygon.RewardsInput{Network: "mainnet", Staker: evmStaker, ValidatorShare: share, RequestedBy: "alice"},
+		wfton.WatchInput{Network: "testnet", Hash: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", Deadline: time.Minute, RequestedBy: "alice"},
 		workflows.ApprovalInput{Approver: "bob"},
 		workflows.ApprovalInput{Approver: "bob", Reason: "treasury plan"},
 		// The status of a stake waiting for its approval, as NewOperation and CheckPolicy leave it.
@@ -200,7 +203,7 @@ func TestPayloadsValidate(t *testing.T) {
 		data := payload(t, reflect.New(s.Type).Elem().Interface())
 		require.NoError(t, validate(t, sch[s.Type], data), "zero %s: %s", s.Type, data)
 	}
-	require.Equal(t, 3, outputs, "the Solana and Polygon results, the status")
+	require.Equal(t, 4, outputs, "the Solana, Polygon and TON results, the status")
 }
 
 // fill sets every exported field of v, recursively: the largest unsigned integers, a time with

@@ -25,6 +25,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
+	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
@@ -45,6 +46,9 @@ Polygon (POL staking on Ethereum; amounts with --pol X (18 decimals) or --wei N)
   polygon unstake           --network N --staker 0xADDR --validator-share 0xADDR (--pol X | --wei N) [--id ID] [--wait]
   polygon withdraw-rewards  --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
   polygon restake           --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
+TON:
+  ton watch                 --network N --hash HASH (hex or base64) [--deadline 1h] [--id ID] [--wait]
+                            follow a transaction until it is final; not found by the deadline, it fails
 Schedules (recurring stakes; each run's operation ID is the schedule ID plus its scheduled time):
   schedule create   --schedule-id ID (--cron EXPR | --every 24h [--offset 9h]) --network N --staker ADDR
                     (--lamports N | --sol X) [--vote-account ADDR] [--overlap skip] [--catchup-window 10m]
@@ -81,11 +85,13 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	}
 	cmd, rest := args[0], args[1:]
 	verb := ""
-	if cmd == "schedule" || cmd == "polygon" || cmd == "data" || cmd == "ssv" {
+	if cmd == "schedule" || cmd == "polygon" || cmd == "ton" || cmd == "data" || cmd == "ssv" {
 		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
 			switch cmd {
 			case "polygon":
 				return &UsageError{Msg: errNoPolygonVerb.Error()}
+			case "ton":
+				return &UsageError{Msg: errNoTONVerb.Error()}
 			case "data":
 				return &UsageError{Msg: "data: give a command: export"}
 			case "ssv":
@@ -126,6 +132,11 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	case "polygon":
 		var err error
 		if run, err = r.polygonCmd(fs, verb); err != nil {
+			return err
+		}
+	case "ton":
+		var err error
+		if run, err = r.tonCmd(fs, verb); err != nil {
 			return err
 		}
 	case "data":
@@ -610,7 +621,7 @@ func shorten(s string, n int) string {
 // recordedSteps are the values StakeflowStep takes, over every chain.
 func recordedSteps() []string {
 	steps := slices.Clone(wfsolana.RecordedSteps)
-	for _, s := range wfpolygon.RecordedSteps {
+	for _, s := range slices.Concat(wfpolygon.RecordedSteps, wfton.RecordedSteps) {
 		if !slices.Contains(steps, s) {
 			steps = append(steps, s)
 		}

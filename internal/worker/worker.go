@@ -24,6 +24,7 @@ import (
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
+	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/metrics"
@@ -33,17 +34,20 @@ import (
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
 // Register registers every stakeflow workflow and the activities on r: the operations' event
 // notifications, one line per chain, then the data jobs.
-func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities, jobActs *actjobs.Activities) {
+func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities, jobActs *actjobs.Activities, tonActs *actton.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowType})
 	r.RegisterActivity(n)
 	wfsolana.Register(r)
 	r.RegisterActivity(acts)
 	wfpolygon.Register(r)
 	r.RegisterActivity(evmActs)
+	wfton.Register(r)
+	r.RegisterActivity(tonActs)
 	wfjobs.Register(r)
 	r.RegisterActivity(jobActs)
 }
@@ -164,6 +168,8 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	// Endpoint 4 (Polygon's broadcast) and the data jobs' endpoints are called on the client itself.
 	evmService, _ := acts.Service.(actevm.StakingService)
 	jobService, _ := acts.Service.(actjobs.Service)
+	// Endpoint 9 (TON's transaction status) likewise.
+	tonService, _ := acts.Service.(actton.Service)
 	jobActs, closeStore, err := newJobActivities(ctx, cfg, logger, jobService)
 	if err != nil {
 		return err
@@ -201,7 +207,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	Register(w, notifier, acts, evmActs, jobActs)
+	Register(w, notifier, acts, evmActs, jobActs, &actton.Activities{Service: tonService})
 
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup

@@ -24,8 +24,8 @@ import (
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
-	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/activities/notify"
+	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/stack"

@@ -20,8 +20,8 @@ import (
 	"github.com/stakeflow/stakeflow/internal/contract"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
-	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
 const regenerate = "run `go generate ./internal/contract` (or `make schemas`) and commit docs/schemas"

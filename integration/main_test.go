@@ -42,6 +42,10 @@ func historyDir(root, name string) string {
 		chain = "polygon"
 	case strings.HasPrefix(name, "EVM"):
 		chain = "evm"
+	case strings.HasPrefix(name, "TON"):
+		chain = "ton"
+	case strings.HasPrefix(name, "Hyperliquid"):
+		chain = "hyperliquid"
 	case strings.HasPrefix(name, "APYJob"), strings.HasPrefix(name, "RewardsJob"), strings.HasPrefix(name, "SSVJob"):
 		chain = "jobs"
 	}

@@ -62,6 +62,7 @@ type Ledger struct {
 // controlRoutes adds the unauthenticated test controls under /sandbox/.
 func (s *server) controlRoutes(mux *http.ServeMux) {
 	s.ssvControlRoutes(mux)
+	s.hyperliquidRoutes(mux)
 	mux.Handle("POST /sandbox/ton/transactions", s.wrapPlain(func(r *http.Request, _ *reqContext) (any, *apiError) {
 		var tx TONTransaction
 		if err := decodeStrict(r, &tx); err != nil {

@@ -45,9 +45,9 @@ type hyperliquidL1 struct {
 	network string
 	now     func() time.Time
 
-	mu     sync.Mutex
-	warp   time.Duration
-	users  map[common.Address]*hlUser
+	mu    sync.Mutex
+	warp  time.Duration
+	users map[common.Address]*hlUser
 }
 
 type hlUser struct {
@@ -119,7 +119,9 @@ type hlCWithdraw struct {
 }
 
 // hlOK and hlErr are the exchange's answers (HTTP 200 both).
-func hlOK() map[string]any { return map[string]any{"status": "ok", "response": map[string]string{"type": "default"}} }
+func hlOK() map[string]any {
+	return map[string]any{"status": "ok", "response": map[string]string{"type": "default"}}
+}
 
 func hlErr(format string, args ...any) map[string]any {
 	return map[string]any{"status": "err", "response": fmt.Sprintf(format, args...)}

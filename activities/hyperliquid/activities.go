@@ -1,0 +1,250 @@
+// Package hyperliquid holds Hyperliquid's Temporal activities for the staking-to-spot withdrawal:
+// endpoint 6's request (HLRequest), its verification and signature (HLSign), its submission to
+// the exchange (HLSubmit) and the delegator's account read (HLReadAccount). Error types are the
+// core's (package activities) plus ErrTooManyPending.
+//
+// HLSubmit re-sends the same signed action on a transport failure or a 5xx; an exchange refusal
+// is an outcome, not an error, once the account is read: the action counts as sent when the
+// exchange records its nonce for the delegator (a resubmission answered "nonce already used"
+// included); otherwise the workflow decides (a nonce refused for its window may get a new
+// request; any other refusal ends the operation).
+package hyperliquid
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/apiclient"
+	hlchain "github.com/stakeflow/stakeflow/chain/hyperliquid"
+	signerevm "github.com/stakeflow/stakeflow/signer/evm"
+	hlsigner "github.com/stakeflow/stakeflow/signer/hyperliquid"
+)
+
+// Chain is the chain name of Hyperliquid operations; Unit the base unit of their amounts (wei,
+// 10^-8 HYPE).
+const (
+	Chain = "hyperliquid"
+	Unit  = "wei"
+)
+
+// Networks are the Hyperliquid networks.
+var Networks = []string{"mainnet", "testnet"}
+
+// ErrTooManyPending: the delegator has as many withdrawals pending as Hyperliquid allows (5).
+// Non-retryable.
+const ErrTooManyPending = "TooManyPendingWithdrawals"
+
+// MaxPending is how many staking withdrawals Hyperliquid lets a delegator have pending.
+const MaxPending = 5
+
+// Submission outcomes.
+const (
+	// OutcomeSent: the exchange holds the action (accepted now, or earlier: its nonce is recorded).
+	OutcomeSent = "sent"
+	// OutcomeNonceRefused: the exchange refused the nonce (outside its window or used) and does not
+	// hold the action: a new request is safe.
+	OutcomeNonceRefused = "nonce-refused"
+	// OutcomeRefused: the exchange refused the action for another reason; it does not hold it.
+	OutcomeRefused = "refused"
+)
+
+// Service is the part of the staking service client the activities use (endpoint 6).
+type Service interface {
+	HyperliquidWithdraw(ctx context.Context, network string, req apiclient.HyperliquidWithdrawRequest) (*apiclient.HyperliquidWithdrawal, error)
+}
+
+// API is one network's Hyperliquid API.
+type API interface {
+	Exchange(ctx context.Context, signed any) (hlchain.ExchangeResult, error)
+	Account(ctx context.Context, user string) (hlchain.Account, error)
+}
+
+// Activities are Hyperliquid's activities.
+type Activities struct {
+	Service Service
+	Signer  *hlsigner.Signer
+	// APIs maps network to its API (--hyperliquid-api).
+	APIs map[string]API
+	// RecheckAfter bounds each wait for a withdrawal before the account is read again (0: none).
+	RecheckAfter time.Duration
+}
+
+// AccountInput names a delegator on a network.
+type AccountInput struct {
+	Network   string `json:"network"`
+	Delegator string `json:"delegator"`
+}
+
+// Account is what HLReadAccount read, and how long the worker lets a wait last before reading it
+// again.
+type Account struct {
+	hlchain.Account
+	RecheckAfter time.Duration `json:"recheckAfter,omitempty"`
+}
+
+// RequestInput asks endpoint 6 for a withdrawal request of Amount HYPE.
+type RequestInput struct {
+	Network   string `json:"network"`
+	Delegator string `json:"delegator"`
+	// Amount is the HYPE amount as decimal text, sent as a JSON number exactly as written.
+	Amount string `json:"amount"`
+}
+
+// Request is endpoint 6's unsigned request.
+type Request struct {
+	Unsigned  string    `json:"unsigned"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// SignInput is a request to verify and sign.
+type SignInput struct {
+	RequestInput
+	Unsigned string `json:"unsigned"`
+	// UsedNonces are nonces earlier requests of this operation were signed with.
+	UsedNonces []uint64 `json:"usedNonces,omitempty"`
+}
+
+// Signed is a verified, signed action, ready for the exchange. Its signature is not secret: it
+// proves the delegator asked for exactly this withdrawal.
+type Signed struct {
+	Action    hlsigner.Action    `json:"action"`
+	Nonce     uint64             `json:"nonce"`
+	Signature hlsigner.Signature `json:"signature"`
+	// Digest is the EIP-712 hash signed: the action's ID.
+	Digest string `json:"digest"`
+}
+
+// SubmitInput is a signed action to submit for Delegator.
+type SubmitInput struct {
+	Network   string `json:"network"`
+	Delegator string `json:"delegator"`
+	Signed    Signed `json:"signed"`
+}
+
+// SubmitResult is where the action stands after its submission.
+type SubmitResult struct {
+	Outcome string `json:"outcome"`
+	// Reason is the exchange's refusal, when it refused.
+	Reason string `json:"reason,omitempty"`
+}
+
+func (a *Activities) api(network string) (API, error) {
+	api, ok := a.APIs[network]
+	if !ok {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the worker has no Hyperliquid API for %s (--hyperliquid-api %s=URL)", network, network), activities.ErrInvalidInput, nil)
+	}
+	return api, nil
+}
+
+// HLReadAccount reads the delegator's staking balance, pending and finalized withdrawals and
+// spot balance.
+func (a *Activities) HLReadAccount(ctx context.Context, in AccountInput) (Account, error) {
+	api, err := a.api(in.Network)
+	if err != nil {
+		return Account{}, err
+	}
+	acc, err := api.Account(ctx, strings.ToLower(in.Delegator))
+	if err != nil {
+		return Account{}, classifyAPI("reading the delegator's account", err)
+	}
+	return Account{Account: acc, RecheckAfter: a.RecheckAfter}, nil
+}
+
+// HLRequest asks the staking service (endpoint 6) for the unsigned withdrawal request.
+func (a *Activities) HLRequest(ctx context.Context, in RequestInput) (Request, error) {
+	res, err := a.Service.HyperliquidWithdraw(ctx, in.Network, apiclient.HyperliquidWithdrawRequest{Amount: json.Number(in.Amount), DelegatorAddress: in.Delegator})
+	if err != nil {
+		return Request{}, activities.ClassifyService("Hyperliquid withdrawal request", err)
+	}
+	return Request{Unsigned: res.UnsignedTransaction, CreatedAt: res.CreatedAt}, nil
+}
+
+// HLSign decodes the unsigned request, verifies it against the intent and signs it. Anything
+// that differs fails VerificationFailed (non-retryable) naming it; nothing is signed then.
+func (a *Activities) HLSign(_ context.Context, in SignInput) (Signed, error) {
+	if _, err := a.api(in.Network); err != nil || a.Signer == nil {
+		return Signed{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the worker does not sign for Hyperliquid %s (--hyperliquid-api %s=URL and the EVM keys)", in.Network, in.Network), activities.ErrInvalidInput, nil)
+	}
+	u, err := hlsigner.Decode(in.Unsigned)
+	if err != nil {
+		return Signed{}, temporal.NewNonRetryableApplicationError(err.Error()+"; nothing was signed", activities.ErrVerificationFailed, nil)
+	}
+	s, err := a.Signer.Sign(hlsigner.Intent{Network: in.Network, Delegator: common.HexToAddress(in.Delegator), Amount: in.Amount, UsedNonces: in.UsedNonces}, u)
+	switch {
+	case errors.Is(err, signerevm.ErrUnknownKey):
+		return Signed{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrUnknownKey, nil)
+	case errors.Is(err, hlsigner.ErrIntent):
+		return Signed{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, nil)
+	case err != nil:
+		return Signed{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrVerificationFailed, nil)
+	}
+	return Signed{Action: s.Action, Nonce: s.Nonce, Signature: s.Signature, Digest: s.Digest}, nil
+}
+
+// HLSubmit posts the signed action to the exchange, the same bytes at every retry. A refusal is
+// followed by a read of the account: the action counts as sent when its nonce is recorded for the
+// delegator (pending or finalized).
+func (a *Activities) HLSubmit(ctx context.Context, in SubmitInput) (SubmitResult, error) {
+	api, err := a.api(in.Network)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	body := map[string]any{"action": in.Signed.Action, "nonce": in.Signed.Nonce, "signature": in.Signed.Signature}
+	res, err := api.Exchange(ctx, body)
+	if err != nil {
+		return SubmitResult{}, classifyAPI("submitting the withdrawal", err)
+	}
+	if res.OK() {
+		return SubmitResult{Outcome: OutcomeSent}, nil
+	}
+	acc, err := api.Account(ctx, strings.ToLower(in.Delegator))
+	if err != nil {
+		return SubmitResult{}, classifyAPI("reading the account after a refused submission", err)
+	}
+	if Holds(acc, in.Signed.Nonce) {
+		return SubmitResult{Outcome: OutcomeSent, Reason: res.Reason()}, nil
+	}
+	if strings.Contains(strings.ToLower(res.Reason()), "nonce") {
+		return SubmitResult{Outcome: OutcomeNonceRefused, Reason: res.Reason()}, nil
+	}
+	return SubmitResult{Outcome: OutcomeRefused, Reason: res.Reason()}, nil
+}
+
+// Holds reports whether the account records the withdrawal of nonce, pending or finalized.
+func Holds(acc hlchain.Account, nonce uint64) bool {
+	for _, p := range acc.Pending {
+		if p.Nonce == nonce {
+			return true
+		}
+	}
+	return slices.Contains(acc.Finalized, nonce)
+}
+
+func classifyAPI(what string, err error) error {
+	var un *hlchain.UnavailableError
+	if errors.As(err, &un) || errors.Is(err, context.DeadlineExceeded) {
+		return temporal.NewApplicationError(fmt.Sprintf("%s: %v", what, err), activities.ErrChainUnavailable)
+	}
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v", what, err), activities.ErrChainRejected, nil)
+}
+
+// WeiOf reads a HYPE amount (decimal text) exactly as wei (10^-8 HYPE), as the signer checks it:
+// more than 8 decimals, zero, or past uint64 is an error.
+func WeiOf(amount string) (uint64, error) {
+	w, err := hlsigner.WeiOf(amount)
+	if err != nil {
+		return 0, errors.New(strings.TrimPrefix(err.Error(), hlsigner.ErrIntent.Error()+": "))
+	}
+	return w, nil
+}

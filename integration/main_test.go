@@ -166,7 +166,8 @@ func run(m *testing.M) int {
 		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000, Logger: logger.Named("runtime")},
 		EpochRecheck: time.Second,
 		Stakers:      26, StakerLamports: 100 * sol,
-		EVM:               &stack.EVMOptions{Stakers: 6},
+		// The last three EVM keys are Hyperliquid's delegators (hyperliquidDelegator).
+		EVM:               &stack.EVMOptions{Stakers: 9},
 		ApprovalThreshold: approvalThreshold,
 		ConfigureWorker: func(cfg *worker.Config) {
 			hooks.configure(cfg)

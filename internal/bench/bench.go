@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
 	actton "github.com/stakeflow/stakeflow/activities/ton"
@@ -550,7 +551,7 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		MaxConcurrentWorkflowTaskExecutionSize: cfg.MaxConcurrentWorkflowTasks,
 		WorkerStopTimeout:                      5 * time.Second,
 	})
-	worker.Register(e.w, &notify.Notifier{}, acts, evmActs, &actjobs.Activities{}, &actton.Activities{Service: svc})
+	worker.Register(e.w, &notify.Notifier{}, acts, evmActs, &actjobs.Activities{}, &actton.Activities{Service: svc}, &acthl.Activities{Service: svc})
 	RegisterCeiling(e.w)
 	if err := e.w.Start(); err != nil {
 		return nil, fmt.Errorf("starting the benchmark worker: %w", err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/internal/contract"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 	wfton "github.com/stakeflow/stakeflow/workflows/ton"
@@ -83,6 +84,7 @@ func TestWorkflowsAreTheWorkersAndTheStartersOwn(t *testing.T) {
 		wfpolygon.WithdrawRewardsWorkflowType: {wfpolygon.RewardsInput{}, wfpolygon.Result{}},
 		wfpolygon.RestakeWorkflowType:         {wfpolygon.RewardsInput{}, wfpolygon.Result{}},
 		wfton.WatchWorkflowType:               {wfton.WatchInput{}, wfton.WatchResult{}},
+		wfhyperliquid.WithdrawWorkflowType:    {wfhyperliquid.WithdrawInput{}, wfhyperliquid.WithdrawResult{}},
 	}
 	require.Len(t, ws, len(want))
 	for _, w := range ws {
@@ -157,6 +159,7 @@ func TestPayloadsValidate(t *testing.T) {
 		wfpolygon.DelegateInput{Network: "sepolia", Staker: evmStaker, ValidatorShare: share, Amount: "1000000000000000000000", RequestedBy: "alice"},
 		wfpolygon.RewardsInput{Network: "mainnet", Staker: evmStaker, ValidatorShare: share, RequestedBy: "alice"},
 		wfton.WatchInput{Network: "testnet", Hash: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", Deadline: time.Minute, RequestedBy: "alice"},
+		wfhyperliquid.WithdrawInput{Network: "testnet", Delegator: evmStaker, Amount: "12.5", RequestedBy: "alice"},
 		workflows.ApprovalInput{Approver: "bob"},
 		workflows.ApprovalInput{Approver: "bob", Reason: "treasury plan"},
 		// The status of a stake waiting for its approval, as NewOperation and CheckPolicy leave it.
@@ -203,7 +206,7 @@ func TestPayloadsValidate(t *testing.T) {
 		data := payload(t, reflect.New(s.Type).Elem().Interface())
 		require.NoError(t, validate(t, sch[s.Type], data), "zero %s: %s", s.Type, data)
 	}
-	require.Equal(t, 4, outputs, "the Solana, Polygon and TON results, the status")
+	require.Equal(t, 5, outputs, "the Solana, Polygon, TON and Hyperliquid results, the status")
 }
 
 // fill sets every exported field of v, recursively: the largest unsigned integers, a time with

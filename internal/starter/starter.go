@@ -24,6 +24,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 	wfton "github.com/stakeflow/stakeflow/workflows/ton"
@@ -46,6 +47,8 @@ Polygon (POL staking on Ethereum; amounts with --pol X (18 decimals) or --wei N)
   polygon unstake           --network N --staker 0xADDR --validator-share 0xADDR (--pol X | --wei N) [--id ID] [--wait]
   polygon withdraw-rewards  --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
   polygon restake           --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
+Hyperliquid (staking rewards to spot, after Hyperliquid's queue: 7 days on mainnet):
+  hyperliquid withdraw      --network N --delegator 0xADDR --amount HYPE [--id ID] [--wait]
 TON:
   ton watch                 --network N --hash HASH (hex or base64) [--deadline 1h] [--id ID] [--wait]
                             follow a transaction until it is final; not found by the deadline, it fails
@@ -85,13 +88,15 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	}
 	cmd, rest := args[0], args[1:]
 	verb := ""
-	if cmd == "schedule" || cmd == "polygon" || cmd == "ton" || cmd == "data" || cmd == "ssv" {
+	if cmd == "schedule" || cmd == "polygon" || cmd == "hyperliquid" || cmd == "ton" || cmd == "data" || cmd == "ssv" {
 		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
 			switch cmd {
 			case "polygon":
 				return &UsageError{Msg: errNoPolygonVerb.Error()}
 			case "ton":
 				return &UsageError{Msg: errNoTONVerb.Error()}
+			case "hyperliquid":
+				return &UsageError{Msg: errNoHyperliquidVerb.Error()}
 			case "data":
 				return &UsageError{Msg: "data: give a command: export"}
 			case "ssv":
@@ -132,6 +137,11 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	case "polygon":
 		var err error
 		if run, err = r.polygonCmd(fs, verb); err != nil {
+			return err
+		}
+	case "hyperliquid":
+		var err error
+		if run, err = r.hyperliquidCmd(fs, verb); err != nil {
 			return err
 		}
 	case "ton":
@@ -621,7 +631,7 @@ func shorten(s string, n int) string {
 // recordedSteps are the values StakeflowStep takes, over every chain.
 func recordedSteps() []string {
 	steps := slices.Clone(wfsolana.RecordedSteps)
-	for _, s := range slices.Concat(wfpolygon.RecordedSteps, wfton.RecordedSteps) {
+	for _, s := range slices.Concat(wfpolygon.RecordedSteps, wfhyperliquid.RecordedSteps, wfton.RecordedSteps) {
 		if !slices.Contains(steps, s) {
 			steps = append(steps, s)
 		}

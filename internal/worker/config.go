@@ -91,6 +91,8 @@ type Config struct {
 
 	// EVM configures Polygon staking on Ethereum networks (off without --evm-rpc).
 	EVM EVMConfig
+	// Hyperliquid configures Hyperliquid's staking withdrawal (off without --hyperliquid-api).
+	Hyperliquid HyperliquidConfig
 }
 
 // DefaultMaxCommission is --max-commission's default, in percent.
@@ -129,6 +131,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", "", "the data jobs' store: postgres://... or sqlite:PATH (default: sqlite:<data-dir>/stakeflow.db)")
 	fs.StringVar(&c.DataDir, "data-dir", "data", "directory of the worker's files (the default store)")
 	c.EVM.Register(fs)
+	c.Hyperliquid.Register(fs)
 }
 
 // Validate checks the configuration; the error names every setting that is wrong.
@@ -203,7 +206,15 @@ func (c *Config) Validate() error {
 	if err := checkDSN(c.StoreDSN()); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.EVM.Validate(); err != nil {
+	evm := c.EVM
+	if c.Hyperliquid.Enabled() && !evm.Enabled() {
+		// Hyperliquid signs with the EVM keys without any EVM network.
+		evm.Keys, evm.PassphraseFile = "", ""
+	}
+	if err := evm.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Hyperliquid.Validate(c.EVM); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -7,10 +7,12 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	actton "github.com/stakeflow/stakeflow/activities/ton"
+	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -33,12 +35,13 @@ func TestEachChainsWorkflowRunsItsOwnCode(t *testing.T) {
 		{"polygon unstake by type", wfpolygon.UnstakeWorkflowType, wfpolygon.UnstakeInput{Network: "testnet"}, `invalid network: "testnet" is not one of mainnet, sepolia, dev`},
 		{"APY job by type", wfjobs.APYJobWorkflowType, wfjobs.APYJobInput{Network: "testnet"}, `invalid network: "testnet" is not one of solana, polkadot`},
 		{"rewards job by type", wfjobs.RewardsJobWorkflowType, wfjobs.RewardsJobInput{Network: "ethereum", Address: "0x12"}, `invalid address: "0x12"`},
+		{"Hyperliquid withdraw by type", wfhyperliquid.WithdrawWorkflowType, wfhyperliquid.WithdrawInput{Network: "testnet"}, "invalid delegator: is required"},
 		{"TON watch by type", wfton.WatchWorkflowType, wfton.WatchInput{Network: "testnet"}, "invalid hash: is required"},
 		{"polygon delegate by type", wfpolygon.DelegateWorkflowType, wfpolygon.DelegateInput{Network: "testnet"}, `invalid network: "testnet" is not one of mainnet, sepolia, dev`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			env := suite.NewTestWorkflowEnvironment()
-			Register(env, &notify.Notifier{}, &actsolana.Activities{}, &actevm.Activities{}, &actjobs.Activities{}, &actton.Activities{})
+			Register(env, &notify.Notifier{}, &actsolana.Activities{}, &actevm.Activities{}, &actjobs.Activities{}, &actton.Activities{}, &acthl.Activities{})
 			env.ExecuteWorkflow(tt.wf, tt.in)
 			require.True(t, env.IsWorkflowCompleted())
 			require.ErrorContains(t, env.GetWorkflowError(), tt.want)

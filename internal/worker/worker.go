@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
@@ -31,6 +32,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -39,7 +41,8 @@ import (
 
 // Register registers every stakeflow workflow and the activities on r: the operations' event
 // notifications, one line per chain, then the data jobs.
-func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities, jobActs *actjobs.Activities, tonActs *actton.Activities) {
+func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities, jobActs *actjobs.Activities,
+	tonActs *actton.Activities, hlActs *acthl.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowType})
 	r.RegisterActivity(n)
 	wfsolana.Register(r)
@@ -48,6 +51,8 @@ func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activiti
 	r.RegisterActivity(evmActs)
 	wfton.Register(r)
 	r.RegisterActivity(tonActs)
+	wfhyperliquid.Register(r)
+	r.RegisterActivity(hlActs)
 	wfjobs.Register(r)
 	r.RegisterActivity(jobActs)
 }
@@ -170,6 +175,12 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	jobService, _ := acts.Service.(actjobs.Service)
 	// Endpoint 9 (TON's transaction status) likewise.
 	tonService, _ := acts.Service.(actton.Service)
+	// Endpoint 6 (Hyperliquid's withdrawal request) likewise.
+	hlService, _ := acts.Service.(acthl.Service)
+	hlActs, err := newHyperliquidActivities(cfg, logger, hlService)
+	if err != nil {
+		return err
+	}
 	jobActs, closeStore, err := newJobActivities(ctx, cfg, logger, jobService)
 	if err != nil {
 		return err
@@ -207,7 +218,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	Register(w, notifier, acts, evmActs, jobActs, &actton.Activities{Service: tonService})
+	Register(w, notifier, acts, evmActs, jobActs, &actton.Activities{Service: tonService}, hlActs)
 
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup

@@ -18,7 +18,7 @@ var (
 	// ErrDecode: the unsigned request is not a JSON (or base64 of JSON) user-signed action.
 	ErrDecode = errors.New("undecodable Hyperliquid request")
 	// ErrVerification: the request does not do what was asked; nothing was signed.
-	ErrVerification = errors.New("Hyperliquid request verification failed")
+	ErrVerification = errors.New("verification of the Hyperliquid request failed")
 	// ErrIntent: the intent cannot be checked (bad network, address or amount).
 	ErrIntent = errors.New("invalid intent")
 )

@@ -125,9 +125,14 @@ func (w *withdrawal) send(ctx workflow.Context) error {
 		at.TxID, at.Expiry, at.SignedAt = signed.Digest, fmt.Sprintf("nonce %d", signed.Nonce), workflow.Now(ctx)
 		w.used = append(w.used, signed.Nonce)
 		w.SetStep(ctx, workflows.StepBroadcasting)
-		var sub acthl.SubmitResult
+		// The exchange unreachable past the broadcast timeout stalls the operation, and the same
+		// signed action is submitted again: it may have reached the exchange already.
 		bctx := workflow.WithActivityOptions(ctx, workflows.BroadcastOptions(opts))
-		err := w.Get(ctx, workflow.ExecuteActivity(bctx, ha.HLSubmit, acthl.SubmitInput{Network: w.in.Network, Delegator: w.in.Delegator, Signed: signed}), &sub)
+		sub, err := workflows.UntilUnstalled(ctx, w.Operation, workflows.MayHeal, func() (acthl.SubmitResult, error) {
+			var sub acthl.SubmitResult
+			err := w.Get(ctx, workflow.ExecuteActivity(bctx, ha.HLSubmit, acthl.SubmitInput{Network: w.in.Network, Delegator: w.in.Delegator, Signed: signed}), &sub)
+			return sub, err
+		})
 		at.BroadcastAt = workflow.Now(ctx)
 		if err != nil {
 			at.Error = workflows.Reason(err)

@@ -34,8 +34,9 @@ type exchange struct {
 	submits   []acthl.SubmitInput
 	// reads counts account reads; settleAfter reads, pending withdrawals reach spot.
 	reads, settleAfter int
-	// signErr, when set, is the signer's refusal.
-	signErr error
+	// signErr, when set, is the signer's refusal; submitErrs fail the first submissions.
+	signErr    error
+	submitErrs []error
 }
 
 func (e *exchange) read(_ context.Context, _ acthl.AccountInput) (acthl.Account, error) {
@@ -66,6 +67,9 @@ func (e *exchange) sign(_ context.Context, in acthl.SignInput) (acthl.Signed, er
 
 func (e *exchange) submit(_ context.Context, in acthl.SubmitInput) (acthl.SubmitResult, error) {
 	e.submits = append(e.submits, in)
+	if len(e.submits) <= len(e.submitErrs) {
+		return acthl.SubmitResult{}, e.submitErrs[len(e.submits)-1]
+	}
 	o := e.outcomes[min(len(e.submits), len(e.outcomes))-1]
 	if o == acthl.OutcomeSent {
 		e.pending = append(e.pending, hlchain.Pending{Nonce: in.Signed.Nonce, Wei: in.Signed.Action.Wei, CompletesAt: time.Now().Add(7 * 24 * time.Hour)})
@@ -152,6 +156,26 @@ func TestWithdrawRefusedNonceBounded(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "refused the nonce of each of 3 requests"), err.Error())
 	assert.Equal(t, 3, e.requests)
+}
+
+// TestWithdrawExchangeRefusingStallsThenResubmits: an exchange refusing the worker (a failure
+// that may heal, final for the activity) stalls the operation; the same signed action is
+// submitted again after the stall's wait, and no new request is asked for.
+func TestWithdrawExchangeRefusingStallsThenResubmits(t *testing.T) {
+	e := &exchange{outcomes: []string{acthl.OutcomeSent}, settleAfter: 2,
+		submitErrs: []error{temporal.NewNonRetryableApplicationError("submitting the withdrawal: HTTP 403", activities.ErrChainRejected, nil)}}
+	env := newEnv(e)
+	env.ExecuteWorkflow(WithdrawWorkflowType, WithdrawInput{Network: "testnet", Delegator: delegator, Amount: "2.5"})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, e.submits, 2)
+	assert.Equal(t, e.submits[0], e.submits[1], "the same signed action")
+	assert.Equal(t, 1, e.requests)
+	assert.Len(t, e.signs, 1)
+	v, err := env.QueryWorkflow(workflows.QueryStatus)
+	require.NoError(t, err)
+	var st workflows.Status
+	require.NoError(t, v.Get(&st))
+	assert.Nil(t, st.Stall, "the stall cleared once the exchange took the action")
 }
 
 func TestWithdrawInputValidate(t *testing.T) {

@@ -59,7 +59,9 @@ func Withdraw(ctx workflow.Context, in WithdrawInput) (WithdrawResult, error) {
 
 func (w *withdrawal) account(ctx workflow.Context) (acthl.Account, error) {
 	actx := workflow.WithActivityOptions(ctx, workflows.ReadOptions())
-	stalls := func(err error) bool { return w.HalfDone() && workflows.MayHeal(err) }
+	// Once the exchange holds the action, a read that fails for a reason that may heal stalls
+	// the operation instead of failing it: the withdrawal reaches spot all the same.
+	stalls := func(err error) bool { return w.nonce != 0 && workflows.MayHeal(err) }
 	return workflows.UntilUnstalled(ctx, w.Operation, stalls, func() (acthl.Account, error) {
 		var acc acthl.Account
 		err := w.Get(ctx, workflow.ExecuteActivity(actx, ha.HLReadAccount, acthl.AccountInput{Network: w.in.Network, Delegator: w.in.Delegator}), &acc)

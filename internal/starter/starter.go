@@ -639,14 +639,17 @@ func recordedSteps() []string {
 	return steps
 }
 
-// formatAmount renders a status's amount for people: in SOL for Solana, in the chain's base unit
-// otherwise; "-" while it is not known.
+// formatAmount renders a status's amount for people: in SOL for Solana, HYPE for Hyperliquid, in
+// the chain's base unit otherwise; "-" while it is not known.
 func formatAmount(st *workflows.Status) string {
 	if st.Amount == "" {
 		return "-"
 	}
 	if n, err := strconv.ParseUint(st.Amount, 10, 64); err == nil && st.Chain == wfsolana.Chain {
 		return wfsolana.FormatSOL(n)
+	}
+	if st.Chain == wfhyperliquid.Chain {
+		return wfhyperliquid.FormatHYPE(st.Amount)
 	}
 	return st.Amount + " " + st.Unit
 }

@@ -77,7 +77,7 @@ func TestDomainMatchesTheSDKVector(t *testing.T) {
 
 // TestGoldenSignatures: cWithdraw signatures for fixed keys equal those ethers v6 (an independent
 // EIP-712 implementation) computes for the same typed data (signTypedData and
-// TypedDataEncoder.hash), and each recovers its signer.
+// TypedDataEncoder.hash; testdata/vectors.js), and each recovers its signer.
 func TestGoldenSignatures(t *testing.T) {
 	for _, c := range []struct {
 		name, key, addr, network, amount string

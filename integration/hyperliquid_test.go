@@ -4,7 +4,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -77,28 +76,28 @@ func TestHyperliquidRefusals(t *testing.T) {
 }
 
 // testHyperliquidSixthRefused: with five withdrawals pending (signed and submitted here with the
-// delegator's key), a sixth is refused before the service is asked, naming the five nonces.
+// delegator's key), a sixth is refused before the service is asked, naming the five by the hashes
+// the delegator's history shows.
 func testHyperliquidSixthRefused(t *testing.T) {
 	delegator := hyperliquidDelegator(1)
 	st.Sandbox.HyperliquidFund("mainnet", delegator, 100*hype)
 	signer := hlsigner.New(signerevm.KeyringOf(st.EVM.Key(delegator)), hlsigner.Policy{})
 	base := uint64(time.Now().UnixMilli())
-	var nonces []string
 	for i := range uint64(5) {
 		a := hlsigner.Action{Type: hlsigner.TypeCWithdraw, SignatureChainID: hlsigner.DefaultSignatureChainID, HyperliquidChain: "Mainnet", Wei: hype, Nonce: base - i}
 		s, err := signer.Sign(hlsigner.Intent{Network: "mainnet", Delegator: delegator, Amount: "1"}, &hlsigner.Unsigned{Action: a})
 		require.NoError(t, err)
 		submitHyperliquid(t, "mainnet", s)
-		nonces = append(nonces, fmt.Sprint(a.Nonce))
 	}
-	require.Len(t, st.Sandbox.HyperliquidAccount("mainnet", delegator).Pending, 5)
+	pending := st.Sandbox.HyperliquidAccount("mainnet", delegator).Pending
+	require.Len(t, pending, 5)
 	id := operationID(t, "hyperliquid-withdraw")
 	recordAs(id, wfhyperliquid.WithdrawWorkflowType+"-too-many-pending")
 	out, err := starterRun(t, "hyperliquid", "withdraw", "--network", "mainnet", "--delegator", delegator.Hex(), "--amount", "1", "--id", id, "--wait", "--json")
 	require.Error(t, err, out)
 	assert.Contains(t, err.Error(), "5 withdrawals pending")
-	for _, n := range nonces {
-		assert.Contains(t, err.Error(), n)
+	for _, p := range pending {
+		assert.Contains(t, err.Error(), p.Hash)
 	}
 	assert.Equal(t, 0, st.Sandbox.HyperliquidRequests(delegator), "the service was not asked: nothing to sign")
 	assert.Equal(t, 5, st.Sandbox.HyperliquidAccount("mainnet", delegator).Submitted)

@@ -38,9 +38,11 @@ func HyperliquidQueue(network string) time.Duration {
 
 // hyperliquidL1 emulates what the worker uses of one Hyperliquid network: the exchange's
 // cWithdraw (signature recovered over the EIP-712 typed data, nonce window and reuse, the
-// 5-pending limit, the staking balance debited) and the info reads (delegator summary, pending
-// withdrawals, spot balance). Withdrawals reach spot once the queue has passed on the L1's clock,
-// which the warp control moves forward.
+// 5-pending limit, the staking balance debited) and the info reads in the public API's shapes
+// (delegatorSummary, delegatorHistory, spotClearinghouseState). Withdrawals reach spot once the
+// queue has passed on the L1's clock, which the warp control moves forward; the history's times
+// are the sandbox's own clock's, as the exchange's nonce window is, so that a warp shortens the
+// queue without moving an action away from its nonce.
 type hyperliquidL1 struct {
 	network string
 	now     func() time.Time
@@ -53,16 +55,28 @@ type hyperliquidL1 struct {
 type hlUser struct {
 	staking, spot uint64
 	pending, done []hlWithdrawal
+	// deposits are the cDeposit entries of the history (the fund control's).
+	deposits []hlDeposit
 	// nonces maps each nonce the user's actions used to their digest.
 	nonces map[uint64]common.Hash
 }
 
 type hlWithdrawal struct {
-	Nonce       uint64
-	Wei         uint64
-	Hash        string
-	RequestedAt time.Time
+	Nonce uint64
+	Wei   uint64
+	// Hash names the L1 transaction that took the action (not the EIP-712 digest).
+	Hash string
+	// At is when the exchange took it (the history's time); CompletesAt when it reaches spot on
+	// the warped clock, and FinalizedAt when it did.
+	At          time.Time
 	CompletesAt time.Time
+	FinalizedAt time.Time
+}
+
+type hlDeposit struct {
+	Wei  uint64
+	Hash string
+	At   time.Time
 }
 
 func newHyperliquidL1(network string, now func() time.Time) *hyperliquidL1 {
@@ -88,6 +102,7 @@ func (c *hyperliquidL1) settle(u *hlUser) {
 	for _, w := range u.pending {
 		if !now.Before(w.CompletesAt) {
 			u.spot += w.Wei
+			w.FinalizedAt = w.At.Add(HyperliquidQueue(c.network))
 			u.done = append(u.done, w)
 			continue
 		}
@@ -186,9 +201,14 @@ func (c *hyperliquidL1) exchange(body []byte) map[string]any {
 	}
 	u.nonces[a.Nonce] = digest
 	u.staking -= a.Wei
-	t := c.clock()
-	u.pending = append(u.pending, hlWithdrawal{Nonce: a.Nonce, Wei: a.Wei, Hash: digest.Hex(), RequestedAt: t, CompletesAt: t.Add(HyperliquidQueue(c.network))})
+	u.pending = append(u.pending, hlWithdrawal{Nonce: a.Nonce, Wei: a.Wei, Hash: hlTxHash(digest, req.Signature), At: now,
+		CompletesAt: c.clock().Add(HyperliquidQueue(c.network))})
 	return hlOK()
+}
+
+// hlTxHash names the L1 transaction of a signed action: a hash of its digest and signature.
+func hlTxHash(digest common.Hash, sig hlSignature) string {
+	return crypto.Keccak256Hash(digest[:], []byte(sig.R), []byte(sig.S), []byte{sig.V}).Hex()
 }
 
 // hlDigest is the EIP-712 hash the exchange recovers a cWithdraw's signer from.
@@ -243,8 +263,7 @@ func hype(wei uint64) string {
 	return s
 }
 
-// HyperliquidPending is one pending staking withdrawal, as info type "pendingWithdrawals"
-// answers it (a sandbox read: the real info API shows them in the delegator's history).
+// HyperliquidPending is one pending staking withdrawal, as the account control shows it.
 type HyperliquidPending struct {
 	Nonce       uint64 `json:"nonce"`
 	Amount      string `json:"amount"`
@@ -253,7 +272,10 @@ type HyperliquidPending struct {
 	CompletesAt int64  `json:"completesAt"`
 }
 
-// info answers POST /info for the types the worker reads.
+// hlZeroHash is the hash of history entries no user transaction made (a withdrawal finalized).
+const hlZeroHash = "0x0000000000000000000000000000000000000000000000000000000000000000"
+
+// info answers POST /info for the types the worker reads, in the public info API's shapes.
 func (c *hyperliquidL1) info(body []byte) (any, int) {
 	var req struct {
 		Type string `json:"type"`
@@ -279,23 +301,27 @@ func (c *hyperliquidL1) info(body []byte) (any, int) {
 			"nPendingWithdrawals": len(u.pending)}, http.StatusOK
 	case "spotClearinghouseState":
 		return map[string]any{"balances": []map[string]any{{"coin": "HYPE", "token": 150, "hold": "0.0", "total": hype(u.spot), "entryNtl": "0.0"}}}, http.StatusOK
-	case "pendingWithdrawals":
-		out := []HyperliquidPending{}
-		for _, w := range u.pending {
-			out = append(out, HyperliquidPending{Nonce: w.Nonce, Amount: hype(w.Wei), Hash: w.Hash, Time: w.RequestedAt.UnixMilli(), CompletesAt: w.CompletesAt.UnixMilli()})
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i].Nonce < out[j].Nonce })
-		return out, http.StatusOK
 	case "delegatorHistory":
-		out := []map[string]any{}
+		type entry struct {
+			Time  int64          `json:"time"`
+			Hash  string         `json:"hash"`
+			Delta map[string]any `json:"delta"`
+		}
+		withdrawal := func(w hlWithdrawal, phase string) map[string]any {
+			return map[string]any{"withdrawal": map[string]string{"amount": hype(w.Wei), "phase": phase}}
+		}
+		out := []entry{}
+		for _, d := range u.deposits {
+			out = append(out, entry{d.At.UnixMilli(), d.Hash, map[string]any{"cDeposit": map[string]string{"amount": hype(d.Wei)}}})
+		}
 		for _, w := range u.done {
-			out = append(out, map[string]any{"time": w.CompletesAt.UnixMilli(), "hash": w.Hash, "nonce": w.Nonce,
-				"delta": map[string]any{"withdrawal": map[string]string{"amount": hype(w.Wei), "phase": "finalized"}}})
+			out = append(out, entry{w.At.UnixMilli(), w.Hash, withdrawal(w, "initiated")}, entry{w.FinalizedAt.UnixMilli(), hlZeroHash, withdrawal(w, "finalized")})
 		}
 		for _, w := range u.pending {
-			out = append(out, map[string]any{"time": w.RequestedAt.UnixMilli(), "hash": w.Hash, "nonce": w.Nonce,
-				"delta": map[string]any{"withdrawal": map[string]string{"amount": hype(w.Wei), "phase": "initiated"}}})
+			out = append(out, entry{w.At.UnixMilli(), w.Hash, withdrawal(w, "initiated")})
 		}
+		// Newest first.
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Time > out[j].Time })
 		return out, http.StatusOK
 	}
 	return "Failed to deserialize the JSON body into the target type", http.StatusUnprocessableEntity
@@ -307,6 +333,8 @@ func (c *hyperliquidL1) fund(user common.Address, wei uint64) (staking uint64) {
 	defer c.mu.Unlock()
 	u := c.user(user)
 	u.staking += wei
+	u.deposits = append(u.deposits, hlDeposit{Wei: wei, At: c.now(),
+		Hash: crypto.Keccak256Hash(user[:], []byte(fmt.Sprintf("cDeposit %d %d", len(u.deposits), wei))).Hex()})
 	return u.staking
 }
 
@@ -334,7 +362,7 @@ func (c *hyperliquidL1) account(user common.Address) HyperliquidAccount {
 	c.settle(u)
 	out := HyperliquidAccount{Staking: u.staking, Spot: u.spot, Pending: []HyperliquidPending{}, Submitted: len(u.nonces)}
 	for _, w := range u.pending {
-		out.Pending = append(out.Pending, HyperliquidPending{Nonce: w.Nonce, Amount: hype(w.Wei), Hash: w.Hash, Time: w.RequestedAt.UnixMilli(), CompletesAt: w.CompletesAt.UnixMilli()})
+		out.Pending = append(out.Pending, HyperliquidPending{Nonce: w.Nonce, Amount: hype(w.Wei), Hash: w.Hash, Time: w.At.UnixMilli(), CompletesAt: w.CompletesAt.UnixMilli()})
 	}
 	return out
 }

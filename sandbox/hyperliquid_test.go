@@ -58,6 +58,35 @@ func (c *hlClient) post(path string, body any) map[string]any {
 	return out
 }
 
+func (c *hlClient) postStatus(path string, body any) (any, int) {
+	raw, err := json.Marshal(body)
+	require.NoError(c.t, err)
+	resp, err := http.Post(shared.HyperliquidURL(c.network)+path, "application/json", bytes.NewReader(raw))
+	require.NoError(c.t, err)
+	defer resp.Body.Close()
+	var out any
+	require.NoError(c.t, json.NewDecoder(resp.Body).Decode(&out))
+	return out, resp.StatusCode
+}
+
+func (c *hlClient) history() []map[string]any {
+	v, status := c.postStatus("/info", map[string]string{"type": "delegatorHistory", "user": c.addr.Hex()})
+	require.Equal(c.t, http.StatusOK, status)
+	var out []map[string]any
+	for _, e := range v.([]any) {
+		out = append(out, e.(map[string]any))
+	}
+	return out
+}
+
+func keys(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
 func (c *hlClient) submit(s *hl.Signed) map[string]any { return c.post("/exchange", s) }
 
 // TestHyperliquidWithdrawalQueue: a signed cWithdraw is accepted once, debits the staking
@@ -80,13 +109,34 @@ func TestHyperliquidWithdrawalQueue(t *testing.T) {
 	assert.Equal(t, "7.5", sum["undelegated"])
 	assert.Equal(t, "2.5", sum["totalPendingWithdrawal"])
 	assert.EqualValues(t, 1, sum["nPendingWithdrawals"])
+	assert.Equal(t, map[string]any{"delegated": "0.0", "undelegated": "7.5", "totalPendingWithdrawal": "2.5", "nPendingWithdrawals": 1.0}, sum,
+		"delegatorSummary: exactly the public API's fields")
+	// delegatorHistory: {time, hash, delta} entries, newest first, the withdrawal named by the
+	// L1 hash (not the digest), no nonce.
+	hist := c.history()
+	require.Len(t, hist, 2)
+	assert.Equal(t, map[string]any{"withdrawal": map[string]any{"amount": "2.5", "phase": "initiated"}}, hist[0]["delta"])
+	assert.Equal(t, acct.Pending[0].Hash, hist[0]["hash"])
+	assert.NotEqual(t, signed.Digest, hist[0]["hash"])
+	assert.InDelta(t, float64(time.Now().UnixMilli()), hist[0]["time"], float64(time.Minute.Milliseconds()))
+	assert.Equal(t, map[string]any{"cDeposit": map[string]any{"amount": "10.0"}}, hist[1]["delta"])
+	for _, h := range hist {
+		assert.ElementsMatch(t, []string{"time", "hash", "delta"}, keys(h))
+	}
+	gone, status := c.postStatus("/info", map[string]string{"type": "pendingWithdrawals", "user": c.addr.Hex()})
+	assert.Equal(t, http.StatusUnprocessableEntity, status, "only the public info types: %v", gone)
 
 	shared.HyperliquidWarp("testnet", HyperliquidQueue("testnet"))
 	acct = shared.HyperliquidAccount("testnet", c.addr)
 	assert.Empty(t, acct.Pending)
 	assert.Equal(t, uint64(250_000_000), acct.Spot)
 	spot := c.post("/info", map[string]string{"type": "spotClearinghouseState", "user": c.addr.Hex()})
-	assert.Equal(t, "2.5", spot["balances"].([]any)[0].(map[string]any)["total"])
+	assert.Equal(t, map[string]any{"coin": "HYPE", "token": 150.0, "total": "2.5", "hold": "0.0", "entryNtl": "0.0"}, spot["balances"].([]any)[0])
+	hist = c.history()
+	require.Len(t, hist, 3)
+	assert.Equal(t, map[string]any{"withdrawal": map[string]any{"amount": "2.5", "phase": "finalized"}}, hist[0]["delta"], "finalized, after the queue")
+	assert.Equal(t, "initiated", hist[1]["delta"].(map[string]any)["withdrawal"].(map[string]any)["phase"])
+	assert.EqualValues(t, hist[1]["time"].(float64)+float64(HyperliquidQueue("testnet").Milliseconds()), hist[0]["time"])
 }
 
 // TestHyperliquidExchangeRefuses: five pending at most; a signature over other data recovers

@@ -5,9 +5,12 @@
 //
 // HLSubmit re-sends the same signed action on a transport failure or a 5xx; an exchange refusal
 // is an outcome, not an error, once the account is read: the action counts as sent when the
-// exchange records its nonce for the delegator (a resubmission answered "nonce already used"
+// delegator's history shows its withdrawal (Find: a resubmission answered "nonce already used"
 // included); otherwise the workflow decides (a nonce refused for its window may get a new
 // request; any other refusal ends the operation).
+//
+// The info API names a withdrawal by the hash and time of the L1 transaction, not by the nonce
+// it was signed with; Find ties the two together.
 package hyperliquid
 
 import (
@@ -128,6 +131,9 @@ type SubmitInput struct {
 	Network   string `json:"network"`
 	Delegator string `json:"delegator"`
 	Signed    Signed `json:"signed"`
+	// Known are the hashes of the withdrawals the delegator's history showed before the action
+	// was signed: none of them is this action's.
+	Known []string `json:"known,omitempty"`
 }
 
 // SubmitResult is where the action stands after its submission.
@@ -156,6 +162,9 @@ func (a *Activities) HLReadAccount(ctx context.Context, in AccountInput) (Accoun
 	acc, err := api.Account(ctx, strings.ToLower(in.Delegator))
 	if err != nil {
 		return Account{}, classifyAPI("reading the delegator's account", err)
+	}
+	for i := range acc.Pending {
+		acc.Pending[i].CompletesAt = acc.Pending[i].Time.Add(Queue(in.Network))
 	}
 	return Account{Account: acc, RecheckAfter: a.RecheckAfter}, nil
 }
@@ -194,7 +203,7 @@ func (a *Activities) HLSign(_ context.Context, in SignInput) (Signed, error) {
 
 // HLSubmit posts the signed action to the exchange, the same bytes at every retry. A refusal is
 // followed by a read of the account: the action counts as sent when its nonce is recorded for the
-// delegator (pending or finalized).
+// delegator: its history shows the withdrawal (Find), pending or finalized.
 func (a *Activities) HLSubmit(ctx context.Context, in SubmitInput) (SubmitResult, error) {
 	api, err := a.api(in.Network)
 	if err != nil {
@@ -212,7 +221,7 @@ func (a *Activities) HLSubmit(ctx context.Context, in SubmitInput) (SubmitResult
 	if err != nil {
 		return SubmitResult{}, classifyAPI("reading the account after a refused submission", err)
 	}
-	if Holds(acc, in.Signed.Nonce) {
+	if _, ok := Find(acc, in.Signed.Action.Wei, in.Signed.Nonce, in.Known); ok {
 		return SubmitResult{Outcome: OutcomeSent, Reason: res.Reason()}, nil
 	}
 	if strings.Contains(strings.ToLower(res.Reason()), "nonce") {
@@ -221,14 +230,48 @@ func (a *Activities) HLSubmit(ctx context.Context, in SubmitInput) (SubmitResult
 	return SubmitResult{Outcome: OutcomeRefused, Reason: res.Reason()}, nil
 }
 
-// Holds reports whether the account records the withdrawal of nonce, pending or finalized.
-func Holds(acc hlchain.Account, nonce uint64) bool {
-	for _, p := range acc.Pending {
-		if p.Nonce == nonce {
-			return true
+// Hyperliquid accepts an action whose nonce lies within (T - NonceBehind, T + NonceAhead) of the
+// time T of the block that takes it.
+const (
+	NonceBehind = 48 * time.Hour
+	NonceAhead  = 24 * time.Hour
+)
+
+// Queue is how long a staking withdrawal waits before it reaches spot: 7 days on mainnet, 5
+// minutes on testnet.
+func Queue(network string) time.Duration {
+	if network == "mainnet" {
+		return 7 * 24 * time.Hour
+	}
+	return 5 * time.Minute
+}
+
+// Find returns the withdrawal an action of wei signed with nonce became, pending or finalized: the
+// earliest withdrawal of exactly wei initiated at a time that could take that nonce (nonce -
+// NonceAhead to nonce + NonceBehind) whose hash is not among known (those shown before the action
+// was signed).
+func Find(acc hlchain.Account, wei, nonce uint64, known []string) (hlchain.Withdrawal, bool) {
+	signed := time.UnixMilli(int64(min(nonce, uint64(1)<<62)))
+	var found hlchain.Withdrawal
+	ok := false
+	for _, w := range append(append([]hlchain.Withdrawal{}, acc.Finalized...), acc.Pending...) {
+		if w.Wei != wei || slices.Contains(known, w.Hash) || !w.Time.After(signed.Add(-NonceAhead)) || !w.Time.Before(signed.Add(NonceBehind)) {
+			continue
+		}
+		if !ok || w.Time.Before(found.Time) {
+			found, ok = w, true
 		}
 	}
-	return slices.Contains(acc.Finalized, nonce)
+	return found, ok
+}
+
+// Hashes lists the hashes of the account's withdrawals, pending and finalized.
+func Hashes(acc hlchain.Account) []string {
+	out := []string{}
+	for _, w := range append(append([]hlchain.Withdrawal{}, acc.Finalized...), acc.Pending...) {
+		out = append(out, w.Hash)
+	}
+	return out
 }
 
 func classifyAPI(what string, err error) error {

@@ -1,6 +1,7 @@
 // Package hyperliquid is access to a Hyperliquid network's API for the staking withdrawal: the
 // exchange endpoint that takes a signed user action, and the info reads of a delegator's staking
-// summary, pending withdrawals and spot balance. It signs nothing and builds nothing.
+// summary (delegatorSummary), staking history (delegatorHistory) and spot balance
+// (spotClearinghouseState). It signs nothing and builds nothing.
 //
 // Amounts are whole numbers of wei (10^-8 HYPE), read exactly from the API's decimal strings.
 package hyperliquid
@@ -14,6 +15,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 )
@@ -96,24 +98,45 @@ func (c *Client) Exchange(ctx context.Context, signed any) (ExchangeResult, erro
 	return out, err
 }
 
-// Pending is a staking withdrawal on its way to spot.
-type Pending struct {
-	Nonce       uint64    `json:"nonce"`
-	Wei         uint64    `json:"wei"`
-	CompletesAt time.Time `json:"completesAt"`
+// Withdrawal is a staking withdrawal as the delegator's history shows it: initiated by the L1
+// transaction Hash at Time (the block's time).
+type Withdrawal struct {
+	Hash string    `json:"hash"`
+	Time time.Time `json:"time"`
+	Wei  uint64    `json:"wei"`
+	// CompletesAt is when a pending withdrawal reaches spot (Time plus the network's queue); set
+	// by the caller, which knows the network.
+	CompletesAt time.Time `json:"completesAt,omitempty"`
 }
 
 // Account is what the worker reads of a delegator.
 type Account struct {
 	// Staking is the undelegated staking balance; Spot the spot HYPE balance (wei both).
-	Staking uint64    `json:"staking"`
-	Spot    uint64    `json:"spot"`
-	Pending []Pending `json:"pending"`
-	// Finalized lists the nonces of the withdrawals that reached spot.
-	Finalized []uint64 `json:"finalized"`
+	Staking uint64 `json:"staking"`
+	Spot    uint64 `json:"spot"`
+	// Pending are the withdrawals in the queue, oldest first: the last nPendingWithdrawals of the
+	// initiated ones (the queue is first in, first out, one duration for all).
+	Pending []Withdrawal `json:"pending"`
+	// Finalized are the other initiated withdrawals: they reached spot.
+	Finalized []Withdrawal `json:"finalized"`
 }
 
-// Account reads user's staking summary, pending and finalized withdrawals and spot balance.
+// historyEntry is one delegatorHistory entry; only a withdrawal's delta is read.
+type historyEntry struct {
+	Time  int64  `json:"time"`
+	Hash  string `json:"hash"`
+	Delta struct {
+		Withdrawal *struct {
+			Amount string `json:"amount"`
+			Phase  string `json:"phase"`
+		} `json:"withdrawal"`
+	} `json:"delta"`
+}
+
+// Account reads user's staking summary (delegatorSummary), staking history (delegatorHistory) and
+// spot balance (spotClearinghouseState). The pending withdrawals are the last
+// nPendingWithdrawals withdrawals the history shows initiated; a history that shows fewer is
+// read again later (UnavailableError).
 func (c *Client) Account(ctx context.Context, user string) (Account, error) {
 	var out Account
 	var sum struct {
@@ -127,42 +150,28 @@ func (c *Client) Account(ctx context.Context, user string) (Account, error) {
 	if out.Staking, err = Wei(sum.Undelegated); err != nil {
 		return out, fmt.Errorf("%w: delegatorSummary.undelegated: %v", ErrRefused, err)
 	}
-	var pend []struct {
-		Nonce       uint64 `json:"nonce"`
-		Amount      string `json:"amount"`
-		CompletesAt int64  `json:"completesAt"`
-	}
-	if err := c.post(ctx, "/info", map[string]string{"type": "pendingWithdrawals", "user": user}, &pend); err != nil {
-		return out, err
-	}
-	out.Pending = []Pending{}
-	for _, p := range pend {
-		w, err := Wei(p.Amount)
-		if err != nil {
-			return out, fmt.Errorf("%w: pending withdrawal %d: %v", ErrRefused, p.Nonce, err)
-		}
-		out.Pending = append(out.Pending, Pending{Nonce: p.Nonce, Wei: w, CompletesAt: time.UnixMilli(p.CompletesAt).UTC()})
-	}
-	if len(out.Pending) != sum.NPending {
-		return out, &UnavailableError{Err: fmt.Errorf("info reads disagree: %d pending withdrawals listed, summary says %d", len(out.Pending), sum.NPending)}
-	}
-	var hist []struct {
-		Nonce uint64 `json:"nonce"`
-		Delta struct {
-			Withdrawal *struct {
-				Phase string `json:"phase"`
-			} `json:"withdrawal"`
-		} `json:"delta"`
-	}
+	var hist []historyEntry
 	if err := c.post(ctx, "/info", map[string]string{"type": "delegatorHistory", "user": user}, &hist); err != nil {
 		return out, err
 	}
-	out.Finalized = []uint64{}
+	initiated := []Withdrawal{}
 	for _, h := range hist {
-		if h.Delta.Withdrawal != nil && h.Delta.Withdrawal.Phase == "finalized" {
-			out.Finalized = append(out.Finalized, h.Nonce)
+		w := h.Delta.Withdrawal
+		if w == nil || w.Phase != "initiated" {
+			continue
 		}
+		wei, err := Wei(w.Amount)
+		if err != nil {
+			return out, fmt.Errorf("%w: delegatorHistory withdrawal %s: %v", ErrRefused, h.Hash, err)
+		}
+		initiated = append(initiated, Withdrawal{Hash: strings.ToLower(h.Hash), Time: time.UnixMilli(h.Time).UTC(), Wei: wei})
 	}
+	sort.SliceStable(initiated, func(i, j int) bool { return initiated[i].Time.Before(initiated[j].Time) })
+	if sum.NPending < 0 || sum.NPending > len(initiated) {
+		return out, &UnavailableError{Err: fmt.Errorf("info reads disagree: the summary counts %d pending withdrawals, the history shows %d initiated", sum.NPending, len(initiated))}
+	}
+	cut := len(initiated) - sum.NPending
+	out.Finalized, out.Pending = initiated[:cut:cut], initiated[cut:]
 	var spot struct {
 		Balances []struct {
 			Coin  string `json:"coin"`

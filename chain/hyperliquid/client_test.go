@@ -25,20 +25,29 @@ func TestWei(t *testing.T) {
 	}
 }
 
-// TestAccount reads the four info requests a delegator's account takes, as the API answers them,
-// and asserts each request body.
+// TestAccount reads the three info requests a delegator's account takes, in the shapes the public
+// info API answers them (delegatorSummary, delegatorHistory with its withdrawal, cDeposit and
+// delegate deltas, spotClearinghouseState), and asserts each request body. The pending
+// withdrawals are the last nPendingWithdrawals initiated ones, whatever the order of the history.
 func TestAccount(t *testing.T) {
 	user := "0x1111111111111111111111111111111111111111"
+	var types []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		require.Equal(t, "/info", r.URL.Path)
 		var req map[string]string
 		require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
 		require.Equal(t, user, req["user"])
+		require.Len(t, req, 2, "type and user only")
+		types = append(types, req["type"])
 		answers := map[string]string{
-			"delegatorSummary":       `{"delegated":"0.0","undelegated":"7.5","totalPendingWithdrawal":"2.5","nPendingWithdrawals":1}`,
-			"pendingWithdrawals":     `[{"nonce":42,"amount":"2.5","hash":"0xab","time":1764000000000,"completesAt":1764604800000}]`,
-			"delegatorHistory":       `[{"time":1,"hash":"0xcd","nonce":41,"delta":{"withdrawal":{"amount":"1.0","phase":"finalized"}}},{"time":2,"hash":"0xab","nonce":42,"delta":{"withdrawal":{"amount":"2.5","phase":"initiated"}}}]`,
-			"spotClearinghouseState": `{"balances":[{"coin":"USDC","token":0,"total":"9.0"},{"coin":"HYPE","token":150,"total":"1.0","hold":"0.0"}]}`,
+			"delegatorSummary": `{"delegated":"10.0","undelegated":"7.5","totalPendingWithdrawal":"2.5","nPendingWithdrawals":1}`,
+			"delegatorHistory": `[
+				{"time":1764000300000,"hash":"0xAB","delta":{"withdrawal":{"amount":"2.5","phase":"initiated"}}},
+				{"time":1764000200000,"hash":"0x0000000000000000000000000000000000000000000000000000000000000000","delta":{"withdrawal":{"amount":"1.0","phase":"finalized"}}},
+				{"time":1764000150000,"hash":"0xef","delta":{"delegate":{"validator":"0x5ac99df645f3414876c816caa18b2d234024b487","amount":"10.0","isUndelegate":false}}},
+				{"time":1764000100000,"hash":"0xcd","delta":{"withdrawal":{"amount":"1.0","phase":"initiated"}}},
+				{"time":1764000000000,"hash":"0x12","delta":{"cDeposit":{"amount":"20.5"}}}]`,
+			"spotClearinghouseState": `{"balances":[{"coin":"USDC","token":0,"total":"9.0","hold":"0.0","entryNtl":"0.0"},{"coin":"HYPE","token":150,"total":"1.0","hold":"0.0","entryNtl":"0.0"}]}`,
 		}
 		a, ok := answers[req["type"]]
 		require.True(t, ok, req["type"])
@@ -47,8 +56,29 @@ func TestAccount(t *testing.T) {
 	defer srv.Close()
 	acc, err := New(srv.URL).Account(context.Background(), user)
 	require.NoError(t, err)
-	assert.Equal(t, Account{Staking: 750000000, Spot: 100000000, Finalized: []uint64{41},
-		Pending: []Pending{{Nonce: 42, Wei: 250000000, CompletesAt: time.UnixMilli(1764604800000).UTC()}}}, acc)
+	assert.Equal(t, []string{"delegatorSummary", "delegatorHistory", "spotClearinghouseState"}, types)
+	assert.Equal(t, Account{Staking: 750000000, Spot: 100000000,
+		Finalized: []Withdrawal{{Hash: "0xcd", Time: time.UnixMilli(1764000100000).UTC(), Wei: 100000000}},
+		Pending:   []Withdrawal{{Hash: "0xab", Time: time.UnixMilli(1764000300000).UTC(), Wei: 250000000}}}, acc)
+}
+
+// TestAccountReadsDisagree: a summary counting more pending withdrawals than the history shows
+// initiated is read again later, not taken.
+func TestAccountReadsDisagree(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]string
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
+		switch req["type"] {
+		case "delegatorSummary":
+			_, _ = w.Write([]byte(`{"delegated":"0.0","undelegated":"0.0","totalPendingWithdrawal":"2.0","nPendingWithdrawals":2}`))
+		default:
+			_, _ = w.Write([]byte(`[{"time":1,"hash":"0xab","delta":{"withdrawal":{"amount":"1.0","phase":"initiated"}}}]`))
+		}
+	}))
+	defer srv.Close()
+	_, err := New(srv.URL).Account(context.Background(), "0x1111111111111111111111111111111111111111")
+	var un *UnavailableError
+	require.True(t, errors.As(err, &un), "%v", err)
 }
 
 func TestExchangeStatuses(t *testing.T) {

@@ -61,9 +61,11 @@ type WithdrawResult struct {
 	// Amount is what was asked, HYPE; Wei the same in 10^-8 HYPE.
 	Amount string `json:"amount"`
 	Wei    string `json:"wei"`
-	// Nonce and Digest identify the signed action the exchange holds.
+	// Nonce and Digest identify the signed action the exchange took.
 	Nonce  uint64 `json:"nonce"`
 	Digest string `json:"digest"`
+	// Hash is the L1 transaction of the withdrawal, as the delegator's history shows it.
+	Hash string `json:"hash"`
 	// Requests counts the requests asked of the service (more than one when the exchange refused
 	// an earlier nonce).
 	Requests int `json:"requests"`

@@ -2,6 +2,7 @@ package hyperliquid
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,10 @@ type withdrawal struct {
 	digest   string
 	requests int
 	used     []uint64
+	// known are the hashes of the withdrawals the history showed before anything was signed;
+	// hash is this operation's withdrawal, once the history shows it.
+	known []string
+	hash  string
 }
 
 // Withdraw (workflow type HyperliquidWithdrawWorkflow) moves Amount HYPE of the delegator's
@@ -77,12 +82,14 @@ func (w *withdrawal) run(ctx workflow.Context) (WithdrawResult, error) {
 	if n := len(before.Pending); n >= acthl.MaxPending {
 		names := make([]string, n)
 		for i, p := range before.Pending {
-			names[i] = fmt.Sprintf("nonce %d (%s, reaches spot %s)", p.Nonce, FormatHYPE(strconv.FormatUint(p.Wei, 10)), p.CompletesAt.UTC().Format(time.RFC3339))
+			names[i] = fmt.Sprintf("%s (%s, initiated %s, reaches spot %s)", p.Hash, FormatHYPE(strconv.FormatUint(p.Wei, 10)),
+				p.Time.UTC().Format(time.RFC3339), p.CompletesAt.UTC().Format(time.RFC3339))
 		}
 		return WithdrawResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("%s has %d withdrawals pending, Hyperliquid's limit: %s; nothing was signed", w.Status().Staker, n, strings.Join(names, ", ")),
 			ErrTooManyPending, nil)
 	}
+	w.known = acthl.Hashes(before.Account)
 	if err := w.send(ctx); err != nil {
 		return WithdrawResult{}, err
 	}
@@ -94,7 +101,7 @@ func (w *withdrawal) run(ctx workflow.Context) (WithdrawResult, error) {
 	st := w.Status()
 	return WithdrawResult{
 		Operation: OpWithdraw, Network: w.in.Network, Delegator: st.Staker, Amount: w.in.Amount, Wei: strconv.FormatUint(w.wei, 10),
-		Nonce: w.nonce, Digest: w.digest, Requests: w.requests,
+		Nonce: w.nonce, Digest: w.digest, Hash: w.hash, Requests: w.requests,
 		ReachedSpot: strconv.FormatUint(w.wei, 10), SpotBefore: strconv.FormatUint(before.Spot, 10), SpotAfter: strconv.FormatUint(after.Spot, 10),
 		CancelRequested: st.CancelRequested,
 	}, nil
@@ -132,7 +139,7 @@ func (w *withdrawal) send(ctx workflow.Context) error {
 		bctx := workflow.WithActivityOptions(ctx, workflows.BroadcastOptions(opts))
 		sub, err := workflows.UntilUnstalled(ctx, w.Operation, workflows.MayHeal, func() (acthl.SubmitResult, error) {
 			var sub acthl.SubmitResult
-			err := w.Get(ctx, workflow.ExecuteActivity(bctx, ha.HLSubmit, acthl.SubmitInput{Network: w.in.Network, Delegator: w.in.Delegator, Signed: signed}), &sub)
+			err := w.Get(ctx, workflow.ExecuteActivity(bctx, ha.HLSubmit, acthl.SubmitInput{Network: w.in.Network, Delegator: w.in.Delegator, Signed: signed, Known: w.known}), &sub)
 			return sub, err
 		})
 		at.BroadcastAt = workflow.Now(ctx)
@@ -162,38 +169,68 @@ func (w *withdrawal) send(ctx workflow.Context) error {
 }
 
 // waitSpot waits, with durable timers, until the withdrawal reached spot, re-reading the account
-// after each wait (at most MaxEpochWait, or the worker's recheck).
+// after each wait (at most MaxEpochWait, or the worker's recheck). The withdrawal is the one the
+// delegator's history shows for the signed action (acthl.Find), then followed by its hash.
 func (w *withdrawal) waitSpot(ctx workflow.Context) (acthl.Account, error) {
+	misses := 0
 	for {
 		acc, err := w.account(ctx)
 		if err != nil {
 			return acc, err
 		}
+		if w.hash == "" {
+			f, ok := acthl.Find(acc.Account, w.wei, w.nonce, w.known)
+			if !ok {
+				// The exchange took the action; its history may lag behind it a little.
+				if misses++; misses >= maxMisses {
+					return acc, temporal.NewNonRetryableApplicationError(
+						fmt.Sprintf("the exchange took the action of nonce %d but the delegator's history shows no withdrawal of it after %d reads", w.nonce, misses), activities.ErrTransactionRejected, nil)
+				}
+				if err := w.Wait(ctx, StepWaitingWithdrawal, missWait(acc)); err != nil {
+					return acc, temporal.NewCanceledError(fmt.Sprintf("cancelled after the exchange took the withdrawal of nonce %d; it reaches spot all the same", w.nonce))
+				}
+				continue
+			}
+			w.hash = f.Hash
+			w.Logger().Info("The history shows the withdrawal", "nonce", w.nonce, "hash", f.Hash, "initiated", f.Time)
+		}
 		var pending *time.Time
 		for _, p := range acc.Pending {
-			if p.Nonce == w.nonce {
+			if p.Hash == w.hash {
 				pending = &p.CompletesAt
 			}
 		}
 		if pending == nil {
-			if !acthl.Holds(acc.Account, w.nonce) {
+			if !slices.Contains(acthl.Hashes(acc.Account), w.hash) {
 				return acc, temporal.NewNonRetryableApplicationError(
-					fmt.Sprintf("the exchange no longer shows the withdrawal of nonce %d, pending or finalized", w.nonce), activities.ErrTransactionRejected, nil)
+					fmt.Sprintf("the delegator's history no longer shows the withdrawal %s (nonce %d), pending or finalized", w.hash, w.nonce), activities.ErrTransactionRejected, nil)
 			}
 			w.Status().WaitingUntil = time.Time{}
 			w.Status().Transactions = append(w.Status().Transactions, workflows.TxRecord{
-				Kind: OpWithdraw, TxID: w.digest, Block: w.nonce, Builds: w.requests, Fee: "0", FinalizedAt: workflow.Now(ctx)})
+				Kind: OpWithdraw, TxID: w.hash, Block: w.nonce, Builds: w.requests, Fee: "0", FinalizedAt: workflow.Now(ctx)})
 			return acc, nil
 		}
 		wait := min(max(pending.Sub(workflow.Now(ctx)), time.Second), w.Options().MaxEpochWait)
 		if acc.RecheckAfter > 0 {
 			wait = min(wait, acc.RecheckAfter)
 		}
-		w.Logger().Info("Waiting for the withdrawal to reach spot", "nonce", w.nonce, "reachesSpotAt", *pending, "wait", wait)
+		w.Logger().Info("Waiting for the withdrawal to reach spot", "nonce", w.nonce, "hash", w.hash, "reachesSpotAt", *pending, "wait", wait)
 		if err := w.Wait(ctx, StepWaitingWithdrawal, wait); err != nil {
-			return acc, temporal.NewCanceledError(fmt.Sprintf("cancelled while the withdrawal of nonce %d waits in Hyperliquid's queue; it reaches spot all the same", w.nonce))
+			return acc, temporal.NewCanceledError(fmt.Sprintf("cancelled while the withdrawal %s (nonce %d) waits in Hyperliquid's queue; it reaches spot all the same", w.hash, w.nonce))
 		}
 	}
+}
+
+// maxMisses is how many reads may miss the withdrawal of an action the exchange took before the
+// operation fails.
+const maxMisses = 5
+
+// missWait is the wait before the history is read again for a withdrawal it did not show yet.
+func missWait(acc acthl.Account) time.Duration {
+	if acc.RecheckAfter > 0 {
+		return min(acc.RecheckAfter, time.Minute)
+	}
+	return time.Minute
 }
 
 // signOptions: HLSign, deterministic (the same action signs to the same signature).

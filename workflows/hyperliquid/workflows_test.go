@@ -3,6 +3,7 @@ package hyperliquid
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +26,8 @@ const delegator = "0x1111111111111111111111111111111111111111"
 // exchange fakes the activities: an account whose pending withdrawals the fake exchange fills, and
 // a script of submission outcomes (the last repeats).
 type exchange struct {
-	pending   []hlchain.Pending
-	finalized []uint64
+	pending   []hlchain.Withdrawal
+	finalized []hlchain.Withdrawal
 	spot      uint64
 	outcomes  []string
 	requests  int
@@ -37,18 +38,28 @@ type exchange struct {
 	// signErr, when set, is the signer's refusal; submitErrs fail the first submissions.
 	signErr    error
 	submitErrs []error
+	// lag is how many reads after a sent submission the history does not show it yet.
+	lag    int
+	hidden []hlchain.Withdrawal
 }
 
 func (e *exchange) read(_ context.Context, _ acthl.AccountInput) (acthl.Account, error) {
 	e.reads++
+	if len(e.hidden) > 0 {
+		if e.lag > 0 {
+			e.lag--
+		} else {
+			e.pending, e.hidden = append(e.pending, e.hidden...), nil
+		}
+	}
 	if e.settleAfter > 0 && e.reads > e.settleAfter {
 		for _, p := range e.pending {
 			e.spot += p.Wei
-			e.finalized = append(e.finalized, p.Nonce)
+			e.finalized = append(e.finalized, p)
 		}
 		e.pending = nil
 	}
-	return acthl.Account{Account: hlchain.Account{Spot: e.spot, Pending: append([]hlchain.Pending{}, e.pending...), Finalized: e.finalized}}, nil
+	return acthl.Account{Account: hlchain.Account{Spot: e.spot, Pending: append([]hlchain.Withdrawal{}, e.pending...), Finalized: append([]hlchain.Withdrawal{}, e.finalized...)}}, nil
 }
 
 func (e *exchange) request(_ context.Context, _ acthl.RequestInput) (acthl.Request, error) {
@@ -72,7 +83,9 @@ func (e *exchange) submit(_ context.Context, in acthl.SubmitInput) (acthl.Submit
 	}
 	o := e.outcomes[min(len(e.submits), len(e.outcomes))-1]
 	if o == acthl.OutcomeSent {
-		e.pending = append(e.pending, hlchain.Pending{Nonce: in.Signed.Nonce, Wei: in.Signed.Action.Wei, CompletesAt: time.Now().Add(7 * 24 * time.Hour)})
+		// The history names it by its L1 hash and block time, a little after the nonce.
+		at := time.UnixMilli(int64(in.Signed.Nonce)).Add(2 * time.Second)
+		e.hidden = append(e.hidden, hlchain.Withdrawal{Hash: fmt.Sprintf("0xtx%d", in.Signed.Nonce), Time: at, Wei: in.Signed.Action.Wei, CompletesAt: time.Now().Add(7 * 24 * time.Hour)})
 	}
 	return acthl.SubmitResult{Outcome: o}, nil
 }
@@ -107,6 +120,7 @@ func TestWithdrawWaitsThenReportsSpot(t *testing.T) {
 	assert.Empty(t, e.signs[0].UsedNonces)
 	assert.Equal(t, []uint64{1764000000001}, e.signs[1].UsedNonces)
 	assert.Equal(t, uint64(1764000000002), res.Nonce)
+	assert.Equal(t, "0xtx1764000000002", res.Hash)
 	assert.Equal(t, "250000000", res.Wei)
 	assert.Equal(t, "7", res.SpotBefore)
 	assert.Equal(t, "250000007", res.SpotAfter)
@@ -118,7 +132,8 @@ func TestWithdrawWaitsThenReportsSpot(t *testing.T) {
 func TestWithdrawSixthRefused(t *testing.T) {
 	e := &exchange{}
 	for i := range 5 {
-		e.pending = append(e.pending, hlchain.Pending{Nonce: uint64(100 + i), Wei: 100000000, CompletesAt: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)})
+		e.pending = append(e.pending, hlchain.Withdrawal{Hash: fmt.Sprintf("0xa%d", i), Wei: 100000000,
+			Time: time.Date(2026, 11, 24, 0, 0, i, 0, time.UTC), CompletesAt: time.Date(2026, 12, 1, 0, 0, i, 0, time.UTC)})
 	}
 	env := newEnv(e)
 	env.ExecuteWorkflow(WithdrawWorkflowType, WithdrawInput{Network: "mainnet", Delegator: delegator, Amount: "1"})
@@ -126,7 +141,7 @@ func TestWithdrawSixthRefused(t *testing.T) {
 	require.Error(t, err)
 	var ae *temporal.ApplicationError
 	require.True(t, errors.As(err, &ae))
-	for _, n := range []string{"nonce 100", "nonce 101", "nonce 102", "nonce 103", "nonce 104", "5 withdrawals pending"} {
+	for _, n := range []string{"0xa0 (1 HYPE, initiated 2026-11-24T00:00:00Z, reaches spot 2026-12-01T00:00:00Z)", "0xa1 ", "0xa2 ", "0xa3 ", "0xa4 ", "5 withdrawals pending"} {
 		assert.Contains(t, err.Error(), n)
 	}
 	assert.Zero(t, e.requests)
@@ -176,6 +191,35 @@ func TestWithdrawExchangeRefusingStallsThenResubmits(t *testing.T) {
 	var st workflows.Status
 	require.NoError(t, v.Get(&st))
 	assert.Nil(t, st.Stall, "the stall cleared once the exchange took the action")
+}
+
+// TestWithdrawFollowsItsOwnWithdrawal: an earlier withdrawal of the same amount, shown before
+// anything was signed, is not taken for this one; the history showing the new one only after a
+// few reads delays the wait without failing it, and the result names the new one's hash.
+func TestWithdrawFollowsItsOwnWithdrawal(t *testing.T) {
+	old := hlchain.Withdrawal{Hash: "0xold", Wei: 250000000, Time: time.UnixMilli(1764000000000).Add(-time.Hour)}
+	e := &exchange{outcomes: []string{acthl.OutcomeSent}, settleAfter: 5, lag: 2, finalized: []hlchain.Withdrawal{old},
+		pending: []hlchain.Withdrawal{{Hash: "0xold2", Wei: 250000000, Time: time.UnixMilli(1764000000000), CompletesAt: time.UnixMilli(1764000000000).Add(time.Hour)}}}
+	env := newEnv(e)
+	env.ExecuteWorkflow(WithdrawWorkflowType, WithdrawInput{Network: "testnet", Delegator: delegator, Amount: "2.5"})
+	require.NoError(t, env.GetWorkflowError())
+	var res WithdrawResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	assert.Equal(t, "0xtx1764000000001", res.Hash)
+	require.Len(t, e.submits, 1)
+	assert.ElementsMatch(t, []string{"0xold", "0xold2"}, e.submits[0].Known)
+}
+
+// TestWithdrawNeverShownFails: an action the exchange took that the history never shows fails
+// the operation after a bounded number of reads, naming the nonce.
+func TestWithdrawNeverShownFails(t *testing.T) {
+	e := &exchange{outcomes: []string{acthl.OutcomeSent}, lag: 1000}
+	env := newEnv(e)
+	env.ExecuteWorkflow(WithdrawWorkflowType, WithdrawInput{Network: "testnet", Delegator: delegator, Amount: "2.5"})
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nonce 1764000000001")
+	assert.Contains(t, err.Error(), "shows no withdrawal")
 }
 
 func TestWithdrawInputValidate(t *testing.T) {

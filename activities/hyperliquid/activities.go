@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
@@ -30,6 +31,7 @@ import (
 	hlchain "github.com/stakeflow/stakeflow/chain/hyperliquid"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	hlsigner "github.com/stakeflow/stakeflow/signer/hyperliquid"
+	"github.com/stakeflow/stakeflow/store"
 )
 
 // Chain is the chain name of Hyperliquid operations; Unit the base unit of their amounts (wei,
@@ -79,7 +81,19 @@ type Activities struct {
 	APIs map[string]API
 	// RecheckAfter bounds each wait for a withdrawal before the account is read again (0: none).
 	RecheckAfter time.Duration
+	// Nonces records durably which operation signs with each nonce of a key (the worker's store);
+	// nil: the signer's memory alone, which a restart forgets.
+	Nonces NonceBook
 }
+
+// NonceBook records, before a signature and across restarts, which operation signs with each
+// nonce of a key: a nonce another operation recorded is a *store.NonceTakenError.
+type NonceBook interface {
+	ClaimNonce(ctx context.Context, address string, nonce uint64, operation string, at time.Time) error
+}
+
+// ErrNonceBook: the nonce record could not be written or read. Retryable.
+const ErrNonceBook = "NonceBookUnavailable"
 
 // AccountInput names a delegator on a network.
 type AccountInput struct {
@@ -179,8 +193,10 @@ func (a *Activities) HLRequest(ctx context.Context, in RequestInput) (Request, e
 }
 
 // HLSign decodes the unsigned request, verifies it against the intent and signs it. Anything
-// that differs fails VerificationFailed (non-retryable) naming it; nothing is signed then.
-func (a *Activities) HLSign(_ context.Context, in SignInput) (Signed, error) {
+// that differs fails VerificationFailed (non-retryable) naming it; nothing is signed then. Before
+// the signature the nonce is recorded for the operation in the nonce book: a nonce another
+// operation recorded, before or since a restart, is refused the same way.
+func (a *Activities) HLSign(ctx context.Context, in SignInput) (Signed, error) {
 	if _, err := a.api(in.Network); err != nil || a.Signer == nil {
 		return Signed{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("the worker does not sign for Hyperliquid %s (--hyperliquid-api %s=URL and the EVM keys)", in.Network, in.Network), activities.ErrInvalidInput, nil)
@@ -189,16 +205,45 @@ func (a *Activities) HLSign(_ context.Context, in SignInput) (Signed, error) {
 	if err != nil {
 		return Signed{}, temporal.NewNonRetryableApplicationError(err.Error()+"; nothing was signed", activities.ErrVerificationFailed, nil)
 	}
-	s, err := a.Signer.Sign(hlsigner.Intent{Network: in.Network, Delegator: common.HexToAddress(in.Delegator), Amount: in.Amount, UsedNonces: in.UsedNonces}, u)
-	switch {
-	case errors.Is(err, signerevm.ErrUnknownKey):
-		return Signed{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrUnknownKey, nil)
-	case errors.Is(err, hlsigner.ErrIntent):
-		return Signed{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, nil)
-	case err != nil:
-		return Signed{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrVerificationFailed, nil)
+	intent := hlsigner.Intent{Network: in.Network, Delegator: common.HexToAddress(in.Delegator), Amount: in.Amount, UsedNonces: in.UsedNonces}
+	if err := a.Signer.Verify(intent, u); err != nil {
+		return Signed{}, signError(err)
+	}
+	if a.Nonces != nil {
+		if !a.Signer.Has(intent.Delegator) {
+			return Signed{}, signError(&signerevm.UnknownKeyError{Address: intent.Delegator.Hex()})
+		}
+		op := operationOf(ctx)
+		err := a.Nonces.ClaimNonce(ctx, intent.Delegator.Hex(), u.Action.Nonce, op, time.Now())
+		var taken *store.NonceTakenError
+		switch {
+		case errors.As(err, &taken):
+			return Signed{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("nonce: want one this key has not signed for another operation, got %d, recorded by operation %s; nothing was signed", taken.Nonce, taken.Operation),
+				activities.ErrVerificationFailed, nil)
+		case err != nil:
+			return Signed{}, temporal.NewApplicationError("recording the nonce before signing: "+err.Error(), ErrNonceBook)
+		}
+	}
+	s, err := a.Signer.Sign(intent, u)
+	if err != nil {
+		return Signed{}, signError(err)
 	}
 	return Signed{Action: s.Action, Nonce: s.Nonce, Signature: s.Signature, Digest: s.Digest}, nil
+}
+
+// operationOf is the operation an activity runs for: its workflow's ID.
+var operationOf = func(ctx context.Context) string { return activity.GetInfo(ctx).WorkflowExecution.ID }
+
+// signError is the application error of a refusal of the signer.
+func signError(err error) error {
+	switch {
+	case errors.Is(err, signerevm.ErrUnknownKey):
+		return temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrUnknownKey, nil)
+	case errors.Is(err, hlsigner.ErrIntent):
+		return temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, nil)
+	}
+	return temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrVerificationFailed, nil)
 }
 
 // HLSubmit posts the signed action to the exchange, the same bytes at every retry. A refusal is

@@ -186,6 +186,11 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return err
 	}
 	defer closeStore()
+	// The nonces Hyperliquid actions are signed with are recorded in the store, so that a nonce
+	// stays one operation's across restarts.
+	if nb, ok := jobActs.Store.(acthl.NonceBook); ok {
+		hlActs.Nonces = nb
+	}
 	acts.Service = metrics.NewService(acts.Service, exporter.Handler())
 
 	copts, err := cfg.Temporal.Options(logger.Named("temporal"))

@@ -51,7 +51,9 @@ func TestHyperliquidWithdrawSurvivesTemporalRestartAndWorkerKill(t *testing.T) {
 	w.start(t)
 	t.Cleanup(w.kill)
 
-	delegator := hyperliquidDelegator(0)
+	// The hostile-request test's delegator, on another network: it asserts that delegator's
+	// testnet account only, and this test reads differences only.
+	delegator := hyperliquidDelegator(2)
 	st.Sandbox.HyperliquidFund("mainnet", delegator, 10*hype)
 	before := st.Sandbox.HyperliquidAccount("mainnet", delegator)
 	requests := st.Sandbox.HyperliquidRequests(delegator)

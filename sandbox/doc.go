@@ -151,8 +151,10 @@
 //     is debited. A withdrawal reaches spot after HyperliquidQueue (7 days on
 //     mainnet, 5 minutes on testnet) on the L1's clock, which the warp control
 //     moves. POST /hyperliquid/{network}/info answers delegatorSummary,
-//     spotClearinghouseState, delegatorHistory and pendingWithdrawals (a
-//     sandbox read: each pending withdrawal with its nonce and completion time).
+//     delegatorHistory and spotClearinghouseState in the public API's shapes
+//     (any other type is a 422): the history names a withdrawal by an L1 hash
+//     of the sandbox's (not the digest) and the time the exchange took it,
+//     never by its nonce; the finalized entry follows after the queue.
 //   - EigenLayer (5): an unsigned EIP-1559 transaction (chainId 1) calling
 //     verifyCheckpointProofs on a pod address derived from the owner.
 //   - Polygon (4): signedTransaction must be 0x hex; the interface does not

@@ -57,6 +57,8 @@ type hlUser struct {
 	pending, done []hlWithdrawal
 	// deposits are the cDeposit entries of the history (the fund control's).
 	deposits []hlDeposit
+	// seq orders the history's events that share a millisecond.
+	seq int
 	// nonces maps each nonce the user's actions used to their digest.
 	nonces map[uint64]common.Hash
 }
@@ -71,12 +73,15 @@ type hlWithdrawal struct {
 	At          time.Time
 	CompletesAt time.Time
 	FinalizedAt time.Time
+	// Seq and FinalSeq order the initiation and the finalization among the user's events.
+	Seq, FinalSeq int
 }
 
 type hlDeposit struct {
 	Wei  uint64
 	Hash string
 	At   time.Time
+	Seq  int
 }
 
 func newHyperliquidL1(network string, now func() time.Time) *hyperliquidL1 {
@@ -103,6 +108,8 @@ func (c *hyperliquidL1) settle(u *hlUser) {
 		if !now.Before(w.CompletesAt) {
 			u.spot += w.Wei
 			w.FinalizedAt = w.At.Add(HyperliquidQueue(c.network))
+			u.seq++
+			w.FinalSeq = u.seq
 			u.done = append(u.done, w)
 			continue
 		}
@@ -201,7 +208,8 @@ func (c *hyperliquidL1) exchange(body []byte) map[string]any {
 	}
 	u.nonces[a.Nonce] = digest
 	u.staking -= a.Wei
-	u.pending = append(u.pending, hlWithdrawal{Nonce: a.Nonce, Wei: a.Wei, Hash: hlTxHash(digest, req.Signature), At: now,
+	u.seq++
+	u.pending = append(u.pending, hlWithdrawal{Nonce: a.Nonce, Wei: a.Wei, Hash: hlTxHash(digest, req.Signature), At: now, Seq: u.seq,
 		CompletesAt: c.clock().Add(HyperliquidQueue(c.network))})
 	return hlOK()
 }
@@ -306,22 +314,28 @@ func (c *hyperliquidL1) info(body []byte) (any, int) {
 			Time  int64          `json:"time"`
 			Hash  string         `json:"hash"`
 			Delta map[string]any `json:"delta"`
+			seq   int
 		}
 		withdrawal := func(w hlWithdrawal, phase string) map[string]any {
 			return map[string]any{"withdrawal": map[string]string{"amount": hype(w.Wei), "phase": phase}}
 		}
 		out := []entry{}
 		for _, d := range u.deposits {
-			out = append(out, entry{d.At.UnixMilli(), d.Hash, map[string]any{"cDeposit": map[string]string{"amount": hype(d.Wei)}}})
+			out = append(out, entry{d.At.UnixMilli(), d.Hash, map[string]any{"cDeposit": map[string]string{"amount": hype(d.Wei)}}, d.Seq})
 		}
 		for _, w := range u.done {
-			out = append(out, entry{w.At.UnixMilli(), w.Hash, withdrawal(w, "initiated")}, entry{w.FinalizedAt.UnixMilli(), hlZeroHash, withdrawal(w, "finalized")})
+			out = append(out, entry{w.At.UnixMilli(), w.Hash, withdrawal(w, "initiated"), w.Seq}, entry{w.FinalizedAt.UnixMilli(), hlZeroHash, withdrawal(w, "finalized"), w.FinalSeq})
 		}
 		for _, w := range u.pending {
-			out = append(out, entry{w.At.UnixMilli(), w.Hash, withdrawal(w, "initiated")})
+			out = append(out, entry{w.At.UnixMilli(), w.Hash, withdrawal(w, "initiated"), w.Seq})
 		}
 		// Newest first.
-		sort.SliceStable(out, func(i, j int) bool { return out[i].Time > out[j].Time })
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].Time != out[j].Time {
+				return out[i].Time > out[j].Time
+			}
+			return out[i].seq > out[j].seq
+		})
 		return out, http.StatusOK
 	}
 	return "Failed to deserialize the JSON body into the target type", http.StatusUnprocessableEntity
@@ -333,7 +347,8 @@ func (c *hyperliquidL1) fund(user common.Address, wei uint64) (staking uint64) {
 	defer c.mu.Unlock()
 	u := c.user(user)
 	u.staking += wei
-	u.deposits = append(u.deposits, hlDeposit{Wei: wei, At: c.now(),
+	u.seq++
+	u.deposits = append(u.deposits, hlDeposit{Wei: wei, At: c.now(), Seq: u.seq,
 		Hash: crypto.Keccak256Hash(user[:], []byte(fmt.Sprintf("cDeposit %d %d", len(u.deposits), wei))).Hex()})
 	return u.staking
 }

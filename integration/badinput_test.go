@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/internal/starter"
+	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
 // TestBadInputStartedDirectly starts workflows with malformed input straight through the Temporal
@@ -25,6 +28,7 @@ func TestBadInputStartedDirectly(t *testing.T) {
 	acct := st.Stakers[1].String()
 	ledgerBefore, err := st.Sandbox.Runtime().Ledger(context.Background())
 	require.NoError(t, err)
+	hyperliquidSubmittedBefore := st.Sandbox.HyperliquidAccount("testnet", hyperliquidDelegator(0)).Submitted
 	type start struct {
 		wf    any
 		in    any
@@ -40,6 +44,19 @@ func TestBadInputStartedDirectly(t *testing.T) {
 		"missing stake account":  {wfsolana.UnstakeWorkflow, wfsolana.UnstakeInput{Network: "testnet", Staker: staker}, "stakeAccount"},
 		"stake account = staker": {wfsolana.UnstakeWorkflow, wfsolana.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: staker}, "stakeAccount"},
 		"withdraw bad staker":    {wfsolana.WithdrawWorkflow, wfsolana.WithdrawInput{Network: "testnet", Staker: "x", StakeAccount: acct}, "staker"},
+		"hyperliquid bad delegator": {wfhyperliquid.WithdrawWorkflowType,
+			wfhyperliquid.WithdrawInput{Network: "testnet", Delegator: "0x12", Amount: "1"}, "delegator"},
+		"hyperliquid unknown network": {wfhyperliquid.WithdrawWorkflowType,
+			wfhyperliquid.WithdrawInput{Network: "devnet", Delegator: hyperliquidDelegator(0).Hex(), Amount: "1"}, "network"},
+		"hyperliquid amount past 10^-8": {wfhyperliquid.WithdrawWorkflowType,
+			wfhyperliquid.WithdrawInput{Network: "testnet", Delegator: hyperliquidDelegator(0).Hex(), Amount: "0.123456789"}, "amount"},
+		"hyperliquid amount past uint64": {wfhyperliquid.WithdrawWorkflowType,
+			wfhyperliquid.WithdrawInput{Network: "testnet", Delegator: hyperliquidDelegator(0).Hex(), Amount: "184467440737.09551616"}, "amount"},
+		"hyperliquid amount not a number": {wfhyperliquid.WithdrawWorkflowType,
+			wfhyperliquid.WithdrawInput{Network: "testnet", Delegator: hyperliquidDelegator(0).Hex(), Amount: "0x10"}, "amount"},
+		"ton bad hash":          {wfton.WatchWorkflowType, wfton.WatchInput{Network: "testnet", Hash: "not-a-hash"}, "hash"},
+		"ton short hash":        {wfton.WatchWorkflowType, wfton.WatchInput{Network: "testnet", Hash: strings.Repeat("ab", 31)}, "hash"},
+		"ton negative deadline": {wfton.WatchWorkflowType, wfton.WatchInput{Network: "mainnet", Hash: strings.Repeat("ab", 32), Deadline: -time.Second}, "deadline"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -73,4 +90,5 @@ func TestBadInputStartedDirectly(t *testing.T) {
 	ledgerAfter, err := st.Sandbox.Runtime().Ledger(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, len(ledgerBefore), len(ledgerAfter), "bad input sent nothing")
+	require.Zero(t, st.Sandbox.HyperliquidAccount("testnet", hyperliquidDelegator(0)).Submitted-hyperliquidSubmittedBefore, "nor to Hyperliquid")
 }

@@ -44,6 +44,10 @@ func historyDir(root, name string) string {
 		chain = "evm"
 	case strings.HasPrefix(name, "Celestia"):
 		chain = "celestia"
+	case strings.HasPrefix(name, "TON"):
+		chain = "ton"
+	case strings.HasPrefix(name, "Hyperliquid"):
+		chain = "hyperliquid"
 	case strings.HasPrefix(name, "APYJob"), strings.HasPrefix(name, "RewardsJob"), strings.HasPrefix(name, "SSVJob"):
 		chain = "jobs"
 	}
@@ -164,7 +168,8 @@ func run(m *testing.M) int {
 		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000, Logger: logger.Named("runtime")},
 		EpochRecheck: time.Second,
 		Stakers:      26, StakerLamports: 100 * sol,
-		EVM:               &stack.EVMOptions{Stakers: 6},
+		// The last three EVM keys are Hyperliquid's delegators (hyperliquidDelegator).
+		EVM:               &stack.EVMOptions{Stakers: 9},
 		Celestia:          &stack.CelestiaOptions{Delegators: 7, UnbondingTime: celestiaUnbonding, ReplaceAfter: 2 * time.Second},
 		ApprovalThreshold: approvalThreshold,
 		ConfigureWorker: func(cfg *worker.Config) {

@@ -94,7 +94,8 @@ func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 		forms = append(forms, keyForms("staker "+pub+" key", key, string(raw))...)
 	}
 	// The EVM keys (keystore v3 files: their private keys in every form, and the passphrase that
-	// seals them).
+	// seals them): the Polygon stakers' and the Hyperliquid delegators' (hyperliquidDelegator),
+	// whose keys sign the cWithdraw actions.
 	pass, err := os.ReadFile(st.EVM.PassphraseFile)
 	require.NoError(t, err)
 	forms = append(forms, ownedBy("EVM keystore passphrase", []secretForm{{Form: "as in its file", Needle: []byte(strings.TrimSpace(string(pass)))}})...)

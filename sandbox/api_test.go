@@ -113,6 +113,9 @@ func expiredToken(t *testing.T) string {
 // /api/v1 and /api/api/v1 and that every answer carries x-request-id.
 func TestEveryEndpointAnswersAtBothForms(t *testing.T) {
 	tok := mintToken(t, "forms")
+	// Endpoint 9 answers the transactions it records: the probe's hash is one (already recorded
+	// when another test ran first).
+	_, _ = shared.AddTONTransaction(TONTransaction{Network: "mainnet", Hash: strings.Repeat("ab", 32)})
 	for _, p := range probes() {
 		for _, prefix := range []string{"", "/api"} {
 			t.Run(p.name+prefix, func(t *testing.T) {
@@ -188,19 +191,34 @@ func TestDataEndpointsThroughClient(t *testing.T) {
 			assert.Contains(t, hl.UnsignedTransaction, `"type":"cWithdraw"`)
 			assert.Contains(t, hl.UnsignedTransaction, `"wei":150000000`)
 
-			hash := strings.Repeat("cd", 32)
+			b := byte(0xcd)
+			if suffix != "" {
+				b = 0xce
+			}
+			hash := hex.EncodeToString(bytes.Repeat([]byte{b}, 32))
+			_, err = cl.TONTransactionStatus(ctx, "mainnet", hash)
+			var notFound *apiclient.APIError
+			require.ErrorAs(t, err, &notFound, "a hash never recorded is not found")
+			assert.Equal(t, http.StatusNotFound, notFound.StatusCode)
+			rec, err := shared.AddTONTransaction(TONTransaction{Network: "mainnet", Hash: hash, LT: "47000000000001", OutMessagesCount: 2})
+			require.NoError(t, err)
 			ton, err := cl.TONTransactionStatus(ctx, "mainnet", hash)
 			require.NoError(t, err)
-			assert.Equal(t, hash, ton.TransactionHash)
+			assert.Equal(t, base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, 32)), ton.TransactionHash)
+			assert.Equal(t, "47000000000001", ton.Lt)
+			assert.Equal(t, "46999999000001", ton.PrevTransactionLt)
+			assert.Equal(t, rec.Address, ton.Address)
+			assert.Equal(t, 2, ton.OutMessagesCount)
 			assert.Equal(t, "active", ton.OldStatus)
-			ton2, err := cl.TONTransactionStatus(ctx, "mainnet", hash)
-			require.NoError(t, err)
-			assert.Equal(t, ton, ton2, "the same hash answers the same status")
+			_, err = cl.TONTransactionStatus(ctx, "testnet", hash)
+			require.ErrorAs(t, err, &notFound, "recorded on mainnet only")
 
-			slashy := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xff}, 32))
+			slashy := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b | 0x30}, 32))
 			require.Contains(t, slashy, "/")
+			_, err = shared.AddTONTransaction(TONTransaction{Network: "testnet", Hash: hex.EncodeToString(bytes.Repeat([]byte{b | 0x30}, 32))})
+			require.NoError(t, err)
 			ton3, err := cl.TONTransactionStatus(ctx, "testnet", slashy)
-			require.NoError(t, err, "a base64 hash holding '/' is one path segment")
+			require.NoError(t, err, "a base64 hash holding '/' is one path segment, found as the hex it was recorded as")
 			assert.Equal(t, slashy, ton3.TransactionHash)
 
 			ssv, err := cl.SSVRequests(ctx, apiclient.SSVRequestsQuery{})

@@ -62,6 +62,19 @@ type Ledger struct {
 // controlRoutes adds the unauthenticated test controls under /sandbox/.
 func (s *server) controlRoutes(mux *http.ServeMux) {
 	s.ssvControlRoutes(mux)
+	s.hyperliquidRoutes(mux)
+	mux.Handle("POST /sandbox/ton/transactions", s.wrapPlain(func(r *http.Request, _ *reqContext) (any, *apiError) {
+		var tx TONTransaction
+		if err := decodeStrict(r, &tx); err != nil {
+			return nil, invalidField("body", "isTONTransaction", "body must be a TON transaction: %v", err)
+		}
+		out, aerr := s.addTON(tx)
+		if aerr != nil {
+			return nil, aerr
+		}
+		s.log.Info("TON transaction recorded", zap.String("network", out.Network), zap.String("hash", out.Hash), zap.String("visibleAt", out.VisibleAt))
+		return out, nil
+	}))
 	mux.Handle("GET /sandbox/ledger", s.wrapPlain(s.ledgerHandler))
 	mux.Handle("GET /sandbox/faults", s.wrapPlain(func(*http.Request, *reqContext) (any, *apiError) {
 		return s.faults.get(), nil

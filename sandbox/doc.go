@@ -131,9 +131,30 @@
 //     over. stakingPeriod is the period number as text.
 //   - SSV (8): three set-up requests per token subject; totalCount 3. Each is
 //     "processing" until the control below moves it to another status.
-//   - TON (9): transactionHash must be 32 bytes in hex or base64.
-//   - Hyperliquid (6): amount is a JSON number > 0; unsignedTransaction is
-//     the JSON text of a cWithdraw action (wei = amount x 1e8).
+//   - TON (9): transactionHash must be 32 bytes in hex or base64. The answer
+//     comes from the transactions recorded with POST /sandbox/ton/transactions
+//     (found by hash in either form, transactionHash answered in base64);
+//     a hash not recorded, or recorded with a delay not yet over, is a 404
+//     NotFoundException.
+//   - Hyperliquid (6): amount is a JSON number > 0 with at most 8 decimals;
+//     unsignedTransaction is the JSON text of {"action", "nonce", "delegator"},
+//     the action a cWithdraw (wei = amount x 10^8 exactly, signatureChainId
+//     0x66eee, nonce the time in ms). A delegator's hostile mode
+//     (HyperliquidHostileMode: other-chain, other-wei, old-nonce, withdraw3,
+//     usd-send) makes it answer something else.
+//   - Hyperliquid L1: POST /hyperliquid/{network}/exchange takes a signed
+//     cWithdraw ({action, nonce, signature {r, s, v}}) and answers as
+//     Hyperliquid does ({"status": "ok"|"err", "response"}): the signer is
+//     recovered over the EIP-712 typed data, the nonce must equal the action's,
+//     lie within a day of the sandbox's clock and be new for that user; at most
+//     5 withdrawals pending; the staking balance (funded by the control below)
+//     is debited. A withdrawal reaches spot after HyperliquidQueue (7 days on
+//     mainnet, 5 minutes on testnet) on the L1's clock, which the warp control
+//     moves. POST /hyperliquid/{network}/info answers delegatorSummary,
+//     delegatorHistory and spotClearinghouseState in the public API's shapes
+//     (any other type is a 422): the history names a withdrawal by an L1 hash
+//     of the sandbox's (not the digest) and the time the exchange took it,
+//     never by its nonce; the finalized entry follows after the queue.
 //   - EigenLayer (5): an unsigned EIP-1559 transaction (chainId 1) calling
 //     verifyCheckpointProofs on a pod address derived from the owner.
 //   - Polygon (4): signedTransaction must be 0x hex; the interface does not
@@ -175,10 +196,18 @@
 //	GET  /sandbox/ssv/status          the statuses set-up requests were moved to, by ID
 //	POST /sandbox/ssv/status          {"id", "status"}: endpoint 8 answers the request with
 //	                                  that status from now on (e.g. completed, failed)
+//	POST /sandbox/hyperliquid/fund    {"network", "user", "wei"}: staking balance to withdraw
+//	POST /sandbox/hyperliquid/warp    {"network", "by": "168h"}: the L1's clock moves forward
+//	POST /sandbox/hyperliquid/hostile {"delegator", "mode"}: endpoint 6's mode for one delegator
+//	GET  /sandbox/hyperliquid/account ?network=&user=: balances, pending, accepted count
+//	POST /sandbox/ton/transactions    a TONTransaction ({"network", "hash"?, "delay"?, ...}):
+//	                                  endpoint 9 finds it once delay is over; answers it
+//	                                  with its defaults filled in
 //
 // The same controls exist in Go: Sandbox.SetFaults, Sandbox.Faults,
 // Sandbox.SetHostile, Sandbox.Hostile, Sandbox.Ledger, Sandbox.RotateToken,
-// Sandbox.MintToken (a token of the current secret), Sandbox.SetSSVStatus, and Sandbox.Runtime for
+// Sandbox.MintToken (a token of the current secret), Sandbox.SetSSVStatus,
+// Sandbox.AddTONTransaction, and Sandbox.Runtime for
 // the runtime's own controls (GenesisHash, CreateVoteAccount, WarpEpochs,
 // ...). Answers use the same envelopes. Faults (FaultConfig) apply per endpoint
 // name (EndpointNames, or "*"), after authentication and rate limiting:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,8 @@ func TestFaultCounts(t *testing.T) {
 func TestFaultRatesAreSeeded(t *testing.T) {
 	ctx := testCtx(t)
 	cl := client(t, shared.URL(), "rates")
+	// A transaction endpoint 9 finds, so that only the injected faults fail a read.
+	_, _ = shared.AddTONTransaction(TONTransaction{Network: "testnet", Hash: strings.Repeat("00", 32)})
 	run := func() []bool {
 		require.NoError(t, shared.SetFaults(FaultConfig{Seed: 42, Endpoints: map[string]EndpointFaults{EndpointAll: {Rate500: 0.5}}}))
 		var out []bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ethereum/go-ethereum/common"
 	"net"
 	"net/http"
 	"sync"
@@ -211,6 +212,50 @@ func (s *Sandbox) MintToken(subject string, ttl time.Duration) (string, error) {
 // secret. An empty subject is refused and leaves the secret unchanged.
 func (s *Sandbox) RotateToken(subject string, ttl time.Duration) (string, error) {
 	return s.srv.rotateToken(subject, ttl)
+}
+
+// AddTONTransaction records a TON transaction endpoint 9 finds once its Delay is over (as POST
+// /sandbox/ton/transactions does), and returns it with its defaults filled in.
+func (s *Sandbox) AddTONTransaction(tx TONTransaction) (TONTransaction, error) {
+	out, aerr := s.srv.addTON(tx)
+	if aerr != nil {
+		return out, aerr
+	}
+	return out, nil
+}
+
+// HyperliquidURL is the base URL of the emulated Hyperliquid API of network (mainnet or testnet):
+// the worker's --hyperliquid-api value; /exchange and /info follow it.
+func (s *Sandbox) HyperliquidURL(network string) string { return s.url + "/hyperliquid/" + network }
+
+// HyperliquidFund adds wei (10^-8 HYPE) to user's undelegated staking balance on network.
+func (s *Sandbox) HyperliquidFund(network string, user common.Address, wei uint64) HyperliquidAccount {
+	return s.srv.HyperliquidFund(network, user, wei)
+}
+
+// HyperliquidWarp moves network's L1 clock forward by d: withdrawals whose queue has passed
+// reach spot.
+func (s *Sandbox) HyperliquidWarp(network string, d time.Duration) time.Time {
+	return s.srv.hl.chain(network, s.srv.now).advance(d)
+}
+
+// HyperliquidAccount is user's balances and pending withdrawals on network.
+func (s *Sandbox) HyperliquidAccount(network string, user common.Address) HyperliquidAccount {
+	return s.srv.hl.chain(network, s.srv.now).account(user)
+}
+
+// SetHyperliquidHostile sets endpoint 6's mode for delegator.
+func (s *Sandbox) SetHyperliquidHostile(delegator common.Address, m HyperliquidHostileMode) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	s.srv.hl.setHostile(delegator.Hex(), m)
+	return nil
+}
+
+// HyperliquidRequests counts endpoint 6's answers for delegator.
+func (s *Sandbox) HyperliquidRequests(delegator common.Address) int {
+	return s.srv.hl.Requests(delegator.Hex())
 }
 
 // Close stops the HTTP server and the Solana runtime.

@@ -64,6 +64,10 @@ type server struct {
 	unlistedMu sync.Mutex // serialises the creation of an unlisted validator
 
 	ssv ssvStatuses // statuses set-up requests were moved to
+
+	ton tonLedger // TON transactions endpoint 9 answers from
+
+	hl hyperliquidSandbox // endpoint 6's hostile modes and the emulated Hyperliquid L1
 }
 
 // builtStake is a stake account the sandbox built a transaction for.

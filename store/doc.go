@@ -1,6 +1,7 @@
 // Package store keeps what the scheduled data jobs collect from the staking
 // service (network APY history, delegator rewards, SSV set-up requests and
-// their status changes) in a SQL database that dashboards read.
+// their status changes) in a SQL database that dashboards read, and the
+// nonces the worker signs Hyperliquid actions with.
 //
 // # Contract
 //
@@ -32,6 +33,11 @@
 //     exclusive; they bound the period start of APY and reward rows and the
 //     UpdatedAt of SSV requests (rows with an unknown time are left out
 //     when a bound is set).
+//   - Hyperliquid nonces. ClaimNonce records (address, nonce, operation)
+//     before the worker signs; the first operation to record a nonce of a key
+//     keeps it (insert, then read back the owner, in both databases), claiming
+//     it again for the same operation changes nothing, and another operation
+//     gets a *NonceTakenError naming the first. Rows are never deleted.
 //   - Errors. A DSN that does not connect fails Open with an error naming the
 //     host and port (or the SQLite path); a password in the DSN never appears
 //     in an error.

@@ -24,8 +24,10 @@ import (
 
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
+	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/stack"
@@ -550,7 +552,8 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		MaxConcurrentWorkflowTaskExecutionSize: cfg.MaxConcurrentWorkflowTasks,
 		WorkerStopTimeout:                      5 * time.Second,
 	})
-	worker.Register(e.w, &notify.Notifier{}, acts, evmActs, &actjobs.Activities{}, &actcelestia.Activities{})
+	worker.Register(e.w, &notify.Notifier{}, acts, evmActs, &actjobs.Activities{}, &actcelestia.Activities{},
+		&actton.Activities{Service: svc}, &acthl.Activities{Service: svc})
 	RegisterCeiling(e.w)
 	if err := e.w.Start(); err != nil {
 		return nil, fmt.Errorf("starting the benchmark worker: %w", err)

@@ -12,15 +12,19 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
+	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
+	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
 // Handler is a query or an update.
@@ -79,6 +83,8 @@ var chains = map[string]struct {
 	pkgOf(wfsolana.StakeWorkflow): {wfsolana.Chain, actsolana.SolanaNetworks},
 	pkgOf(wfpolygon.Delegate):     {wfpolygon.Chain, actevm.NetworkNames},
 	pkgOf(wfcelestia.Delegate):    {wfcelestia.Chain, signercosmos.Networks()},
+	pkgOf(wfton.Watch):            {wfton.Chain, actton.Networks},
+	pkgOf(wfhyperliquid.Withdraw): {wfhyperliquid.Chain, acthl.Networks},
 }
 
 // Workflows lists the workflow types admin tools may start, sorted by type name: every workflow the
@@ -125,7 +131,7 @@ func Registered() ([]string, error) {
 // registered registers the worker's workflows on a recorder: the functions by type name.
 func registered() (map[string]any, error) {
 	rec := &recorder{fns: map[string]any{}}
-	worker.Register(rec, nil, nil, nil, nil, nil)
+	worker.Register(rec, nil, nil, nil, nil, nil, nil, nil)
 	return rec.fns, rec.err
 }
 

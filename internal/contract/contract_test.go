@@ -20,8 +20,10 @@ import (
 	"github.com/stakeflow/stakeflow/internal/contract"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
+	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
 const regenerate = "run `go generate ./internal/contract` (or `make schemas`) and commit docs/schemas"
@@ -86,6 +88,8 @@ func TestWorkflowsAreTheWorkersAndTheStartersOwn(t *testing.T) {
 		wfcelestia.UndelegateWorkflowType:      {wfcelestia.Input{}, wfcelestia.Result{}},
 		wfcelestia.RedelegateWorkflowType:      {wfcelestia.Input{}, wfcelestia.Result{}},
 		wfcelestia.WithdrawRewardsWorkflowType: {wfcelestia.Input{}, wfcelestia.Result{}},
+		wfton.WatchWorkflowType:                {wfton.WatchInput{}, wfton.WatchResult{}},
+		wfhyperliquid.WithdrawWorkflowType:     {wfhyperliquid.WithdrawInput{}, wfhyperliquid.WithdrawResult{}},
 	}
 	require.Len(t, ws, len(want))
 	for _, w := range ws {
@@ -161,6 +165,8 @@ func TestPayloadsValidate(t *testing.T) {
 		wfpolygon.RewardsInput{Network: "mainnet", Staker: evmStaker, ValidatorShare: share, RequestedBy: "alice"},
 		wfcelestia.Input{Network: "celestia-mocha-testnet", Delegator: "celestia1pkptre7fdkl6gfrzlesjjvhxhlc3r4gm2ukn2h",
 			Validator: "celestiavaloper1u3drplq4vr90nnwz0tvnrhetc82heq8halazeh", Amount: "1000000", RequestedBy: "alice"},
+		wfton.WatchInput{Network: "testnet", Hash: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", Deadline: time.Minute, RequestedBy: "alice"},
+		wfhyperliquid.WithdrawInput{Network: "testnet", Delegator: evmStaker, Amount: "12.5", RequestedBy: "alice"},
 		workflows.ApprovalInput{Approver: "bob"},
 		workflows.ApprovalInput{Approver: "bob", Reason: "treasury plan"},
 		// The status of a stake waiting for its approval, as NewOperation and CheckPolicy leave it.
@@ -207,7 +213,7 @@ func TestPayloadsValidate(t *testing.T) {
 		data := payload(t, reflect.New(s.Type).Elem().Interface())
 		require.NoError(t, validate(t, sch[s.Type], data), "zero %s: %s", s.Type, data)
 	}
-	require.Equal(t, 4, outputs, "the Solana, Polygon and Celestia results, the status")
+	require.Equal(t, 6, outputs, "the Solana, Polygon, Celestia, TON and Hyperliquid results, the status")
 }
 
 // fill sets every exported field of v, recursively: the largest unsigned integers, a time with

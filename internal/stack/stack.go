@@ -390,6 +390,12 @@ func (s *Stack) WorkerConfig() worker.Config {
 	}
 	if s.EVM != nil {
 		cfg.EVM = s.EVM.workerConfig()
+		// Hyperliquid signs with the same EVM keys, against the sandbox's emulated exchange; a
+		// pending withdrawal is read again as often as a deactivating stake.
+		cfg.Hyperliquid = worker.HyperliquidConfig{
+			API:     cli.StringMap{"mainnet": s.Sandbox.HyperliquidURL("mainnet"), "testnet": s.Sandbox.HyperliquidURL("testnet")},
+			Recheck: s.opts.EpochRecheck,
+		}
 	}
 	if s.Celestia != nil {
 		cfg.Celestia = s.Celestia.workerConfig()

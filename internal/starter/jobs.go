@@ -170,7 +170,6 @@ func openStore(ctx context.Context, dsn string) (actjobs.Reader, error) {
 	return st, nil
 }
 
-
 // table is rows of text under a header: CSV columns, JSON keys. Decimals stay the store's text.
 type table struct {
 	header []string

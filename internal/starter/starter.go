@@ -25,8 +25,10 @@ import (
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
+	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
 const usage = `usage: starter <command> [flags]
@@ -53,6 +55,11 @@ Celestia (amounts with --tia X (6 decimals) or --utia N):
   celestia withdraw-rewards  --network N --delegator celestia1... --validator celestiavaloper1... [--id ID] [--wait]
 Keys:
   keys import --chain celestia --dir DIR --passphrase-file FILE   (reads a BIP-39 mnemonic, not echoed; m/44'/118'/0'/0/0)
+Hyperliquid (staking rewards to spot, after Hyperliquid's queue: 7 days on mainnet):
+  hyperliquid withdraw      --network N --delegator 0xADDR --amount HYPE [--id ID] [--wait]
+TON:
+  ton watch                 --network N --hash HASH (hex or base64) [--deadline 1h] [--id ID] [--wait]
+                            follow a transaction until it is final; not found by the deadline, it fails
 Schedules (recurring stakes; each run's operation ID is the schedule ID plus its scheduled time):
   schedule create   --schedule-id ID (--cron EXPR | --every 24h [--offset 9h]) --network N --staker ADDR
                     (--lamports N | --sol X) [--vote-account ADDR] [--overlap skip] [--catchup-window 10m]
@@ -89,21 +96,10 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	}
 	cmd, rest := args[0], args[1:]
 	verb := ""
-	if cmd == "schedule" || cmd == "polygon" || cmd == "data" || cmd == "ssv" || cmd == "celestia" || cmd == "keys" {
+	group, isGroup := groups[cmd]
+	if isGroup {
 		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-			switch cmd {
-			case "polygon":
-				return &UsageError{Msg: errNoPolygonVerb.Error()}
-			case "celestia":
-				return &UsageError{Msg: errNoCelestiaVerb.Error()}
-			case "keys":
-				return &UsageError{Msg: "keys: give a command: import"}
-			case "data":
-				return &UsageError{Msg: "data: give a command: export"}
-			case "ssv":
-				return &UsageError{Msg: "ssv: give a command: list"}
-			}
-			return &UsageError{Msg: errNoVerb.Error()}
+			return &UsageError{Msg: group.noVerb.Error()}
 		}
 		verb, rest = rest[0], rest[1:]
 	}
@@ -130,38 +126,14 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 		run = r.listCmd(fs)
 	case "setup":
 		run = r.setupCmd()
-	case "schedule":
-		var err error
-		if run, err = r.scheduleCmd(fs, verb); err != nil {
-			return err
-		}
-	case "polygon":
-		var err error
-		if run, err = r.polygonCmd(fs, verb); err != nil {
-			return err
-		}
-	case "celestia":
-		var err error
-		if run, err = r.celestiaCmd(fs, verb); err != nil {
-			return err
-		}
-	case "keys":
-		var err error
-		if run, err = r.keysCmd(fs, verb, os.Stdin); err != nil {
-			return err
-		}
-	case "data":
-		var err error
-		if run, err = r.dataCmd(fs, verb); err != nil {
-			return err
-		}
-	case "ssv":
-		var err error
-		if run, err = r.ssvCmd(fs, verb); err != nil {
-			return err
-		}
 	default:
-		return &UsageError{Msg: fmt.Sprintf("unknown command %q (see starter --help)", cmd)}
+		if !isGroup {
+			return &UsageError{Msg: fmt.Sprintf("unknown command %q (see starter --help)", cmd)}
+		}
+		var err error
+		if run, err = group.cmd(r, fs, verb); err != nil {
+			return err
+		}
 	}
 	if err := cli.Parse(fs, rest, "config"); err != nil {
 		return &UsageError{Msg: fmt.Sprintf("%s: %v", cmd, err)}
@@ -170,6 +142,27 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 		return &UsageError{Msg: fmt.Sprintf("%s: unexpected argument %q", cmd, fs.Arg(0))}
 	}
 	return run(ctx)
+}
+
+// groupCmd returns the command of a group for its verb (an error names an unknown verb).
+type groupCmd func(r *runner, fs *flag.FlagSet, verb string) (func(context.Context) error, error)
+
+// groups are the commands that take a verb: one per chain (starter polygon delegate ...) and the
+// admin groups. noVerb is the usage error when the verb is missing.
+var groups = map[string]struct {
+	noVerb error
+	cmd    groupCmd
+}{
+	"schedule": {errNoVerb, (*runner).scheduleCmd},
+	"data":     {errors.New("data: give a command: export"), (*runner).dataCmd},
+	"ssv":      {errors.New("ssv: give a command: list"), (*runner).ssvCmd},
+	"keys": {errors.New("keys: give a command: import"), func(r *runner, fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+		return r.keysCmd(fs, verb, os.Stdin)
+	}},
+	"polygon":     {errNoPolygonVerb, (*runner).polygonCmd},
+	"celestia":    {errNoCelestiaVerb, (*runner).celestiaCmd},
+	"hyperliquid": {errNoHyperliquidVerb, (*runner).hyperliquidCmd},
+	"ton":         {errNoTONVerb, (*runner).tonCmd},
 }
 
 type runner struct {
@@ -632,7 +625,7 @@ func shorten(s string, n int) string {
 // recordedSteps are the values StakeflowStep takes, over every chain.
 func recordedSteps() []string {
 	steps := slices.Clone(wfsolana.RecordedSteps)
-	for _, s := range append(slices.Clone(wfpolygon.RecordedSteps), wfcelestia.RecordedSteps...) {
+	for _, s := range slices.Concat(wfpolygon.RecordedSteps, wfcelestia.RecordedSteps, wfhyperliquid.RecordedSteps, wfton.RecordedSteps) {
 		if !slices.Contains(steps, s) {
 			steps = append(steps, s)
 		}
@@ -640,14 +633,17 @@ func recordedSteps() []string {
 	return steps
 }
 
-// formatAmount renders a status's amount for people: in SOL for Solana, in the chain's base unit
-// otherwise; "-" while it is not known.
+// formatAmount renders a status's amount for people: in SOL for Solana, HYPE for Hyperliquid, in
+// the chain's base unit otherwise; "-" while it is not known.
 func formatAmount(st *workflows.Status) string {
 	if st.Amount == "" {
 		return "-"
 	}
 	if n, err := strconv.ParseUint(st.Amount, 10, 64); err == nil && st.Chain == wfsolana.Chain {
 		return wfsolana.FormatSOL(n)
+	}
+	if st.Chain == wfhyperliquid.Chain {
+		return wfhyperliquid.FormatHYPE(st.Amount)
 	}
 	return st.Amount + " " + st.Unit
 }

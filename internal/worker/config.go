@@ -93,6 +93,8 @@ type Config struct {
 	EVM EVMConfig
 	// Celestia configures Celestia staking (off without --celestia-rest).
 	Celestia CelestiaConfig
+	// Hyperliquid configures Hyperliquid's staking withdrawal (off without --hyperliquid-api).
+	Hyperliquid HyperliquidConfig
 }
 
 // DefaultMaxCommission is --max-commission's default, in percent.
@@ -132,6 +134,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "data", "directory of the worker's files (the default store)")
 	c.EVM.Register(fs)
 	c.Celestia.Register(fs)
+	c.Hyperliquid.Register(fs)
 }
 
 // Validate checks the configuration; the error names every setting that is wrong.
@@ -206,7 +209,15 @@ func (c *Config) Validate() error {
 	if err := checkDSN(c.StoreDSN()); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.EVM.Validate(); err != nil {
+	evm := c.EVM
+	if c.Hyperliquid.Enabled() && !evm.Enabled() {
+		// Hyperliquid signs with the EVM keys without any EVM network.
+		evm.Keys, evm.PassphraseFile = "", ""
+	}
+	if err := evm.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Hyperliquid.Validate(c.EVM); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.Celestia.Validate(); err != nil {

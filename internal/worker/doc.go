@@ -27,6 +27,9 @@
 // non-retryably, saying so. The jobs call the staking service client directly, so their calls are
 // not in metrics.Service's counts.
 //
+// The same store records the nonce of each Hyperliquid action, with its operation, before the
+// signature (acthl.NonceBook), so that a nonce stays one operation's across restarts.
+//
 // Keys are read once at start-up and stay inside the signer; neither they nor the service token
 // appear in logs, errors or anything sent to Temporal.
 package worker

@@ -50,4 +50,3 @@ func newJobActivities(ctx context.Context, cfg Config, logger *zap.Logger, svc a
 	logger.Info("Store open", zap.String("store", store.RedactDSN(dsn)))
 	return actjobs.New(svc, st), closeStore, nil
 }
-

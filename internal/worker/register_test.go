@@ -8,13 +8,17 @@ import (
 
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
+	actton "github.com/stakeflow/stakeflow/activities/ton"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
+	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
 // TestEachChainsWorkflowRunsItsOwnCode registers every chain as the worker does and starts each
@@ -34,11 +38,14 @@ func TestEachChainsWorkflowRunsItsOwnCode(t *testing.T) {
 		{"APY job by type", wfjobs.APYJobWorkflowType, wfjobs.APYJobInput{Network: "testnet"}, `invalid network: "testnet" is not one of solana, polkadot`},
 		{"rewards job by type", wfjobs.RewardsJobWorkflowType, wfjobs.RewardsJobInput{Network: "ethereum", Address: "0x12"}, `invalid address: "0x12"`},
 		{"celestia delegate by type", wfcelestia.DelegateWorkflowType, wfcelestia.Input{Network: "celestia"}, `unknown Celestia network "celestia"`},
+		{"Hyperliquid withdraw by type", wfhyperliquid.WithdrawWorkflowType, wfhyperliquid.WithdrawInput{Network: "testnet"}, "invalid delegator: is required"},
+		{"TON watch by type", wfton.WatchWorkflowType, wfton.WatchInput{Network: "testnet"}, "invalid hash: is required"},
 		{"polygon delegate by type", wfpolygon.DelegateWorkflowType, wfpolygon.DelegateInput{Network: "testnet"}, `invalid network: "testnet" is not one of mainnet, sepolia, dev`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			env := suite.NewTestWorkflowEnvironment()
-			Register(env, &notify.Notifier{}, &actsolana.Activities{}, &actevm.Activities{}, &actjobs.Activities{}, &actcelestia.Activities{})
+			Register(env, &notify.Notifier{}, &actsolana.Activities{}, &actevm.Activities{}, &actjobs.Activities{}, &actcelestia.Activities{},
+				&actton.Activities{}, &acthl.Activities{})
 			env.ExecuteWorkflow(tt.wf, tt.in)
 			require.True(t, env.IsWorkflowCompleted())
 			require.ErrorContains(t, env.GetWorkflowError(), tt.want)

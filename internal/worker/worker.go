@@ -22,9 +22,11 @@ import (
 
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
+	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/metrics"
@@ -32,20 +34,27 @@ import (
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
+	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
 // Register registers every stakeflow workflow and the activities on r: the operations' event
 // notifications, one line per chain, then the data jobs.
-func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities, jobActs *actjobs.Activities, celActs *actcelestia.Activities) {
+func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities, jobActs *actjobs.Activities,
+	celActs *actcelestia.Activities, tonActs *actton.Activities, hlActs *acthl.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowType})
 	r.RegisterActivity(n)
 	wfsolana.Register(r)
 	r.RegisterActivity(acts)
 	wfpolygon.Register(r)
 	r.RegisterActivity(evmActs)
+	wfton.Register(r)
+	r.RegisterActivity(tonActs)
+	wfhyperliquid.Register(r)
+	r.RegisterActivity(hlActs)
 	wfjobs.Register(r)
 	r.RegisterActivity(jobActs)
 	wfcelestia.Register(r)
@@ -169,11 +178,24 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	evmService, _ := acts.Service.(actevm.StakingService)
 	celService, _ := acts.Service.(actcelestia.StakingService)
 	jobService, _ := acts.Service.(actjobs.Service)
+	// Endpoint 9 (TON's transaction status) likewise.
+	tonService, _ := acts.Service.(actton.Service)
+	// Endpoint 6 (Hyperliquid's withdrawal request) likewise.
+	hlService, _ := acts.Service.(acthl.Service)
+	hlActs, err := newHyperliquidActivities(cfg, logger, hlService)
+	if err != nil {
+		return err
+	}
 	jobActs, closeStore, err := newJobActivities(ctx, cfg, logger, jobService)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
+	// The nonces Hyperliquid actions are signed with are recorded in the store, so that a nonce
+	// stays one operation's across restarts.
+	if nb, ok := jobActs.Store.(acthl.NonceBook); ok {
+		hlActs.Nonces = nb
+	}
 	acts.Service = metrics.NewService(acts.Service, exporter.Handler())
 
 	copts, err := cfg.Temporal.Options(logger.Named("temporal"))
@@ -211,7 +233,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return err
 	}
 	celActs.Temporal, celActs.TaskQueue = c, cfg.TaskQueue
-	Register(w, notifier, acts, evmActs, jobActs, celActs)
+	Register(w, notifier, acts, evmActs, jobActs, celActs, &actton.Activities{Service: tonService}, hlActs)
 
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup

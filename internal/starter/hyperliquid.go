@@ -1,0 +1,69 @@
+package starter
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/sdk/client"
+
+	"github.com/stakeflow/stakeflow/workflows"
+	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
+)
+
+var errNoHyperliquidVerb = errors.New("hyperliquid: give a command: withdraw")
+
+// hyperliquidCmd is the Hyperliquid command group: withdraw staking rewards to spot.
+func (r *runner) hyperliquidCmd(fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+	if verb != wfhyperliquid.OpWithdraw {
+		return nil, &UsageError{Msg: fmt.Sprintf("hyperliquid: unknown command %q (withdraw)", verb)}
+	}
+	var network, delegator, amount, requestedBy, id string
+	var wait bool
+	fs.StringVar(&network, "network", "", "Hyperliquid network: mainnet or testnet")
+	fs.StringVar(&delegator, "delegator", "", "delegator address (0x..., the EVM key that signs)")
+	fs.StringVar(&amount, "amount", "", "HYPE to move from the staking balance to spot (at most 8 decimals)")
+	fs.StringVar(&requestedBy, "requested-by", currentUser(), "who starts the operation (cannot approve it)")
+	fs.StringVar(&id, "id", "", "operation ID (default: generated and printed)")
+	fs.BoolVar(&wait, "wait", false, "follow the operation until it ends, printing each step")
+	return func(ctx context.Context) error {
+		fail := func(err error) error { return &UsageError{Msg: "hyperliquid withdraw: " + err.Error()} }
+		in := wfhyperliquid.WithdrawInput{Network: network, Delegator: delegator, Amount: amount, RequestedBy: requestedBy}
+		if err := in.Validate(); err != nil {
+			return fail(err)
+		}
+		if id == "" {
+			id = newOperationID("hyperliquid-withdraw")
+		}
+		if err := workflows.ValidateOperationID(id); err != nil {
+			return fail(err)
+		}
+		c, err := r.client()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		who := strings.ToLower(common.HexToAddress(delegator).Hex())
+		summary := wfhyperliquid.Summary(wfhyperliquid.OpWithdraw, network, who, amount)
+		run, err := r.start(ctx, c, id, summary, wfhyperliquid.WithdrawWorkflowType, in, wfhyperliquid.Attributes(wfhyperliquid.OpWithdraw, network, who)...)
+		if err != nil {
+			return err
+		}
+		return r.afterStartOf(ctx, c, run, wfhyperliquid.WithdrawWorkflowType, summary, wait, hyperliquidResult)
+	}, nil
+}
+
+func hyperliquidResult(run client.WorkflowRun, ctx context.Context) (any, string, error) {
+	var res wfhyperliquid.WithdrawResult
+	err := run.Get(ctx, &res)
+	var b strings.Builder
+	fmt.Fprintf(&b, "done: hyperliquid withdraw %s HYPE", res.Amount)
+	fmt.Fprintf(&b, "\n  delegator:    %s", res.Delegator)
+	fmt.Fprintf(&b, "\n  action:       nonce %d, digest %s (requests %d)", res.Nonce, res.Digest, res.Requests)
+	fmt.Fprintf(&b, "\n  reached spot: %s", wfhyperliquid.FormatHYPE(res.ReachedSpot))
+	fmt.Fprintf(&b, "\n  spot:         %s -> %s", wfhyperliquid.FormatHYPE(res.SpotBefore), wfhyperliquid.FormatHYPE(res.SpotAfter))
+	return res, b.String(), err
+}

@@ -1,0 +1,242 @@
+package hyperliquid
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/stakeflow/stakeflow/activities"
+	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
+	"github.com/stakeflow/stakeflow/workflows"
+)
+
+// ha is the nil Activities pointer the workflows name Hyperliquid activities through.
+var ha *acthl.Activities
+
+// ErrTooManyPending is the failure type of a withdrawal refused for the pending ones.
+const ErrTooManyPending = acthl.ErrTooManyPending
+
+type withdrawal struct {
+	*workflows.Operation
+	in    WithdrawInput
+	wei   uint64
+	nonce uint64
+	// digest of the signed action the exchange holds.
+	digest   string
+	requests int
+	used     []uint64
+	// known are the hashes of the withdrawals the history showed before anything was signed;
+	// hash is this operation's withdrawal, once the history shows it.
+	known []string
+	hash  string
+}
+
+// Withdraw (workflow type HyperliquidWithdrawWorkflow) moves Amount HYPE of the delegator's
+// staking balance to spot (see the package comment).
+func Withdraw(ctx workflow.Context, in WithdrawInput) (WithdrawResult, error) {
+	if err := in.Validate(); err != nil {
+		return WithdrawResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, nil)
+	}
+	wei, _ := WeiOf(in.Amount)
+	o, err := workflows.NewOperation(ctx, workflows.Setup{
+		Chain: Chain, Network: in.Network, Operation: OpWithdraw, Staker: strings.ToLower(in.Delegator),
+		Amount: strconv.FormatUint(wei, 10), Unit: Unit, RequestedBy: in.RequestedBy, Options: in.Options,
+		Waits:        []string{StepWaitingWithdrawal},
+		Labels:       workflows.Labels{Account: "withdrawal", Block: "nonce"},
+		FormatAmount: FormatHYPE,
+	})
+	if err != nil {
+		return WithdrawResult{}, err
+	}
+	w := &withdrawal{Operation: o, in: in, wei: wei}
+	res, err := w.run(ctx)
+	if err != nil {
+		return WithdrawResult{}, o.Fail(ctx, err)
+	}
+	o.Done(ctx)
+	return res, nil
+}
+
+func (w *withdrawal) account(ctx workflow.Context) (acthl.Account, error) {
+	actx := workflow.WithActivityOptions(ctx, workflows.ReadOptions())
+	// Once the exchange holds the action, a read that fails for a reason that may heal stalls
+	// the operation instead of failing it: the withdrawal reaches spot all the same.
+	stalls := func(err error) bool { return w.nonce != 0 && workflows.MayHeal(err) }
+	return workflows.UntilUnstalled(ctx, w.Operation, stalls, func() (acthl.Account, error) {
+		var acc acthl.Account
+		err := w.Get(ctx, workflow.ExecuteActivity(actx, ha.HLReadAccount, acthl.AccountInput{Network: w.in.Network, Delegator: w.in.Delegator}), &acc)
+		return acc, err
+	})
+}
+
+func (w *withdrawal) run(ctx workflow.Context) (WithdrawResult, error) {
+	before, err := w.account(ctx)
+	if err != nil {
+		return WithdrawResult{}, err
+	}
+	if n := len(before.Pending); n >= acthl.MaxPending {
+		names := make([]string, n)
+		for i, p := range before.Pending {
+			names[i] = fmt.Sprintf("%s (%s, initiated %s, reaches spot %s)", p.Hash, FormatHYPE(strconv.FormatUint(p.Wei, 10)),
+				p.Time.UTC().Format(time.RFC3339), p.CompletesAt.UTC().Format(time.RFC3339))
+		}
+		return WithdrawResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%s has %d withdrawals pending, Hyperliquid's limit: %s; nothing was signed", w.Status().Staker, n, strings.Join(names, ", ")),
+			ErrTooManyPending, nil)
+	}
+	w.known = acthl.Hashes(before.Account)
+	if err := w.send(ctx); err != nil {
+		return WithdrawResult{}, err
+	}
+	after, err := w.waitSpot(ctx)
+	if err != nil {
+		return WithdrawResult{}, err
+	}
+	w.Logger().Info("Withdrawal reached spot", "nonce", w.nonce, "wei", w.wei, "spotBefore", before.Spot, "spotAfter", after.Spot)
+	st := w.Status()
+	return WithdrawResult{
+		Operation: OpWithdraw, Network: w.in.Network, Delegator: st.Staker, Amount: w.in.Amount, Wei: strconv.FormatUint(w.wei, 10),
+		Nonce: w.nonce, Digest: w.digest, Hash: w.hash, Requests: w.requests,
+		ReachedSpot: strconv.FormatUint(w.wei, 10), SpotBefore: strconv.FormatUint(before.Spot, 10), SpotAfter: strconv.FormatUint(after.Spot, 10),
+		CancelRequested: st.CancelRequested,
+	}, nil
+}
+
+// send asks for the request, has it verified and signed, and submits it, until the exchange holds
+// it; a new request only after the exchange refused the nonce and does not hold the action.
+func (w *withdrawal) send(ctx workflow.Context) error {
+	opts := w.Options()
+	for {
+		if w.requests >= opts.MaxBuilds {
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("the exchange refused the nonce of each of %d requests (nonces %v); nothing reached it", w.requests, w.used),
+				workflows.ErrTooManyBuilds, nil)
+		}
+		w.requests++
+		w.SetStep(ctx, workflows.StepBuilding)
+		rin := acthl.RequestInput{Network: w.in.Network, Delegator: w.in.Delegator, Amount: w.in.Amount}
+		var req acthl.Request
+		if err := w.Get(ctx, workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflows.BuildOptions(opts)), ha.HLRequest, rin), &req); err != nil {
+			return err
+		}
+		at := workflows.Attempt{Kind: OpWithdraw, Build: w.requests, BuiltAt: workflow.Now(ctx)}
+		w.SetStep(ctx, workflows.StepSigning)
+		var signed acthl.Signed
+		sctx := workflow.WithActivityOptions(ctx, signOptions())
+		if err := w.Get(ctx, workflow.ExecuteActivity(sctx, ha.HLSign, acthl.SignInput{RequestInput: rin, Unsigned: req.Unsigned, UsedNonces: w.used}), &signed); err != nil {
+			return err
+		}
+		at.TxID, at.Expiry, at.SignedAt = signed.Digest, fmt.Sprintf("nonce %d", signed.Nonce), workflow.Now(ctx)
+		w.used = append(w.used, signed.Nonce)
+		w.SetStep(ctx, workflows.StepBroadcasting)
+		// The exchange unreachable past the broadcast timeout stalls the operation, and the same
+		// signed action is submitted again: it may have reached the exchange already.
+		bctx := workflow.WithActivityOptions(ctx, workflows.BroadcastOptions(opts))
+		sub, err := workflows.UntilUnstalled(ctx, w.Operation, workflows.MayHeal, func() (acthl.SubmitResult, error) {
+			var sub acthl.SubmitResult
+			err := w.Get(ctx, workflow.ExecuteActivity(bctx, ha.HLSubmit, acthl.SubmitInput{Network: w.in.Network, Delegator: w.in.Delegator, Signed: signed, Known: w.known}), &sub)
+			return sub, err
+		})
+		at.BroadcastAt = workflow.Now(ctx)
+		if err != nil {
+			at.Error = workflows.Reason(err)
+			w.Status().Attempts = append(w.Status().Attempts, at)
+			return err
+		}
+		switch sub.Outcome {
+		case acthl.OutcomeSent:
+			at.Outcome, at.BroadcastError = acthl.OutcomeSent, sub.Reason
+			w.Status().Attempts = append(w.Status().Attempts, at)
+			w.nonce, w.digest = signed.Nonce, signed.Digest
+			w.SetAccount(fmt.Sprintf("nonce %d", signed.Nonce))
+			return nil
+		case acthl.OutcomeNonceRefused:
+			at.Outcome, at.Error = acthl.OutcomeNonceRefused, sub.Reason
+			w.Status().Attempts = append(w.Status().Attempts, at)
+			w.Logger().Warn("Exchange refused the nonce; asking for a new request", "nonce", signed.Nonce, "reason", sub.Reason)
+			continue
+		default:
+			at.Outcome, at.Error = sub.Outcome, sub.Reason
+			w.Status().Attempts = append(w.Status().Attempts, at)
+			return temporal.NewNonRetryableApplicationError("the exchange refused the withdrawal: "+sub.Reason, activities.ErrTransactionRejected, nil)
+		}
+	}
+}
+
+// waitSpot waits, with durable timers, until the withdrawal reached spot, re-reading the account
+// after each wait (at most MaxEpochWait, or the worker's recheck). The withdrawal is the one the
+// delegator's history shows for the signed action (acthl.Find), then followed by its hash.
+func (w *withdrawal) waitSpot(ctx workflow.Context) (acthl.Account, error) {
+	misses := 0
+	for {
+		acc, err := w.account(ctx)
+		if err != nil {
+			return acc, err
+		}
+		if w.hash == "" {
+			f, ok := acthl.Find(acc.Account, w.wei, w.nonce, w.known)
+			if !ok {
+				// The exchange took the action; its history may lag behind it a little.
+				if misses++; misses >= maxMisses {
+					return acc, temporal.NewNonRetryableApplicationError(
+						fmt.Sprintf("the exchange took the action of nonce %d but the delegator's history shows no withdrawal of it after %d reads", w.nonce, misses), activities.ErrTransactionRejected, nil)
+				}
+				if err := w.Wait(ctx, StepWaitingWithdrawal, missWait(acc)); err != nil {
+					return acc, temporal.NewCanceledError(fmt.Sprintf("cancelled after the exchange took the withdrawal of nonce %d; it reaches spot all the same", w.nonce))
+				}
+				continue
+			}
+			w.hash = f.Hash
+			w.Logger().Info("The history shows the withdrawal", "nonce", w.nonce, "hash", f.Hash, "initiated", f.Time)
+		}
+		var pending *time.Time
+		for _, p := range acc.Pending {
+			if p.Hash == w.hash {
+				pending = &p.CompletesAt
+			}
+		}
+		if pending == nil {
+			if !slices.Contains(acthl.Hashes(acc.Account), w.hash) {
+				return acc, temporal.NewNonRetryableApplicationError(
+					fmt.Sprintf("the delegator's history no longer shows the withdrawal %s (nonce %d), pending or finalized", w.hash, w.nonce), activities.ErrTransactionRejected, nil)
+			}
+			w.Status().WaitingUntil = time.Time{}
+			w.Status().Transactions = append(w.Status().Transactions, workflows.TxRecord{
+				Kind: OpWithdraw, TxID: w.hash, Block: w.nonce, Builds: w.requests, Fee: "0", FinalizedAt: workflow.Now(ctx)})
+			return acc, nil
+		}
+		wait := min(max(pending.Sub(workflow.Now(ctx)), time.Second), w.Options().MaxEpochWait)
+		if acc.RecheckAfter > 0 {
+			wait = min(wait, acc.RecheckAfter)
+		}
+		w.Logger().Info("Waiting for the withdrawal to reach spot", "nonce", w.nonce, "hash", w.hash, "reachesSpotAt", *pending, "wait", wait)
+		if err := w.Wait(ctx, StepWaitingWithdrawal, wait); err != nil {
+			return acc, temporal.NewCanceledError(fmt.Sprintf("cancelled while the withdrawal %s (nonce %d) waits in Hyperliquid's queue; it reaches spot all the same", w.hash, w.nonce))
+		}
+	}
+}
+
+// maxMisses is how many reads may miss the withdrawal of an action the exchange took before the
+// operation fails.
+const maxMisses = 5
+
+// missWait is the wait before the history is read again for a withdrawal it did not show yet.
+func missWait(acc acthl.Account) time.Duration {
+	if acc.RecheckAfter > 0 {
+		return min(acc.RecheckAfter, time.Minute)
+	}
+	return time.Minute
+}
+
+// signOptions: HLSign, deterministic (the same action signs to the same signature).
+func signOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: activities.NonRetryable},
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"go.uber.org/zap"
 
+	"github.com/stakeflow/stakeflow/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 )
 
@@ -43,6 +44,10 @@ type Config struct {
 	// that endpoint 4 forwards signed Polygon transactions to; empty: endpoint
 	// 4 only checks their shape and answers the Keccak-256 of their bytes.
 	EVMRPC string
+	// EigenLayer, when set, is the EigenLayer stand-ins deployment endpoint 5 builds real proofs
+	// transactions from (its beacon state model and the chain it lives on); nil: endpoint 5
+	// answers a transaction derived from the request alone, with no chain behind it.
+	EigenLayer *evmchain.EigenLayer
 	// Logger receives the sandbox's logs; default no-op.
 	Logger *zap.Logger
 }
@@ -136,6 +141,9 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if evm != nil {
 		evmBackends.Store(srv, evm)
 	}
+	if cfg.EigenLayer != nil {
+		eigenBackends.Store(srv, cfg.EigenLayer)
+	}
 	s := &Sandbox{
 		srv:      srv,
 		rt:       rt,
@@ -222,6 +230,8 @@ func (s *Sandbox) Close() error {
 			evm.rpc.Close()
 			evmBackends.Delete(s.srv)
 		}
+		// The EigenLayer deployment is the caller's: it stays open.
+		eigenBackends.Delete(s.srv)
 	})
 	return s.closeErr
 }

@@ -509,3 +509,12 @@ func (e *EigenLayer) hostileCall(data []byte, mode EigenHostile, remaining uint6
 	}
 	return e.Pack(ContractEigenPod, "verifyCheckpointProofs", container, proofs)
 }
+
+// Send signs (with key), sends and waits for a call to to, as Deployment.Send; a failed receipt
+// is an error.
+func (e *EigenLayer) Send(ctx context.Context, key *ecdsa.PrivateKey, to common.Address, data []byte) (*types.Receipt, error) {
+	if crypto.PubkeyToAddress(key.PublicKey) == e.d.owner {
+		return e.adminSend(ctx, to, data)
+	}
+	return e.d.Send(ctx, key, to, data)
+}

@@ -203,7 +203,6 @@ type ProofsVerified struct {
 	Proofs int
 	// Data is the call, re-encoded from the decoded proofs.
 	Data []byte
-	tx   *types.Transaction
 }
 
 func (s *CheckpointSigner) checkChoices(c TxChoices) error {
@@ -270,7 +269,8 @@ func (s *CheckpointSigner) SignStart(ctx context.Context, in StartIntent, unsign
 // access list, verifyCheckpointProofs decoded with go-ethereum's abi and nothing after its
 // arguments, a balance container proof that leads to the checkpoint's beacon block root, 1 to
 // min(proofs remaining, the policy's cap) proofs of distinct validators, the service's gas and
-// fees under the policy's caps. The service's nonce and fees are not used: stakeflow's are.
+// fees under the policy's caps. The intent's choices (nonce, gas, fees) are not checked here:
+// SignProofs does, and signs them, not the service's.
 func (s *CheckpointSigner) VerifyProofs(in ProofsIntent, served []byte) (*ProofsVerified, error) {
 	d, err := decodeUnsigned(served)
 	if err != nil {
@@ -336,11 +336,7 @@ func (s *CheckpointSigner) VerifyProofs(in ProofsIntent, served []byte) (*Proofs
 	if !bytes.Equal(expected, data) {
 		return nil, mismatch("calldata", fmt.Sprintf("%d bytes (the canonical encoding of %s)", len(expected), method.Sig), fmt.Sprintf("%d bytes that differ", len(data)))
 	}
-	want, err := s.build(in.ChainID, in.TxChoices, in.Pod, expected)
-	if err != nil {
-		return nil, err
-	}
-	return &ProofsVerified{Proofs: len(proofs), Data: expected, tx: want}, nil
+	return &ProofsVerified{Proofs: len(proofs), Data: expected}, nil
 }
 
 // SignProofs verifies served (VerifyProofs) and signs, with the submitter's key, the transaction
@@ -350,7 +346,11 @@ func (s *CheckpointSigner) SignProofs(ctx context.Context, in ProofsIntent, serv
 	if err != nil {
 		return nil, err
 	}
-	return s.sign(ctx, in.Submitter, v.tx)
+	want, err := s.build(in.ChainID, in.TxChoices, in.Pod, v.Data)
+	if err != nil {
+		return nil, err
+	}
+	return s.sign(ctx, in.Submitter, want)
 }
 
 // leadsTo walks the balance container proof (sibling hashes bottom-up, SHA-256) from the

@@ -22,6 +22,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
+	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
@@ -549,7 +550,7 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		MaxConcurrentWorkflowTaskExecutionSize: cfg.MaxConcurrentWorkflowTasks,
 		WorkerStopTimeout:                      5 * time.Second,
 	})
-	worker.Register(e.w, &notify.Notifier{}, acts, evmActs, &actjobs.Activities{})
+	worker.Register(e.w, &notify.Notifier{}, acts, evmActs, &actel.Activities{}, &actjobs.Activities{})
 	RegisterCeiling(e.w)
 	if err := e.w.Start(); err != nil {
 		return nil, fmt.Errorf("starting the benchmark worker: %w", err)

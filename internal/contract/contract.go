@@ -15,6 +15,7 @@ import (
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
@@ -74,8 +75,9 @@ var chains = map[string]struct {
 	chain    string
 	networks []string
 }{
-	pkgOf(wfsolana.StakeWorkflow): {wfsolana.Chain, actsolana.SolanaNetworks},
-	pkgOf(wfpolygon.Delegate):     {wfpolygon.Chain, actevm.NetworkNames},
+	pkgOf(wfsolana.StakeWorkflow):  {wfsolana.Chain, actsolana.SolanaNetworks},
+	pkgOf(wfpolygon.Delegate):      {wfpolygon.Chain, actevm.NetworkNames},
+	pkgOf(wfeigenlayer.Checkpoint): {wfeigenlayer.Chain, actevm.NetworkNames},
 }
 
 // Workflows lists the workflow types admin tools may start, sorted by type name: every workflow the
@@ -122,7 +124,7 @@ func Registered() ([]string, error) {
 // registered registers the worker's workflows on a recorder: the functions by type name.
 func registered() (map[string]any, error) {
 	rec := &recorder{fns: map[string]any{}}
-	worker.Register(rec, nil, nil, nil, nil)
+	worker.Register(rec, nil, nil, nil, nil, nil)
 	return rec.fns, rec.err
 }
 

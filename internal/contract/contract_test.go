@@ -19,6 +19,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/internal/contract"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
@@ -81,6 +82,7 @@ func TestWorkflowsAreTheWorkersAndTheStartersOwn(t *testing.T) {
 		wfpolygon.UnstakeWorkflowType:         {wfpolygon.UnstakeInput{}, wfpolygon.Result{}},
 		wfpolygon.WithdrawRewardsWorkflowType: {wfpolygon.RewardsInput{}, wfpolygon.Result{}},
 		wfpolygon.RestakeWorkflowType:         {wfpolygon.RewardsInput{}, wfpolygon.Result{}},
+		wfeigenlayer.CheckpointWorkflowType:   {wfeigenlayer.CheckpointInput{}, wfeigenlayer.Result{}},
 	}
 	require.Len(t, ws, len(want))
 	for _, w := range ws {
@@ -154,6 +156,8 @@ func TestPayloadsValidate(t *testing.T) {
 		wfsolana.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: voteAccount, RequestedBy: "alice"},
 		wfpolygon.DelegateInput{Network: "sepolia", Staker: evmStaker, ValidatorShare: share, Amount: "1000000000000000000000", RequestedBy: "alice"},
 		wfpolygon.RewardsInput{Network: "mainnet", Staker: evmStaker, ValidatorShare: share, RequestedBy: "alice"},
+		wfeigenlayer.CheckpointInput{Network: "mainnet", Owner: evmStaker, RequestedBy: "alice"},
+		wfeigenlayer.CheckpointInput{Network: "dev", Owner: evmStaker, Submitter: share},
 		workflows.ApprovalInput{Approver: "bob"},
 		workflows.ApprovalInput{Approver: "bob", Reason: "treasury plan"},
 		// The status of a stake waiting for its approval, as NewOperation and CheckPolicy leave it.
@@ -200,7 +204,7 @@ func TestPayloadsValidate(t *testing.T) {
 		data := payload(t, reflect.New(s.Type).Elem().Interface())
 		require.NoError(t, validate(t, sch[s.Type], data), "zero %s: %s", s.Type, data)
 	}
-	require.Equal(t, 3, outputs, "the Solana and Polygon results, the status")
+	require.Equal(t, 4, outputs, "the Solana, Polygon and EigenLayer results, the status")
 }
 
 // fill sets every exported field of v, recursively: the largest unsigned integers, a time with

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
+	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
@@ -30,6 +31,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -37,13 +39,15 @@ import (
 
 // Register registers every stakeflow workflow and the activities on r: the operations' event
 // notifications, one line per chain, then the data jobs.
-func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities, jobActs *actjobs.Activities) {
+func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities, elActs *actel.Activities, jobActs *actjobs.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowType})
 	r.RegisterActivity(n)
 	wfsolana.Register(r)
 	r.RegisterActivity(acts)
 	wfpolygon.Register(r)
 	r.RegisterActivity(evmActs)
+	wfeigenlayer.Register(r)
+	r.RegisterActivity(elActs)
 	wfjobs.Register(r)
 	r.RegisterActivity(jobActs)
 }
@@ -163,6 +167,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	auth := authHealthy(acts.Service)
 	// Endpoint 4 (Polygon's broadcast) and the data jobs' endpoints are called on the client itself.
 	evmService, _ := acts.Service.(actevm.StakingService)
+	elService, _ := acts.Service.(actel.Service)
 	jobService, _ := acts.Service.(actjobs.Service)
 	jobActs, closeStore, err := newJobActivities(ctx, cfg, logger, jobService)
 	if err != nil {
@@ -188,7 +193,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		// Process-wide, and read when the first worker is created.
 		sdkworker.SetStickyWorkflowCacheSize(cfg.StickyCache)
 	}
-	evmActs, evmNetworks, err := newEVMActivities(ctx, cfg, logger, exporter.Handler(), evmService, c)
+	evmActs, elActs, evmNetworks, err := newEVMAndEigenLayerActivities(ctx, cfg, logger, exporter.Handler(), evmService, elService, c)
 	if err != nil {
 		return err
 	}
@@ -201,7 +206,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	Register(w, notifier, acts, evmActs, jobActs)
+	Register(w, notifier, acts, evmActs, elActs, jobActs)
 
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup

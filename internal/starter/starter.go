@@ -45,6 +45,8 @@ Polygon (POL staking on Ethereum; amounts with --pol X (18 decimals) or --wei N)
   polygon unstake           --network N --staker 0xADDR --validator-share 0xADDR (--pol X | --wei N) [--id ID] [--wait]
   polygon withdraw-rewards  --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
   polygon restake           --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
+EigenLayer (checkpoints of the owner's EigenPod; one per pod at a time, resumed where the chain has it):
+  eigenlayer checkpoint     --network N --owner 0xADDR [--submitter 0xADDR] [--wait]
 Schedules (recurring stakes; each run's operation ID is the schedule ID plus its scheduled time):
   schedule create   --schedule-id ID (--cron EXPR | --every 24h [--offset 9h]) --network N --staker ADDR
                     (--lamports N | --sol X) [--vote-account ADDR] [--overlap skip] [--catchup-window 10m]
@@ -81,11 +83,13 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	}
 	cmd, rest := args[0], args[1:]
 	verb := ""
-	if cmd == "schedule" || cmd == "polygon" || cmd == "data" || cmd == "ssv" {
+	if cmd == "schedule" || cmd == "polygon" || cmd == "eigenlayer" || cmd == "data" || cmd == "ssv" {
 		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
 			switch cmd {
 			case "polygon":
 				return &UsageError{Msg: errNoPolygonVerb.Error()}
+			case "eigenlayer":
+				return &UsageError{Msg: errNoEigenLayerVerb.Error()}
 			case "data":
 				return &UsageError{Msg: "data: give a command: export"}
 			case "ssv":
@@ -126,6 +130,11 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	case "polygon":
 		var err error
 		if run, err = r.polygonCmd(fs, verb); err != nil {
+			return err
+		}
+	case "eigenlayer":
+		var err error
+		if run, err = r.eigenLayerCmd(fs, verb); err != nil {
 			return err
 		}
 	case "data":

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/sdk/temporal"
 
 	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
@@ -86,4 +87,12 @@ type Result struct {
 	Transactions []workflows.TxRecord `json:"transactions"`
 	// Fee is what this operation's transactions paid, in wei.
 	Fee string `json:"fee"`
+}
+
+// Attributes are the search attributes the starter sets when it starts a checkpoint.
+func Attributes(network, owner string) []temporal.SearchAttributeUpdate {
+	return []temporal.SearchAttributeUpdate{
+		workflows.SAChain.ValueSet(Chain), workflows.SANetwork.ValueSet(network),
+		workflows.SAOperation.ValueSet(OpCheckpoint), workflows.SAStaker.ValueSet(owner),
+	}
 }

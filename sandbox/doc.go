@@ -135,7 +135,12 @@
 //   - Hyperliquid (6): amount is a JSON number > 0; unsignedTransaction is
 //     the JSON text of a cWithdraw action (wei = amount x 1e8).
 //   - EigenLayer (5): an unsigned EIP-1559 transaction (chainId 1) calling
-//     verifyCheckpointProofs on a pod address derived from the owner.
+//     verifyCheckpointProofs on a pod address derived from the owner. With
+//     Config.EigenLayer it is the next batch (at most 80) of real balance
+//     proofs of the owner's pod's unproven validators against its active
+//     checkpoint's root, from sandbox/evmchain's beacon-state model; activateTx
+//     (undefined by the spec) must then be a 32-byte 0x hash: the start
+//     transaction's, as stakeflow reads it.
 //   - Polygon (4): signedTransaction must be 0x hex; the interface does not
 //     show the 200 payload: the sandbox answers {"transactionHash": "0x..."}.
 //     With Config.EVMRPC (--evm-rpc) the transaction is decoded, its signer

@@ -42,6 +42,8 @@ func historyDir(root, name string) string {
 		chain = "polygon"
 	case strings.HasPrefix(name, "EVM"):
 		chain = "evm"
+	case strings.HasPrefix(name, "EigenLayer"):
+		chain = "eigenlayer"
 	case strings.HasPrefix(name, "APYJob"), strings.HasPrefix(name, "RewardsJob"), strings.HasPrefix(name, "SSVJob"):
 		chain = "jobs"
 	}
@@ -162,7 +164,7 @@ func run(m *testing.M) int {
 		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000, Logger: logger.Named("runtime")},
 		EpochRecheck: time.Second,
 		Stakers:      26, StakerLamports: 100 * sol,
-		EVM:               &stack.EVMOptions{Stakers: 6},
+		EVM:               &stack.EVMOptions{Stakers: 9},
 		ApprovalThreshold: approvalThreshold,
 		ConfigureWorker: func(cfg *worker.Config) {
 			hooks.configure(cfg)

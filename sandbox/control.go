@@ -62,6 +62,7 @@ type Ledger struct {
 // controlRoutes adds the unauthenticated test controls under /sandbox/.
 func (s *server) controlRoutes(mux *http.ServeMux) {
 	s.ssvControlRoutes(mux)
+	s.eigenControlRoutes(mux)
 	mux.Handle("GET /sandbox/ledger", s.wrapPlain(s.ledgerHandler))
 	mux.Handle("GET /sandbox/faults", s.wrapPlain(func(*http.Request, *reqContext) (any, *apiError) {
 		return s.faults.get(), nil

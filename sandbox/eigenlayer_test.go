@@ -46,14 +46,21 @@ func TestEigenLayerProofsOnChain(t *testing.T) {
 	t.Cleanup(func() { _ = sb.Close() })
 	token := mintToken(t, "eigen")
 
-	pod, err := el.CreatePod(ctx, owner, 100, 32e9)
+	// The pod is made through the sandbox's control.
+	r := do(t, http.MethodPost, sb.URL()+"/sandbox/eigenlayer/pods", "", map[string]any{"owner": owner.Hex(), "validators": 100, "balanceGwei": 32e9})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	pod := common.HexToAddress(r.Body["result"].(map[string]any)["pod"].(string))
+	got, err := el.Pod(ctx, owner)
 	require.NoError(t, err)
+	require.Equal(t, got, pod)
+	r = do(t, http.MethodPost, sb.URL()+"/sandbox/eigenlayer/hostile", "", map[string]any{"pod": pod.Hex(), "mode": "sideways"})
+	assert.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Raw)
 	start, err := el.Pack(evmchain.ContractEigenPod, "startCheckpoint", false)
 	require.NoError(t, err)
 	rcpt, err := el.Send(ctx, ownerKey, pod, start)
 	require.NoError(t, err)
 
-	r := do(t, http.MethodPost, sb.URL()+eigenProofsPath, token, map[string]any{"eigenPodOwnerAddress": owner.Hex(), "activateTx": "yes"})
+	r = do(t, http.MethodPost, sb.URL()+eigenProofsPath, token, map[string]any{"eigenPodOwnerAddress": owner.Hex(), "activateTx": "yes"})
 	assert.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Raw)
 
 	r = do(t, http.MethodPost, sb.URL()+eigenProofsPath, token, map[string]any{"eigenPodOwnerAddress": owner.Hex(), "activateTx": rcpt.TxHash.Hex()})

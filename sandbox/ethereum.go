@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"math/big"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -222,4 +224,63 @@ func (s *server) eigenLayerChainProofs(ctx context.Context, el *evmchain.EigenLa
 func isHex(s string) bool {
 	_, err := hex.DecodeString(s)
 	return err == nil
+}
+
+// eigenControlRoutes adds the EigenLayer controls (with Config.EigenLayer):
+//
+//	POST /sandbox/eigenlayer/pods      {"owner","validators","balanceGwei"} creates the owner's pod
+//	POST /sandbox/eigenlayer/reward    {"pod","gwei"} pays each validator gwei and posts the state
+//	POST /sandbox/eigenlayer/front-run {"pod","batches"} another party proves each of the next
+//	                                   batches endpoint 5 answers for the pod, before it answers
+//	POST /sandbox/eigenlayer/hostile   {"pod","mode"} the pod's hostile mode (evmchain.EigenHostile)
+func (s *server) eigenControlRoutes(mux *http.ServeMux) {
+	type body struct {
+		Owner       string `json:"owner"`
+		Pod         string `json:"pod"`
+		Validators  int    `json:"validators"`
+		BalanceGwei uint64 `json:"balanceGwei"`
+		Gwei        uint64 `json:"gwei"`
+		Batches     int    `json:"batches"`
+		Mode        string `json:"mode"`
+	}
+	handle := func(path string, f func(context.Context, *evmchain.EigenLayer, body) (any, error)) {
+		mux.Handle("POST /sandbox/eigenlayer/"+path, s.wrapPlain(func(r *http.Request, _ *reqContext) (any, *apiError) {
+			el, ok := eigenBackends.Load(s)
+			if !ok {
+				return nil, invalidField("path", "hasEigenLayer", "the sandbox runs without the EigenLayer stand-ins")
+			}
+			var b body
+			if err := decodeStrict(r, &b); err != nil {
+				return nil, invalidField("body", "isJSON", "%v", err)
+			}
+			out, err := f(r.Context(), el.(*evmchain.EigenLayer), b)
+			if err != nil {
+				return nil, invalidField("body", "applies", "%v", err)
+			}
+			s.log.Info("eigenlayer control", zap.String("control", path))
+			return out, nil
+		}))
+	}
+	handle("pods", func(ctx context.Context, el *evmchain.EigenLayer, b body) (any, error) {
+		if !isEVMAddress(b.Owner) {
+			return nil, fmt.Errorf("owner %q is not a 0x address", b.Owner)
+		}
+		pod, err := el.CreatePod(ctx, common.HexToAddress(b.Owner), b.Validators, b.BalanceGwei)
+		return map[string]string{"pod": pod.Hex()}, err
+	})
+	handle("reward", func(ctx context.Context, el *evmchain.EigenLayer, b body) (any, error) {
+		return map[string]string{"pod": b.Pod}, el.Reward(ctx, common.HexToAddress(b.Pod), b.Gwei)
+	})
+	handle("front-run", func(_ context.Context, el *evmchain.EigenLayer, b body) (any, error) {
+		el.FrontRun(common.HexToAddress(b.Pod), b.Batches)
+		return map[string]any{"pod": b.Pod, "batches": b.Batches}, nil
+	})
+	handle("hostile", func(_ context.Context, el *evmchain.EigenLayer, b body) (any, error) {
+		mode := evmchain.EigenHostile(b.Mode)
+		if !slices.Contains(append([]evmchain.EigenHostile{evmchain.EigenHonest}, evmchain.EigenHostileModes...), mode) {
+			return nil, fmt.Errorf("unknown mode %q (want one of %v or empty)", b.Mode, evmchain.EigenHostileModes)
+		}
+		el.SetHostile(common.HexToAddress(b.Pod), mode)
+		return map[string]string{"pod": b.Pod, "mode": b.Mode}, nil
+	})
 }

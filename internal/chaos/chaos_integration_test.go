@@ -29,14 +29,16 @@ import (
 // delegate -> unstake -> claim chains) under the same kills and restart, endpoint 4 answering for
 // one transaction it never forwards and losing the answer of another: on chain each address's
 // nonces are used by exactly the transactions the operations reported, its gas money and POL
-// moved by exactly their fees and amounts, and each unbond was claimed once.
+// moved by exactly their fees and amounts, and each unbond was claimed once. An EigenLayer
+// checkpoint of a pod of 120 validators runs beside them (1 start + 2 proofs batches): started
+// once, completed, its rewards credited once, its owner's nonce used by exactly its transactions.
 func TestChaosSmall(t *testing.T) {
 	cliPath := os.Getenv("TEMPORAL_CLI")
 	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through `make test-integration` (scripts/tools.sh temporal installs it)")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Config{
-		Ops: 30, Concurrency: 10, WorkerKills: 2, RestartTemporal: true, Seed: 11, PolygonOps: 6, PolygonStakers: 3,
+		Ops: 30, Concurrency: 10, WorkerKills: 2, RestartTemporal: true, Seed: 11, PolygonOps: 6, PolygonStakers: 3, CheckpointOps: 1,
 		Timeout: 5 * time.Minute, TemporalCLI: cliPath, Dir: t.TempDir(),
 	}, zaptest.NewLogger(t))
 	require.NoError(t, err)
@@ -59,4 +61,5 @@ func TestChaosSmall(t *testing.T) {
 	require.Positive(t, rep.Faults.Total(), "the service injected faults")
 	require.Equal(t, 6, rep.PolygonCompleted, "every Polygon operation completed, checked on chain (no violation above)")
 	require.Positive(t, rep.PolygonCheckpoints, "the unstakes waited for checkpoints the run advanced")
+	require.Equal(t, 1, rep.CheckpointsCompleted, "the EigenLayer checkpoint completed, checked on chain (no violation above)")
 }

@@ -19,8 +19,8 @@ import (
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 )
 
-// hyperliquidDelegator is the i-th Hyperliquid delegator: one of the stack's last three EVM keys.
-func hyperliquidDelegator(i int) common.Address { return st.EVM.Stakers[6+i] }
+// hyperliquidDelegator is the i-th Hyperliquid delegator: EVM keys 9 to 11.
+func hyperliquidDelegator(i int) common.Address { return st.EVM.Stakers[9+i] }
 
 const hype = uint64(100_000_000) // wei per HYPE
 

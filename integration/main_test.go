@@ -48,6 +48,8 @@ func historyDir(root, name string) string {
 		chain = "ton"
 	case strings.HasPrefix(name, "Hyperliquid"):
 		chain = "hyperliquid"
+	case strings.HasPrefix(name, "EigenLayer"):
+		chain = "eigenlayer"
 	case strings.HasPrefix(name, "APYJob"), strings.HasPrefix(name, "RewardsJob"), strings.HasPrefix(name, "SSVJob"):
 		chain = "jobs"
 	}
@@ -168,8 +170,8 @@ func run(m *testing.M) int {
 		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000, Logger: logger.Named("runtime")},
 		EpochRecheck: time.Second,
 		Stakers:      26, StakerLamports: 100 * sol,
-		// The last three EVM keys are Hyperliquid's delegators (hyperliquidDelegator).
-		EVM:               &stack.EVMOptions{Stakers: 9},
+		// EVM keys 6-8 are the EigenLayer pod owners, 9-11 Hyperliquid's delegators (hyperliquidDelegator).
+		EVM:               &stack.EVMOptions{Stakers: 12},
 		Celestia:          &stack.CelestiaOptions{Delegators: 7, UnbondingTime: celestiaUnbonding, ReplaceAfter: 2 * time.Second},
 		ApprovalThreshold: approvalThreshold,
 		ConfigureWorker: func(cfg *worker.Config) {

@@ -75,6 +75,7 @@ func (s *server) controlRoutes(mux *http.ServeMux) {
 		s.log.Info("TON transaction recorded", zap.String("network", out.Network), zap.String("hash", out.Hash), zap.String("visibleAt", out.VisibleAt))
 		return out, nil
 	}))
+	s.eigenControlRoutes(mux)
 	mux.Handle("GET /sandbox/ledger", s.wrapPlain(s.ledgerHandler))
 	mux.Handle("GET /sandbox/faults", s.wrapPlain(func(*http.Request, *reqContext) (any, *apiError) {
 		return s.faults.get(), nil

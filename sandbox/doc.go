@@ -156,7 +156,12 @@
 //     of the sandbox's (not the digest) and the time the exchange took it,
 //     never by its nonce; the finalized entry follows after the queue.
 //   - EigenLayer (5): an unsigned EIP-1559 transaction (chainId 1) calling
-//     verifyCheckpointProofs on a pod address derived from the owner.
+//     verifyCheckpointProofs on a pod address derived from the owner. With
+//     Config.EigenLayer it is the next batch (at most 80) of real balance
+//     proofs of the owner's pod's unproven validators against its active
+//     checkpoint's root, from sandbox/evmchain's beacon-state model; activateTx
+//     (undefined by the spec) must then be a 32-byte 0x hash: the start
+//     transaction's, as stakeflow reads it.
 //   - Polygon (4): signedTransaction must be 0x hex; the interface does not
 //     show the 200 payload: the sandbox answers {"transactionHash": "0x..."}.
 //     With Config.EVMRPC (--evm-rpc) the transaction is decoded, its signer

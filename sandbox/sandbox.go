@@ -13,6 +13,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"go.uber.org/zap"
 
+	"github.com/stakeflow/stakeflow/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 )
 
@@ -49,6 +50,10 @@ type Config struct {
 	// and whose Cosmos REST paths are served under /chains/{network}/; unset,
 	// endpoint 3 only checks the shape of what it is sent.
 	Celestia *CelestiaOptions
+	// EigenLayer, when set, is the EigenLayer stand-ins deployment endpoint 5 builds real proofs
+	// transactions from (its beacon state model and the chain it lives on); nil: endpoint 5
+	// answers a transaction derived from the request alone, with no chain behind it.
+	EigenLayer *evmchain.EigenLayer
 	// Logger receives the sandbox's logs; default no-op.
 	Logger *zap.Logger
 }
@@ -144,6 +149,9 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 	}
 	if cfg.Celestia != nil {
 		celestiaBackends.Store(srv, newCelestiaLedgers(*cfg.Celestia))
+	}
+	if cfg.EigenLayer != nil {
+		eigenBackends.Store(srv, cfg.EigenLayer)
 	}
 	s := &Sandbox{
 		srv:      srv,
@@ -276,6 +284,8 @@ func (s *Sandbox) Close() error {
 			evmBackends.Delete(s.srv)
 		}
 		celestiaBackends.Delete(s.srv)
+		// The EigenLayer deployment is the caller's: it stays open.
+		eigenBackends.Delete(s.srv)
 	})
 	return s.closeErr
 }

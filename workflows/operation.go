@@ -304,6 +304,9 @@ func (o *Operation) details() string {
 	if o.status.Validator != "" {
 		s += fmt.Sprintf("\n\n%s: %s", l.Validator, o.status.Validator)
 	}
+	if c := o.status.Checkpoint; c != nil && c.Timestamp != 0 {
+		s += fmt.Sprintf("\n\ncheckpoint %d: %d proofs remaining, %d batches sent", c.Timestamp, c.ProofsRemaining, c.BatchesSent)
+	}
 	if ap := o.status.Approval; ap.Required {
 		s += fmt.Sprintf("\n\napprovals: %d of %d", o.approvals(), max(ap.ApprovalsRequired, 1))
 	}

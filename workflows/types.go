@@ -219,6 +219,8 @@ type Status struct {
 	Approval     Approval   `json:"approval"`
 	Attempts     []Attempt  `json:"attempts"`
 	Transactions []TxRecord `json:"transactions"`
+	// Checkpoint is an EigenLayer checkpoint's progress; nil for every other operation.
+	Checkpoint *CheckpointProgress `json:"checkpoint,omitempty"`
 	// Stall is set while a step is stalled and until it gets past what stalled it.
 	Stall           *Stall `json:"stall,omitempty"`
 	CancelRequested bool   `json:"cancelRequested,omitempty"`
@@ -226,6 +228,21 @@ type Status struct {
 	// whole chain of causes.
 	Reason string `json:"reason,omitempty"`
 	Error  string `json:"error,omitempty"`
+}
+
+// CheckpointProgress is where an EigenLayer checkpoint stands, as the pod's reads show it.
+type CheckpointProgress struct {
+	// Pod is the EigenPod checkpointed.
+	Pod string `json:"pod"`
+	// Timestamp is the checkpoint's (currentCheckpointTimestamp when it started); 0 until one
+	// is started or found.
+	Timestamp uint64 `json:"timestamp"`
+	// ProofsRemaining are the validators still to prove, as last read.
+	ProofsRemaining uint64 `json:"proofsRemaining"`
+	// BatchesSent counts this operation's proofs transactions that landed.
+	BatchesSent int `json:"batchesSent"`
+	// StartTx is the transaction that started the checkpoint, when known.
+	StartTx string `json:"startTx,omitempty"`
 }
 
 // InputError names a field of an operation's input that is not valid.

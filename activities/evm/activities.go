@@ -342,3 +342,7 @@ func chainErr(what string, err error) error {
 	}
 	return temporal.NewApplicationError(msg, activities.ErrChainUnavailable)
 }
+
+// ChainError classifies a chain read's failure as the EVM activities do (see chainErr), for the
+// activities of other EVM operations (EigenLayer checkpoints).
+func ChainError(what string, err error) error { return chainErr(what, err) }

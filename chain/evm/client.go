@@ -348,3 +348,12 @@ func (c *Client) Transaction(ctx context.Context, hash common.Hash) (*TxLookup, 
 	}
 	return l, nil
 }
+
+// Logs are the logs q matches (eth_getLogs).
+func (c *Client) Logs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
+	logs, err := c.eth.FilterLogs(ctx, q)
+	if err != nil {
+		return nil, c.wrap("eth_getLogs", err)
+	}
+	return logs, nil
+}

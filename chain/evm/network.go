@@ -165,3 +165,8 @@ func (n *Network) NonceConsumedBy(ctx context.Context, addr common.Address, nonc
 func (n *Network) Call(ctx context.Context, block *big.Int, to common.Address, contract *abi.ABI, method string, args ...any) ([]any, error) {
 	return read(ctx, n, func() ([]any, error) { return n.c.Call(ctx, block, to, contract, method, args...) })
 }
+
+// Logs is [Client.Logs] on a proven RPC.
+func (n *Network) Logs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
+	return read(ctx, n, func() ([]types.Log, error) { return n.c.Logs(ctx, q) })
+}

@@ -48,6 +48,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.cfg.PolygonOps, "polygon-ops", 20, "Polygon operations (delegates, delegate -> unstake -> claim chains) run beside the Solana ones on a geth --dev chain; 0: none")
 	fs.IntVar(&o.cfg.PolygonStakers, "polygon-stakers", 4, "EVM addresses the Polygon operations share")
 	fs.IntVar(&o.cfg.CelestiaOps, "celestia-ops", 12, "Celestia delegates run beside the Solana ones on the sandbox's Celestia ledger, from three delegators; 0: none")
+	fs.IntVar(&o.cfg.CheckpointOps, "checkpoint-ops", 2, "EigenLayer checkpoints (one pod of 120 validators each, its own owner) run beside them on the same chain; 0: none")
 	fs.Uint64Var(&o.cfg.Seed, "seed", 1, "seed of the operations, stakers, fault rates and process-fault schedule")
 	fs.DurationVar(&o.cfg.Timeout, "timeout", 30*time.Minute, "longest time the operations may take")
 	fs.DurationVar(&o.cfg.WarpEvery, "warp-every", 5*time.Second, "least time between two epoch warps")

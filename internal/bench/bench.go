@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
+	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
@@ -552,8 +553,8 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		MaxConcurrentWorkflowTaskExecutionSize: cfg.MaxConcurrentWorkflowTasks,
 		WorkerStopTimeout:                      5 * time.Second,
 	})
-	worker.Register(e.w, &notify.Notifier{}, acts, evmActs, &actjobs.Activities{}, &actcelestia.Activities{},
-		&actton.Activities{Service: svc}, &acthl.Activities{Service: svc})
+	worker.Register(e.w, &notify.Notifier{}, &actjobs.Activities{}, worker.ChainActivities{Solana: acts, EVM: evmActs,
+		EigenLayer: &actel.Activities{}, Celestia: &actcelestia.Activities{}, TON: &actton.Activities{Service: svc}, Hyperliquid: &acthl.Activities{Service: svc}})
 	RegisterCeiling(e.w)
 	if err := e.w.Start(); err != nil {
 		return nil, fmt.Errorf("starting the benchmark worker: %w", err)

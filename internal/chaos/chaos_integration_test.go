@@ -33,7 +33,8 @@ import (
 //
 // Six Celestia delegates from three delegators run on the sandbox's Celestia ledger under the same
 // kills and restart: each delegator's delegations are exactly its completed delegates, one
-// transaction each.
+// transaction each. An EigenLayer checkpoint of a pod of 120 validators runs beside them (1 start + 2 proofs batches): started
+// once, completed, its rewards credited once, its owner's nonce used by exactly its transactions.
 func TestChaosSmall(t *testing.T) {
 	cliPath := os.Getenv("TEMPORAL_CLI")
 	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through `make test-integration` (scripts/tools.sh temporal installs it)")
@@ -41,7 +42,8 @@ func TestChaosSmall(t *testing.T) {
 	defer cancel()
 	rep, err := Run(ctx, Config{
 		Ops: 30, Concurrency: 10, WorkerKills: 2, RestartTemporal: true, Seed: 11, PolygonOps: 6, PolygonStakers: 3, CelestiaOps: 6,
-		Timeout: 5 * time.Minute, TemporalCLI: cliPath, Dir: t.TempDir(),
+		CheckpointOps: 1,
+		Timeout:       5 * time.Minute, TemporalCLI: cliPath, Dir: t.TempDir(),
 	}, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	var out strings.Builder
@@ -64,4 +66,5 @@ func TestChaosSmall(t *testing.T) {
 	require.Equal(t, 6, rep.PolygonCompleted, "every Polygon operation completed, checked on chain (no violation above)")
 	require.Positive(t, rep.PolygonCheckpoints, "the unstakes waited for checkpoints the run advanced")
 	require.Equal(t, 6, rep.CelestiaCompleted, "every Celestia delegate completed, checked on the ledger (no violation above)")
+	require.Equal(t, 1, rep.CheckpointsCompleted, "the EigenLayer checkpoint completed, checked on chain (no violation above)")
 }

@@ -36,6 +36,11 @@
 // ledger (endpoint 3 broadcasting into it) under the same process faults, and CheckCelestia holds
 // the ledger to them: each delegator's delegations exactly its completed delegates, one
 // transaction each.
+// With Config.CheckpointOps, EigenLayer checkpoints (one pod of 120 validators per owner, 1 start
+// and 2 proofs batches from the sandbox's endpoint 5) run on the same chain under the same
+// process faults, and CheckCheckpoints holds the chain to them: each pod's checkpoint started
+// once and completed, its rewards credited once, its owner's nonce used by exactly the reported
+// transactions.
 //
 // Operation IDs, staker keys, amounts, vote accounts, fault rates, fault stages and the points of
 // the process faults all derive from Config.Seed, so a rerun with the same seed runs the same plan

@@ -283,6 +283,9 @@ type Config struct {
 	// CelestiaOps is how many Celestia delegates (from three delegators, on the sandbox's
 	// Celestia ledger) run beside the Solana ones; 0 runs none.
 	CelestiaOps int
+	// CheckpointOps is how many EigenLayer checkpoints (one per pod, each its own owner, on the
+	// same chain) run beside them; 0 runs none.
+	CheckpointOps int
 	// TemporalCLI is the pinned Temporal CLI binary (scripts/tools.sh temporal); required.
 	TemporalCLI string
 	// WorkerBin is a built cmd/worker binary; empty builds one with `go build` into Dir.
@@ -342,6 +345,9 @@ func (c Config) Validate() error {
 	}
 	if c.PolygonOps < 0 || c.PolygonStakers < 0 || (c.PolygonOps > 0 && c.PolygonStakers < 1) {
 		errs = append(errs, fmt.Errorf("polygon ops %d from %d stakers: want 0 or more operations from at least one staker", c.PolygonOps, c.PolygonStakers))
+	}
+	if c.CheckpointOps < 0 {
+		errs = append(errs, fmt.Errorf("checkpoint ops %d: want 0 or more", c.CheckpointOps))
 	}
 	if c.TemporalCLI == "" {
 		errs = append(errs, errors.New("the Temporal CLI path is required (scripts/tools.sh temporal)"))

@@ -294,7 +294,7 @@ type polygonRun struct {
 // records each staker's nonce and balances.
 func (r *runner) setUpPolygon(ctx context.Context) error {
 	cfg := r.cfg
-	e, err := stack.StartEVM(ctx, cfg.Dir, stack.EVMOptions{Stakers: cfg.PolygonStakers}, r.log.Named("evm"))
+	e, err := stack.StartEVM(ctx, cfg.Dir, stack.EVMOptions{Stakers: cfg.PolygonStakers + cfg.CheckpointOps}, r.log.Named("evm"))
 	r.polygon = &polygonRun{evm: e, before: map[string]AddressView{}}
 	if err != nil {
 		return fmt.Errorf("chaos: starting the EVM chain: %w", err)
@@ -302,8 +302,8 @@ func (r *runner) setUpPolygon(ctx context.Context) error {
 	if err := e.Deployment.SetCheckpointReward(ctx, new(big.Int)); err != nil {
 		return fmt.Errorf("chaos: stopping checkpoint rewards: %w", err)
 	}
-	r.polygon.ops = PlanPolygon(cfg.Seed, cfg.PolygonOps, len(e.Stakers), len(e.Deployment.Validators))
-	for _, a := range e.Stakers {
+	r.polygon.ops = PlanPolygon(cfg.Seed, cfg.PolygonOps, cfg.PolygonStakers, len(e.Deployment.Validators))
+	for _, a := range e.Stakers[:cfg.PolygonStakers] {
 		v, err := r.readAddress(ctx, a)
 		if err != nil {
 			return err
@@ -427,7 +427,7 @@ func (r *runner) observePolygon(ctx context.Context, outcomes []PolygonOutcome) 
 	e := r.polygon.evm
 	obs := PolygonObservation{Ops: outcomes, Addresses: map[string]AddressView{}, Staked: map[string]*big.Int{},
 		Receipts: map[string]ReceiptView{}, UnbondShares: map[string]*big.Int{}, Dropped: r.faults.Signatures(FaultPolygonDropped)}
-	for _, a := range e.Stakers {
+	for _, a := range e.Stakers[:r.cfg.PolygonStakers] {
 		now, err := r.readAddress(ctx, a)
 		if err != nil {
 			return obs, err

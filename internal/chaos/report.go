@@ -94,6 +94,10 @@ func (r *Report) Write(w io.Writer) error {
 		fmt.Fprintf(tw, "polygon checkpoints advanced\t%d\t\n", r.PolygonCheckpoints)
 		fmt.Fprintf(tw, "polygon transactions never forwarded / landed after\t%d / %d\t\n", r.PolygonDropped, r.PolygonDroppedThenLanded)
 	}
+	if r.CheckpointOps > 0 {
+		fmt.Fprintf(tw, "eigenlayer checkpoints completed\t%d of %d\t\n", r.CheckpointsCompleted, r.CheckpointOps)
+		fmt.Fprintf(tw, "eigenlayer checkpoint transactions landed\t%d\t\n", r.CheckpointTransactions)
+	}
 	_ = tw.Flush()
 
 	b.WriteString("\n")

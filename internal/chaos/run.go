@@ -30,6 +30,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/sandbox"
+	"github.com/stakeflow/stakeflow/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -152,6 +153,9 @@ type Report struct {
 	// CelestiaOps and CelestiaCompleted count the Celestia delegates planned and completed;
 	// CelestiaTransactions the transactions on the ledger.
 	CelestiaOps, CelestiaCompleted, CelestiaTransactions int
+	// CheckpointOps and CheckpointsCompleted count the EigenLayer checkpoints planned and
+	// completed; CheckpointTransactions the transactions they reported.
+	CheckpointOps, CheckpointsCompleted, CheckpointTransactions int
 
 	// WebhookExpected is how many events the operations' ends must have posted (completed or
 	// failed); WebhookEvents how many distinct events the webhook accepted, WebhookDuplicates how
@@ -265,6 +269,8 @@ type runner struct {
 	celestia *celestiaRun
 	// polygonOutcomes are the Polygon operations' ends, in plan order.
 	polygonOutcomes []PolygonOutcome
+	// checkpointOutcomes are the EigenLayer checkpoints' ends, in order.
+	checkpointOutcomes []CheckpointOutcome
 	// warpsHeld keeps the warp loop from warping while the forced expiry runs: a warp would expire
 	// the dropped transaction before the worker is killed while it is being confirmed.
 	warpsHeld bool
@@ -312,8 +318,8 @@ func (r *runner) setUp(ctx context.Context) error {
 	}
 
 	evmRPC := ""
-	if cfg.PolygonOps > 0 {
-		r.log.Info("Starting the EVM chain", zap.Int("stakers", cfg.PolygonStakers))
+	if cfg.PolygonOps > 0 || cfg.CheckpointOps > 0 {
+		r.log.Info("Starting the EVM chain", zap.Int("stakers", cfg.PolygonStakers), zap.Int("podOwners", cfg.CheckpointOps))
 		if err := r.setUpPolygon(ctx); err != nil {
 			return err
 		}
@@ -334,7 +340,7 @@ func (r *runner) setUp(ctx context.Context) error {
 		Runtime: solanart.Options{SlotDuration: slotDuration, SlotsPerEpoch: slotsPerEpoch, BlockhashValidity: blockhashValidity,
 			Logger: sbLogger.Named("runtime")},
 		Logger: sbLogger.Named("sandbox"),
-		EVMRPC: evmRPC,
+		EVMRPC: evmRPC, EigenLayer: r.eigenLayer(),
 		// The Celestia ledgers exist only when the run has Celestia operations.
 		Celestia: celestiaOptions(cfg.CelestiaOps),
 	})
@@ -517,6 +523,10 @@ func (r *runner) runOps(ctx context.Context) []OpOutcome {
 		go func() { defer bgWG.Done(); r.checkpointLoop(bg, 2*time.Second) }()
 		polygonWG.Add(1)
 		go func() { defer polygonWG.Done(); r.polygonOutcomes = r.runPolygonOps(octx) }()
+		if r.cfg.CheckpointOps > 0 {
+			polygonWG.Add(1)
+			go func() { defer polygonWG.Done(); r.checkpointOutcomes = r.runCheckpoints(octx) }()
+		}
 	}
 	if r.celestia != nil {
 		polygonWG.Go(func() { r.runCelestiaOps(octx) })
@@ -1149,11 +1159,14 @@ func (r *runner) finish(ctx context.Context, rep *Report, outcomes []OpOutcome) 
 		if err := r.finishPolygon(rctx, rep); err != nil {
 			return err
 		}
+		if err := r.finishCheckpoints(rctx, rep); err != nil {
+			return err
+		}
 	}
 	if r.celestia != nil {
 		r.finishCelestia(rep)
 	}
-	r.hooks.checkEvents(rctx, rep, expectedEvents(outcomes, r.polygonOutcomes), 3*time.Minute)
+	r.hooks.checkEvents(rctx, rep, append(expectedEvents(outcomes, r.polygonOutcomes), checkpointEvents(r.checkpointOutcomes)...), 3*time.Minute)
 	r.checkDataJob(rctx, rep, r.tokenFile)
 	rep.AlreadyProcessed, err = countLines(filepath.Join(r.cfg.Dir, "worker.log"), "Broadcast: already processed")
 	if err != nil {
@@ -1210,6 +1223,14 @@ func (r *runner) close() {
 	for _, f := range r.logs {
 		_ = f.Close()
 	}
+}
+
+// eigenLayer is the run's EigenLayer stand-ins (nil without an EVM chain).
+func (r *runner) eigenLayer() *evmchain.EigenLayer {
+	if r.polygon == nil || r.polygon.evm == nil {
+		return nil
+	}
+	return r.polygon.evm.EigenLayer
 }
 
 // sleepCtx waits d or until ctx ends; it reports whether the full wait passed.

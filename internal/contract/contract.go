@@ -19,6 +19,7 @@ import (
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
+	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
@@ -80,11 +81,14 @@ var chains = map[string]struct {
 	chain    string
 	networks []string
 }{
-	pkgOf(wfsolana.StakeWorkflow): {wfsolana.Chain, actsolana.SolanaNetworks},
-	pkgOf(wfpolygon.Delegate):     {wfpolygon.Chain, actevm.NetworkNames},
-	pkgOf(wfcelestia.Delegate):    {wfcelestia.Chain, signercosmos.Networks()},
-	pkgOf(wfton.Watch):            {wfton.Chain, actton.Networks},
-	pkgOf(wfhyperliquid.Withdraw): {wfhyperliquid.Chain, acthl.Networks},
+	pkgOf(wfsolana.StakeWorkflow):  {wfsolana.Chain, actsolana.SolanaNetworks},
+	pkgOf(wfpolygon.Delegate):      {wfpolygon.Chain, actevm.NetworkNames},
+	pkgOf(wfcelestia.Delegate):     {wfcelestia.Chain, signercosmos.Networks()},
+	pkgOf(wfton.Watch):             {wfton.Chain, actton.Networks},
+	pkgOf(wfhyperliquid.Withdraw):  {wfhyperliquid.Chain, acthl.Networks},
+	pkgOf(wfsolana.StakeWorkflow):  {wfsolana.Chain, actsolana.SolanaNetworks},
+	pkgOf(wfpolygon.Delegate):      {wfpolygon.Chain, actevm.NetworkNames},
+	pkgOf(wfeigenlayer.Checkpoint): {wfeigenlayer.Chain, actevm.NetworkNames},
 }
 
 // Workflows lists the workflow types admin tools may start, sorted by type name: every workflow the
@@ -131,7 +135,7 @@ func Registered() ([]string, error) {
 // registered registers the worker's workflows on a recorder: the functions by type name.
 func registered() (map[string]any, error) {
 	rec := &recorder{fns: map[string]any{}}
-	worker.Register(rec, nil, nil, nil, nil, nil, nil, nil)
+	worker.Register(rec, nil, nil, worker.ChainActivities{})
 	return rec.fns, rec.err
 }
 

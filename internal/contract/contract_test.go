@@ -20,6 +20,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/contract"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
+	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -90,6 +91,7 @@ func TestWorkflowsAreTheWorkersAndTheStartersOwn(t *testing.T) {
 		wfcelestia.WithdrawRewardsWorkflowType: {wfcelestia.Input{}, wfcelestia.Result{}},
 		wfton.WatchWorkflowType:                {wfton.WatchInput{}, wfton.WatchResult{}},
 		wfhyperliquid.WithdrawWorkflowType:     {wfhyperliquid.WithdrawInput{}, wfhyperliquid.WithdrawResult{}},
+		wfeigenlayer.CheckpointWorkflowType:    {wfeigenlayer.CheckpointInput{}, wfeigenlayer.Result{}},
 	}
 	require.Len(t, ws, len(want))
 	for _, w := range ws {
@@ -167,6 +169,8 @@ func TestPayloadsValidate(t *testing.T) {
 			Validator: "celestiavaloper1u3drplq4vr90nnwz0tvnrhetc82heq8halazeh", Amount: "1000000", RequestedBy: "alice"},
 		wfton.WatchInput{Network: "testnet", Hash: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", Deadline: time.Minute, RequestedBy: "alice"},
 		wfhyperliquid.WithdrawInput{Network: "testnet", Delegator: evmStaker, Amount: "12.5", RequestedBy: "alice"},
+		wfeigenlayer.CheckpointInput{Network: "mainnet", Owner: evmStaker, RequestedBy: "alice"},
+		wfeigenlayer.CheckpointInput{Network: "dev", Owner: evmStaker, Submitter: share},
 		workflows.ApprovalInput{Approver: "bob"},
 		workflows.ApprovalInput{Approver: "bob", Reason: "treasury plan"},
 		// The status of a stake waiting for its approval, as NewOperation and CheckPolicy leave it.
@@ -213,7 +217,7 @@ func TestPayloadsValidate(t *testing.T) {
 		data := payload(t, reflect.New(s.Type).Elem().Interface())
 		require.NoError(t, validate(t, sch[s.Type], data), "zero %s: %s", s.Type, data)
 	}
-	require.Equal(t, 6, outputs, "the Solana, Polygon, Celestia, TON and Hyperliquid results, the status")
+	require.Equal(t, 7, outputs, "the Solana, Polygon, EigenLayer, Celestia, TON and Hyperliquid results, the status")
 }
 
 // fill sets every exported field of v, recursively: the largest unsigned integers, a time with

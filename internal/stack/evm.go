@@ -26,8 +26,9 @@ import (
 const EVMNetwork = "dev"
 
 // EVMOptions configure the stack's EVM chain: a real geth --dev node with stand-ins of Polygon's
-// staking contracts deployed, funded staker keys in keystore v3 files, the sandbox's endpoint 4
-// forwarding to it, and the worker configured for it.
+// staking contracts and of EigenLayer's pods deployed, funded staker keys in keystore v3 files, the
+// sandbox's endpoint 4 forwarding to it and its endpoint 5 proving from it, and the worker
+// configured for both.
 type EVMOptions struct {
 	// Stakers is how many staker keys to create; each gets StakerETH for gas and StakerPOL.
 	Stakers   int
@@ -43,6 +44,9 @@ type EVMOptions struct {
 type EVM struct {
 	Node       *gethdev.Node
 	Deployment *evmchain.Deployment
+	// EigenLayer is the EigenLayer stand-ins (beacon root oracle, EigenPodManager) the sandbox's
+	// endpoint 5 builds proofs from; their admin is a key of its own, funded by the dev account.
+	EigenLayer *evmchain.EigenLayer
 	// Stakers are the funded staker addresses; their keystore files are in KeyDir, sealed with
 	// the passphrase in PassphraseFile.
 	Stakers        []common.Address
@@ -130,6 +134,16 @@ func (e *EVM) start(ctx context.Context, o EVMOptions, logger *zap.Logger) error
 	if e.Deployment, err = evmchain.Deploy(ctx, node.RPCURL(), node.DevKey(), opts...); err != nil {
 		return fmt.Errorf("deploying the staking contracts: %w", err)
 	}
+	admin, err := crypto.GenerateKey()
+	if err != nil {
+		return err
+	}
+	if _, err := node.Fund(ctx, crypto.PubkeyToAddress(admin.PublicKey), new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))); err != nil {
+		return fmt.Errorf("funding the EigenLayer admin: %w", err)
+	}
+	if e.EigenLayer, err = evmchain.DeployEigenLayer(ctx, node.RPCURL(), admin); err != nil {
+		return fmt.Errorf("deploying the EigenLayer stand-ins: %w", err)
+	}
 	return nil
 }
 
@@ -149,7 +163,8 @@ func (e *EVM) workerConfig() worker.EVMConfig {
 		SlippageBps:            worker.DefaultSlippageBps,
 		// This geth prices a new storage slot far above mainnet (a first delegate estimates about
 		// 530,000 gas, twice mainnet's): the local chain's cap is raised to match, not the default.
-		MaxGasLimit: 2_000_000,
+		MaxGasLimit:     2_000_000,
+		EigenPodManager: cli.StringMap{EVMNetwork: e.EigenLayer.Manager.Hex()},
 	}
 }
 
@@ -162,6 +177,7 @@ func (e *EVM) WorkerArgs() []string {
 		"--polygon-token", c.PolygonToken.String(), "--polygon-stake-manager", c.PolygonStakeManager.String(),
 		"--polygon-validator-shares", c.PolygonValidatorShares.String(),
 		"--polygon-slippage-bps", fmt.Sprint(c.SlippageBps), "--evm-max-gas-limit", fmt.Sprint(c.MaxGasLimit),
+		"--eigenlayer-pod-manager", c.EigenPodManager.String(),
 	}
 }
 
@@ -169,6 +185,9 @@ func (e *EVM) WorkerArgs() []string {
 func (e *EVM) Close() { e.close() }
 
 func (e *EVM) close() {
+	if e.EigenLayer != nil {
+		e.EigenLayer.Close()
+	}
 	if e.Deployment != nil {
 		e.Deployment.Close()
 	}

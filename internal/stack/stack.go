@@ -27,6 +27,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/sandbox"
+	"github.com/stakeflow/stakeflow/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/workflows"
 )
@@ -153,15 +154,16 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		return nil, err
 	}
 	evmRPC := ""
+	var eigen *evmchain.EigenLayer
 	if opts.EVM != nil {
 		if err := s.startEVM(ctx, *opts.EVM); err != nil {
 			return nil, err
 		}
-		evmRPC = s.EVM.Node.RPCURL()
+		evmRPC, eigen = s.EVM.Node.RPCURL(), s.EVM.EigenLayer
 	}
 	s.Sandbox, err = sandbox.Start(ctx, sandbox.Config{
 		Addr: opts.SandboxAddr, TokenSecret: secret, Runtime: opts.Runtime, Logger: opts.Logger.Named("sandbox"),
-		EVMRPC: evmRPC, Celestia: celestiaSandbox(opts.Celestia),
+		EVMRPC: evmRPC, EigenLayer: eigen, Celestia: celestiaSandbox(opts.Celestia),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting sandbox: %w", err)

@@ -60,6 +60,8 @@ Hyperliquid (staking rewards to spot, after Hyperliquid's queue: 7 days on mainn
 TON:
   ton watch                 --network N --hash HASH (hex or base64) [--deadline 1h] [--id ID] [--wait]
                             follow a transaction until it is final; not found by the deadline, it fails
+EigenLayer (checkpoints of the owner's EigenPod; one per pod at a time, resumed where the chain has it):
+  eigenlayer checkpoint     --network N --owner 0xADDR [--submitter 0xADDR] [--wait]
 Schedules (recurring stakes; each run's operation ID is the schedule ID plus its scheduled time):
   schedule create   --schedule-id ID (--cron EXPR | --every 24h [--offset 9h]) --network N --staker ADDR
                     (--lamports N | --sol X) [--vote-account ADDR] [--overlap skip] [--catchup-window 10m]
@@ -160,6 +162,7 @@ var groups = map[string]struct {
 		return r.keysCmd(fs, verb, os.Stdin)
 	}},
 	"polygon":     {errNoPolygonVerb, (*runner).polygonCmd},
+	"eigenlayer":  {errNoEigenLayerVerb, (*runner).eigenLayerCmd},
 	"celestia":    {errNoCelestiaVerb, (*runner).celestiaCmd},
 	"hyperliquid": {errNoHyperliquidVerb, (*runner).hyperliquidCmd},
 	"ton":         {errNoTONVerb, (*runner).tonCmd},

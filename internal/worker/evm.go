@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
 	"github.com/stakeflow/stakeflow/internal/cli"
@@ -52,6 +53,12 @@ type EVMConfig struct {
 	// wait for one and two approvals (empty: never).
 	ApprovalThresholdWei     string
 	DualApprovalThresholdWei string
+	// EigenPodManager maps network name to the EigenPodManager whose pods EigenLayer checkpoints
+	// run on (empty: no checkpoint runs); EigenMaxGasLimit and EigenMaxTransactionFee cap the
+	// checkpoint transactions signed (0 or empty: the checkpoint signer's defaults).
+	EigenPodManager        cli.StringMap
+	EigenMaxGasLimit       uint64
+	EigenMaxTransactionFee string
 }
 
 // DefaultSlippageBps is --polygon-slippage-bps's default: rewards accrue at each checkpoint, so
@@ -72,6 +79,7 @@ func (c *EVMConfig) Register(fs *flag.FlagSet) {
 	fs.UintVar(&c.SlippageBps, "polygon-slippage-bps", DefaultSlippageBps, "how far, in basis points, share bounds may lie from the shares read from the chain")
 	fs.StringVar(&c.ApprovalThresholdWei, "polygon-approval-threshold-wei", "", "Polygon operations of at least this many wei wait for approval (empty: never)")
 	fs.StringVar(&c.DualApprovalThresholdWei, "polygon-dual-approval-threshold-wei", "", "Polygon operations of at least this many wei wait for two approvals (empty: never)")
+	c.registerEigenLayer(fs)
 }
 
 // Enabled reports whether any EVM network is configured.
@@ -84,7 +92,8 @@ func (c *EVMConfig) Validate() error {
 			name string
 			set  bool
 		}{{"--evm-keys", c.Keys != ""}, {"--evm-passphrase-file", c.PassphraseFile != ""},
-			{"--polygon-token", len(c.PolygonToken) > 0}, {"--polygon-stake-manager", len(c.PolygonStakeManager) > 0}} {
+			{"--polygon-token", len(c.PolygonToken) > 0}, {"--polygon-stake-manager", len(c.PolygonStakeManager) > 0},
+			{"--eigenlayer-pod-manager", len(c.EigenPodManager) > 0}} {
 			if f.set {
 				return fmt.Errorf("%s is set but --evm-rpc names no network", f.name)
 			}
@@ -135,6 +144,9 @@ func (c *EVMConfig) Validate() error {
 	two, _ := optionalWei(c.DualApprovalThresholdWei)
 	if one != nil && two != nil && two.Cmp(one) < 0 {
 		errs = append(errs, fmt.Errorf("--polygon-dual-approval-threshold-wei %s is below --polygon-approval-threshold-wei %s", two, one))
+	}
+	if err := c.validateEigenLayer(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -229,36 +241,45 @@ const evmChain = "evm"
 // starts the nonce sequencers. With EVM off they serve no network: a Polygon operation fails at
 // once, naming the network this worker does not serve.
 func newEVMActivities(ctx context.Context, cfg Config, logger *zap.Logger, h client.MetricsHandler, svc actevm.StakingService, c client.Client) (*actevm.Activities, []*evmchain.Network, error) {
+	acts, _, proven, err := newEVMAndEigenLayerActivities(ctx, cfg, logger, h, svc, nil, c)
+	return acts, proven, err
+}
+
+// newEVMAndEigenLayerActivities builds the EVM activities (newEVMActivities) and, on the same
+// keys and readers, the EigenLayer checkpoint activities (elSvc: endpoint 5).
+func newEVMAndEigenLayerActivities(ctx context.Context, cfg Config, logger *zap.Logger, h client.MetricsHandler, svc actevm.StakingService,
+	elSvc eigenlayer.Service, c client.Client) (*actevm.Activities, *eigenlayer.Activities, []*evmchain.Network, error) {
 	acts := &actevm.Activities{Networks: map[string]actevm.Network{}, Service: svc, Temporal: c, TaskQueue: cfg.TaskQueue,
 		EpochRecheck: cfg.EpochRecheck}
 	if !cfg.EVM.Enabled() {
 		acts.Keys = noKeys{}
-		return acts, nil, nil
+		return acts, &eigenlayer.Activities{Service: elSvc}, nil, nil
 	}
 	keys, err := signerevm.LoadKeyring(cfg.EVM.Keys, cfg.EVM.PassphraseFile)
 	if err != nil {
 		// The keyring's error names the file; it never carries the passphrase.
-		return nil, nil, fmt.Errorf("loading EVM keys: %w", err)
+		return nil, nil, nil, fmt.Errorf("loading EVM keys: %w", err)
 	}
 	if keys.Len() == 0 {
-		return nil, nil, fmt.Errorf("no keystore file found in %s", cfg.EVM.Keys)
+		return nil, nil, nil, fmt.Errorf("no keystore file found in %s", cfg.EVM.Keys)
 	}
 	acts.Keys = keys
 	acts.Policy.ApprovalThresholdWei, _ = optionalWei(cfg.EVM.ApprovalThresholdWei)
 	acts.Policy.DualApprovalThresholdWei, _ = optionalWei(cfg.EVM.DualApprovalThresholdWei)
 	var proven []*evmchain.Network
+	readers := map[string]*evmchain.Network{}
 	for _, network := range sortedKeys(cfg.EVM.RPC) {
 		policy, err := cfg.EVM.SignerPolicy(network)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		s, err := signerevm.New(keys, policy)
 		if err != nil {
-			return nil, nil, fmt.Errorf("EVM signer for %s: %w", network, err)
+			return nil, nil, nil, fmt.Errorf("EVM signer for %s: %w", network, err)
 		}
 		cl, err := evmchain.Dial(ctx, cfg.EVM.RPC[network])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		n := evmchain.NewNetwork(network, actevm.Networks[network], cl, evmchain.NetworkOptions{OnChange: func(st evmchain.NetworkStatus) {
 			logEVMNetwork(logger, st)
@@ -266,9 +287,14 @@ func newEVMActivities(ctx context.Context, cfg Config, logger *zap.Logger, h cli
 		}})
 		metrics.SetRPCVerified(h, evmChain, network, false)
 		acts.Networks[network] = actevm.Network{Chain: n, Signer: s}
+		readers[network] = n
 		proven = append(proven, n)
 	}
-	return acts, proven, nil
+	el, err := newEigenLayerActivities(cfg, keys, readers, elSvc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return acts, el, proven, nil
 }
 
 // NewEVMActivities builds the EVM activities as the worker does, for a process that runs a worker

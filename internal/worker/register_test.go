@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
+	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
@@ -14,6 +15,7 @@ import (
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	actton "github.com/stakeflow/stakeflow/activities/ton"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
+	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
@@ -40,12 +42,13 @@ func TestEachChainsWorkflowRunsItsOwnCode(t *testing.T) {
 		{"celestia delegate by type", wfcelestia.DelegateWorkflowType, wfcelestia.Input{Network: "celestia"}, `unknown Celestia network "celestia"`},
 		{"Hyperliquid withdraw by type", wfhyperliquid.WithdrawWorkflowType, wfhyperliquid.WithdrawInput{Network: "testnet"}, "invalid delegator: is required"},
 		{"TON watch by type", wfton.WatchWorkflowType, wfton.WatchInput{Network: "testnet"}, "invalid hash: is required"},
+		{"eigenlayer checkpoint by type", wfeigenlayer.CheckpointWorkflowType, wfeigenlayer.CheckpointInput{Network: "dev", Owner: "0x12"}, `invalid owner: "0x12"`},
 		{"polygon delegate by type", wfpolygon.DelegateWorkflowType, wfpolygon.DelegateInput{Network: "testnet"}, `invalid network: "testnet" is not one of mainnet, sepolia, dev`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			env := suite.NewTestWorkflowEnvironment()
-			Register(env, &notify.Notifier{}, &actsolana.Activities{}, &actevm.Activities{}, &actjobs.Activities{}, &actcelestia.Activities{},
-				&actton.Activities{}, &acthl.Activities{})
+			Register(env, &notify.Notifier{}, &actjobs.Activities{}, ChainActivities{Solana: &actsolana.Activities{}, EVM: &actevm.Activities{},
+				EigenLayer: &actel.Activities{}, Celestia: &actcelestia.Activities{}, TON: &actton.Activities{}, Hyperliquid: &acthl.Activities{}})
 			env.ExecuteWorkflow(tt.wf, tt.in)
 			require.True(t, env.IsWorkflowCompleted())
 			require.ErrorContains(t, env.GetWorkflowError(), tt.want)

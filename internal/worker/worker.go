@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
+	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
@@ -34,6 +35,7 @@ import (
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
+	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
@@ -41,24 +43,46 @@ import (
 	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
-// Register registers every stakeflow workflow and the activities on r: the operations' event
-// notifications, one line per chain, then the data jobs.
-func Register(r sdkworker.Registry, n *notify.Notifier, acts *actsolana.Activities, evmActs *actevm.Activities, jobActs *actjobs.Activities,
-	celActs *actcelestia.Activities, tonActs *actton.Activities, hlActs *acthl.Activities) {
+// Register registers every stakeflow workflow and activity on r: the operations' event
+// notifications, the data jobs, then each chain's (ChainActivities.Chains).
+func Register(r sdkworker.Registry, n *notify.Notifier, jobActs *actjobs.Activities, acts ChainActivities) {
 	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowType})
 	r.RegisterActivity(n)
-	wfsolana.Register(r)
-	r.RegisterActivity(acts)
-	wfpolygon.Register(r)
-	r.RegisterActivity(evmActs)
-	wfton.Register(r)
-	r.RegisterActivity(tonActs)
-	wfhyperliquid.Register(r)
-	r.RegisterActivity(hlActs)
 	wfjobs.Register(r)
 	r.RegisterActivity(jobActs)
-	wfcelestia.Register(r)
-	r.RegisterActivity(celActs)
+	for _, c := range acts.Chains() {
+		c.Workflows(r)
+		r.RegisterActivity(c.Activities)
+	}
+}
+
+// ChainActivities are each chain's activities, as Run builds them from the configuration.
+type ChainActivities struct {
+	Solana      *actsolana.Activities
+	EVM         *actevm.Activities // Polygon's
+	EigenLayer  *actel.Activities
+	Celestia    *actcelestia.Activities
+	TON         *actton.Activities
+	Hyperliquid *acthl.Activities
+}
+
+// A Chain is one chain's part of the worker: the function that registers its workflows, and the
+// struct whose methods are its activities.
+type Chain struct {
+	Workflows  func(sdkworker.WorkflowRegistry)
+	Activities any
+}
+
+// Chains lists the chains the worker serves, one line each.
+func (a ChainActivities) Chains() []Chain {
+	return []Chain{
+		{wfsolana.Register, a.Solana},
+		{wfpolygon.Register, a.EVM},
+		{wfeigenlayer.Register, a.EigenLayer},
+		{wfcelestia.Register, a.Celestia},
+		{wfton.Register, a.TON},
+		{wfhyperliquid.Register, a.Hyperliquid},
+	}
 }
 
 // NewActivities builds the activities from the configuration: keys, service client, signer and
@@ -177,6 +201,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	// Endpoint 4 (Polygon's broadcast) and the data jobs' endpoints are called on the client itself.
 	evmService, _ := acts.Service.(actevm.StakingService)
 	celService, _ := acts.Service.(actcelestia.StakingService)
+	elService, _ := acts.Service.(actel.Service)
 	jobService, _ := acts.Service.(actjobs.Service)
 	// Endpoint 9 (TON's transaction status) likewise.
 	tonService, _ := acts.Service.(actton.Service)
@@ -215,7 +240,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		// Process-wide, and read when the first worker is created.
 		sdkworker.SetStickyWorkflowCacheSize(cfg.StickyCache)
 	}
-	evmActs, evmNetworks, err := newEVMActivities(ctx, cfg, logger, exporter.Handler(), evmService, c)
+	evmActs, elActs, evmNetworks, err := newEVMAndEigenLayerActivities(ctx, cfg, logger, exporter.Handler(), evmService, elService, c)
 	if err != nil {
 		return err
 	}
@@ -233,7 +258,8 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return err
 	}
 	celActs.Temporal, celActs.TaskQueue = c, cfg.TaskQueue
-	Register(w, notifier, acts, evmActs, jobActs, celActs, &actton.Activities{Service: tonService}, hlActs)
+	Register(w, notifier, jobActs, ChainActivities{Solana: acts, EVM: evmActs, EigenLayer: elActs, Celestia: celActs,
+		TON: &actton.Activities{Service: tonService}, Hyperliquid: hlActs})
 
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup

@@ -86,7 +86,8 @@ func loadArtifacts() (map[string]*ContractArtifact, error) {
 		}
 		out[j.ContractName] = &ContractArtifact{Name: j.ContractName, SourceName: j.SourceName, Compiler: j.Compiler, ABI: parsed, Bytecode: code}
 	}
-	for _, name := range []string{ContractToken, ContractStakeManager, ContractValidatorShare} {
+	for _, name := range []string{ContractToken, ContractStakeManager, ContractValidatorShare,
+		ContractBeaconRootOracle, ContractEigenPodManager, ContractEigenPod} {
 		if out[name] == nil {
 			return nil, fmt.Errorf("evmchain: embedded artifacts lack %s", name)
 		}

@@ -1,6 +1,7 @@
 // Package evmchain deploys stand-ins of Polygon's staking contracts (POL token, StakeManager,
-// one ValidatorShare per validator) on a real EVM chain, such as a geth --dev node, and drives
-// them for tests and the sandbox.
+// one ValidatorShare per validator) and of EigenLayer's checkpoint contracts (EigenPodManager,
+// EigenPod, and a beacon root oracle the sandbox posts its beacon-state model's roots to) on a
+// real EVM chain, such as a geth --dev node, and drives them for tests and the sandbox.
 //
 // The contracts (contracts/*.sol) have Polygon's interface, so calldata, selectors and event
 // signatures are those a client sends to and reads from Polygon on Ethereum, but not
@@ -17,6 +18,10 @@
 //     StakeManager and POL to the stakers named, and returns once every transaction is mined
 //     with success.
 //   - Delegators approve the StakeManager (not the share) as spender of their POL, as on Polygon.
+//   - [DeployEigenLayer] deploys the EigenLayer stand-ins with an admin key of their own;
+//     [EigenLayer.ProofsTransaction] is the sandbox's endpoint 5: real SHA-256 balance proofs of a
+//     pod's unproven validators against its active checkpoint's root, at most
+//     [MaxProofsPerBatch], shaped by the pod's [EigenHostile] mode.
 //   - Controls sign with the deployer key, which stays inside the Deployment and never appears
 //     in errors.
 package evmchain

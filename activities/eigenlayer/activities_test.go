@@ -1,0 +1,192 @@
+package eigenlayer
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"math/big"
+	"testing"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/rlp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/stakeflow/stakeflow/activities"
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/apiclient"
+	evmchain "github.com/stakeflow/stakeflow/chain/evm"
+	signerevm "github.com/stakeflow/stakeflow/signer/evm"
+)
+
+var (
+	owner   = common.HexToAddress("0x1111111111111111111111111111111111111111")
+	pod     = common.HexToAddress("0x2222222222222222222222222222222222222222")
+	other   = common.HexToAddress("0x3333333333333333333333333333333333333333")
+	manager = common.HexToAddress("0x4444444444444444444444444444444444444444")
+	startTx = common.HexToHash("0x5555555555555555555555555555555555555555555555555555555555555555")
+)
+
+// fakeChain answers the pod's getters from its fields; estimate, when set, answers EstimateGas.
+type fakeChain struct {
+	ts       uint64
+	root     common.Hash
+	estimate error
+}
+
+func (f *fakeChain) LatestHeader(context.Context) (*types.Header, error) {
+	return &types.Header{Number: big.NewInt(100)}, nil
+}
+
+func (f *fakeChain) Fees(context.Context) (*evmchain.Fees, error) {
+	return &evmchain.Fees{BaseFee: big.NewInt(params.GWei), Tip: big.NewInt(params.GWei)}, nil
+}
+
+func (f *fakeChain) EstimateGas(context.Context, ethereum.CallMsg) (uint64, error) {
+	return 1_000_000, f.estimate
+}
+
+func (f *fakeChain) Call(_ context.Context, _ *big.Int, to common.Address, _ *abi.ABI, method string, _ ...any) ([]any, error) {
+	switch method {
+	case "getPod":
+		return []any{pod}, nil
+	case "currentCheckpointTimestamp":
+		return []any{f.ts}, nil
+	case "lastCheckpointTimestamp":
+		return []any{uint64(0)}, nil
+	case "activeValidatorCount":
+		return []any{big.NewInt(5)}, nil
+	case "currentCheckpoint":
+		return []any{checkpoint{BeaconBlockRoot: f.root, ProofsRemaining: big.NewInt(5)}}, nil
+	}
+	return nil, errors.New("unexpected call " + method)
+}
+
+func (f *fakeChain) Logs(_ context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
+	return []types.Log{{Address: pod, TxHash: startTx}}, nil
+}
+
+type fakeService struct{ tx string }
+
+func (s fakeService) EigenLayerVerifyCheckpointProofs(context.Context, apiclient.VerifyCheckpointProofsRequest) (*apiclient.SerializedEVMTransaction, error) {
+	return &apiclient.SerializedEVMTransaction{SerializeTx: s.tx}, nil
+}
+
+// served is a proofs transaction to `to` whose balance container proof leads to the returned
+// root (a tree of height 3, the container at leaf 6, built with crypto/sha256).
+func served(t *testing.T, to common.Address) (string, common.Hash) {
+	t.Helper()
+	container := sha256.Sum256([]byte("container"))
+	leaves := make([][32]byte, 8)
+	for i := range leaves {
+		leaves[i] = sha256.Sum256([]byte{byte(i)})
+	}
+	leaves[6] = container
+	var proof []byte
+	level, index := leaves, 6
+	for len(level) > 1 {
+		proof = append(proof, level[index^1][:]...)
+		next := make([][32]byte, len(level)/2)
+		for i := range next {
+			next[i] = sha256.Sum256(append(append([]byte{}, level[2*i][:]...), level[2*i+1][:]...))
+		}
+		level, index = next, index/2
+	}
+	var proofs []signerevm.BalanceProof
+	for i := 0; i < 3; i++ {
+		proofs = append(proofs, signerevm.BalanceProof{PubkeyHash: sha256.Sum256([]byte{0xa, byte(i)}), Proof: make([]byte, 256)})
+	}
+	data, err := signerevm.CheckpointABI().Pack("verifyCheckpointProofs", signerevm.BalanceContainerProof{BalanceContainerRoot: container, Proof: proof}, proofs)
+	require.NoError(t, err)
+	body, err := rlp.EncodeToBytes([]any{big.NewInt(1337), uint64(0), big.NewInt(1), big.NewInt(2), uint64(2_000_000), to, big.NewInt(0), data, []any{}})
+	require.NoError(t, err)
+	return hexutil.Encode(append([]byte{types.DynamicFeeTxType}, body...)), level[0]
+}
+
+func newActivities(t *testing.T, c *fakeChain, tx string) *Activities {
+	t.Helper()
+	s, err := signerevm.NewCheckpointSigner(&signerevm.Keyring{}, signerevm.CheckpointPolicy{ChainID: 1337})
+	require.NoError(t, err)
+	return &Activities{Networks: map[string]Network{"dev": {Chain: c, Signer: s, PodManager: manager}}, Service: fakeService{tx}}
+}
+
+func errType(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Type()
+	}
+	return ""
+}
+
+func buildProofs(t *testing.T, a *Activities) (ProofsBuildResult, error) {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	v, err := env.ExecuteActivity(a.EigenBuildProofs, ProofsBuildInput{Network: "dev", Owner: owner.Hex(), Submitter: owner.Hex(),
+		Pod: pod.Hex(), ActivateTx: startTx.Hex(), CheckpointTimestamp: 77, Nonce: 9, Build: 1})
+	if err != nil {
+		return ProofsBuildResult{}, err
+	}
+	var r ProofsBuildResult
+	require.NoError(t, v.Get(&r))
+	return r, nil
+}
+
+// TestBuildProofs: an honest batch comes back with the pod's checkpoint root and proofs remaining
+// and stakeflow's nonce; a batch the simulation finds already proven is ErrAlreadyProven, another
+// revert ErrWouldRevert, a batch to another pod VerificationFailed: nothing signed in each case.
+func TestBuildProofs(t *testing.T) {
+	tx, root := served(t, pod)
+	c := &fakeChain{ts: 77, root: root}
+	r, err := buildProofs(t, newActivities(t, c, tx))
+	require.NoError(t, err)
+	assert.Equal(t, 3, r.Proofs)
+	assert.Equal(t, root, r.Intent.CheckpointRoot)
+	assert.EqualValues(t, 5, r.Intent.ProofsRemaining)
+	assert.EqualValues(t, 9, r.Intent.Nonce)
+	assert.EqualValues(t, 1_250_000, r.Intent.GasLimit, "the estimate and its 25% margin")
+
+	c.estimate = &evmchain.RevertError{Reason: "EigenPod.verifyCheckpointProofs: " + AlreadyCheckpointed, Replayed: true}
+	_, err = buildProofs(t, newActivities(t, c, tx))
+	assert.Equal(t, ErrAlreadyProven, errType(err), "%v", err)
+
+	c.estimate = &evmchain.RevertError{Reason: "EigenPod.verifyCheckpointProofs: invalid balance proof", Replayed: true}
+	_, err = buildProofs(t, newActivities(t, c, tx))
+	assert.Equal(t, actevm.ErrWouldRevert, errType(err), "%v", err)
+	assert.ErrorContains(t, err, "invalid balance proof")
+
+	c.estimate = nil
+	hostile, _ := served(t, other)
+	_, err = buildProofs(t, newActivities(t, c, hostile))
+	assert.Equal(t, activities.ErrVerificationFailed, errType(err), "%v", err)
+
+	c.ts = 0
+	_, err = buildProofs(t, newActivities(t, c, tx))
+	assert.Equal(t, ErrNoCheckpoint, errType(err), "%v", err)
+}
+
+// TestBuildStartRefusedWhileActive: no second startCheckpoint is built while one is active.
+func TestBuildStartRefusedWhileActive(t *testing.T) {
+	a := newActivities(t, &fakeChain{ts: 77}, "")
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	_, err := env.ExecuteActivity(a.EigenBuildStart, StartBuildInput{Network: "dev", Build: 1,
+		Intent: signerevm.StartIntent{ChainID: 1337, Owner: owner, Pod: pod}})
+	assert.Equal(t, ErrCheckpointActive, errType(err), "%v", err)
+
+	v, err := env.ExecuteActivity(a.EigenReadPod, PodInput{Network: "dev", Owner: owner.Hex()})
+	require.NoError(t, err)
+	var p Pod
+	require.NoError(t, v.Get(&p))
+	assert.Equal(t, startTx.Hex(), p.StartTx)
+	assert.EqualValues(t, 5, p.ProofsRemaining)
+}

@@ -1,0 +1,22 @@
+// Package eigenlayer holds the activities of EigenLayer checkpoints on an EigenPod: reading the
+// pod's checkpoint from the chain, building the owner's startCheckpoint locally, asking the
+// staking service (endpoint 5) for each proofs transaction, simulating it, and verifying and
+// signing both with signer/evm's CheckpointSigner. Sending and confirming are the EVM
+// activities' (activities/evm: EVMCheckFresh, EVMBroadcast, EVMConfirm), under the address's
+// nonce lease (workflows/evm).
+//
+// Contract:
+//
+//   - EigenReadPod reads getPod(owner) on the worker's EigenPodManager, then the pod's
+//     currentCheckpointTimestamp, lastCheckpointTimestamp, currentCheckpoint and
+//     activeValidatorCount at one block, and the hash of the transaction that started the
+//     active checkpoint (its CheckpointCreated log), when it finds it.
+//   - EigenBuildStart refuses (ErrCheckpointActive) while a checkpoint is active: a second
+//     startCheckpoint is never built.
+//   - EigenBuildProofs sends endpoint 5 activateTx = the hash of the transaction that started
+//     the checkpoint. The spec leaves activateTx undefined; this is our reading. The answer is
+//     verified (VerifyProofs), then simulated from the submitter: a revert because its
+//     validators were proven meanwhile is ErrAlreadyProven (re-read and ask again), any other
+//     revert ErrWouldRevert; nothing is signed in either case.
+//   - Errors are application errors whose types are activities' Err* or this package's.
+package eigenlayer

@@ -1,0 +1,74 @@
+package starter
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/stakeflow/stakeflow/workflows"
+	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
+)
+
+var errNoEigenLayerVerb = errors.New("eigenlayer: give a command: checkpoint")
+
+// eigenLayerCmd is the EigenLayer command group: checkpoint.
+func (r *runner) eigenLayerCmd(fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+	if verb != wfeigenlayer.OpCheckpoint {
+		return nil, &UsageError{Msg: fmt.Sprintf("eigenlayer: unknown command %q (checkpoint)", verb)}
+	}
+	var in wfeigenlayer.CheckpointInput
+	var wait bool
+	fs.StringVar(&in.Network, "network", "", "Ethereum network of the pod: mainnet, sepolia or dev")
+	fs.StringVar(&in.Owner, "owner", "", "pod owner address (0x..., the key that signs startCheckpoint)")
+	fs.StringVar(&in.Submitter, "submitter", "", "proof submitter address (0x..., the key that signs the proofs; default: the owner)")
+	fs.StringVar(&in.RequestedBy, "requested-by", currentUser(), "who starts the operation (cannot approve it)")
+	fs.BoolVar(&wait, "wait", false, "follow the operation until it ends, printing each step")
+	return func(ctx context.Context) error {
+		if err := in.Validate(); err != nil {
+			return &UsageError{Msg: "eigenlayer checkpoint: " + err.Error()}
+		}
+		c, err := r.client()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		owner := common.HexToAddress(in.Owner).Hex()
+		id := wfeigenlayer.CheckpointWorkflowID(in.Network, owner)
+		summary := fmt.Sprintf("checkpoint the EigenPod of %s (%s)", owner, in.Network)
+		opts := StartOptions(id, summary, wfeigenlayer.Attributes(in.Network, owner)...)
+		// One checkpoint per pod at a time, and a new one once it ended: the ID is the pod's.
+		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
+		run, err := c.ExecuteWorkflow(ctx, opts, wfeigenlayer.CheckpointWorkflowType, in)
+		if err != nil {
+			var already *serviceerror.WorkflowExecutionAlreadyStarted
+			if errors.As(err, &already) {
+				return fmt.Errorf("%w: a checkpoint of %s's pod is running as %s (run %s); follow it with status --id %s",
+					workflows.ErrAlreadyStarted, owner, id, already.RunId, id)
+			}
+			return fmt.Errorf("starting %s: %w", id, err)
+		}
+		return r.afterStartOf(ctx, c, run, wfeigenlayer.CheckpointWorkflowType, summary, wait, eigenLayerResult)
+	}, nil
+}
+
+func eigenLayerResult(run client.WorkflowRun, ctx context.Context) (any, string, error) {
+	var res wfeigenlayer.Result
+	err := run.Get(ctx, &res)
+	var b strings.Builder
+	fmt.Fprintf(&b, "done: eigenlayer checkpoint %d of pod %s", res.CheckpointTimestamp, res.Pod)
+	if res.Resumed {
+		b.WriteString("\n  the checkpoint was already active: proven on, not started again")
+	}
+	fmt.Fprintf(&b, "\n  batches sent:    %d", res.BatchesSent)
+	for _, t := range res.Transactions {
+		fmt.Fprintf(&b, "\n  %-24s tx %s (block %d, builds %d, fee %s wei)", t.Kind, t.TxID, t.Block, t.Builds, orDash(t.Fee))
+	}
+	return res, b.String(), err
+}

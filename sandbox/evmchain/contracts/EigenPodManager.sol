@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+import "./EigenPod.sol";
+
+/// @title EigenPodManager: a stand-in for EigenLayer's EigenPodManager on a local chain.
+/// @notice getPod and createPod have EigenLayer's signatures. getPod answers the zero address for
+/// an owner without a pod (EigenLayer answers the pod's future address). createPodFor and
+/// addValidators are the sandbox's controls (EigenLayer proves withdrawal credentials instead),
+/// open to the manager's owner only. Not EigenLayer's code.
+contract EigenPodManager {
+    address public owner;
+    BeaconRootOracle public immutable oracle;
+    mapping(address => EigenPod) public ownerToPod;
+
+    event PodDeployed(address indexed eigenPod, address indexed podOwner);
+
+    constructor(BeaconRootOracle _oracle) {
+        owner = msg.sender;
+        oracle = _oracle;
+    }
+
+    /// @notice The pod of podOwner, or the zero address when it has none.
+    function getPod(address podOwner) external view returns (address) {
+        return address(ownerToPod[podOwner]);
+    }
+
+    /// @notice Creates the caller's pod.
+    function createPod() external returns (address) {
+        return _create(msg.sender);
+    }
+
+    /// @notice Creates podOwner's pod (sandbox control).
+    function createPodFor(address podOwner) external returns (address) {
+        require(msg.sender == owner, "EigenPodManager: only the owner");
+        return _create(podOwner);
+    }
+
+    function _create(address podOwner) internal returns (address) {
+        require(address(ownerToPod[podOwner]) == address(0), "EigenPodManager.createPod: Sender already has a pod");
+        EigenPod pod = new EigenPod(podOwner, oracle, address(this));
+        ownerToPod[podOwner] = pod;
+        emit PodDeployed(address(pod), podOwner);
+        return address(pod);
+    }
+}

@@ -1,0 +1,402 @@
+package evm
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
+)
+
+// EigenLayer checkpoints: the owner's startCheckpoint, built locally, and the proofs transactions
+// the staking service builds (endpoint 5), both verified by exact expectation before a key signs.
+
+// CheckpointABIJSON is the EigenPod and EigenPodManager subset a checkpoint calls and reads, as
+// a JSON ABI. Selectors: startCheckpoint 0x88676cad, verifyCheckpointProofs 0xf074ba62, getPod
+// 0xa38406a3.
+const CheckpointABIJSON = `[
+{"type":"function","name":"startCheckpoint","stateMutability":"nonpayable",
+ "inputs":[{"name":"revertIfNoBalance","type":"bool"}],"outputs":[]},
+{"type":"function","name":"verifyCheckpointProofs","stateMutability":"nonpayable",
+ "inputs":[
+  {"name":"balanceContainerProof","type":"tuple","components":[
+    {"name":"balanceContainerRoot","type":"bytes32"},{"name":"proof","type":"bytes"}]},
+  {"name":"proofs","type":"tuple[]","components":[
+    {"name":"pubkeyHash","type":"bytes32"},{"name":"balanceRoot","type":"bytes32"},{"name":"proof","type":"bytes"}]}],
+ "outputs":[]},
+{"type":"function","name":"getPod","stateMutability":"view",
+ "inputs":[{"name":"podOwner","type":"address"}],"outputs":[{"name":"","type":"address"}]},
+{"type":"function","name":"currentCheckpoint","stateMutability":"view","inputs":[],
+ "outputs":[{"name":"","type":"tuple","components":[
+   {"name":"beaconBlockRoot","type":"bytes32"},{"name":"proofsRemaining","type":"uint24"},
+   {"name":"podBalanceGwei","type":"uint64"},{"name":"balanceDeltasGwei","type":"int64"},
+   {"name":"prevBeaconBalanceGwei","type":"uint64"}]}]},
+{"type":"function","name":"currentCheckpointTimestamp","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"uint64"}]},
+{"type":"function","name":"lastCheckpointTimestamp","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"uint64"}]},
+{"type":"function","name":"activeValidatorCount","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"uint256"}]},
+{"type":"event","name":"CheckpointCreated","anonymous":false,"inputs":[
+  {"name":"checkpointTimestamp","type":"uint64","indexed":true},
+  {"name":"beaconBlockRoot","type":"bytes32","indexed":true},
+  {"name":"validatorCount","type":"uint256","indexed":false}]}
+]`
+
+// Method names in CheckpointABIJSON.
+const (
+	MethodStartCheckpoint        = "startCheckpoint"
+	MethodVerifyCheckpointProofs = "verifyCheckpointProofs"
+	MethodGetPod                 = "getPod"
+)
+
+// CheckpointABI returns CheckpointABIJSON parsed; each call returns a new value.
+func CheckpointABI() abi.ABI {
+	a, err := abi.JSON(strings.NewReader(CheckpointABIJSON))
+	if err != nil {
+		panic("signer/evm: CheckpointABIJSON does not parse: " + err.Error())
+	}
+	return a
+}
+
+var checkpointABI = CheckpointABI()
+
+// BalanceContainerProof and BalanceProof are verifyCheckpointProofs' tuples as go-ethereum's abi
+// packs them.
+type BalanceContainerProof struct {
+	BalanceContainerRoot [32]byte
+	Proof                []byte
+}
+
+// BalanceProof is one validator's balance proof.
+type BalanceProof struct {
+	PubkeyHash  [32]byte
+	BalanceRoot [32]byte
+	Proof       []byte
+}
+
+// Defaults of CheckpointPolicy.
+var (
+	// DefaultCheckpointMaxGasLimit caps a checkpoint transaction's gas: a batch of 80 balance
+	// proofs takes a few million.
+	DefaultCheckpointMaxGasLimit uint64 = 6_000_000
+	// DefaultCheckpointMaxTotalFee caps maxFeePerGas × gas: 0.2 ether.
+	DefaultCheckpointMaxTotalFee = new(big.Int).Mul(big.NewInt(2), big.NewInt(params.Ether/10))
+)
+
+// DefaultMaxProofsPerBatch is the most proofs one verifyCheckpointProofs may carry.
+const DefaultMaxProofsPerBatch = 80
+
+// CheckpointPolicy is what the operator allows for checkpoint transactions.
+type CheckpointPolicy struct {
+	// ChainID is the chain every transaction must be for. Required.
+	ChainID uint64
+	// MaxGasLimit caps the gas limit (0: DefaultCheckpointMaxGasLimit).
+	MaxGasLimit uint64
+	// MaxFeePerGas caps maxFeePerGas in wei (nil or 0: DefaultMaxFeePerGas); MaxTotalFee caps
+	// maxFeePerGas × gas (nil or 0: DefaultCheckpointMaxTotalFee).
+	MaxFeePerGas, MaxTotalFee *big.Int
+	// MaxProofsPerBatch caps the proofs of one batch (0: DefaultMaxProofsPerBatch).
+	MaxProofsPerBatch int
+	// BlockTreeHeight and BalanceContainerIndex place the balance container root under the
+	// beacon block root (the height of the proof and the leaf's index). 0 and 0 mean the
+	// sandbox's stand-in EigenPod: height 3, index 6.
+	BlockTreeHeight, BalanceContainerIndex uint64
+}
+
+func (p CheckpointPolicy) withDefaults() (CheckpointPolicy, error) {
+	if p.ChainID == 0 {
+		return p, fmt.Errorf("%w: chain id is not set", ErrPolicy)
+	}
+	if p.MaxGasLimit == 0 {
+		p.MaxGasLimit = DefaultCheckpointMaxGasLimit
+	}
+	if p.MaxFeePerGas == nil || p.MaxFeePerGas.Sign() == 0 {
+		p.MaxFeePerGas = DefaultMaxFeePerGas
+	}
+	if p.MaxTotalFee == nil || p.MaxTotalFee.Sign() == 0 {
+		p.MaxTotalFee = DefaultCheckpointMaxTotalFee
+	}
+	if p.MaxFeePerGas.Sign() < 0 || p.MaxTotalFee.Sign() < 0 {
+		return p, fmt.Errorf("%w: negative fee cap", ErrPolicy)
+	}
+	if p.MaxProofsPerBatch <= 0 {
+		p.MaxProofsPerBatch = DefaultMaxProofsPerBatch
+	}
+	if p.BlockTreeHeight == 0 {
+		p.BlockTreeHeight, p.BalanceContainerIndex = 3, 6
+	}
+	p.MaxFeePerGas, p.MaxTotalFee = new(big.Int).Set(p.MaxFeePerGas), new(big.Int).Set(p.MaxTotalFee)
+	return p, nil
+}
+
+// CheckpointSigner verifies and signs EigenLayer checkpoint transactions with keys from a Keyring.
+type CheckpointSigner struct {
+	keys   *Keyring
+	policy CheckpointPolicy
+}
+
+// NewCheckpointSigner returns a CheckpointSigner using keys and policy (defaults applied).
+func NewCheckpointSigner(keys *Keyring, policy CheckpointPolicy) (*CheckpointSigner, error) {
+	p, err := policy.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &CheckpointSigner{keys: keys, policy: p}, nil
+}
+
+// Policy returns the effective policy.
+func (s *CheckpointSigner) Policy() CheckpointPolicy {
+	p := s.policy
+	p.MaxFeePerGas, p.MaxTotalFee = new(big.Int).Set(p.MaxFeePerGas), new(big.Int).Set(p.MaxTotalFee)
+	return p
+}
+
+// String describes the signer without key material.
+func (s CheckpointSigner) String() string {
+	return fmt.Sprintf("evm.CheckpointSigner{keys: %v, chainId: %d, maxGasLimit: %d, maxFeePerGas: %s, maxTotalFee: %s, maxProofsPerBatch: %d}",
+		s.keys, s.policy.ChainID, s.policy.MaxGasLimit, s.policy.MaxFeePerGas, s.policy.MaxTotalFee, s.policy.MaxProofsPerBatch)
+}
+
+// Format prints String under every verb.
+func (s CheckpointSigner) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
+
+// TxChoices are the values stakeflow chose for a checkpoint transaction: the sequencer's nonce,
+// the gas limit and the fees. All are required and checked against the policy.
+type TxChoices struct {
+	Nonce                uint64   `json:"nonce"`
+	GasLimit             uint64   `json:"gasLimit"`
+	MaxFeePerGas         *big.Int `json:"maxFeePerGas"`
+	MaxPriorityFeePerGas *big.Int `json:"maxPriorityFeePerGas"`
+}
+
+// StartIntent is the pod owner's startCheckpoint(revertIfNoBalance), to their pod.
+type StartIntent struct {
+	ChainID uint64         `json:"chainId"`
+	Owner   common.Address `json:"owner"`
+	// Pod is the owner's pod as the EigenPodManager's getPod answers it.
+	Pod               common.Address `json:"pod"`
+	RevertIfNoBalance bool           `json:"revertIfNoBalance"`
+	TxChoices
+}
+
+// ProofsIntent is what a proofs transaction must do: prove balances of Pod's active checkpoint,
+// whose beacon block root and proofs remaining were read from the chain, sent by Submitter with
+// stakeflow's choices.
+type ProofsIntent struct {
+	ChainID   uint64         `json:"chainId"`
+	Submitter common.Address `json:"submitter"`
+	Pod       common.Address `json:"pod"`
+	// CheckpointRoot is currentCheckpoint().beaconBlockRoot; ProofsRemaining its proofsRemaining.
+	CheckpointRoot  common.Hash `json:"checkpointRoot"`
+	ProofsRemaining uint64      `json:"proofsRemaining"`
+	TxChoices
+}
+
+// ProofsVerified is a served proofs transaction that matched its intent.
+type ProofsVerified struct {
+	// Proofs is how many validators the batch proves.
+	Proofs int
+	// Data is the call, re-encoded from the decoded proofs.
+	Data []byte
+}
+
+func (s *CheckpointSigner) checkChoices(c TxChoices) error {
+	p := s.policy
+	if c.MaxFeePerGas == nil || c.MaxPriorityFeePerGas == nil {
+		return intentErr("no fees chosen")
+	}
+	if c.GasLimit < params.TxGas || c.GasLimit > p.MaxGasLimit {
+		return mismatch("gas limit", fmt.Sprintf("from %d to %d (the policy's cap)", params.TxGas, p.MaxGasLimit), fmt.Sprint(c.GasLimit))
+	}
+	if c.MaxFeePerGas.Cmp(p.MaxFeePerGas) > 0 {
+		return mismatch("maxFeePerGas", "at most "+gwei(p.MaxFeePerGas)+" (the policy's cap)", gwei(c.MaxFeePerGas))
+	}
+	if c.MaxPriorityFeePerGas.Sign() < 0 || c.MaxPriorityFeePerGas.Cmp(c.MaxFeePerGas) > 0 {
+		return mismatch("maxPriorityFeePerGas", "from 0 to maxFeePerGas "+gwei(c.MaxFeePerGas), gwei(c.MaxPriorityFeePerGas))
+	}
+	if total := new(big.Int).Mul(c.MaxFeePerGas, new(big.Int).SetUint64(c.GasLimit)); total.Cmp(p.MaxTotalFee) > 0 {
+		return mismatch("max total fee", "at most "+wei(p.MaxTotalFee)+" (the policy's cap)", wei(total))
+	}
+	return nil
+}
+
+func (s *CheckpointSigner) build(chainID uint64, c TxChoices, to common.Address, data []byte) (*types.Transaction, error) {
+	if chainID != s.policy.ChainID {
+		return nil, intentErr("chain id %d is not the policy's chain id %d", chainID, s.policy.ChainID)
+	}
+	if to == (common.Address{}) {
+		return nil, intentErr("no pod")
+	}
+	if err := s.checkChoices(c); err != nil {
+		return nil, err
+	}
+	return types.NewTx(&types.DynamicFeeTx{
+		ChainID: new(big.Int).SetUint64(chainID), Nonce: c.Nonce, GasTipCap: new(big.Int).Set(c.MaxPriorityFeePerGas),
+		GasFeeCap: new(big.Int).Set(c.MaxFeePerGas), Gas: c.GasLimit, To: &to, Value: new(big.Int), Data: data,
+		AccessList: types.AccessList{},
+	}), nil
+}
+
+// SignStart verifies that unsigned (a type-2 unsigned transaction, either form) is exactly the
+// intent's startCheckpoint and signs it with the owner's key.
+func (s *CheckpointSigner) SignStart(ctx context.Context, in StartIntent, unsigned []byte) (*Signed, error) {
+	data, err := checkpointABI.Pack(MethodStartCheckpoint, in.RevertIfNoBalance)
+	if err != nil {
+		return nil, intentErr("startCheckpoint: %v", err)
+	}
+	want, err := s.build(in.ChainID, in.TxChoices, in.Pod, data)
+	if err != nil {
+		return nil, err
+	}
+	d, err := decodeUnsigned(unsigned)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.gate(want, d); err != nil {
+		return nil, err
+	}
+	return s.sign(ctx, in.Owner, want)
+}
+
+// VerifyProofs checks a proofs transaction the staking service built (served: a type-2 unsigned
+// transaction, either form) against the intent and the policy, and returns the call re-encoded
+// from the proofs it carries: type 2, the policy's chain id, to the intent's pod, value 0, no
+// access list, verifyCheckpointProofs decoded with go-ethereum's abi and nothing after its
+// arguments, a balance container proof that leads to the checkpoint's beacon block root, 1 to
+// min(proofs remaining, the policy's cap) proofs of distinct validators, the service's gas and
+// fees under the policy's caps. The intent's choices (nonce, gas, fees) are not checked here:
+// SignProofs does, and signs them, not the service's.
+func (s *CheckpointSigner) VerifyProofs(in ProofsIntent, served []byte) (*ProofsVerified, error) {
+	d, err := decodeUnsigned(served)
+	if err != nil {
+		return nil, err
+	}
+	tx := d.tx
+	if want := new(big.Int).SetUint64(s.policy.ChainID); tx.ChainId().Cmp(want) != 0 {
+		return nil, mismatch("chainId", want.String()+" (the policy's chain)", tx.ChainId().String())
+	}
+	if tx.To() == nil {
+		return nil, mismatch("to", in.Pod.Hex()+" (the owner's pod)", "none (contract creation)")
+	}
+	if *tx.To() != in.Pod {
+		return nil, mismatch("to", in.Pod.Hex()+" (the owner's pod)", tx.To().Hex())
+	}
+	if tx.Value().Sign() != 0 {
+		return nil, mismatch("value", "0 wei", wei(tx.Value()))
+	}
+	if n := len(tx.AccessList()); n != 0 {
+		return nil, mismatch("access list", "empty", fmt.Sprintf("%d entries", n))
+	}
+	if tx.Gas() > s.policy.MaxGasLimit {
+		return nil, mismatch("gas limit", fmt.Sprintf("at most %d (the policy's cap)", s.policy.MaxGasLimit), fmt.Sprint(tx.Gas()))
+	}
+	if tx.GasFeeCap().Cmp(s.policy.MaxFeePerGas) > 0 {
+		return nil, mismatch("maxFeePerGas", "at most "+gwei(s.policy.MaxFeePerGas)+" (the policy's cap)", gwei(tx.GasFeeCap()))
+	}
+	method := checkpointABI.Methods[MethodVerifyCheckpointProofs]
+	data := tx.Data()
+	if len(data) < 4 || !bytes.Equal(data[:4], method.ID) {
+		got := fmt.Sprintf("%d bytes of calldata", len(data))
+		if len(data) >= 4 {
+			got = hexutil.Encode(data[:4])
+		}
+		return nil, mismatch("selector", fmt.Sprintf("%s (%s)", method.Name, hexutil.Encode(method.ID)), got)
+	}
+	args, err := method.Inputs.Unpack(data[4:])
+	if err != nil {
+		return nil, mismatch("arguments of "+method.Name, method.Sig, fmt.Sprintf("%d bytes that do not decode: %v", len(data)-4, err))
+	}
+	container := *abi.ConvertType(args[0], new(BalanceContainerProof)).(*BalanceContainerProof)
+	proofs := *abi.ConvertType(args[1], new([]BalanceProof)).(*[]BalanceProof)
+	if !s.leadsTo(container, in.CheckpointRoot) {
+		return nil, mismatch("checkpoint root", in.CheckpointRoot.Hex()+" (the pod's current checkpoint's beacon block root)",
+			fmt.Sprintf("a balance container proof of %s that does not lead to it", common.Hash(container.BalanceContainerRoot).Hex()))
+	}
+	limit := min(in.ProofsRemaining, uint64(s.policy.MaxProofsPerBatch))
+	if n := uint64(len(proofs)); n == 0 || n > limit {
+		return nil, mismatch("proofs", fmt.Sprintf("1 to %d (proofs remaining %d, the policy's cap %d)", limit, in.ProofsRemaining, s.policy.MaxProofsPerBatch), fmt.Sprint(n))
+	}
+	seen := map[[32]byte]bool{}
+	for i, p := range proofs {
+		if seen[p.PubkeyHash] {
+			return nil, mismatch("proofs", "one per validator", fmt.Sprintf("validator %s twice (proof %d)", common.Hash(p.PubkeyHash).Hex(), i))
+		}
+		seen[p.PubkeyHash] = true
+	}
+	// The expected call, re-encoded from what was decoded: the received calldata must be it.
+	expected, err := checkpointABI.Pack(MethodVerifyCheckpointProofs, container, proofs)
+	if err != nil {
+		return nil, mismatch("arguments of "+method.Name, "re-encodable", err.Error())
+	}
+	if !bytes.Equal(expected, data) {
+		return nil, mismatch("calldata", fmt.Sprintf("%d bytes (the canonical encoding of %s)", len(expected), method.Sig), fmt.Sprintf("%d bytes that differ", len(data)))
+	}
+	return &ProofsVerified{Proofs: len(proofs), Data: expected}, nil
+}
+
+// SignProofs verifies served (VerifyProofs) and signs, with the submitter's key, the transaction
+// stakeflow expects: the re-encoded call to the pod under the intent's nonce, gas and fees.
+func (s *CheckpointSigner) SignProofs(ctx context.Context, in ProofsIntent, served []byte) (*Signed, error) {
+	v, err := s.VerifyProofs(in, served)
+	if err != nil {
+		return nil, err
+	}
+	want, err := s.build(in.ChainID, in.TxChoices, in.Pod, v.Data)
+	if err != nil {
+		return nil, err
+	}
+	return s.sign(ctx, in.Submitter, want)
+}
+
+// leadsTo walks the balance container proof (sibling hashes bottom-up, SHA-256) from the
+// container root to root.
+func (s *CheckpointSigner) leadsTo(c BalanceContainerProof, root common.Hash) bool {
+	h := s.policy.BlockTreeHeight
+	if uint64(len(c.Proof)) != 32*h {
+		return false
+	}
+	node, index := c.BalanceContainerRoot, s.policy.BalanceContainerIndex
+	for i := uint64(0); i < h; i++ {
+		sib := c.Proof[32*i : 32*i+32]
+		if index%2 == 0 {
+			node = sha256.Sum256(append(node[:], sib...))
+		} else {
+			node = sha256.Sum256(append(append([]byte{}, sib...), node[:]...))
+		}
+		index /= 2
+	}
+	return node == [32]byte(root)
+}
+
+func (s *CheckpointSigner) gate(want *types.Transaction, d *decoded) error {
+	return (&Signer{}).gate(want, d)
+}
+
+func (s *CheckpointSigner) sign(ctx context.Context, from common.Address, tx *types.Transaction) (*Signed, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	key, err := s.keys.key(from)
+	if err != nil {
+		return nil, err
+	}
+	signer := types.NewLondonSigner(tx.ChainId())
+	signed, err := types.SignTx(tx, signer, key)
+	if err != nil {
+		return nil, fmt.Errorf("%w: signing: %v", ErrVerification, err)
+	}
+	if sender, err := types.Sender(signer, signed); err != nil || sender != from {
+		return nil, mismatch("sender", from.Hex(), fmt.Sprintf("%s (%v)", sender.Hex(), err))
+	}
+	raw, err := signed.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("%w: encoding the signed transaction: %v", ErrVerification, err)
+	}
+	return &Signed{Transaction: hexutil.Encode(raw), Hash: signed.Hash(), Sender: from, Nonce: tx.Nonce(),
+		MaxFee: new(big.Int).Mul(tx.GasFeeCap(), new(big.Int).SetUint64(tx.Gas()))}, nil
+}

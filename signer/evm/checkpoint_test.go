@@ -1,0 +1,229 @@
+package evm
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"math/big"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/rlp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCheckpointSelectors: the ABI's selectors are EigenLayer's published ones, recomputed with
+// go-ethereum's Keccak256 from the signatures.
+func TestCheckpointSelectors(t *testing.T) {
+	for sig, sel := range map[string]string{
+		"startCheckpoint(bool)": "88676cad",
+		"verifyCheckpointProofs((bytes32,bytes),(bytes32,bytes32,bytes)[])": "f074ba62",
+		"getPod(address)": "a38406a3",
+	} {
+		assert.Equal(t, sel, hex.EncodeToString(crypto.Keccak256([]byte(sig))[:4]), sig)
+		m, err := checkpointABI.MethodById(crypto.Keccak256([]byte(sig))[:4])
+		require.NoError(t, err, sig)
+		assert.Equal(t, sig, m.Sig)
+	}
+}
+
+var (
+	testPod   = common.HexToAddress("0x00000000000000000000000000000000000e1901")
+	otherPod  = common.HexToAddress("0x00000000000000000000000000000000000e1902")
+	testChain = uint64(1337)
+)
+
+func checkpointSigner(t *testing.T) (*CheckpointSigner, common.Address) {
+	t.Helper()
+	key, err := crypto.HexToECDSA(secondKey[2:])
+	require.NoError(t, err)
+	addr := crypto.PubkeyToAddress(key.PublicKey)
+	s, err := NewCheckpointSigner(&Keyring{keys: map[common.Address]*ecdsa.PrivateKey{addr: key}}, CheckpointPolicy{ChainID: testChain})
+	require.NoError(t, err)
+	return s, addr
+}
+
+// containerProofFor builds, with crypto/sha256 alone, a block tree of height 3 whose leaf 6 is
+// container, and returns its root and container's proof (siblings bottom-up).
+func containerProofFor(container [32]byte, salt byte) (common.Hash, []byte) {
+	leaves := make([][32]byte, 8)
+	for i := range leaves {
+		leaves[i] = sha256.Sum256([]byte{salt, byte(i)})
+	}
+	leaves[6] = container
+	var proof []byte
+	level, index := leaves, 6
+	for len(level) > 1 {
+		sib := level[index^1]
+		proof = append(proof, sib[:]...)
+		next := make([][32]byte, len(level)/2)
+		for i := range next {
+			next[i] = sha256.Sum256(append(append([]byte{}, level[2*i][:]...), level[2*i+1][:]...))
+		}
+		level, index = next, index/2
+	}
+	return level[0], proof
+}
+
+type servedTx struct {
+	chainID    uint64
+	to         *common.Address
+	value      *big.Int
+	gas        uint64
+	fee        *big.Int
+	data       []byte
+	accessList types.AccessList
+}
+
+func (s servedTx) bytes(t *testing.T) []byte {
+	t.Helper()
+	al := s.accessList
+	if al == nil {
+		al = types.AccessList{}
+	}
+	body, err := rlp.EncodeToBytes([]any{new(big.Int).SetUint64(s.chainID), uint64(42), big.NewInt(params.GWei), s.fee, s.gas, s.to, s.value, s.data, al})
+	require.NoError(t, err)
+	return append([]byte{types.DynamicFeeTxType}, body...)
+}
+
+func proofsFixture(t *testing.T, n int, salt byte) (servedTx, ProofsIntent) {
+	t.Helper()
+	container := sha256.Sum256([]byte("balance container"))
+	root, cproof := containerProofFor(container, salt)
+	var proofs []BalanceProof
+	for i := 0; i < n; i++ {
+		proofs = append(proofs, BalanceProof{PubkeyHash: sha256.Sum256([]byte{byte(i)}), BalanceRoot: sha256.Sum256([]byte{0xb, byte(i)}), Proof: make([]byte, 256)})
+	}
+	data, err := CheckpointABI().Pack("verifyCheckpointProofs", BalanceContainerProof{container, cproof}, proofs)
+	require.NoError(t, err)
+	to := testPod
+	served := servedTx{chainID: testChain, to: &to, value: new(big.Int), gas: 1_500_000, fee: big.NewInt(3 * params.GWei), data: data}
+	in := ProofsIntent{ChainID: testChain, Pod: testPod, CheckpointRoot: root, ProofsRemaining: 200,
+		TxChoices: TxChoices{Nonce: 7, GasLimit: 2_000_000, MaxFeePerGas: big.NewInt(2 * params.GWei), MaxPriorityFeePerGas: big.NewInt(params.GWei)}}
+	return served, in
+}
+
+// TestSignProofsHonest: an honest batch is signed as stakeflow's transaction: the service's call,
+// to the pod, under the intent's nonce, gas and fees (not the service's), by the submitter.
+func TestSignProofsHonest(t *testing.T) {
+	s, submitter := checkpointSigner(t)
+	served, in := proofsFixture(t, 3, 1)
+	in.Submitter = submitter
+	signed, err := s.SignProofs(context.Background(), in, served.bytes(t))
+	require.NoError(t, err)
+	var tx types.Transaction
+	require.NoError(t, tx.UnmarshalBinary(common.FromHex(signed.Transaction)))
+	from, err := types.Sender(types.NewLondonSigner(tx.ChainId()), &tx)
+	require.NoError(t, err)
+	assert.Equal(t, submitter, from)
+	assert.Equal(t, testPod, *tx.To())
+	assert.Equal(t, served.data, tx.Data())
+	assert.EqualValues(t, 7, tx.Nonce())
+	assert.EqualValues(t, 2_000_000, tx.Gas())
+	assert.Equal(t, in.MaxFeePerGas, tx.GasFeeCap())
+	assert.Zero(t, tx.Value().Sign())
+	v, err := s.VerifyProofs(in, served.bytes(t))
+	require.NoError(t, err)
+	assert.Equal(t, 3, v.Proofs)
+}
+
+// TestSignProofsHostile: each way a proofs transaction can differ from what the checkpoint needs
+// is refused, naming the field, and nothing is signed.
+func TestSignProofsHostile(t *testing.T) {
+	s, submitter := checkpointSigner(t)
+	cases := []struct {
+		name, field string
+		mutate      func(*servedTx, *ProofsIntent)
+	}{
+		{"to another pod", "to", func(st *servedTx, _ *ProofsIntent) { st.to = &otherPod }},
+		{"contract creation", "to", func(st *servedTx, _ *ProofsIntent) { st.to = nil }},
+		{"with value", "value", func(st *servedTx, _ *ProofsIntent) { st.value = big.NewInt(1) }},
+		{"other chain", "chainId", func(st *servedTx, _ *ProofsIntent) { st.chainID = 1 }},
+		{"other method", "selector", func(st *servedTx, _ *ProofsIntent) {
+			st.data, _ = CheckpointABI().Pack("startCheckpoint", true)
+		}},
+		{"stale root", "checkpoint root", func(_ *servedTx, in *ProofsIntent) {
+			// The pod's checkpoint root is another state's than the proofs'.
+			_, other := proofsFixture(t, 1, 2)
+			in.CheckpointRoot = other.CheckpointRoot
+		}},
+		{"more than remaining", "proofs", func(_ *servedTx, in *ProofsIntent) { in.ProofsRemaining = 2 }},
+		{"trailing bytes", "calldata", func(st *servedTx, _ *ProofsIntent) { st.data = append(append([]byte{}, st.data...), 0) }},
+		{"gas over the cap", "gas limit", func(st *servedTx, _ *ProofsIntent) { st.gas = DefaultCheckpointMaxGasLimit + 1 }},
+		{"fee over the cap", "maxFeePerGas", func(st *servedTx, _ *ProofsIntent) { st.fee = new(big.Int).Add(DefaultMaxFeePerGas, big.NewInt(1)) }},
+		{"access list", "access list", func(st *servedTx, _ *ProofsIntent) {
+			st.accessList = types.AccessList{{Address: otherPod}}
+		}},
+		{"our gas over the cap", "gas limit", func(_ *servedTx, in *ProofsIntent) { in.GasLimit = DefaultCheckpointMaxGasLimit + 1 }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			served, in := proofsFixture(t, 3, 1)
+			in.Submitter = submitter
+			c.mutate(&served, &in)
+			_, err := s.SignProofs(context.Background(), in, served.bytes(t))
+			var ve *VerificationError
+			require.True(t, errors.As(err, &ve), "%v", err)
+			assert.Equal(t, c.field, ve.Field, "%v", err)
+		})
+	}
+	t.Run("duplicate validator", func(t *testing.T) {
+		served, in := proofsFixture(t, 2, 1)
+		in.Submitter = submitter
+		args, err := checkpointABI.Methods["verifyCheckpointProofs"].Inputs.Unpack(served.data[4:])
+		require.NoError(t, err)
+		p := args[1].([]struct {
+			PubkeyHash  [32]uint8 `json:"pubkeyHash"`
+			BalanceRoot [32]uint8 `json:"balanceRoot"`
+			Proof       []uint8   `json:"proof"`
+		})
+		p[1] = p[0]
+		served.data, err = checkpointABI.Pack("verifyCheckpointProofs", args[0], p)
+		require.NoError(t, err)
+		_, err = s.SignProofs(context.Background(), in, served.bytes(t))
+		assert.ErrorContains(t, err, "one per validator")
+	})
+	t.Run("legacy transaction", func(t *testing.T) {
+		_, in := proofsFixture(t, 1, 1)
+		legacy, err := types.NewTx(&types.LegacyTx{To: &testPod, Gas: 21000, GasPrice: big.NewInt(1)}).MarshalBinary()
+		require.NoError(t, err)
+		_, err = s.SignProofs(context.Background(), in, legacy)
+		assert.ErrorIs(t, err, ErrVerification)
+	})
+}
+
+// TestSignStart: the owner's startCheckpoint is signed only when the unsigned bytes are exactly
+// the expected call to the pod.
+func TestSignStart(t *testing.T) {
+	s, owner := checkpointSigner(t)
+	in := StartIntent{ChainID: testChain, Owner: owner, Pod: testPod,
+		TxChoices: TxChoices{Nonce: 3, GasLimit: 100_000, MaxFeePerGas: big.NewInt(2 * params.GWei), MaxPriorityFeePerGas: big.NewInt(params.GWei)}}
+	// startCheckpoint(false) as published: selector 0x88676cad and one zero word.
+	data := append(common.FromHex("0x88676cad"), make([]byte, 32)...)
+	mk := func(to common.Address, data []byte, nonce uint64) []byte {
+		raw, err := types.NewTx(&types.DynamicFeeTx{ChainID: new(big.Int).SetUint64(testChain), Nonce: nonce, GasTipCap: big.NewInt(params.GWei),
+			GasFeeCap: big.NewInt(2 * params.GWei), Gas: 100_000, To: &to, Value: new(big.Int), Data: data}).MarshalBinary()
+		require.NoError(t, err)
+		return raw
+	}
+	signed, err := s.SignStart(context.Background(), in, mk(testPod, data, 3))
+	require.NoError(t, err)
+	assert.Equal(t, owner, signed.Sender)
+	for name, raw := range map[string][]byte{
+		"other pod":       mk(otherPod, data, 3),
+		"revert if empty": mk(testPod, append(common.FromHex("0x88676cad"), common.LeftPadBytes([]byte{1}, 32)...), 3),
+		"other nonce":     mk(testPod, data, 4),
+		"trailing byte":   mk(testPod, append(append([]byte{}, data...), 1), 3),
+	} {
+		_, err := s.SignStart(context.Background(), in, raw)
+		assert.ErrorIs(t, err, ErrVerification, name)
+	}
+	_, err = s.SignStart(context.Background(), StartIntent{ChainID: testChain, Owner: common.Address{9}, Pod: testPod, TxChoices: in.TxChoices}, mk(testPod, data, 3))
+	assert.ErrorIs(t, err, ErrUnknownKey)
+}

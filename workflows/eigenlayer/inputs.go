@@ -1,0 +1,98 @@
+// Package eigenlayer is the EigenLayer checkpoint operation: one startCheckpoint by the pod owner,
+// then proofs transactions from the staking service (endpoint 5), in batches, until the pod's
+// checkpoint completes, on the chain-neutral operation core (workflows.Operation, Transact) and
+// the EVM nonce sequencer (workflows/evm).
+//
+// The operation's ID is derived from the network and the owner, whose one pod getPod names: a
+// second checkpoint of the same pod is refused while one runs. It finds the checkpoint where
+// the chain has it: an active checkpoint (started by an earlier run, or by another tool) is
+// proven on, never started again. A batch whose validators another party proved first is
+// re-read and skipped: not an error.
+package eigenlayer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/sdk/temporal"
+
+	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
+)
+
+// Chain is the chain name of checkpoint operations (StakeflowChain); Unit their fees' unit.
+const (
+	Chain = actel.ChainEigenLayer
+	Unit  = actevm.Unit
+)
+
+// CheckpointWorkflowType is the checkpoint's workflow type; OpCheckpoint its operation name.
+const (
+	CheckpointWorkflowType = "EigenLayerCheckpointWorkflow"
+	OpCheckpoint           = "checkpoint"
+)
+
+// RecordedSteps are the values a checkpoint gives the StakeflowStep search attribute.
+var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), wfevm.StepWaitingNonce)
+
+// CheckpointWorkflowID is the ID of the checkpoint operation of owner's pod on network: one at a
+// time per pod (an owner has one pod).
+func CheckpointWorkflowID(network, owner string) string {
+	return fmt.Sprintf("eigenlayer-checkpoint-%s-%s", network, strings.ToLower(common.HexToAddress(owner).Hex()))
+}
+
+// CheckpointInput starts a checkpoint of Owner's pod.
+type CheckpointInput struct {
+	Network string `json:"network"`
+	// Owner is the pod owner: a key the worker holds; it signs startCheckpoint.
+	Owner string `json:"owner"`
+	// Submitter signs the proofs transactions (a key the worker holds; EigenLayer lets anyone
+	// prove); empty: the owner.
+	Submitter   string            `json:"submitter,omitempty"`
+	RequestedBy string            `json:"requestedBy,omitempty"`
+	Options     workflows.Options `json:"options,omitempty"`
+}
+
+// Validate checks the input.
+func (in CheckpointInput) Validate() error {
+	if _, ok := actevm.Networks[in.Network]; !ok {
+		return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %v", in.Network, actevm.NetworkNames)}
+	}
+	if !common.IsHexAddress(in.Owner) || common.HexToAddress(in.Owner) == (common.Address{}) {
+		return &workflows.InputError{Field: "owner", Reason: fmt.Sprintf("%q is not an address", in.Owner)}
+	}
+	if in.Submitter != "" && (!common.IsHexAddress(in.Submitter) || common.HexToAddress(in.Submitter) == (common.Address{})) {
+		return &workflows.InputError{Field: "submitter", Reason: fmt.Sprintf("%q is not an address", in.Submitter)}
+	}
+	return in.Options.Validate()
+}
+
+// Result is what a finished checkpoint returns.
+type Result struct {
+	Operation string `json:"operation"`
+	Network   string `json:"network"`
+	Owner     string `json:"owner"`
+	Submitter string `json:"submitter"`
+	Pod       string `json:"pod"`
+	// CheckpointTimestamp is the checkpoint completed.
+	CheckpointTimestamp uint64 `json:"checkpointTimestamp"`
+	// StartTx started it: this operation's, or an earlier one's when Resumed.
+	StartTx string `json:"startTx,omitempty"`
+	Resumed bool   `json:"resumed,omitempty"`
+	// BatchesSent counts this operation's proofs transactions that landed.
+	BatchesSent  int                  `json:"batchesSent"`
+	Transactions []workflows.TxRecord `json:"transactions"`
+	// Fee is what this operation's transactions paid, in wei.
+	Fee string `json:"fee"`
+}
+
+// Attributes are the search attributes the starter sets when it starts a checkpoint.
+func Attributes(network, owner string) []temporal.SearchAttributeUpdate {
+	return []temporal.SearchAttributeUpdate{
+		workflows.SAChain.ValueSet(Chain), workflows.SANetwork.ValueSet(network),
+		workflows.SAOperation.ValueSet(OpCheckpoint), workflows.SAStaker.ValueSet(owner),
+	}
+}

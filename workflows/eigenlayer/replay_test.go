@@ -1,0 +1,16 @@
+package eigenlayer
+
+import (
+	"testing"
+
+	"go.temporal.io/sdk/worker"
+
+	"github.com/stakeflow/stakeflow/workflows/replaytest"
+)
+
+// TestReplayRecordedHistories replays every checkpoint history recorded from an integration run
+// (`make record-histories`) against the current workflow code: a change that breaks them fails
+// here; guard it with workflow.GetVersion.
+func TestReplayRecordedHistories(t *testing.T) {
+	replaytest.ReplayAll(t, func(r worker.WorkflowReplayer) { Register(r) }, CheckpointWorkflowType)
+}

@@ -1,0 +1,136 @@
+package eigenlayer
+
+import (
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	signerevm "github.com/stakeflow/stakeflow/signer/evm"
+	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
+)
+
+// Nil Activities pointers the workflow names activities through.
+var (
+	ea *actevm.Activities
+	el *actel.Activities
+)
+
+// Step kinds.
+const (
+	KindStart  = "start-checkpoint"
+	KindProofs = "verify-checkpoint-proofs"
+)
+
+// neverReplace is the ReplaceAfter of a Confirm that must not answer expired.
+const neverReplace = 100 * 365 * 24 * time.Hour
+
+// tx is one checkpoint transaction (the owner's startCheckpoint or one proofs batch) for the
+// core's transact loop, under one nonce of the sender's lease: a later build replaces the earlier
+// with higher fees, and Confirm follows all of them (as workflows/evm's Tx).
+type tx struct {
+	o       *workflows.Operation
+	network string
+	sender  string
+	nonce   uint64
+	start   *signerevm.StartIntent  // set for KindStart
+	proofs  *actel.ProofsBuildInput // set for KindProofs
+	hashes  []string
+
+	startBuilt  actel.StartBuildResult
+	proofsBuilt actel.ProofsBuildResult
+	signed      actevm.SignResult
+	fresh       actevm.FreshResult
+	sent        actevm.BroadcastResult
+	conf        actevm.ConfirmResult
+	following   bool
+}
+
+func (t *tx) Kind() string {
+	if t.start != nil {
+		return KindStart
+	}
+	return KindProofs
+}
+
+func (t *tx) StopReplacing() { t.following = true }
+
+func (t *tx) Build(build int) workflows.Call {
+	prevFee, prevTip := "", ""
+	if len(t.hashes) > 0 {
+		prevFee, prevTip = t.signed.MaxFeePerGas, t.signed.MaxPriorityFeePerGas
+	}
+	if t.start != nil {
+		in := actel.StartBuildInput{Network: t.network, Intent: *t.start, Build: build, PrevMaxFeePerGas: prevFee, PrevMaxPriorityFeePerGas: prevTip}
+		in.Intent.Nonce = t.nonce
+		t.startBuilt = actel.StartBuildResult{}
+		return workflows.Call{Activity: el.EigenBuildStart, Input: in, Result: &t.startBuilt}
+	}
+	in := *t.proofs
+	in.Nonce, in.Build, in.PrevMaxFeePerGas, in.PrevMaxPriorityFeePerGas = t.nonce, build, prevFee, prevTip
+	t.proofsBuilt = actel.ProofsBuildResult{}
+	return workflows.Call{Activity: el.EigenBuildProofs, Input: in, Result: &t.proofsBuilt}
+}
+
+func (t *tx) Check(workflow.Context, *workflows.Operation) error { return nil }
+
+func (t *tx) Sign() workflows.Call {
+	t.signed = actevm.SignResult{}
+	if t.start != nil {
+		return workflows.Call{Activity: el.EigenSignStart, Input: actel.StartSignInput{
+			Network: t.network, Intent: t.startBuilt.Intent, UnsignedTransaction: t.startBuilt.UnsignedTransaction,
+		}, Result: &t.signed}
+	}
+	return workflows.Call{Activity: el.EigenSignProofs, Input: actel.ProofsSignInput{
+		Network: t.network, Intent: t.proofsBuilt.Intent, ServedTransaction: t.proofsBuilt.ServedTransaction,
+	}, Result: &t.signed}
+}
+
+func (t *tx) Signed() workflows.Signed {
+	t.hashes = append(t.hashes, t.signed.Hash)
+	return workflows.Signed{TxID: t.signed.Hash, Expiry: "nonce " + strconv.FormatUint(t.signed.Nonce, 10), MaxFee: t.signed.MaxFee}
+}
+
+func (t *tx) Fresh() workflows.Call {
+	return workflows.Call{Activity: ea.EVMCheckFresh, Input: actevm.FreshInput{
+		Network: t.network, Staker: t.sender, Nonce: t.nonce, Hashes: t.hashes,
+	}, Result: &t.fresh}
+}
+
+func (t *tx) Broadcast() workflows.Call {
+	return workflows.Call{Activity: ea.EVMBroadcast, Input: actevm.BroadcastInput{
+		Network: t.network, Staker: t.sender, Hash: t.signed.Hash, SignedTransaction: t.signed.SignedTransaction,
+	}, Result: &t.sent}
+}
+
+func (t *tx) Confirm() workflows.Call {
+	t.conf = actevm.ConfirmResult{}
+	in := actevm.ConfirmInput{
+		Network: t.network, Staker: t.sender, Nonce: t.nonce, Hashes: t.hashes,
+		SignedTransaction: t.signed.SignedTransaction, PollInterval: t.o.Options().ConfirmPollInterval,
+	}
+	if t.following {
+		in.ReplaceAfter = neverReplace
+	}
+	return workflows.Call{Activity: ea.EVMConfirm, Input: in, Result: &t.conf}
+}
+
+func (t *tx) Confirmed() workflows.Confirmed {
+	return workflows.Confirmed{Outcome: t.conf.Outcome, Block: t.conf.Block, Fee: t.conf.Fee, Error: t.conf.Error, TxID: t.conf.Hash}
+}
+
+// transact runs t under the lease's next nonce and, once a build of it holds the nonce on chain
+// (finalized or failed), moves the lease past it.
+func transact(ctx workflow.Context, o *workflows.Operation, t *tx, lease *wfevm.Lease) (workflows.TxRecord, error) {
+	t.nonce = lease.Next
+	rec, err := o.Transact(ctx, t)
+	if err == nil || t.conf.Hash != "" {
+		lease.Next = t.nonce + 1
+	}
+	return rec, err
+}
+
+var _ workflows.Replaceable = (*tx)(nil)

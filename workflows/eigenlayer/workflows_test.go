@@ -1,0 +1,250 @@
+package eigenlayer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/stakeflow/stakeflow/activities"
+	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
+)
+
+const (
+	owner   = "0x1111111111111111111111111111111111111111"
+	pod     = "0x2222222222222222222222222222222222222222"
+	network = "dev"
+)
+
+// fakePod is a pod's checkpoint as the fake chain keeps it: a landed startCheckpoint starts a
+// checkpoint of validators; each landed batch proves its proofs.
+type fakePod struct {
+	mu                  sync.Mutex
+	validators          uint64
+	ts, last, remaining uint64
+	starts              []actel.StartBuildInput
+	proofBuilds         []actel.ProofsBuildInput
+	sent                []actevm.BroadcastInput
+	// buildErrs answer proofs builds in turn (nil: build); failOnChain makes the next landed batch
+	// fail with that reason after another party proved as many validators.
+	buildErrs   []error
+	failOnChain string
+	// otherParty proves that many validators when the next proofs build is asked.
+	otherParty uint64
+	batch      map[string]uint64
+}
+
+func (f *fakePod) read(context.Context, actel.PodInput) (actel.Pod, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return actel.Pod{Pod: pod, CheckpointTimestamp: f.ts, LastCheckpointTimestamp: f.last, ProofsRemaining: f.remaining,
+		ActiveValidators: f.validators, BeaconBlockRoot: "0xroot", StartTx: "0xstart-found-in-logs"}, nil
+}
+
+func (f *fakePod) buildStart(_ context.Context, in actel.StartBuildInput) (actel.StartBuildResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ts != 0 {
+		return actel.StartBuildResult{}, temporal.NewNonRetryableApplicationError("active", actel.ErrCheckpointActive, nil)
+	}
+	f.starts = append(f.starts, in)
+	return actel.StartBuildResult{UnsignedTransaction: "0xstart", Intent: in.Intent}, nil
+}
+
+func (f *fakePod) buildProofs(_ context.Context, in actel.ProofsBuildInput) (actel.ProofsBuildResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.proofBuilds = append(f.proofBuilds, in)
+	if f.otherParty > 0 {
+		f.prove(f.otherParty)
+		f.otherParty = 0
+	}
+	if len(f.buildErrs) > 0 {
+		err := f.buildErrs[0]
+		f.buildErrs = f.buildErrs[1:]
+		if err != nil {
+			return actel.ProofsBuildResult{}, err
+		}
+	}
+	return actel.ProofsBuildResult{ServedTransaction: "0xserved", Proofs: int(min(80, f.remaining))}, nil
+}
+
+func (f *fakePod) prove(n uint64) {
+	f.remaining -= min(n, f.remaining)
+	if f.remaining == 0 {
+		f.last, f.ts = f.ts, 0
+	}
+}
+
+func (f *fakePod) signStart(_ context.Context, in actel.StartSignInput) (actevm.SignResult, error) {
+	return actevm.SignResult{Hash: fmt.Sprintf("0xstart-%d", in.Intent.Nonce), SignedTransaction: "0xs", Nonce: in.Intent.Nonce, MaxFee: "1", MaxFeePerGas: "1", MaxPriorityFeePerGas: "1"}, nil
+}
+
+func (f *fakePod) signProofs(_ context.Context, in actel.ProofsSignInput) (actevm.SignResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := fmt.Sprintf("0xproofs-%d-%d", in.Intent.Nonce, len(f.proofBuilds))
+	f.batch[h] = min(80, f.remaining)
+	return actevm.SignResult{Hash: h, SignedTransaction: "0xs", Nonce: in.Intent.Nonce, MaxFee: "1", MaxFeePerGas: "1", MaxPriorityFeePerGas: "1"}, nil
+}
+
+func (f *fakePod) broadcast(_ context.Context, in actevm.BroadcastInput) (actevm.BroadcastResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, in)
+	return actevm.BroadcastResult{Hash: in.Hash}, nil
+}
+
+func (f *fakePod) confirm(_ context.Context, in actevm.ConfirmInput) (actevm.ConfirmResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := in.Hashes[len(in.Hashes)-1]
+	ok := actevm.ConfirmResult{Outcome: activities.OutcomeFinalized, Hash: h, Block: 10, Fee: "100"}
+	if strings.HasPrefix(h, "0xstart") {
+		f.ts, f.remaining = 1000, f.validators
+		return ok, nil
+	}
+	if f.failOnChain != "" {
+		reason := f.failOnChain
+		f.failOnChain = ""
+		f.prove(f.batch[h])
+		return actevm.ConfirmResult{Outcome: activities.OutcomeFailed, Hash: h, Block: 11, Fee: "50", Error: reason}, nil
+	}
+	f.prove(f.batch[h])
+	return ok, nil
+}
+
+type env struct {
+	*testsuite.TestWorkflowEnvironment
+	pod *fakePod
+}
+
+func newEnv(t *testing.T, p *fakePod) *env {
+	var suite testsuite.WorkflowTestSuite
+	p.batch = map[string]uint64{}
+	e := &env{TestWorkflowEnvironment: suite.NewTestWorkflowEnvironment(), pod: p}
+	Register(e)
+	e.RegisterActivity(ea)
+	e.RegisterActivity(el)
+	e.OnActivity(ea.EVMRequestLease, mock.Anything, mock.Anything).Return(nil).Maybe()
+	e.OnActivity(el.EigenReadPod, mock.Anything, mock.Anything).Return(p.read).Maybe()
+	e.OnActivity(el.EigenBuildStart, mock.Anything, mock.Anything).Return(p.buildStart).Maybe()
+	e.OnActivity(el.EigenSignStart, mock.Anything, mock.Anything).Return(p.signStart).Maybe()
+	e.OnActivity(el.EigenBuildProofs, mock.Anything, mock.Anything).Return(p.buildProofs).Maybe()
+	e.OnActivity(el.EigenSignProofs, mock.Anything, mock.Anything).Return(p.signProofs).Maybe()
+	e.OnActivity(ea.EVMCheckFresh, mock.Anything, mock.Anything).Return(actevm.FreshResult{}, nil).Maybe()
+	e.OnActivity(ea.EVMBroadcast, mock.Anything, mock.Anything).Return(p.broadcast).Maybe()
+	e.OnActivity(ea.EVMConfirm, mock.Anything, mock.Anything).Return(p.confirm).Maybe()
+	e.OnSignalExternalWorkflow(mock.Anything, wfevm.SequencerID(network, common.HexToAddress(owner).Hex()), "", wfevm.SignalRelease, mock.Anything).Return(nil).Maybe()
+	e.RegisterDelayedCallback(func() {
+		for _, n := range []uint64{5, 6} {
+			e.SignalWorkflow(wfevm.SignalGrant, wfevm.Grant{Nonce: n})
+		}
+	}, 0)
+	t.Cleanup(func() { e.AssertExpectations(t) })
+	return e
+}
+
+func (e *env) result(t *testing.T) Result {
+	t.Helper()
+	require.True(t, e.IsWorkflowCompleted())
+	require.NoError(t, e.GetWorkflowError())
+	var r Result
+	require.NoError(t, e.GetWorkflowResult(&r))
+	return r
+}
+
+func (e *env) status(t *testing.T) workflows.Status {
+	t.Helper()
+	v, err := e.QueryWorkflow(workflows.QueryStatus)
+	require.NoError(t, err)
+	var st workflows.Status
+	require.NoError(t, v.Get(&st))
+	return st
+}
+
+// TestCheckpointStartsOnceAndProvesInBatches: a pod of 200 validators: one startCheckpoint, then
+// three batches (80, 80, 40), endpoint 5 asked with the start's hash as activateTx.
+func TestCheckpointStartsOnceAndProvesInBatches(t *testing.T) {
+	e := newEnv(t, &fakePod{validators: 200})
+	e.ExecuteWorkflow(CheckpointWorkflowType, CheckpointInput{Network: network, Owner: owner})
+	r := e.result(t)
+	require.Len(t, e.pod.starts, 1)
+	assert.EqualValues(t, 5, e.pod.starts[0].Intent.Nonce)
+	require.Len(t, e.pod.proofBuilds, 3)
+	for i, b := range e.pod.proofBuilds {
+		assert.Equal(t, "0xstart-5", b.ActivateTx)
+		assert.EqualValues(t, 6+i, b.Nonce, "consecutive nonces")
+		assert.EqualValues(t, 1000, b.CheckpointTimestamp)
+	}
+	assert.Len(t, e.pod.sent, 4, "1 + 3 transactions")
+	assert.Equal(t, 3, r.BatchesSent)
+	assert.EqualValues(t, 1000, r.CheckpointTimestamp)
+	assert.Equal(t, "0xstart-5", r.StartTx)
+	assert.False(t, r.Resumed)
+	st := e.status(t)
+	require.NotNil(t, st.Checkpoint)
+	assert.Equal(t, 3, st.Checkpoint.BatchesSent)
+	assert.Zero(t, st.Checkpoint.ProofsRemaining)
+}
+
+// TestCheckpointResumesAnActiveOne: an active checkpoint is proven on; no startCheckpoint is built.
+func TestCheckpointResumesAnActiveOne(t *testing.T) {
+	e := newEnv(t, &fakePod{validators: 200, ts: 900, remaining: 120})
+	e.ExecuteWorkflow(CheckpointWorkflowType, CheckpointInput{Network: network, Owner: owner})
+	r := e.result(t)
+	assert.Empty(t, e.pod.starts)
+	assert.Len(t, e.pod.sent, 2)
+	assert.True(t, r.Resumed)
+	assert.Equal(t, "0xstart-found-in-logs", e.pod.proofBuilds[0].ActivateTx)
+	assert.EqualValues(t, 900, r.CheckpointTimestamp)
+}
+
+// TestCheckpointAnotherPartyProvesFirst: a batch found already proven before signing, and one that
+// reverts on chain because another party proved it first, are read past, not failures.
+func TestCheckpointAnotherPartyProvesFirst(t *testing.T) {
+	f := &fakePod{validators: 200, otherParty: 80,
+		buildErrs: []error{temporal.NewNonRetryableApplicationError("proven", actel.ErrAlreadyProven, nil)},
+	}
+	e := newEnv(t, f)
+	f.failOnChain = "EigenPod.verifyCheckpointProofs: " + actel.AlreadyCheckpointed + " (execution reverted)"
+	e.ExecuteWorkflow(CheckpointWorkflowType, CheckpointInput{Network: network, Owner: owner})
+	r := e.result(t)
+	assert.Len(t, e.pod.starts, 1)
+	assert.Equal(t, 1, r.BatchesSent, "the other party proved 80, a failed batch another 80 (credited to whoever landed first)")
+	assert.Zero(t, e.pod.remaining)
+	assert.EqualValues(t, 1000, e.pod.last)
+}
+
+// TestCheckpointRefusedBatchFailsWithNothingSent: a proofs transaction the verifier refuses ends
+// the operation; only the start was sent.
+func TestCheckpointRefusedBatchFailsWithNothingSent(t *testing.T) {
+	f := &fakePod{validators: 200, buildErrs: []error{
+		temporal.NewNonRetryableApplicationError("to: want pod, got another; nothing was signed", activities.ErrVerificationFailed, nil)}}
+	e := newEnv(t, f)
+	e.ExecuteWorkflow(CheckpointWorkflowType, CheckpointInput{Network: network, Owner: owner})
+	require.True(t, e.IsWorkflowCompleted())
+	require.Error(t, e.GetWorkflowError())
+	assert.ErrorContains(t, e.GetWorkflowError(), "nothing was signed")
+	require.Len(t, e.pod.sent, 1)
+	assert.Equal(t, "0xstart-5", e.pod.sent[0].Hash)
+}
+
+// TestCheckpointInputRefused: a bad owner is refused before anything runs.
+func TestCheckpointInputRefused(t *testing.T) {
+	e := newEnv(t, &fakePod{})
+	e.ExecuteWorkflow(CheckpointWorkflowType, CheckpointInput{Network: network, Owner: "nope"})
+	require.Error(t, e.GetWorkflowError())
+	assert.Empty(t, e.pod.sent)
+}

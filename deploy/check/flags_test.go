@@ -52,7 +52,7 @@ func flagsIn(body, where string) ([]string, error) {
 }
 
 // workerFlags reads the names of cmd/worker's flags from the source of worker.Config.Register and
-// of the Register methods it delegates to (cli.Temporal.Register, worker.EVMConfig.Register).
+// of the Register methods it delegates to (cli.Temporal.Register, worker.EVMConfig.Register and the other chains').
 func workerFlags(t *testing.T) map[string]bool {
 	t.Helper()
 	root := repoRoot(t)
@@ -63,8 +63,10 @@ func workerFlags(t *testing.T) map[string]bool {
 	require.NoError(t, err)
 	// Delegated registrations: each must be one this check knows how to read.
 	delegates := map[string][2]string{
-		"Temporal": {filepath.Join(root, "internal", "cli", "temporal.go"), "Temporal"},
-		"EVM":      {filepath.Join(root, "internal", "worker", "evm.go"), "EVMConfig"},
+		"Temporal":    {filepath.Join(root, "internal", "cli", "temporal.go"), "Temporal"},
+		"EVM":         {filepath.Join(root, "internal", "worker", "evm.go"), "EVMConfig"},
+		"Celestia":    {filepath.Join(root, "internal", "worker", "celestia.go"), "CelestiaConfig"},
+		"Hyperliquid": {filepath.Join(root, "internal", "worker", "hyperliquid.go"), "HyperliquidConfig"},
 	}
 	for _, m := range nestedRegister.FindAllStringSubmatch(body, -1) {
 		d, ok := delegates[m[1]]

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/stakeflow/stakeflow/internal/childproc"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/stack"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -297,30 +298,12 @@ func (w *workerProcess) counts() (starts, kills, exits int) {
 	return w.starts, w.kills, w.exits
 }
 
-// waitFor retries probe until it succeeds, limit passes, ctx ends or exited closes.
+// waitFor is childproc.WaitReady with this package's name on its error.
 func waitFor(ctx context.Context, limit time.Duration, what string, exited <-chan struct{}, probe func(context.Context) error) error {
-	deadline := time.NewTimer(limit)
-	defer deadline.Stop()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		last = probe(pctx)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("chaos: waiting for %s: %w", what, ctx.Err())
-		case <-deadline.C:
-			return fmt.Errorf("chaos: %s not ready after %s: %v", what, limit, last)
-		case <-exited:
-			return fmt.Errorf("chaos: %s: the process exited before it was ready (see its log)", what)
-		case <-tick.C:
-		}
+	if err := childproc.WaitReady(ctx, limit, 2*time.Second, what, exited, probe); err != nil {
+		return fmt.Errorf("chaos: %w", err)
 	}
+	return nil
 }
 
 // pickPort returns a loopback port free now, for the Temporal CLI, which cannot bind port 0 and

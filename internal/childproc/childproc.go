@@ -4,8 +4,11 @@
 package childproc
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Tail keeps the last Max lines written to it.
@@ -34,4 +37,31 @@ func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return strings.Join(t.lines, t.sep)
+}
+
+// WaitReady calls probe every 100 ms (each call bounded by probeTimeout) until it succeeds, and
+// fails when limit passes (with probe's last error), ctx ends, or exited closes (the child died
+// before it was ready). what names the child in the error.
+func WaitReady(ctx context.Context, limit, probeTimeout time.Duration, what string, exited <-chan struct{}, probe func(context.Context) error) error {
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		last := probe(pctx)
+		cancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		case <-deadline.C:
+			return fmt.Errorf("%s not ready after %s: %v", what, limit, last)
+		case <-exited:
+			return fmt.Errorf("%s: the process exited before it was ready (see its log)", what)
+		case <-tick.C:
+		}
+	}
 }

@@ -1,11 +1,15 @@
 package childproc
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestTailKeepsTheLastLines(t *testing.T) {
@@ -25,4 +29,25 @@ func TestTailKeepsTheLastLines(t *testing.T) {
 	tail.Add("b")
 	tail.Add("c")
 	assert.Equal(t, "b\nc", tail.String())
+}
+
+func TestWaitReady(t *testing.T) {
+	ctx := context.Background()
+	calls := 0
+	err := WaitReady(ctx, time.Minute, time.Second, "node", nil, func(context.Context) error {
+		if calls++; calls < 3 {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 3, calls, "probed until it succeeded")
+
+	err = WaitReady(ctx, 250*time.Millisecond, time.Second, "node", nil, func(context.Context) error { return errors.New("port closed") })
+	require.ErrorContains(t, err, "node not ready after 250ms: port closed")
+
+	exited := make(chan struct{})
+	close(exited)
+	err = WaitReady(ctx, time.Minute, time.Second, "node", exited, func(context.Context) error { return errors.New("port closed") })
+	require.ErrorContains(t, err, "node: the process exited before it was ready")
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/stakeflow/stakeflow/internal/childproc"
 )
 
 // process is a child process the cluster can start, stop and kill, again and again.
@@ -117,29 +119,12 @@ func (p *process) signal(sig syscall.Signal, grace time.Duration) {
 	}
 }
 
-// waitFor retries probe every 100 ms until it succeeds, limit passes, ctx ends or exited closes.
+// waitFor is childproc.WaitReady with this package's name on its error.
 func waitFor(ctx context.Context, limit time.Duration, what string, exited <-chan struct{}, probe func(context.Context) error) error {
-	deadline := time.NewTimer(limit)
-	defer deadline.Stop()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		last := probe(pctx)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("cluster: waiting for %s: %w", what, ctx.Err())
-		case <-deadline.C:
-			return fmt.Errorf("cluster: %s not ready after %s: %v", what, limit, last)
-		case <-exited:
-			return fmt.Errorf("cluster: %s: the process exited (see its log)", what)
-		case <-tick.C:
-		}
+	if err := childproc.WaitReady(ctx, limit, 5*time.Second, what, exited, probe); err != nil {
+		return fmt.Errorf("cluster: %w", err)
 	}
+	return nil
 }
 
 // getOK is nil when url answers 200.

@@ -121,27 +121,12 @@ func Deploy(ctx context.Context, rpcURL string, deployerKey *ecdsa.PrivateKey, o
 	if deployerKey == nil {
 		return nil, errors.New("evmchain: no deployer key")
 	}
-	abis := map[string]abi.ABI{}
-	code := map[string][]byte{}
-	for _, name := range []string{ContractToken, ContractStakeManager, ContractValidatorShare} {
-		a, err := Artifact(name)
-		if err != nil {
-			return nil, err
-		}
-		abis[name], code[name] = a.ABI, a.Bytecode
-	}
-	client, err := ethclient.DialContext(ctx, rpcURL)
+	d, code, err := dial(ctx, rpcURL, deployerKey, ContractToken, ContractStakeManager, ContractValidatorShare)
 	if err != nil {
-		return nil, fmt.Errorf("evmchain: dial %s: %w", rpcURL, err)
+		return nil, err
 	}
-	chainID, err := client.ChainID(ctx)
-	if err != nil {
-		client.Close()
-		return nil, fmt.Errorf("evmchain: eth_chainId of %s: %w", rpcURL, err)
-	}
-	d := &Deployment{ChainID: chainID, client: client, key: deployerKey, owner: crypto.PubkeyToAddress(deployerKey.PublicKey), abis: abis}
 	if err := d.deploy(ctx, cfg, code); err != nil {
-		client.Close()
+		d.client.Close()
 		return nil, err
 	}
 	return d, nil
@@ -333,4 +318,28 @@ func (d *Deployment) WaitMined(ctx context.Context, hash common.Hash) (*types.Re
 		case <-t.C:
 		}
 	}
+}
+
+// dial connects to the node at rpcURL and returns a Deployment signing with key, holding the ABIs
+// of the named contracts, and their creation bytecode by name.
+func dial(ctx context.Context, rpcURL string, key *ecdsa.PrivateKey, names ...string) (*Deployment, map[string][]byte, error) {
+	abis := map[string]abi.ABI{}
+	code := map[string][]byte{}
+	for _, name := range names {
+		a, err := Artifact(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		abis[name], code[name] = a.ABI, a.Bytecode
+	}
+	client, err := ethclient.DialContext(ctx, rpcURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("evmchain: dial %s: %w", rpcURL, err)
+	}
+	chainID, err := client.ChainID(ctx)
+	if err != nil {
+		client.Close()
+		return nil, nil, fmt.Errorf("evmchain: eth_chainId of %s: %w", rpcURL, err)
+	}
+	return &Deployment{ChainID: chainID, client: client, key: key, owner: crypto.PubkeyToAddress(key.PublicKey), abis: abis}, code, nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/ethclient"
 )
 
 // Contract names of the EigenLayer stand-ins' artifacts.
@@ -91,32 +90,18 @@ func DeployEigenLayer(ctx context.Context, rpcURL string, adminKey *ecdsa.Privat
 	if adminKey == nil {
 		return nil, errors.New("evmchain: no EigenLayer admin key")
 	}
-	abis := map[string]abi.ABI{}
-	code := map[string][]byte{}
-	for _, name := range []string{ContractBeaconRootOracle, ContractEigenPodManager, ContractEigenPod} {
-		a, err := Artifact(name)
-		if err != nil {
-			return nil, err
-		}
-		abis[name], code[name] = a.ABI, a.Bytecode
-	}
-	client, err := ethclient.DialContext(ctx, rpcURL)
+	d, code, err := dial(ctx, rpcURL, adminKey, ContractBeaconRootOracle, ContractEigenPodManager, ContractEigenPod)
 	if err != nil {
-		return nil, fmt.Errorf("evmchain: dial %s: %w", rpcURL, err)
+		return nil, err
 	}
-	chainID, err := client.ChainID(ctx)
-	if err != nil {
-		client.Close()
-		return nil, fmt.Errorf("evmchain: eth_chainId of %s: %w", rpcURL, err)
-	}
-	d := &Deployment{ChainID: chainID, client: client, key: adminKey, owner: crypto.PubkeyToAddress(adminKey.PublicKey), abis: abis}
+	abis := d.abis
 	e := &EigenLayer{d: d, pods: map[common.Address]*podModel{}}
 	create := func(name string, args ...any) (common.Address, error) {
 		packed, err := abis[name].Pack("", args...)
 		if err != nil {
 			return common.Address{}, fmt.Errorf("evmchain: %s constructor arguments: %w", name, err)
 		}
-		nonce, err := client.PendingNonceAt(ctx, d.owner)
+		nonce, err := d.client.PendingNonceAt(ctx, d.owner)
 		if err != nil {
 			return common.Address{}, fmt.Errorf("evmchain: nonce of %s: %w", d.owner.Hex(), err)
 		}
@@ -124,7 +109,7 @@ func DeployEigenLayer(ctx context.Context, rpcURL string, adminKey *ecdsa.Privat
 		if err != nil {
 			return common.Address{}, fmt.Errorf("evmchain: deploy %s: %w", name, err)
 		}
-		if err := client.SendTransaction(ctx, tx); err != nil {
+		if err := d.client.SendTransaction(ctx, tx); err != nil {
 			return common.Address{}, fmt.Errorf("evmchain: deploy %s: send: %w", name, err)
 		}
 		rcpt, err := d.WaitMined(ctx, tx.Hash())
@@ -137,11 +122,11 @@ func DeployEigenLayer(ctx context.Context, rpcURL string, adminKey *ecdsa.Privat
 		return rcpt.ContractAddress, nil
 	}
 	if e.Oracle, err = create(ContractBeaconRootOracle); err != nil {
-		client.Close()
+		d.client.Close()
 		return nil, err
 	}
 	if e.Manager, err = create(ContractEigenPodManager, e.Oracle); err != nil {
-		client.Close()
+		d.client.Close()
 		return nil, err
 	}
 	return e, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -218,3 +219,75 @@ func TestConfirmResendsThroughRPC(t *testing.T) {
 	}
 	assert.Zero(t, h.svc.sends(), "nothing through endpoint 4")
 }
+
+// broadcastCounts is a metrics handler counting MetricBroadcasts by chain/outcome/reason.
+type broadcastCounts struct {
+	client.MetricsHandler
+	mu     *sync.Mutex
+	tags   map[string]string
+	counts map[string]int64
+}
+
+func newBroadcastCounts() *broadcastCounts {
+	return &broadcastCounts{MetricsHandler: client.MetricsNopHandler, mu: &sync.Mutex{}, counts: map[string]int64{}}
+}
+
+func (b *broadcastCounts) WithTags(tags map[string]string) client.MetricsHandler {
+	merged := map[string]string{}
+	for k, v := range b.tags {
+		merged[k] = v
+	}
+	for k, v := range tags {
+		merged[k] = v
+	}
+	return &broadcastCounts{MetricsHandler: b.MetricsHandler, mu: b.mu, tags: merged, counts: b.counts}
+}
+
+func (b *broadcastCounts) Counter(name string) client.MetricsCounter {
+	if name != activities.MetricBroadcasts {
+		return b.MetricsHandler.Counter(name)
+	}
+	key := b.tags[activities.LabelChain] + "/" + b.tags[activities.LabelNetwork] + "/" + b.tags[activities.LabelOutcome] + "/" + b.tags[activities.LabelReason]
+	return counterFunc(func(n int64) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.counts[key] += n
+	})
+}
+
+type counterFunc func(int64)
+
+func (f counterFunc) Inc(n int64) { f(n) }
+
+// TestSendRPCRecordsBroadcastMetric: each send is counted under the chain it names, its network,
+// outcome and reason.
+func TestSendRPCRecordsBroadcastMetric(t *testing.T) {
+	h := newHarness(t, signerevm.Policy{})
+	counts := newBroadcastCounts()
+	var suite testsuite.WorkflowTestSuite
+	suite.SetMetricsHandler(counts)
+	h.env = suite.NewTestActivityEnvironment()
+	h.env.RegisterActivity(h.a)
+	tx, signed := signedTx(t, h)
+	in := BroadcastInput{Network: "dev", Staker: h.staker.Hex(), Hash: tx.Hash().Hex(), SignedTransaction: signed, Chain: "eigenlayer"}
+	_, err := h.env.ExecuteActivity(h.a.EVMSendRPC, in)
+	require.NoError(t, err)
+	h.chain.sendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Transient: true, Err: rpcRefusalErr("insufficient funds for gas * price + value")}
+	_, err = h.env.ExecuteActivity(h.a.EVMSendRPC, in)
+	require.Error(t, err)
+	in.Chain = ""
+	h.chain.sendErr = nil
+	_, err = h.env.ExecuteActivity(h.a.EVMSendRPC, in)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{
+		"eigenlayer/dev/sent/none":        1,
+		"eigenlayer/dev/refused/rejected": 1,
+		"polygon/dev/sent/none":           1,
+	}, counts.counts)
+}
+
+// rpcRefusalErr is a node's JSON-RPC error answer (code -32000), as go-ethereum's rpc.Error.
+type rpcRefusalErr string
+
+func (e rpcRefusalErr) Error() string  { return string(e) }
+func (e rpcRefusalErr) ErrorCode() int { return -32000 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stakeflow/stakeflow/internal/stack"
+	"github.com/stakeflow/stakeflow/sandbox"
 	"github.com/stakeflow/stakeflow/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
@@ -29,9 +30,14 @@ const (
 )
 
 // TestEigenLayer runs checkpoints through the starter on the real chain, at once: their waits for
-// finality overlap. The restart scenario stops and starts the stack's worker while the others run
+// finality overlap, with the service's endpoint 4 dropping every transaction. The restart scenario stops and starts the stack's worker while the others run
 // (top-level tests run one at a time, so no other test's operations see it): they ride it out.
 func TestEigenLayer(t *testing.T) {
+	// Checkpoint transactions go through the worker's own RPC, never through the service's
+	// endpoint 4 (Polygon's): while these run, endpoint 4 answers every transaction without
+	// forwarding it, which no checkpoint would survive.
+	require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{PolygonSendDropped: sandbox.LostResponse{Next: 1_000_000}}))
+	t.Cleanup(func() { require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{})) })
 	for name, run := range map[string]func(*testing.T){
 		"CheckpointResumesAfterWorkerRestart": testEigenCheckpointResumesAfterWorkerRestart,
 		"AnotherPartyProvesFirst":             testEigenAnotherPartyProvesFirst,

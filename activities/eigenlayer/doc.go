@@ -2,8 +2,10 @@
 // pod's checkpoint from the chain, building the owner's startCheckpoint locally, asking the
 // staking service (endpoint 5) for each proofs transaction, simulating it, and verifying and
 // signing both with signer/evm's CheckpointSigner. Sending and confirming are the EVM
-// activities' (activities/evm: EVMCheckFresh, EVMBroadcast, EVMConfirm), under the address's
-// nonce lease (workflows/evm).
+// activities' (activities/evm: EVMCheckFresh, EVMSendRPC, EVMConfirm with ResendRPC), under the
+// address's nonce lease (workflows/evm): the signed bytes go through the worker's own RPC proven
+// to serve the network, since the staking service has no broadcast endpoint for them (its
+// endpoint 4 is Polygon's).
 //
 // Contract:
 //

@@ -21,9 +21,10 @@ import (
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 
-// Chain is the read-only access to one EVM network the activities use, through an RPC proven to
-// serve it (chain/evm's Network). Reads return an error wrapping evmchain.ErrNetworkUnverified
-// while it is not proven.
+// Chain is the access to one EVM network the activities use, through an RPC proven to serve it
+// (chain/evm's Network): reads, and SendRawTransaction for the transactions the staking service
+// has no broadcast endpoint for (EVMSendRPC). Each returns an error wrapping
+// evmchain.ErrNetworkUnverified while the RPC is not proven.
 type Chain interface {
 	LatestHeader(ctx context.Context) (*types.Header, error)
 	Nonces(ctx context.Context, addr common.Address) (*evmchain.Nonces, error)
@@ -34,6 +35,7 @@ type Chain interface {
 	ReceiptFinal(ctx context.Context, hash common.Hash) (*evmchain.Receipt, error)
 	NonceConsumedBy(ctx context.Context, addr common.Address, nonce uint64, hash common.Hash) (*evmchain.NonceStatus, error)
 	Call(ctx context.Context, block *big.Int, to common.Address, contract *abi.ABI, method string, args ...any) ([]any, error)
+	SendRawTransaction(ctx context.Context, raw []byte) error
 }
 
 var _ Chain = (*evmchain.Network)(nil)

@@ -229,6 +229,31 @@ func TestRealChain(t *testing.T) {
 		assert.Error(t, err, "the dropped build never reached the chain")
 	})
 
+	t.Run("sent through the worker's RPC", func(t *testing.T) {
+		nonce := c.nonce(t)
+		approve := Intent{Operation: signerevm.OpApprove, ChainID: gethdev.ChainID, Staker: c.staker, Amount: big.NewInt(5), Nonce: nonce}
+		s := c.signed(t, approve, 1, nil)
+		require.NoError(t, c.run(t, c.a.EVMCheckFresh, FreshInput{Network: "dev", Staker: c.staker.Hex(), Nonce: s.Nonce, Hashes: []string{s.Hash}}, nil))
+		in := BroadcastInput{Network: "dev", Staker: c.staker.Hex(), Hash: s.Hash, SignedTransaction: s.SignedTransaction, Chain: "eigenlayer"}
+		var br BroadcastResult
+		require.NoError(t, c.run(t, c.a.EVMSendRPC, in, &br))
+		assert.Equal(t, s.Hash, br.Hash)
+		var r ConfirmResult
+		require.NoError(t, c.run(t, c.a.EVMConfirm, ConfirmInput{Network: "dev", Staker: c.staker.Hex(), Nonce: s.Nonce, Hashes: []string{s.Hash},
+			SignedTransaction: s.SignedTransaction, ResendRPC: true, PollInterval: 200 * time.Millisecond, ReplaceAfter: time.Minute}, &r))
+		assert.Equal(t, activities.OutcomeFinalized, r.Outcome)
+		assert.Equal(t, s.Hash, r.Hash)
+		allowance, err := c.d.Allowance(context.Background(), c.staker, c.d.StakeManager)
+		require.NoError(t, err)
+		assert.Equal(t, "5", allowance.String(), "the chain ran the bytes sent")
+
+		err = c.run(t, c.a.EVMSendRPC, in, nil)
+		typ, nonRetryable := appErr(t, err)
+		assert.Equal(t, activities.ErrBroadcastUncertain, typ, "geth's own refusal of bytes whose nonce is used: the chain decides")
+		assert.True(t, nonRetryable)
+		assert.Contains(t, err.Error(), "nonce too low")
+	})
+
 	t.Run("nonce taken by a stranger", func(t *testing.T) {
 		nonce := c.nonce(t)
 		approve := Intent{Operation: signerevm.OpApprove, ChainID: gethdev.ChainID, Staker: c.staker, Amount: big.NewInt(2), Nonce: nonce}

@@ -40,7 +40,8 @@ type confirmProgress struct {
 //     under the same nonce with higher fees is safe (at most one of them can land).
 //
 // A receipt that disappears (a reorg) is followed on; while no build is pending or mined the
-// newest signed bytes are re-sent (a node may drop them). The nonce used at finalized depth by a
+// newest signed bytes are re-sent (a node may drop them), through endpoint 4 or, with ResendRPC,
+// the worker's RPC. The nonce used at finalized depth by a
 // transaction none of Hashes is ErrNonceConflict, non-retryable, naming it. Confirm heartbeats and
 // resumes from its heartbeat.
 func (a *Activities) EVMConfirm(ctx context.Context, in ConfirmInput) (ConfirmResult, error) {
@@ -135,7 +136,7 @@ func (a *Activities) EVMConfirm(ctx context.Context, in ConfirmInput) (ConfirmRe
 			// Dropped by the node, or reorged out and not back in its pool: send the same bytes again.
 			lastResend = time.Now()
 			progress.Resent++
-			if _, err := a.Service.PolygonSend(ctx, apiclient.PolygonSendRequest{SignedTransaction: in.SignedTransaction, StakerAddress: staker.Hex()}); err != nil {
+			if err := a.resend(ctx, n.Chain, in, staker); err != nil {
 				logger.Info("Re-send of the newest build not accepted", "txHash", newest.Hex(), "error", err)
 			} else {
 				logger.Info("Re-sent the newest build", "txHash", newest.Hex(), "nonce", in.Nonce)
@@ -152,6 +153,20 @@ func (a *Activities) EVMConfirm(ctx context.Context, in ConfirmInput) (ConfirmRe
 			return ConfirmResult{}, err
 		}
 	}
+}
+
+// resend sends the newest build's bytes again: through the worker's RPC when the step sends that
+// way (ResendRPC), else through the service's endpoint 4.
+func (a *Activities) resend(ctx context.Context, c Chain, in ConfirmInput, staker common.Address) error {
+	if !in.ResendRPC {
+		_, err := a.Service.PolygonSend(ctx, apiclient.PolygonSendRequest{SignedTransaction: in.SignedTransaction, StakerAddress: staker.Hex()})
+		return err
+	}
+	raw, err := decodeHex(in.SignedTransaction)
+	if err != nil {
+		return err
+	}
+	return c.SendRawTransaction(ctx, raw)
 }
 
 // finalOutcome looks for a build with a receipt at finalized depth.

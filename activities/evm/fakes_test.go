@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/accounts/keystore"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/require"
@@ -46,6 +47,9 @@ type fakeChain struct {
 	nonceReads int
 	// balance is every address's ether; nil holds plenty.
 	balance *big.Int
+	// rawSent are the bytes SendRawTransaction was given, 0x hex; sendErr its answer.
+	rawSent []string
+	sendErr error
 }
 
 func (f *fakeChain) Balance(context.Context, common.Address) (*big.Int, error) {
@@ -231,4 +235,18 @@ func (s *fakeService) PolygonSend(_ context.Context, req apiclient.PolygonSendRe
 	}
 	b, err := s.answer(req.SignedTransaction)
 	return b, err
+}
+
+// SendRawTransaction records the bytes sent and answers sendErr (nil: accepted).
+func (f *fakeChain) SendRawTransaction(_ context.Context, raw []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rawSent = append(f.rawSent, hexutil.Encode(raw))
+	return f.sendErr
+}
+
+func (f *fakeChain) rawSends() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.rawSent...)
 }

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
+	"net/http"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/rpc"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
@@ -204,4 +207,112 @@ func answeredHash(raw json.RawMessage) string {
 		}
 	}
 	return ""
+}
+
+// codeLimitExceeded is the JSON-RPC code providers answer a request over their rate limit with:
+// not an answer about the transaction.
+const codeLimitExceeded = -32005
+
+// rpcRefusal classifies the node's answer to eth_sendRawTransaction: only a JSON-RPC error is an
+// answer about the bytes; network and HTTP failures, and rate limits, are not.
+func rpcRefusal(err error) refusal {
+	var rpcErr rpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.ErrorCode() == codeLimitExceeded {
+		return refusalNone
+	}
+	squashed := strings.ReplaceAll(strings.ToLower(rpcErr.Error()), " ", "")
+	if strings.Contains(squashed, "ratelimit") || strings.Contains(squashed, "toomanyrequests") {
+		return refusalNone
+	}
+	for _, p := range knownPhrases {
+		if strings.Contains(squashed, p) {
+			return refusalKnown
+		}
+	}
+	return refusalRejected
+}
+
+// EVMSendRPC sends the signed bytes through the worker's own RPC of the network
+// (eth_sendRawTransaction, only while the RPC is proven to serve the network's chain), for
+// transactions the staking service has no broadcast endpoint for (EigenLayer checkpoints). The
+// bytes must decode, hash to Hash and be for the network's chain id; the same bytes are sent on
+// every attempt. The node answering that it has the bytes already or that their nonce is used
+// ("already known", "nonce too low") is ErrBroadcastUncertain, non-retryable: the chain decides,
+// as for EVMBroadcast. Network and HTTP failures, rate limits and an unproven RPC are retried.
+// Any other refusal is ErrTransactionRejected at the first attempt, and ErrBroadcastUncertain
+// after an earlier attempt whose answer was lost. A node answering another hash than the bytes'
+// is ErrWrongHash. The broadcast metric is recorded under in.Chain (default polygon).
+func (a *Activities) EVMSendRPC(ctx context.Context, in BroadcastInput) (BroadcastResult, error) {
+	n, err := a.network(in.Network)
+	if err != nil {
+		return BroadcastResult{}, err
+	}
+	raw, err := decodeHex(in.SignedTransaction)
+	var tx types.Transaction
+	if err == nil {
+		err = tx.UnmarshalBinary(raw)
+	}
+	if err != nil {
+		return BroadcastResult{}, invalid(fmt.Sprintf("the signed transaction %s does not decode: %v", in.Hash, err))
+	}
+	if tx.Hash().Hex() != common.HexToHash(in.Hash).Hex() {
+		return BroadcastResult{}, invalid(fmt.Sprintf("the signed bytes hash to %s, not to %s", tx.Hash().Hex(), in.Hash))
+	}
+	h := tx.Hash().Hex()
+	if want := n.Signer.Policy().ChainID; tx.ChainId().Cmp(new(big.Int).SetUint64(want)) != 0 {
+		return BroadcastResult{}, invalid(fmt.Sprintf("transaction %s is for chain id %s, not network %s's %d", h, tx.ChainId(), in.Network, want))
+	}
+	chain := in.Chain
+	if chain == "" {
+		chain = ChainPolygon
+	}
+	record := func(outcome, reason string) {
+		activities.RecordBroadcast(ctx, chain, in.Network, outcome, reason)
+	}
+	logger := activity.GetLogger(ctx)
+	err = n.Chain.SendRawTransaction(ctx, raw)
+	if err == nil {
+		record(activities.BroadcastSent, activities.ReasonNone)
+		logger.Info("Sent through the worker's RPC", "txHash", h, "nonce", tx.Nonce())
+		return BroadcastResult{Hash: h}, nil
+	}
+	if errors.Is(err, evmchain.ErrHashMismatch) {
+		record(activities.BroadcastRefused, activities.ReasonError)
+		return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("send %s: %v: the node is not to be trusted; the chain decides", h, err), ErrWrongHash, nil)
+	}
+	switch rpcRefusal(err) {
+	case refusalKnown:
+		record(activities.BroadcastRefused, activities.ReasonRejected)
+		return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("send %s: the node has these bytes already or their nonce is used (%v): the chain decides", h, err),
+			activities.ErrBroadcastUncertain, nil)
+	case refusalRejected:
+		record(activities.BroadcastRefused, activities.ReasonRejected)
+		if attempt := activity.GetInfo(ctx).Attempt; attempt > 1 {
+			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("send %s refused at attempt %d, after an earlier attempt that may have reached the chain: %v", h, attempt, err),
+				activities.ErrBroadcastUncertain, nil)
+		}
+		return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("send %s refused: %v", h, err), activities.ErrTransactionRejected, nil)
+	}
+	record(activities.BroadcastRefused, rpcFailureReason(err))
+	return BroadcastResult{}, chainErr("send "+h, err)
+}
+
+// rpcFailureReason is the broadcast metric's reason for a send that got no answer about the bytes.
+func rpcFailureReason(err error) string {
+	var httpErr rpc.HTTPError
+	var rpcErr rpc.Error
+	switch {
+	case errors.As(err, &httpErr) && httpErr.StatusCode == http.StatusTooManyRequests,
+		errors.As(err, &rpcErr) && rpcErr.ErrorCode() == codeLimitExceeded:
+		return activities.ReasonThrottled
+	case errors.As(err, &httpErr) && (httpErr.StatusCode == http.StatusUnauthorized || httpErr.StatusCode == http.StatusForbidden):
+		return activities.ReasonUnauthorized
+	case errors.Is(err, evmchain.ErrNetworkUnverified), evmchain.IsTransient(err):
+		return activities.ReasonUnavailable
+	}
+	return activities.ReasonError
 }

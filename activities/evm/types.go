@@ -195,9 +195,13 @@ type BroadcastInput struct {
 	Staker            string `json:"staker"`
 	Hash              string `json:"hash"`
 	SignedTransaction string `json:"signedTransaction"`
+	// Chain is the StakeflowChain the broadcast metric counts an EVMSendRPC send under (empty:
+	// polygon); EVMBroadcast's are always polygon's.
+	Chain string `json:"chain,omitempty"`
 }
 
-// BroadcastResult is the service's answer.
+// BroadcastResult is the hash of the bytes sent, once the service (EVMBroadcast) or the node
+// (EVMSendRPC) accepted them.
 type BroadcastResult struct {
 	Hash string `json:"hash"`
 }
@@ -212,6 +216,9 @@ type ConfirmInput struct {
 	Hashes []string `json:"hashes"`
 	// SignedTransaction is the newest build's signed bytes, re-sent while it is not mined.
 	SignedTransaction string `json:"signedTransaction,omitempty"`
+	// ResendRPC re-sends them through the worker's RPC (as EVMSendRPC sent them) instead of
+	// the service's endpoint 4.
+	ResendRPC bool `json:"resendRpc,omitempty"`
 	// PollInterval between reads; default one second.
 	PollInterval time.Duration `json:"pollInterval,omitempty"`
 	// ReplaceAfter is how long the newest build may stay unmined before Confirm answers

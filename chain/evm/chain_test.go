@@ -431,3 +431,55 @@ func TestCallsFeesAndEstimates(t *testing.T) {
 	require.NoError(t, node.Client().Client().CallContext(ctx, &tip, "eth_maxPriorityFeePerGas"))
 	assert.Equal(t, tip.ToInt().String(), fees.Tip.String())
 }
+
+// TestSendRawTransaction sends signed bytes through a proven Network: the node mines exactly
+// them; the same bytes again are refused by the node in its own words (a JSON-RPC error); a
+// Network whose RPC serves another chain sends nothing.
+func TestSendRawTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	key, addr := funded(t)
+	n := NewNetwork("dev", gethdev.ChainID, client(t), NetworkOptions{})
+	to := common.HexToAddress("0x00000000000000000000000000000000000000e1")
+	tx := signTx(t, key, 0, &to, big.NewInt(7), 21_000, nil)
+	raw, err := tx.MarshalBinary()
+	require.NoError(t, err)
+
+	// geth's pool may not have seen the funding block yet: "insufficient funds" until it has.
+	for {
+		err = n.SendRawTransaction(ctx, raw)
+		if err == nil || !strings.Contains(err.Error(), "insufficient funds") || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NoError(t, err)
+	r := mined(t, tx)
+	assert.Equal(t, types.ReceiptStatusSuccessful, r.Status)
+	got, err := node.Client().BalanceAt(ctx, to, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), got.Int64(), "the recipient holds what the bytes sent")
+	nonce, err := node.Client().NonceAt(ctx, addr, nil)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), nonce)
+
+	err = n.SendRawTransaction(ctx, raw)
+	require.Error(t, err, "the node has these bytes already")
+	var re *RPCError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "eth_sendRawTransaction", re.Method)
+	var rpcErr rpc.Error
+	require.ErrorAs(t, err, &rpcErr, "a refusal is the node's JSON-RPC answer")
+	assert.Regexp(t, "already known|nonce too low", rpcErr.Error())
+	assert.True(t, n.Status().Verified, "a refusal does not withdraw the proof")
+
+	other := signTx(t, key, 1, &to, big.NewInt(7), 21_000, nil)
+	otherRaw, err := other.MarshalBinary()
+	require.NoError(t, err)
+	wrong := NewNetwork("mainnet", 1, client(t), NetworkOptions{})
+	err = wrong.SendRawTransaction(ctx, otherRaw)
+	require.ErrorIs(t, err, ErrNetworkUnverified)
+	l, err := client(t).Transaction(ctx, other.Hash())
+	require.NoError(t, err)
+	assert.Equal(t, TxAbsent, l.State, "nothing was sent to an RPC serving another chain")
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 
@@ -347,6 +348,27 @@ func (c *Client) Transaction(ctx context.Context, hash common.Hash) (*TxLookup, 
 		}
 	}
 	return l, nil
+}
+
+// ErrHashMismatch means the node answered eth_sendRawTransaction with another hash than the
+// bytes sent hash to.
+var ErrHashMismatch = errors.New("the node answered another transaction hash than the bytes'")
+
+// SendRawTransaction sends raw, a signed transaction's binary encoding, as it is
+// (eth_sendRawTransaction). It is the one write of the package, used where the staking service
+// has no broadcast endpoint for the transaction. A node refusing the bytes answers a JSON-RPC
+// error (an rpc.Error inside the [*RPCError], with the node's words: "already known", "nonce too
+// low", "insufficient funds ..."); a node answering another hash than keccak256(raw) is an
+// [*RPCError] wrapping [ErrHashMismatch].
+func (c *Client) SendRawTransaction(ctx context.Context, raw []byte) error {
+	var answered common.Hash
+	if err := c.rpc.CallContext(ctx, &answered, "eth_sendRawTransaction", hexutil.Encode(raw)); err != nil {
+		return c.wrap("eth_sendRawTransaction", err)
+	}
+	if want := crypto.Keccak256Hash(raw); answered != want {
+		return &RPCError{Method: "eth_sendRawTransaction", Err: fmt.Errorf("%w: sent %s, answered %s", ErrHashMismatch, want.Hex(), answered.Hex()), endpoint: c.endpoint}
+	}
+	return nil
 }
 
 // Logs are the logs q matches (eth_getLogs).

@@ -1,8 +1,10 @@
-// Package evmchain is read-only access to an EVM chain for following transactions: the chain
-// id, an account's nonces at pending, latest and finalized depth, fees (base fee, suggested tip,
-// gas estimates), transaction lookup (absent, pending, mined at block and index), receipts at
+// Package evmchain is access to an EVM chain for following transactions: the chain id, an
+// account's nonces at pending, latest and finalized depth, fees (base fee, suggested tip, gas
+// estimates), transaction lookup (absent, pending, mined at block and index), receipts at
 // finalized depth with revert reasons, the proof that a nonce is consumed and by which
-// transaction, and contract reads through an ABI. It never signs, builds or sends transactions.
+// transaction, and contract reads through an ABI. It never signs or builds transactions; its one
+// write, [Client.SendRawTransaction], sends signed bytes as they are, where the staking service
+// has no broadcast endpoint for them.
 //
 // Contract:
 //
@@ -29,6 +31,11 @@
 //     finalized block, an account's nonce is not consumed yet, consumed by the transaction asked
 //     about (with its final receipt), or consumed by another transaction (named when the node
 //     still holds the state to find it). Only the last allows building anew on a new nonce.
+//   - [Network.SendRawTransaction] sends only through the proven RPC, like the reads. The node's
+//     answer must be the bytes' own hash (keccak256 of the encoding); another is an [*RPCError]
+//     wrapping [ErrHashMismatch]. A node's refusal is a JSON-RPC error, which [IsTransient]
+//     calls transient as it does every server-side answer: callers sending read the refusal
+//     (an rpc.Error) themselves.
 //   - A node answering "transaction indexing is in progress" does not know yet whether it has
 //     a transaction: ReceiptFinal reports it as not final, NonceConsumedBy as a transient error.
 package evmchain

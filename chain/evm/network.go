@@ -170,3 +170,11 @@ func (n *Network) Call(ctx context.Context, block *big.Int, to common.Address, c
 func (n *Network) Logs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
 	return read(ctx, n, func() ([]types.Log, error) { return n.c.Logs(ctx, q) })
 }
+
+// SendRawTransaction is [Client.SendRawTransaction] on a proven RPC: the bytes go only to an RPC
+// proven to serve the network's chain, and a send failing as a lost RPC fails withdraws the proof
+// as a read does.
+func (n *Network) SendRawTransaction(ctx context.Context, raw []byte) error {
+	_, err := read(ctx, n, func() (struct{}, error) { return struct{}{}, n.c.SendRawTransaction(ctx, raw) })
+	return err
+}

@@ -38,7 +38,8 @@
 // transaction each.
 // With Config.CheckpointOps, EigenLayer checkpoints (one pod of 120 validators per owner, 1 start
 // and 2 proofs batches from the sandbox's endpoint 5) run on the same chain under the same
-// process faults, and CheckCheckpoints holds the chain to them: each pod's checkpoint started
+// process faults (their transactions go through the worker's RPC, so endpoint 4's faults do not
+// touch them), and CheckCheckpoints holds the chain to them: each pod's checkpoint started
 // once and completed, its rewards credited once, its owner's nonce used by exactly the reported
 // transactions.
 //

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/big"
 	"sync"
-	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -91,18 +90,12 @@ func checkpointEvents(outs []CheckpointOutcome) []string {
 
 // runCheckpoints runs one checkpoint per owner (the EVM stakers after the Polygon ones) beside the
 // other operations: checkpoint i of n starts once the Solana operations are i/3n of the way
-// through, so that the run's kills and restart meet them. With Polygon operations, none starts
-// before endpoint 4 dropped its first transaction: the fault forced on the first EVM transaction
-// it handles is the Polygon operations' recovery path to exercise.
+// through, so that the run's kills and restart meet them. Their transactions go through the
+// worker's own RPC, not endpoint 4: endpoint 4's faults are the Polygon operations' alone.
 func (r *runner) runCheckpoints(ctx context.Context) []CheckpointOutcome {
 	e := r.polygon.evm
 	owners := e.Stakers[r.cfg.PolygonStakers:]
 	outs := make([]CheckpointOutcome, len(owners))
-	for r.cfg.PolygonOps > 0 && len(r.faults.Signatures(FaultPolygonDropped)) == 0 {
-		if !sleepCtx(ctx, 200*time.Millisecond) {
-			break
-		}
-	}
 	var wg sync.WaitGroup
 	for i, owner := range owners {
 		r.awaitProgress(ctx, float64(i)/float64(3*len(owners)))

@@ -100,9 +100,11 @@ func (t *tx) Fresh() workflows.Call {
 	}, Result: &t.fresh}
 }
 
+// Broadcast sends through the worker's own RPC of the network: the staking service has no
+// broadcast endpoint for checkpoint transactions (its endpoint 4 is Polygon's).
 func (t *tx) Broadcast() workflows.Call {
-	return workflows.Call{Activity: ea.EVMBroadcast, Input: actevm.BroadcastInput{
-		Network: t.network, Staker: t.sender, Hash: t.signed.Hash, SignedTransaction: t.signed.SignedTransaction,
+	return workflows.Call{Activity: ea.EVMSendRPC, Input: actevm.BroadcastInput{
+		Network: t.network, Staker: t.sender, Hash: t.signed.Hash, SignedTransaction: t.signed.SignedTransaction, Chain: actel.ChainEigenLayer,
 	}, Result: &t.sent}
 }
 
@@ -110,7 +112,7 @@ func (t *tx) Confirm() workflows.Call {
 	t.conf = actevm.ConfirmResult{}
 	in := actevm.ConfirmInput{
 		Network: t.network, Staker: t.sender, Nonce: t.nonce, Hashes: t.hashes,
-		SignedTransaction: t.signed.SignedTransaction, PollInterval: t.o.Options().ConfirmPollInterval,
+		SignedTransaction: t.signed.SignedTransaction, ResendRPC: true, PollInterval: t.o.Options().ConfirmPollInterval,
 	}
 	if t.following {
 		in.ReplaceAfter = neverReplace

@@ -36,6 +36,7 @@ type fakePod struct {
 	starts              []actel.StartBuildInput
 	proofBuilds         []actel.ProofsBuildInput
 	sent                []actevm.BroadcastInput
+	confirms            []actevm.ConfirmInput
 	// buildErrs answer proofs builds in turn (nil: build); failOnChain makes the next landed batch
 	// fail with that reason after another party proved as many validators.
 	buildErrs   []error
@@ -109,6 +110,7 @@ func (f *fakePod) broadcast(_ context.Context, in actevm.BroadcastInput) (actevm
 func (f *fakePod) confirm(_ context.Context, in actevm.ConfirmInput) (actevm.ConfirmResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.confirms = append(f.confirms, in)
 	h := in.Hashes[len(in.Hashes)-1]
 	ok := actevm.ConfirmResult{Outcome: activities.OutcomeFinalized, Hash: h, Block: 10, Fee: "100"}
 	if strings.HasPrefix(h, "0xstart") {
@@ -144,7 +146,7 @@ func newEnv(t *testing.T, p *fakePod) *env {
 	e.OnActivity(el.EigenBuildProofs, mock.Anything, mock.Anything).Return(p.buildProofs).Maybe()
 	e.OnActivity(el.EigenSignProofs, mock.Anything, mock.Anything).Return(p.signProofs).Maybe()
 	e.OnActivity(ea.EVMCheckFresh, mock.Anything, mock.Anything).Return(actevm.FreshResult{}, nil).Maybe()
-	e.OnActivity(ea.EVMBroadcast, mock.Anything, mock.Anything).Return(p.broadcast).Maybe()
+	e.OnActivity(ea.EVMSendRPC, mock.Anything, mock.Anything).Return(p.broadcast).Maybe()
 	e.OnActivity(ea.EVMConfirm, mock.Anything, mock.Anything).Return(p.confirm).Maybe()
 	e.OnSignalExternalWorkflow(mock.Anything, wfevm.SequencerID(network, common.HexToAddress(owner).Hex()), "", wfevm.SignalRelease, mock.Anything).Return(nil).Maybe()
 	e.RegisterDelayedCallback(func() {
@@ -189,6 +191,13 @@ func TestCheckpointStartsOnceAndProvesInBatches(t *testing.T) {
 		assert.EqualValues(t, 1000, b.CheckpointTimestamp)
 	}
 	assert.Len(t, e.pod.sent, 4, "1 + 3 transactions")
+	for _, in := range e.pod.sent {
+		assert.Equal(t, actel.ChainEigenLayer, in.Chain, "counted under eigenlayer")
+	}
+	require.Len(t, e.pod.confirms, 4)
+	for _, in := range e.pod.confirms {
+		assert.True(t, in.ResendRPC, "re-sent through the worker's RPC, never endpoint 4")
+	}
 	assert.Equal(t, 3, r.BatchesSent)
 	assert.EqualValues(t, 1000, r.CheckpointTimestamp)
 	assert.Equal(t, "0xstart-5", r.StartTx)

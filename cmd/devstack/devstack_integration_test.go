@@ -158,7 +158,7 @@ func TestDemoStakesUnstakesAndWithdraws(t *testing.T) {
 		text := out.String()
 		require.NoError(t, err, text)
 		for _, want := range []string{
-			"chain clock: slot 100ms, 64 slots per epoch",
+			"chain clock: slot 100ms, 256 slots per epoch",
 			"done: stake 2 SOL",
 			"waiting-deactivation",
 			"(devstack) warped the chain from epoch",

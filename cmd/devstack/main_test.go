@@ -25,7 +25,7 @@ import (
 func TestParseConfig(t *testing.T) {
 	defaults := config{
 		StackDir: ".stack", TemporalPort: 7233, UIPort: 8233, SandboxAddr: "127.0.0.1:0", RPCAddr: "127.0.0.1:0",
-		SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 64, Stakers: 3, StakerSOL: 100, EpochRecheck: time.Second, Persist: true, Timeout: 5 * time.Minute,
+		SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 256, Stakers: 3, StakerSOL: 100, EpochRecheck: time.Second, Persist: true, Timeout: 5 * time.Minute,
 	}
 	tests := []struct {
 		name    string
@@ -259,9 +259,9 @@ func TestStepWatchSignalsAfterTheStepLine(t *testing.T) {
 }
 
 func TestClockLineStatesTheChainClock(t *testing.T) {
-	line := clockLine(config{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 64, EpochRecheck: time.Second})
+	line := clockLine(config{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 256, EpochRecheck: time.Second})
 	require.Contains(t, line, "slot 100ms")
-	require.Contains(t, line, "64 slots per epoch (an epoch every 6.4s)")
+	require.Contains(t, line, "256 slots per epoch (an epoch every 25.6s)")
 	require.Contains(t, line, "final 32 slots deep (3.2s)")
 	require.Contains(t, line, "read again at least every 1s")
 }

@@ -156,21 +156,9 @@ func (a *Activities) EVMBroadcast(ctx context.Context, in BroadcastInput) (Broad
 	logger := activity.GetLogger(ctx)
 	out, err := a.Service.PolygonSend(ctx, apiclient.PolygonSendRequest{SignedTransaction: in.SignedTransaction, StakerAddress: in.Staker})
 	if err != nil {
-		switch broadcastRefusal(err) {
-		case refusalKnown:
+		if rerr := refused(ctx, "broadcast", h, broadcastRefusal(err), err); rerr != nil {
 			record(activities.BroadcastRefused, activities.ReasonRejected)
-			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("broadcast %s: the node has these bytes already or their nonce is used (%v): the chain decides", h, err),
-				activities.ErrBroadcastUncertain, nil)
-		case refusalRejected:
-			record(activities.BroadcastRefused, activities.ReasonRejected)
-			if attempt := activity.GetInfo(ctx).Attempt; attempt > 1 {
-				return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
-					fmt.Sprintf("broadcast %s refused at attempt %d, after an earlier attempt that may have reached the chain: %v", h, attempt, err),
-					activities.ErrBroadcastUncertain, nil)
-			}
-			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("broadcast %s refused: %v", h, err), activities.ErrTransactionRejected, nil)
+			return BroadcastResult{}, rerr
 		}
 		record(activities.BroadcastRefused, activities.BroadcastErrorReason(err))
 		return BroadcastResult{}, activities.ClassifyService("broadcast "+h, err)
@@ -281,21 +269,9 @@ func (a *Activities) EVMSendRPC(ctx context.Context, in BroadcastInput) (Broadca
 		return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("send %s: %v: the node is not to be trusted; the chain decides", h, err), ErrWrongHash, nil)
 	}
-	switch rpcRefusal(err) {
-	case refusalKnown:
+	if rerr := refused(ctx, "send", h, rpcRefusal(err), err); rerr != nil {
 		record(activities.BroadcastRefused, activities.ReasonRejected)
-		return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("send %s: the node has these bytes already or their nonce is used (%v): the chain decides", h, err),
-			activities.ErrBroadcastUncertain, nil)
-	case refusalRejected:
-		record(activities.BroadcastRefused, activities.ReasonRejected)
-		if attempt := activity.GetInfo(ctx).Attempt; attempt > 1 {
-			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("send %s refused at attempt %d, after an earlier attempt that may have reached the chain: %v", h, attempt, err),
-				activities.ErrBroadcastUncertain, nil)
-		}
-		return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("send %s refused: %v", h, err), activities.ErrTransactionRejected, nil)
+		return BroadcastResult{}, rerr
 	}
 	record(activities.BroadcastRefused, rpcFailureReason(err))
 	return BroadcastResult{}, chainErr("send "+h, err)
@@ -315,4 +291,26 @@ func rpcFailureReason(err error) string {
 		return activities.ReasonUnavailable
 	}
 	return activities.ReasonError
+}
+
+// refused is the error of a send (verb: "broadcast" through the service, "send" through the
+// worker's RPC) of the bytes hashing to h that was refused as kind: the node has them or their
+// nonce is used (the chain decides); refused outright at the first attempt (rejected), or at a
+// later one (uncertain: an earlier attempt may have reached the chain). nil for any other kind.
+func refused(ctx context.Context, verb, h string, kind refusal, err error) error {
+	switch kind {
+	case refusalKnown:
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%s %s: the node has these bytes already or their nonce is used (%v): the chain decides", verb, h, err),
+			activities.ErrBroadcastUncertain, nil)
+	case refusalRejected:
+		if attempt := activity.GetInfo(ctx).Attempt; attempt > 1 {
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("%s %s refused at attempt %d, after an earlier attempt that may have reached the chain: %v", verb, h, attempt, err),
+				activities.ErrBroadcastUncertain, nil)
+		}
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%s %s refused: %v", verb, h, err), activities.ErrTransactionRejected, nil)
+	}
+	return nil
 }

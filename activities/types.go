@@ -92,8 +92,15 @@ const (
 	// OutcomeFailed: the transaction landed with an error and is finalized so; its effects did
 	// not happen, its fee was paid.
 	OutcomeFailed = "failed"
-	// OutcomeExpired: the transaction can never land (Solana: its blockhash expired and its
-	// signature is absent), or is to be replaced under the same nonce (EVM): either way a new build
-	// is safe.
-	OutcomeExpired = "expired"
+	// OutcomeCannotLand: the chain has proven that nothing the step signed can land anymore
+	// (Solana: the blockhash expired and the signature is absent on an RPC proven to be the right
+	// cluster; EVM: the nonce consumed at final depth by another transaction, identified by hash;
+	// Cosmos: the timeout height passed with the sequence unconsumed; Hyperliquid: the nonce left
+	// the exchange's window without the action in the account's history). A new build is safe,
+	// and so is ending the step.
+	OutcomeCannotLand = "cannot-land"
+	// OutcomeReplace: on a chain with nonces, the newest build was not mined in time and no build
+	// holds the nonce: a replacement under the same nonce is safe (at most one build can land),
+	// but every build sent may still land. It is never a reason to end the step.
+	OutcomeReplace = "replace"
 )

@@ -514,7 +514,7 @@ func (s *CoreSuite) TestTwoStepsAndTheirFeesAddUp() {
 }
 
 func (s *CoreSuite) TestExpiredTransactionIsRebuiltUpToMaxBuilds() {
-	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeExpired}}
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeCannotLand}}
 	s.run(coreInput{Steps: 1, Options: Options{MaxBuilds: 2}})
 	e := s.failure()
 	s.Equal(ErrTooManyBuilds, e.Type())
@@ -523,18 +523,18 @@ func (s *CoreSuite) TestExpiredTransactionIsRebuiltUpToMaxBuilds() {
 	s.Equal(2, s.f.builds, "MaxBuilds bounds the builds")
 	s.Equal([]string{"tx-1", "tx-2"}, s.f.broadcasts)
 	s.Equal(int64(1), s.counter(MetricRebuilds, nil))
-	s.Equal(int64(2), s.counter(MetricConfirmations, map[string]string{activities.LabelOutcome: activities.OutcomeExpired}))
+	s.Equal(int64(2), s.counter(MetricConfirmations, map[string]string{activities.LabelOutcome: activities.OutcomeCannotLand}))
 	s.Equal(int64(1), s.counter(MetricOperationsFailed, map[string]string{activities.LabelFailureType: ErrTooManyBuilds}))
 	st := s.status()
 	s.Equal(StepFailed, st.Step)
 	s.NotEmpty(st.Error)
 	s.Require().Len(st.Attempts, 2)
 	s.Equal(2, st.Attempts[1].Build)
-	s.Equal(activities.OutcomeExpired, st.Attempts[0].Outcome)
+	s.Equal(activities.OutcomeCannotLand, st.Attempts[0].Outcome)
 }
 
 func (s *CoreSuite) TestExpiredThenFinalizedLandsTheSecondBuild() {
-	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeExpired}, {Outcome: activities.OutcomeFinalized, Block: 9, Fee: "1"}}
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeCannotLand}, {Outcome: activities.OutcomeFinalized, Block: 9, Fee: "1"}}
 	s.run(coreInput{Steps: 1, Options: Options{MaxBuilds: 2}})
 	r := s.result()
 	s.Equal(2, r.Records[0].Builds)
@@ -543,7 +543,7 @@ func (s *CoreSuite) TestExpiredThenFinalizedLandsTheSecondBuild() {
 }
 
 func (s *CoreSuite) TestAnEarlierBuildThatLandsIsTheRecordedTransaction() {
-	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeExpired}, {Outcome: activities.OutcomeFinalized, Block: 9, Fee: "1", TxID: "tx-1"}}
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeCannotLand}, {Outcome: activities.OutcomeFinalized, Block: 9, Fee: "1", TxID: "tx-1"}}
 	s.run(coreInput{Steps: 1})
 	r := s.result()
 	s.Equal("tx-1", r.Records[0].TxID, "the chain says which build landed")
@@ -888,13 +888,13 @@ func (s *CoreSuite) TestCancelAfterBroadcastFollowsTheTransactionToItsEnd() {
 
 func (s *CoreSuite) TestCancelThenExpiredBuildsNoMore() {
 	s.env.OnActivity(s.f.Confirm, mock.Anything, mock.Anything).After(time.Hour).
-		Return(fakeConfirmed{Outcome: activities.OutcomeExpired}, nil)
+		Return(fakeConfirmed{Outcome: activities.OutcomeCannotLand}, nil)
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
 	s.run(coreInput{Steps: 1})
 	err := s.env.GetWorkflowError()
 	s.True(temporal.IsCanceledError(err), "got %v", err)
 	s.Equal(1, s.f.builds, "proven unable to land with a cancel pending: nothing is built again")
-	s.Equal(activities.OutcomeExpired, s.status().Attempts[0].Outcome)
+	s.Equal(activities.OutcomeCannotLand, s.status().Attempts[0].Outcome)
 }
 
 func (s *CoreSuite) TestWaitRestsVisiblyUntilItsEnd() {
@@ -973,7 +973,7 @@ func (s *CoreSuite) TestNoApprovalAskedShowsNone() {
 // On a chain with nonces, a replacement that cannot be built does not abandon the build sent
 // before: it is followed until it lands.
 func (s *CoreSuite) TestReplacementNotBuiltFollowsTheBuildSent() {
-	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeExpired}}
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeReplace}}
 	s.f.buildErrs = []error{nil, temporal.NewNonRetryableApplicationError("fee bump over the cap", activities.ErrPolicy, nil)}
 	s.f.following = []fakeConfirmed{{Outcome: activities.OutcomeFinalized, Block: 8, Fee: "70"}}
 	s.run(coreInput{Steps: 1, Replaceable: true})
@@ -984,9 +984,9 @@ func (s *CoreSuite) TestReplacementNotBuiltFollowsTheBuildSent() {
 }
 
 func (s *CoreSuite) TestReplacementNotBuiltAndNothingLandsFailsWithWhy() {
-	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeExpired}}
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeReplace}}
 	s.f.buildErrs = []error{nil, temporal.NewNonRetryableApplicationError("fee bump over the cap", activities.ErrPolicy, nil)}
-	s.f.following = []fakeConfirmed{{Outcome: activities.OutcomeExpired}}
+	s.f.following = []fakeConfirmed{{Outcome: activities.OutcomeCannotLand}}
 	s.run(coreInput{Steps: 1, Replaceable: true})
 	e := s.failure()
 	s.Equal(activities.ErrPolicy, e.Type())
@@ -1003,7 +1003,7 @@ func (s *CoreSuite) TestFirstBuildFailingOnAChainWithNoncesFollowsNothing() {
 
 // Without nonces, a build that fails after an expired one ends the step: the expired one cannot land.
 func (s *CoreSuite) TestRebuildFailingWithoutNoncesFollowsNothing() {
-	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeExpired}}
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeCannotLand}}
 	s.f.buildErrs = []error{nil, temporal.NewNonRetryableApplicationError("bad request", activities.ErrServiceRejected, nil)}
 	s.run(coreInput{Steps: 1})
 	s.Equal(activities.ErrServiceRejected, s.failure().Type())
@@ -1015,7 +1015,7 @@ func (s *CoreSuite) TestRebuildFailingWithoutNoncesFollowsNothing() {
 // follows the build sent to its end.
 func (s *CoreSuite) TestCancelOnAChainWithNoncesFollowsTheBuildSent() {
 	s.env.OnActivity(s.f.Confirm, mock.Anything, "tx-1").After(time.Hour).
-		Return(fakeConfirmed{Outcome: activities.OutcomeExpired}, nil)
+		Return(fakeConfirmed{Outcome: activities.OutcomeReplace}, nil)
 	s.env.OnActivity(s.f.Confirm, mock.Anything, "follow:tx-1").
 		Return(fakeConfirmed{Outcome: activities.OutcomeFinalized, Block: 4, Fee: "2"}, nil)
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
@@ -1028,7 +1028,7 @@ func (s *CoreSuite) TestCancelOnAChainWithNoncesFollowsTheBuildSent() {
 
 func (s *CoreSuite) TestCancelOnAChainWithNoncesWhenNothingLandsIsCancelled() {
 	s.env.OnActivity(s.f.Confirm, mock.Anything, mock.Anything).After(time.Hour).
-		Return(fakeConfirmed{Outcome: activities.OutcomeExpired}, nil)
+		Return(fakeConfirmed{Outcome: activities.OutcomeReplace}, nil)
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
 	s.run(coreInput{Steps: 1, Replaceable: true})
 	err := s.env.GetWorkflowError()

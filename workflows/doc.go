@@ -16,7 +16,7 @@
 //     (the chain's Sign activity fails closed, non-retryably);
 //   - broadcast retries re-send the same signed bytes, and "already processed" counts as sent;
 //   - a new transaction for the same intent is built only after the previous one provably cannot
-//     land (Confirm's "expired" outcome; on a chain with nonces, a replacement under the same
+//     land (Confirm's "cannot-land" outcome; on a chain with nonces, its "replace" outcome: a replacement under the same
 //     nonce, so only one can ever land), and only a bounded number of times;
 //   - cancelling before the first broadcast ends the operation with nothing sent; after it, the
 //     workflow still follows the transaction to its end on a disconnected context.

@@ -25,7 +25,7 @@ const (
 	// land.
 	MetricRebuilds = "stakeflow_rebuilds_total"
 	// MetricConfirmations counts confirmation results, labelled activities.LabelOutcome with
-	// Confirm's outcome (activities.OutcomeFinalized, OutcomeFailed, OutcomeExpired).
+	// Confirm's outcome (activities.OutcomeFinalized, OutcomeFailed, OutcomeCannotLand, OutcomeReplace).
 	MetricConfirmations = "stakeflow_confirmations_total"
 	// MetricStalls counts operations entering a stall, once per stall.
 	MetricStalls = "stakeflow_stalls_total"

@@ -57,8 +57,8 @@ type Signed struct {
 
 // Confirmed is where a sent transaction ended.
 type Confirmed struct {
-	// Outcome is activities.OutcomeFinalized, OutcomeFailed or OutcomeExpired (proven unable to
-	// land, or to be replaced under the same nonce: either way a new build is safe).
+	// Outcome is activities.OutcomeFinalized, OutcomeFailed, OutcomeCannotLand (proven unable to
+	// land) or OutcomeReplace (to be replaced under the same nonce): either way a new build is safe.
 	Outcome string
 	// Block is where it was finalized (slot, block number).
 	Block uint64
@@ -206,14 +206,14 @@ func (o *Operation) settle(ctx, dctx workflow.Context, tx Tx, build int, current
 			// Cause first: the chain's error, decoded, then which transaction and what it cost.
 			fmt.Sprintf("%s; %s transaction %s failed on chain (finalized, fee %s %s paid)", conf.Error, kind, current.TxID, conf.Fee, o.status.Unit),
 			ErrTransactionFailed, nil)
-	case activities.OutcomeExpired:
+	case activities.OutcomeCannotLand, activities.OutcomeReplace:
 		o.logger.Warn("Transaction cannot land, or is to be replaced", "txId", current.TxID, "build", build)
 		return TxRecord{}, true, nil
 	}
 	return TxRecord{}, false, fmt.Errorf("unknown confirmation outcome %q", conf.Outcome)
 }
 
-// Replaceable is a Tx whose "expired" outcome means "replace it under the same nonce", not "it
+// Replaceable is a Tx whose "replace" outcome means "replace it under the same nonce", not "it
 // cannot land": every build sent under the nonce may still land until one does. When no
 // replacement can be built, or a cancel arrives, the core does not stop there: it stops replacing
 // and follows what was sent until one of the builds lands (or the nonce is proven taken).

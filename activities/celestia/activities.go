@@ -291,7 +291,7 @@ func (a *Activities) CelestiaConfirm(ctx context.Context, in ConfirmInput) (Conf
 				ErrSequenceConflict, nil)
 		}
 		if time.Since(start) >= replace {
-			return ConfirmResult{Outcome: activities.OutcomeExpired}, nil
+			return ConfirmResult{Outcome: activities.OutcomeReplace}, nil
 		}
 		activity.RecordHeartbeat(ctx, len(in.Hashes))
 		select {

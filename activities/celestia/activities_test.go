@@ -99,7 +99,7 @@ func TestConfirmOutcomes(t *testing.T) {
 			txs: map[string]*cosmoschain.TxResult{"A": {Hash: "A", Height: 9, Code: 5, Codespace: "sdk", Log: "insufficient funds"}}},
 			want: ConfirmResult{Outcome: activities.OutcomeFailed, Hash: "A", Height: 9, Fee: "400", Error: "code 5 (sdk): insufficient funds"}},
 		"unseen, sequence unused": {chain: fakeChain{account: &cosmoschain.Account{Sequence: 4}},
-			want: ConfirmResult{Outcome: activities.OutcomeExpired}},
+			want: ConfirmResult{Outcome: activities.OutcomeReplace}},
 		"sequence used by another": {chain: fakeChain{account: &cosmoschain.Account{Sequence: 5}}, err: ErrSequenceConflict},
 	} {
 		t.Run(name, func(t *testing.T) {

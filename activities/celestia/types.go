@@ -103,7 +103,7 @@ type ConfirmInput struct {
 
 // ConfirmResult is where the step's transaction ended.
 type ConfirmResult struct {
-	// Outcome is activities.OutcomeFinalized, OutcomeFailed or OutcomeExpired (unseen, its
+	// Outcome is activities.OutcomeFinalized, OutcomeFailed or OutcomeReplace (unseen, its
 	// sequence unused: build again under the same sequence).
 	Outcome string `json:"outcome"`
 	Hash    string `json:"hash,omitempty"`

@@ -213,7 +213,7 @@ func TestRealChain(t *testing.T) {
 		c.send(t, first, []string{first.Hash})
 		r, err := c.confirm(t, first, []string{first.Hash}, 3*time.Second)
 		require.NoError(t, err)
-		assert.Equal(t, activities.OutcomeExpired, r.Outcome, "answered as sent, never forwarded: to be replaced")
+		assert.Equal(t, activities.OutcomeReplace, r.Outcome, "answered as sent, never forwarded: to be replaced")
 
 		require.NoError(t, c.sb.SetFaults(sandbox.FaultConfig{}))
 		second := c.signed(t, approve, 2, &first)

@@ -144,7 +144,7 @@ func (a *Activities) EVMConfirm(ctx context.Context, in ConfirmInput) (ConfirmRe
 		}
 		if mined == "" && nonces.Latest <= in.Nonce && time.Since(started) >= replaceAfter {
 			logger.Info("No build mined in time; to be replaced under the same nonce", "txHash", newest.Hex(), "nonce", in.Nonce, "after", replaceAfter)
-			return ConfirmResult{Outcome: activities.OutcomeExpired}, nil
+			return ConfirmResult{Outcome: activities.OutcomeReplace}, nil
 		}
 		if time.Since(began) >= quiet {
 			activity.RecordHeartbeat(ctx, progress)

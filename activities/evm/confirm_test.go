@@ -113,7 +113,7 @@ func TestConfirmExpired(t *testing.T) {
 	start := time.Now()
 	r, err := runConfirm(t, h, in)
 	require.NoError(t, err)
-	assert.Equal(t, activities.OutcomeExpired, r.Outcome)
+	assert.Equal(t, activities.OutcomeReplace, r.Outcome)
 	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
 	assert.Positive(t, h.svc.sends())
 }
@@ -138,7 +138,7 @@ func TestConfirmResumesFromHeartbeat(t *testing.T) {
 	in.ReplaceAfter = time.Hour
 	r, err := runConfirm(t, h, in)
 	require.NoError(t, err)
-	assert.Equal(t, activities.OutcomeExpired, r.Outcome)
+	assert.Equal(t, activities.OutcomeReplace, r.Outcome)
 	assert.EqualValues(t, 1, reads.Load())
 }
 

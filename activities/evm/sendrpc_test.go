@@ -211,7 +211,7 @@ func TestConfirmResendsThroughRPC(t *testing.T) {
 	in.ResendRPC = true
 	r, err := runConfirm(t, h, in)
 	require.NoError(t, err)
-	assert.Equal(t, activities.OutcomeExpired, r.Outcome)
+	assert.Equal(t, activities.OutcomeReplace, r.Outcome)
 	sent := h.chain.rawSends()
 	require.NotEmpty(t, sent, "re-sent through the RPC")
 	for _, s := range sent {

@@ -227,7 +227,7 @@ type ConfirmInput struct {
 }
 
 // ConfirmResult is where the step's transaction ended. Outcome is one of activities'
-// OutcomeFinalized, OutcomeFailed and OutcomeExpired (the newest build was not mined within
+// OutcomeFinalized, OutcomeFailed and OutcomeReplace (the newest build was not mined within
 // ReplaceAfter and no build holds the nonce: replace it).
 type ConfirmResult struct {
 	Outcome string `json:"outcome"`

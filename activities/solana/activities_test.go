@@ -547,7 +547,7 @@ func TestConfirm(t *testing.T) {
 			heights: []uint64{100, 105, 110, 111}}
 		res, err := confirm(t, f)
 		require.NoError(t, err)
-		require.Equal(t, activities.OutcomeExpired, res.Outcome)
+		require.Equal(t, activities.OutcomeCannotLand, res.Outcome)
 		// start height read, then: valid, valid, invalid at 105 (not past 110), invalid at 110 (not past),
 		// invalid at 111 -> re-check status -> expired.
 		require.GreaterOrEqual(t, f.reads, 6)

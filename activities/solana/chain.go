@@ -144,7 +144,7 @@ func (a *Activities) Confirm(ctx context.Context, in ConfirmInput) (ConfirmResul
 			}
 			if expired {
 				logger.Info("Transaction expired without landing", "txSig", in.Signature, "blockhash", in.RecentBlockhash)
-				return ConfirmResult{Outcome: activities.OutcomeExpired}, nil
+				return ConfirmResult{Outcome: activities.OutcomeCannotLand}, nil
 			}
 		}
 		if time.Since(began) >= quiet {

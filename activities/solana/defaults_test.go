@@ -52,7 +52,7 @@ func TestConfirmDefaultExpiryMarginIs300Blocks(t *testing.T) {
 	t.Run("301 blocks past the start: expired", func(t *testing.T) {
 		f := &fakeChain{statuses: absentThenFinalized(20), valid: []bool{false}, heights: []uint64{1000, 1301}}
 		res := confirmDefault(t, f, nil)
-		require.Equal(t, activities.OutcomeExpired, res.Outcome)
+		require.Equal(t, activities.OutcomeCannotLand, res.Outcome)
 	})
 }
 
@@ -63,7 +63,7 @@ func TestConfirmResumesFromItsHeartbeat(t *testing.T) {
 		// Every height read is 1301: a fresh start would read it as its start and never expire.
 		f := &fakeChain{statuses: absentThenFinalized(20), valid: []bool{false}, heights: []uint64{1301}}
 		res := confirmDefault(t, f, &confirmProgress{StartHeight: 1000})
-		require.Equal(t, activities.OutcomeExpired, res.Outcome, "301 blocks past the heartbeat's start height")
+		require.Equal(t, activities.OutcomeCannotLand, res.Outcome, "301 blocks past the heartbeat's start height")
 		require.Equal(t, 1, f.heightReads, "only the proof's height read; the start height came from the heartbeat")
 	})
 	t.Run("without a heartbeat the same chain is not proof", func(t *testing.T) {

@@ -185,7 +185,7 @@ func TestOperationCountersPerOutcome(t *testing.T) {
 			setup: func(env *testsuite.TestWorkflowEnvironment) {
 				c := &chain{}
 				env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
-				env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
+				env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeCannotLand}, nil).Once()
 				env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42}, nil).Once()
 			},
 			want: map[string]int64{

@@ -210,7 +210,7 @@ func TestLeaseStepsUseConsecutiveNoncesAndReleaseTheNextUnused(t *testing.T) {
 // Confirm follows both; whichever landed is the step's transaction.
 func TestLeaseReplacementKeepsTheNonceAndFollowsEveryBuild(t *testing.T) {
 	c := &evmChain{answers: []actevm.ConfirmResult{
-		{Outcome: activities.OutcomeExpired},
+		{Outcome: activities.OutcomeReplace},
 		{Outcome: activities.OutcomeFinalized, Hash: "0xhash-1", Block: 51, Fee: "30000"},
 	}}
 	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
@@ -244,7 +244,7 @@ func TestLeaseRevertedTransactionStillUsesItsNonce(t *testing.T) {
 
 // Nothing signed landed: the lease goes back at the nonce it started from.
 func TestLeaseNothingLandedReleasesTheStartingNonce(t *testing.T) {
-	c := &evmChain{answers: []actevm.ConfirmResult{{Outcome: activities.OutcomeExpired}}}
+	c := &evmChain{answers: []actevm.ConfirmResult{{Outcome: activities.OutcomeReplace}}}
 	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
 	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}, Options: workflows.Options{MaxBuilds: 2}})
 	var appErr *temporal.ApplicationError
@@ -285,7 +285,7 @@ func TestNilLeaseReleasesNothing(t *testing.T) {
 func TestLeaseReplacementNotBuiltFollowsWithoutReplacing(t *testing.T) {
 	c := &evmChain{
 		answers: []actevm.ConfirmResult{
-			{Outcome: activities.OutcomeExpired},
+			{Outcome: activities.OutcomeReplace},
 			{Outcome: activities.OutcomeFinalized, Hash: "0xhash-1", Block: 60, Fee: "21000"},
 		},
 		buildErrs: []error{nil, temporal.NewNonRetryableApplicationError("fee bump over the cap", activities.ErrPolicy, nil)},

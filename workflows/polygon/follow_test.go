@@ -22,7 +22,7 @@ func TestReplacementThatCannotBeBuiltFollowsTheBuildSent(t *testing.T) {
 	e.chain.confirm = []func(actevm.ConfirmInput) actevm.ConfirmResult{
 		func(in actevm.ConfirmInput) actevm.ConfirmResult {
 			confirms = append(confirms, in)
-			return actevm.ConfirmResult{Outcome: activities.OutcomeExpired}
+			return actevm.ConfirmResult{Outcome: activities.OutcomeReplace}
 		},
 		func(in actevm.ConfirmInput) actevm.ConfirmResult {
 			confirms = append(confirms, in)
@@ -56,7 +56,7 @@ func TestCancelAfterAStuckBuildFollowsItRatherThanStop(t *testing.T) {
 	e.chain.confirm = []func(actevm.ConfirmInput) actevm.ConfirmResult{
 		func(actevm.ConfirmInput) actevm.ConfirmResult {
 			e.CancelWorkflow()
-			return actevm.ConfirmResult{Outcome: activities.OutcomeExpired}
+			return actevm.ConfirmResult{Outcome: activities.OutcomeReplace}
 		},
 		func(in actevm.ConfirmInput) actevm.ConfirmResult {
 			return actevm.ConfirmResult{Outcome: activities.OutcomeFinalized, Hash: in.Hashes[0], Block: 3, Fee: "21000"}

@@ -210,7 +210,7 @@ func TestStuckTransactionIsReplacedUnderTheSameNonceAndAnEarlierBuildMayLand(t *
 	e.delegation(actevm.Delegation{Balance: polWei(500), Allowance: polWei(100), ExpectedShares: polWei(100)})
 	e.chain.confirm = []func(actevm.ConfirmInput) actevm.ConfirmResult{
 		func(actevm.ConfirmInput) actevm.ConfirmResult {
-			return actevm.ConfirmResult{Outcome: activities.OutcomeExpired}
+			return actevm.ConfirmResult{Outcome: activities.OutcomeReplace}
 		},
 		func(in actevm.ConfirmInput) actevm.ConfirmResult {
 			// The first build lands after all: only one can, under the one nonce.

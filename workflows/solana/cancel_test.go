@@ -169,7 +169,7 @@ func (s *WorkflowSuite) TestCancelDuringConfirmThatExpiresRebuildsNothing() {
 	cancels := s.recordCancelled()
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).After(time.Minute).
-		Return(actsolana.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
+		Return(actsolana.ConfirmResult{Outcome: activities.OutcomeCannotLand}, nil).Once()
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 10*time.Second)
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
@@ -182,6 +182,6 @@ func (s *WorkflowSuite) TestCancelDuringConfirmThatExpiresRebuildsNothing() {
 	st := s.status()
 	s.Equal(workflows.StepCancelled, st.Step)
 	s.Require().Len(st.Attempts, 1)
-	s.Equal(activities.OutcomeExpired, st.Attempts[0].Outcome)
+	s.Equal(activities.OutcomeCannotLand, st.Attempts[0].Outcome)
 	s.Empty(st.Transactions)
 }

@@ -52,7 +52,7 @@ func (s *WorkflowSuite) TestDefaultMaxBuildsIsThree() {
 	s.mockPolicy(false)
 	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeExpired}, nil)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeCannotLand}, nil)
 	in := stakeInput()
 	s.Require().Zero(in.Options)
 	s.env.ExecuteWorkflow(StakeWorkflow, in)
@@ -66,7 +66,7 @@ func (s *WorkflowSuite) TestDefaultMaxBuildsIsThree() {
 	s.Require().Len(st.Attempts, 3)
 	for i, at := range st.Attempts {
 		s.Equal(i+1, at.Build)
-		s.Equal(activities.OutcomeExpired, at.Outcome)
+		s.Equal(activities.OutcomeCannotLand, at.Outcome)
 	}
 }
 

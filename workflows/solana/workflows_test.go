@@ -324,7 +324,7 @@ func (s *WorkflowSuite) TestBlockhashExpiredBeforeBroadcastRebuildsOnlyAfterProo
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast).Once()
 	// The chain proves the first cannot land before anything is rebuilt.
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.MatchedBy(func(in actsolana.ConfirmInput) bool { return in.Signature == "sig-1" })).
-		Return(actsolana.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
+		Return(actsolana.ConfirmResult{Outcome: activities.OutcomeCannotLand}, nil).Once()
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.MatchedBy(func(in actsolana.ConfirmInput) bool { return in.Signature == "sig-2" })).
 		Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 99}, nil).Once()
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
@@ -335,7 +335,7 @@ func (s *WorkflowSuite) TestBlockhashExpiredBeforeBroadcastRebuildsOnlyAfterProo
 	s.Equal(2, r.Transactions[0].Builds)
 	st := s.status()
 	s.Require().Len(st.Attempts, 2)
-	s.Equal(activities.OutcomeExpired, st.Attempts[0].Outcome)
+	s.Equal(activities.OutcomeCannotLand, st.Attempts[0].Outcome)
 	s.Equal(activities.OutcomeFinalized, st.Attempts[1].Outcome)
 	s.Equal([]string{"sig-1", "sig-2"}, s.sa[workflows.SASignatures.GetName()])
 }
@@ -345,7 +345,7 @@ func (s *WorkflowSuite) TestBlockhashExpiredAfterBroadcastRebuilds() {
 	s.mockPolicy(false)
 	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeExpired}, nil).Once()
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeCannotLand}, nil).Once()
 	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized}, nil).Once()
 	s.env.ExecuteWorkflow(StakeWorkflow, stakeInput())
 
@@ -418,7 +418,7 @@ func (s *WorkflowSuite) TestTooManyExpiredBuildsFailWithReason() {
 	s.mockPolicy(false)
 	s.mockThroughSign(c)
 	s.env.OnActivity(a.Broadcast, mock.Anything, mock.Anything).Return(c.broadcast)
-	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeExpired}, nil)
+	s.env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeCannotLand}, nil)
 	in := stakeInput()
 	in.Options.MaxBuilds = 2
 	s.env.ExecuteWorkflow(StakeWorkflow, in)

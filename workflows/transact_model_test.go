@@ -5,8 +5,11 @@ package workflows
 // What is explored: one transaction step, run by the real core in Temporal's test environment
 // against a fake chain of one of two kinds (half the seeds each):
 //   - a nonce chain (a Replaceable Tx): every build shares one nonce, so at most one can consume
-//     it; Confirm answers "replace" when the newest build was not mined in time (never once the
-//     step stopped replacing), "cannot land" only when another transaction consumed the nonce;
+//     it; Confirm answers "replace" when the newest build was not mined in time, "cannot land"
+//     only when another transaction consumed the nonce. Half the runs' Tx can also take the nonce
+//     back on a cancel with a harmless transaction (Cancel, the core's optional Canceller), and
+//     in half, once replacing stopped, Confirm answers "replace" now and then to say "no final
+//     word yet" (the others poll on until a build lands);
 //   - a Solana-like chain (not Replaceable): each build has its own expiry; a build is dead once
 //     Confirm answered "cannot land" for it, and until then it may land.
 //
@@ -22,8 +25,10 @@ package workflows
 //   - completed if and only if a build landed without error, and the result names that build;
 //     failed on chain (TransactionFailed) if and only if the build that landed reverted;
 //   - failed or cancelled only when nothing the step signed can land anymore: on the nonce chain
-//     the nonce is consumed by another transaction (and none of ours), or no build ever reached
-//     the chain; on the Solana-like chain every build sent was answered "cannot land";
+//     the nonce is consumed by another transaction or the step's cancel transaction (and by no
+//     build of the step), or no build was ever sent; on the Solana-like chain every build sent
+//     was answered "cannot land";
+//   - the cancel transaction took the nonce only if the operation ended cancelled;
 //   - nothing sent is left able to land once the operation has ended.
 //
 // Run many more runs, or replay one:
@@ -105,6 +110,9 @@ type modelBuild struct {
 	// expired (solana-like): it can no longer land; answered: Confirm answered cannot-land for it.
 	expired, answered bool
 	landed, reverted  bool
+	// cancel: the step's cancel transaction (a harmless transfer to itself under the nonce, sent
+	// by a Canceller), not a build of the step.
+	cancel bool
 }
 
 // model is the fake chain of one run and its schedule.
@@ -125,6 +133,10 @@ type model struct {
 	cancelTick int
 	// maxBuilds is the step's Options.MaxBuilds (1 to 3).
 	maxBuilds int
+	// canceller (nonce chain): the Tx can take its nonce back on a cancel (the core's Canceller,
+	// where it has one). silentWhileFollowing: once replacing stopped, Confirm may answer replace
+	// to say "no final word yet" (the core then stalls and confirms again); else it polls on.
+	canceller, silentWhileFollowing bool
 	// firstTick is the tick each activity ID's first attempt started at.
 	firstTick map[string]int
 	closed    bool
@@ -139,7 +151,10 @@ func newModel(seed uint64) *model {
 	m := &model{seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed)), firstTick: map[string]int{}}
 	m.kind = modelKind(seed % 2)
 	m.maxBuilds = 1 + m.rng.IntN(3)
-	m.logf("%s, MaxBuilds %d", m.kind, m.maxBuilds)
+	if m.kind == nonceChain {
+		m.canceller, m.silentWhileFollowing = m.chance(0.5), m.chance(0.5)
+	}
+	m.logf("%s, MaxBuilds %d, canceller %v, replace while following %v", m.kind, m.maxBuilds, m.canceller, m.silentWhileFollowing)
 	return m
 }
 
@@ -171,7 +186,7 @@ func (m *model) canLand(b *modelBuild) bool {
 
 func (m *model) land(b *modelBuild, why string) {
 	b.landed = true
-	b.reverted = m.chance(pReverted)
+	b.reverted = !b.cancel && m.chance(pReverted)
 	if m.kind == nonceChain {
 		m.consumedBy = b.id
 	}
@@ -264,7 +279,13 @@ var errModelGone = errors.New("attempt the core no longer waits for")
 
 // The fake chain's activities.
 
-func (m *model) Build(ctx context.Context, build int) (string, error) {
+type modelBuildIn struct {
+	Build  int
+	Cancel bool
+}
+
+func (m *model) Build(ctx context.Context, in modelBuildIn) (string, error) {
+	build := in.Build
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	attempt, live := m.enter(ctx, "Build")
@@ -281,8 +302,11 @@ func (m *model) Build(ctx context.Context, build int) (string, error) {
 		m.logf("Build %d attempt %d: %s", build, attempt, f.name)
 		return "", f.err()
 	}
-	b := &modelBuild{n: len(m.builds) + 1}
+	b := &modelBuild{n: len(m.builds) + 1, cancel: in.Cancel}
 	b.id = fmt.Sprintf("b%d", b.n)
+	if b.cancel {
+		b.id = fmt.Sprintf("cancel%d", b.n)
+	}
 	m.builds = append(m.builds, b)
 	m.logf("Build %d attempt %d: built %s", build, attempt, b.id)
 	return b.id, nil
@@ -453,6 +477,9 @@ func (m *model) Confirm(ctx context.Context, in modelConfirmIn) (fakeConfirmed, 
 			case !in.Following && polls >= patience:
 				m.logf("Confirm %v attempt %d: replace (nothing mined in time)", in.IDs, attempt)
 				return fakeConfirmed{Outcome: activities.OutcomeReplace}, nil
+			case in.Following && m.silentWhileFollowing && polls >= patience+3 && m.chance(0.5):
+				m.logf("Confirm %v attempt %d (following): replace (no final word yet)", in.IDs, attempt)
+				return fakeConfirmed{Outcome: activities.OutcomeReplace}, nil
 			case polls >= modelPatience:
 				// Following for long: the newest build that reached the chain lands (a re-send
 				// gets it mined), or, when none did, another transaction takes the nonce.
@@ -504,12 +531,14 @@ type modelTx struct {
 	sent      string
 	conf      fakeConfirmed
 	following bool
+	// cancelling: the core asked for the cancel transaction (modelCancellerTx).
+	cancelling bool
 }
 
 func (t *modelTx) Kind() string { return "bond" }
 func (t *modelTx) Build(build int) Call {
 	t.built = ""
-	return Call{Activity: t.m.Build, Input: build, Result: &t.built}
+	return Call{Activity: t.m.Build, Input: modelBuildIn{Build: build, Cancel: t.cancelling}, Result: &t.built}
 }
 func (t *modelTx) Check(workflow.Context, *Operation) error { return t.m.check() }
 func (t *modelTx) Sign() Call {
@@ -546,6 +575,16 @@ func (t *modelNonceTx) StopReplacing() { t.following = true }
 
 var _ Replaceable = (*modelNonceTx)(nil)
 
+// modelCancellerTx is a nonce-chain Tx that can take its nonce back on a cancel after a
+// broadcast: Cancel turns Build, Sign and Broadcast to a harmless transaction under the same
+// nonce (the core's Canceller, where the core has one).
+type modelCancellerTx struct{ modelNonceTx }
+
+func (t *modelCancellerTx) Cancel() bool {
+	t.cancelling = true
+	return true
+}
+
 // workflow runs one step through the core and ends the operation as a chain's workflow does.
 func (m *model) workflow(ctx workflow.Context) (TxRecord, error) {
 	o, err := NewOperation(ctx, Setup{
@@ -556,7 +595,10 @@ func (m *model) workflow(ctx workflow.Context) (TxRecord, error) {
 		return TxRecord{}, err
 	}
 	var tx Tx = &modelTx{m: m}
-	if m.kind == nonceChain {
+	switch {
+	case m.kind == nonceChain && m.canceller:
+		tx = &modelCancellerTx{modelNonceTx{modelTx{m: m}}}
+	case m.kind == nonceChain:
 		tx = &modelNonceTx{modelTx{m: m}}
 	}
 	rec, err := o.Transact(ctx, tx)
@@ -642,10 +684,17 @@ func (r *modelRun) check() {
 	m := r.m
 	broke := func(format string, args ...any) { r.violations = append(r.violations, fmt.Sprintf(format, args...)) }
 	var landed []*modelBuild
+	var cancelLanded *modelBuild
 	for _, b := range m.builds {
-		if b.landed {
+		switch {
+		case b.landed && b.cancel:
+			cancelLanded = b
+		case b.landed:
 			landed = append(landed, b)
 		}
+	}
+	if cancelLanded != nil && r.outcome != "cancelled" {
+		broke("the cancel transaction %s took the nonce, but the operation ended %s", cancelLanded.id, r.outcome)
 	}
 	if len(landed) > 1 {
 		var ids []string
@@ -683,12 +732,13 @@ func (r *modelRun) check() {
 			broke("failed on chain (%s), but no build landed", modelErr(r.err))
 		}
 		if won == nil {
+			proven := m.consumedBy == "other" || cancelLanded != nil
 			for _, b := range m.builds {
 				if !b.sendTried || b.refused {
 					continue
 				}
 				switch {
-				case m.kind == nonceChain && m.consumedBy != "other":
+				case m.kind == nonceChain && !proven:
 					broke("%s (%s) with %s sent and the nonce not consumed: %s can still land", r.outcome, modelErr(r.err), b.id, b.id)
 				case m.kind == solanaChain && !b.answered:
 					broke("%s (%s) with %s sent and never answered cannot-land", r.outcome, modelErr(r.err), b.id)
@@ -728,10 +778,27 @@ func TestTransactModelCheck(t *testing.T) {
 	}
 	var failed []uint64
 	shown := 0
-	stats, broken := map[string]int{}, map[string]int{}
+	stats, broken, paths := map[string]int{}, map[string]int{}, map[string]int{}
 	for i := 1; i <= *modelRuns; i++ {
 		r := runModel(uint64(i))
 		stats[fmt.Sprintf("%s %s, %d builds", r.m.kind, r.outcome, len(r.m.builds))]++
+		for _, b := range r.m.builds {
+			switch {
+			case b.cancel && b.landed:
+				paths["cancel transaction landed"]++
+			case b.cancel:
+				paths["cancel transaction built"]++
+			case b.landed && b.n < len(r.m.builds):
+				paths["an earlier build landed after a later one was built"]++
+			}
+		}
+		for _, l := range r.m.schedule {
+			for _, p := range []string{"(no final word yet)", "refused at its first send", "cancel requested", "another transaction consumed", "answer lost", "reverted"} {
+				if strings.Contains(l, p) {
+					paths[p]++
+				}
+			}
+		}
 		if len(r.violations) == 0 {
 			continue
 		}
@@ -744,7 +811,7 @@ func TestTransactModelCheck(t *testing.T) {
 			t.Errorf("%v", r)
 		}
 	}
-	t.Logf("explored %d runs: %v", *modelRuns, stats)
+	t.Logf("explored %d runs: %v; paths taken (times): %v", *modelRuns, stats, paths)
 	if n := len(failed); n > 0 {
 		t.Errorf("%d of %d runs broke a rule; seeds (first 30): %v; rules broken (runs): %v", n, *modelRuns, failed[:min(n, 30)], broken)
 	}

@@ -335,6 +335,7 @@ func (m *model) Sign(ctx context.Context, unsigned string) (fakeSigned, error) {
 	if f, ok := m.fault(
 		retryable("SignerBusy", "the signer is busy"),
 		nonRetryable(activities.ErrVerificationFailed, "the transaction does not do what was asked"),
+		timedOut(enumspb.TIMEOUT_TYPE_START_TO_CLOSE),
 	); ok {
 		m.logf("Sign %s attempt %d: %s", unsigned, attempt, f.name)
 		return fakeSigned{}, f.err()

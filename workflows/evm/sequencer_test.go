@@ -169,4 +169,3 @@ func TestSequencerQueuedOperationThatGivesUpLeavesTheQueue(t *testing.T) {
 	require.Equal(t, []string{"op-a", "op-c"}, r.order)
 	require.Equal(t, []Grant{{Nonce: 5}}, r.grants["op-c"])
 }
-

@@ -14,16 +14,37 @@ import (
 )
 
 // The nonce sequencer of an address: one durable workflow per (network, address), the only
-// source of that address's nonces for every stakeflow operation.
+// source of that address's nonces for every stakeflow operation. It is chain-neutral: Celestia's
+// account sequences go through it too, read by its own activity (SequencerState.Reader).
 //
 // An operation leases the address: it is granted the next nonce, uses as many consecutive nonces
 // as its transactions need (a replacement reuses its step's nonce), and releases the lease with
-// the next unused nonce once its last transaction is finalized, or with the nonce it started from
-// when nothing it signed can land. One lease at a time: two operations from one address get
-// consecutive nonces, and a nonce is never skipped. Before each grant the sequencer reads the
-// address's nonces from the chain: a transaction from the address that stakeflow did not send
-// (pending in the pool, or having consumed a nonce) is reported to the operation asking, as a
-// non-retryable error, never passed over in silence.
+// the first nonce it did not use. One lease at a time: two operations from one address get
+// consecutive nonces, and a nonce is never skipped nor given twice. Before each grant the
+// sequencer reads the address's nonces from the chain: a transaction from the address that
+// stakeflow did not send (pending in the pool, or having consumed a nonce) is reported to the
+// operation asking, as a non-retryable error, never passed over in silence.
+//
+// The chain has the last word on a lease given back (runs from versionLiveness on):
+//   - A release is not trusted alone. The sequencer reads the chain and hands out nothing until
+//     the nonce consumed at final depth reaches the release's Next and nothing of the address is
+//     pending or short of final depth (a build of the holder's still open). A chain count above
+//     Next (the holder's transaction landed past what it said) is taken, and recorded in
+//     SequencerState.Events; a count below it is never passed over (no nonce is handed out above
+//     a gap): the sequencer re-reads, and the waiting operations are told why past CheckEvery. An
+//     operator's way out is SignalResync (take the chain's count).
+//   - A holder that closed without releasing (terminated, timed out, failed, continued as new)
+//     is found by a durable timer (every CheckEvery) that describes its run (EVMLeaseHolder): the
+//     waiting operations are told at once (a stall and a notification on each), and the lease is
+//     freed at the chain's count once the chain has the last word on everything pending.
+//   - Waiting operations rest in StepWaitingNonce, told whom they wait on; past MaxStallWait, or
+//     when the sequencer tells them the lease does not come, they show as stalled.
+//   - The run continues as new after grantsPerRun grants when idle, and whatever it holds past
+//     stepsPerRun loop turns or historyLimit events, carrying its holder, queue, settling lease
+//     and events.
+//
+// The workflow type keeps its first name, EVMNonceSequencerWorkflow, although Celestia uses it
+// too: running sequencers are found by that name.
 const (
 	// SequencerWorkflowType is the sequencer's workflow type (defined with the activity that
 	// starts it).

@@ -293,6 +293,9 @@ func waitForGrant(ctx workflow.Context, o *workflows.Operation, seqID string) (G
 			if notice.Stalled {
 				told = notice.Reason
 				o.StallWaiting(ctx, StepWaitingNonce, told, every)
+			} else {
+				// A new holder: what the sequencer said before no longer holds.
+				told = ""
 			}
 		case overdue && told != "":
 			o.StallWaiting(ctx, StepWaitingNonce, told, every)

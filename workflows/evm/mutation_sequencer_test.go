@@ -20,7 +20,7 @@ import (
 // A grant refused for a conflict gives no lease: the next operation in the queue is answered at
 // once, without anyone releasing.
 func TestSequencerConflictHoldsNoLease(t *testing.T) {
-	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 5}, actevm.Nonces{Latest: 5, Pending: 5})
+	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 5, Finalized: 4}, settled(5))
 	r.acquire(time.Second, "op-a")
 	r.acquire(2*time.Second, "op-b")
 	r.run(time.Hour)
@@ -32,9 +32,9 @@ func TestSequencerConflictHoldsNoLease(t *testing.T) {
 // After a conflict where nonces were used behind stakeflow's back, the next operation starts at the
 // chain's count.
 func TestSequencerAfterNoncesUsedElsewhereContinuesAtTheChainsCount(t *testing.T) {
-	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 4}, actevm.Nonces{Latest: 7, Pending: 7})
+	r := newSequencerRun(t, settled(4), settled(4), settled(7))
 	r.acquire(time.Second, "op-a")
-	r.release(time.Minute, "op-a", 4) // nothing used
+	r.release(time.Minute, "op-a", 4) // nothing used; the chain agrees
 	r.acquire(2*time.Minute, "op-b")  // sees 3 nonces used elsewhere
 	r.acquire(3*time.Minute, "op-c")
 	r.run(time.Hour)
@@ -44,7 +44,7 @@ func TestSequencerAfterNoncesUsedElsewhereContinuesAtTheChainsCount(t *testing.T
 }
 
 func TestSequencerPendingConflictNamesTheRange(t *testing.T) {
-	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 7})
+	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 7, Finalized: 4})
 	r.acquire(time.Second, "op-a")
 	r.run(time.Hour)
 	require.Contains(t, r.grants["op-a"][0].Error, addr+" has 3 transaction(s) pending that stakeflow did not send (nonces 4 to 6)")
@@ -52,7 +52,7 @@ func TestSequencerPendingConflictNamesTheRange(t *testing.T) {
 
 // A release with a lower next nonce than the sequencer knows never moves it back.
 func TestSequencerReleaseNeverMovesTheNonceBack(t *testing.T) {
-	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 4}, actevm.Nonces{Latest: 6, Pending: 6})
+	r := newSequencerRun(t, settled(4), settled(6))
 	r.acquire(time.Second, "op-a")
 	r.release(time.Minute, "op-a", 6)
 	r.acquire(2*time.Minute, "op-b")
@@ -67,7 +67,7 @@ func TestSequencerReleaseNeverMovesTheNonceBack(t *testing.T) {
 // asking twice while queued is queued once; a release from an operation neither holding nor
 // queued changes nothing.
 func TestSequencerRepeatedAsksAndStrayReleases(t *testing.T) {
-	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 4}, actevm.Nonces{Latest: 4, Pending: 4}, actevm.Nonces{Latest: 5, Pending: 5})
+	r := newSequencerRun(t, settled(4), settled(4), settled(5))
 	r.acquire(time.Second, "op-a")
 	r.acquire(2*time.Second, "op-b")
 	r.acquire(3*time.Second, "op-b")
@@ -86,7 +86,8 @@ func TestSequencerUndeliveredGrantFreesTheLease(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(NonceSequencerWorkflow, workflow.RegisterOptions{Name: SequencerWorkflowType})
 	env.RegisterActivity(ea)
-	env.OnActivity(ea.EVMReadNonces, mock.Anything, mock.Anything).Return(actevm.Nonces{Latest: 4, Pending: 4}, nil)
+	env.OnActivity(ea.EVMReadNonces, mock.Anything, mock.Anything).Return(settled(4), nil)
+	env.OnActivity(ea.EVMLeaseHolder, mock.Anything, mock.Anything).Return(actevm.HolderState{Running: true, Status: "Running"}, nil).Maybe()
 	var granted []string
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, SignalGrant, mock.Anything).
 		Return(func(_, id, _, _ string, arg any) error {
@@ -136,7 +137,7 @@ func TestSequencerContinuesAsNewAfter200Grants(t *testing.T) {
 	env.RegisterActivity(ea)
 	next := uint64(10)
 	env.OnActivity(ea.EVMReadNonces, mock.Anything, mock.Anything).Return(func(context.Context, actevm.NoncesInput) (actevm.Nonces, error) {
-		return actevm.Nonces{Latest: next, Pending: next}, nil
+		return settled(next), nil
 	})
 	grants := 0
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, SignalGrant, mock.Anything).

@@ -244,4 +244,18 @@ func TestStoreThatDoesNotOpen(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "127.0.0.1:1")
 	assert.NotContains(t, err.Error(), "s3cr3t")
+
+	// Every password form of a DSN, through data export and ssv list, against the real store.
+	for _, dsn := range []string{
+		"postgres://u@127.0.0.1:1/db?sslmode=disable&password=s3cr3t",
+		"postgres://u@127.0.0.1:1/db?PASS=s3cr3t",
+		"host=127.0.0.1 port=1 user=u password='s3cr3t pw' dbname=db sslmode=disable",
+	} {
+		for _, args := range [][]string{{"data", "export", "--kind", "apy"}, {"ssv", "list"}} {
+			err = Run(context.Background(), append(args, "--store", dsn), &out, noDial(t))
+			require.Error(t, err, dsn)
+			assert.Contains(t, err.Error(), "127.0.0.1:1", dsn)
+			assert.NotContains(t, err.Error(), "s3cr3t", dsn)
+		}
+	}
 }

@@ -174,7 +174,9 @@ func keyValueSpans(dsn string) [][2]int {
 	return spans
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
 
 // unquoteKV is a key=value DSN's value as the driver reads it: quotes removed, escapes resolved.
 func unquoteKV(v string) string {

@@ -549,7 +549,7 @@ func TestOpenErrorsHideEveryPasswordForm(t *testing.T) {
 		"postgresql://u@127.0.0.1:1/x?sslmode=disable&sslpassword=sekrit-pw&password=sekrit-pw",
 		"host=127.0.0.1 port=1 user=u password=sekrit-pw dbname=x sslmode=disable",
 		"host=127.0.0.1 port=1 user=u password='sekrit-pw with spaces' dbname=x sslmode=disable",
-		"host=127.0.0.1 port=1 password=sekrit-pw dbname=x sslmode=nonsense",              // refused by the parser
+		"host=127.0.0.1 port=1 password=sekrit-pw dbname=x sslmode=nonsense",                 // refused by the parser
 		"postgres://u:sekrit-pw@127.0.0.1:1/x?password=sekrit-pw&connect_timeout=notanumber", // refused by the parser
 	} {
 		t.Run(dsn, func(t *testing.T) {

@@ -25,6 +25,11 @@
 //   - SSV status history. UpsertSSVRequests records an SSVEvent for each
 //     request that is new (From "") or whose status changed, in the same
 //     transaction as the upsert; a re-run records nothing more.
+//   - Flags. Each APY, reward and SSV request row has a nullable flag_reason
+//     (migration 00003; Flag in Go, "" for NULL): why the data jobs do not
+//     take the record as true (it contradicts itself or what the chain can
+//     produce). A flag is part of the row: changing or clearing it alone is a
+//     change.
 //   - Exact decimals. Amounts and APYs are decimal text ("-"? digits, optional
 //     "." and digits; "" for unknown), never floats: TEXT in SQLite, NUMERIC
 //     (value and scale kept) in PostgreSQL. Other text is refused.

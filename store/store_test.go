@@ -11,6 +11,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
@@ -565,4 +566,97 @@ func TestOpenErrorsHideEveryPasswordForm(t *testing.T) {
 	entries, err := os.ReadDir(".")
 	require.NoError(t, err)
 	assert.Empty(t, entries, "no SQLite file was created under a DSN's name")
+}
+
+// A flagged record keeps its reason, in both dialects: written, read back, changed alone (an
+// upsert that changes only the flag counts 1), cleared.
+func TestRecordFlags(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db := open(t, dsn)
+		apy := store.APY{Network: "ethereum", Period: 1, PeriodStart: day(2), PeriodEnd: day(1), NetworkAPY: "1000000000000",
+			Flag: "networkApy 1000000000000 is above 1000%; the period ends before it starts"}
+		n, err := db.UpsertAPY(ctx, []store.APY{apy, {Network: "ethereum", Period: 2, NetworkAPY: "3.1"}})
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+		got, err := db.APYs(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.APY{apy, {Network: "ethereum", Period: 2, NetworkAPY: "3.1"}}, got, "an unflagged row reads back without a flag")
+		n, err = db.UpsertAPY(ctx, []store.APY{apy})
+		require.NoError(t, err)
+		assert.Equal(t, 0, n)
+		apy.Flag = "another reason"
+		n, err = db.UpsertAPY(ctx, []store.APY{apy})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "a changed flag is a change")
+		apy.Flag = ""
+		n, err = db.UpsertAPY(ctx, []store.APY{apy})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "a cleared flag is a change")
+		got, err = db.APYs(ctx, store.Query{Network: "ethereum"})
+		require.NoError(t, err)
+		assert.Equal(t, "", got[0].Flag)
+
+		rw := store.Reward{Network: "ethereum", Address: "0xa", Period: "1", Type: "consensus", Amount: "0.000537976",
+			NetAmount: "0.00537976", Fee: "0.000053798", Flag: "netAmount 0.00537976 is not amount 0.000537976 minus fee 0.000053798 (0.000484178)"}
+		n, err = db.UpsertRewards(ctx, []store.Reward{rw})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		gotR, err := db.Rewards(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.Reward{rw}, gotR)
+		rw.Flag = ""
+		n, err = db.UpsertRewards(ctx, []store.Reward{rw})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+
+		req := store.SSVRequest{ID: "a", Status: "processing", ValidatorsCount: -1, Flag: "validatorsCount -1 is below 1", UpdatedAt: day(1)}
+		_, err = db.UpsertSSVRequests(ctx, []store.SSVRequest{req}, day(1))
+		require.NoError(t, err)
+		gotS, err := db.SSVRequests(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.SSVRequest{req}, gotS)
+		req.Flag, req.ValidatorsCount = "", 2
+		_, err = db.UpsertSSVRequests(ctx, []store.SSVRequest{req}, day(1))
+		require.NoError(t, err)
+		gotS, err = db.SSVRequests(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.SSVRequest{req}, gotS, "the flag goes with the record it was about")
+	})
+}
+
+// A store made before the flag columns existed migrates to them with its rows kept, unflagged.
+func TestMigrationAddsFlagsToAnExistingStore(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		dialect, driver := "postgres", goose.DialectPostgres
+		if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+			dialect, driver = "sqlite", goose.DialectSQLite3
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+		}
+		old := raw(t, dsn)
+		p, err := goose.NewProvider(driver, old, os.DirFS(filepath.Join("migrations", dialect)), goose.WithDisableGlobalRegistry(true))
+		require.NoError(t, err)
+		_, err = p.UpTo(ctx, 2)
+		require.NoError(t, err)
+		_, err = old.ExecContext(ctx, `INSERT INTO network_apy (network, period, network_apy) VALUES ('sui', 7, '3.5')`)
+		require.NoError(t, err)
+		_, err = old.ExecContext(ctx, `INSERT INTO delegator_rewards (network, address, period, type, validator, currency, recipient, amount, not_finalized)
+VALUES ('ethereum', '0xa', '7', 'consensus', '0xv', 'ETH', '0xa', '0.1', false)`)
+		require.NoError(t, err)
+		require.NoError(t, old.Close())
+
+		db := open(t, dsn)
+		got, err := db.APYs(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.APY{{Network: "sui", Period: 7, NetworkAPY: "3.5"}}, got)
+		gotR, err := db.Rewards(ctx, store.Query{})
+		require.NoError(t, err)
+		require.Len(t, gotR, 1)
+		assert.Equal(t, "", gotR[0].Flag)
+		assert.Equal(t, "0.1", gotR[0].Amount)
+		var v int64
+		require.NoError(t, raw(t, dsn).QueryRowContext(ctx, `SELECT MAX(version_id) FROM goose_db_version`).Scan(&v))
+		assert.Equal(t, int64(3), v)
+	})
 }

@@ -123,7 +123,9 @@ func (a *Activities) CollectAPY(ctx context.Context, in APYInput) (CollectResult
 	batch := newBatch(&res, "storing APYs", a.Store.UpsertAPY)
 	what := "network APY of " + in.Network
 	pg := newPager(a, what, 0, apiclient.MaxDataOffset, maxRequests(in.MaxRequests),
-		func(r apiclient.NetworkAPYRecord) string { return "period " + strconv.FormatInt(r.StakingPeriodNumber, 10) },
+		func(r apiclient.NetworkAPYRecord) string {
+			return "period " + strconv.FormatInt(r.StakingPeriodNumber, 10)
+		},
 		func(ctx context.Context, limit, offset int) (page[apiclient.NetworkAPYRecord], error) {
 			q.Limit, q.Offset = limit, offset
 			p, err := a.Service.NetworkAPY(ctx, in.Network, q)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"strconv"
 	"testing"
 	"time"
@@ -35,6 +34,9 @@ type service struct {
 	periods int64
 	ssv     []apiclient.SetupRequest
 	served  int
+	// repeat answers the first page whatever the offset; fail, when set, fails each APY request.
+	repeat bool
+	fail   func() error
 }
 
 func (s *service) first(startAt time.Time, startNumber *int64) int64 {
@@ -48,39 +50,41 @@ func (s *service) first(startAt time.Time, startNumber *int64) int64 {
 	return n
 }
 
-func (s *service) NetworkAPYAll(_ context.Context, _ string, q apiclient.NetworkAPYQuery) iter.Seq2[apiclient.NetworkAPYRecord, error] {
-	return func(yield func(apiclient.NetworkAPYRecord, error) bool) {
-		for n := s.first(q.StartAt, q.StartNumber); n < s.periods; n++ {
-			s.served++
-			if !yield(apiclient.NetworkAPYRecord{StakingPeriodNumber: n, StakingPeriodStart: origin.Add(time.Duration(n) * 24 * time.Hour), NetworkAPY: "3.5"}, nil) {
-				return
-			}
-		}
+// pageOf is the page of items from offset, at most limit long, and the number served.
+func pageOf[T any](s *service, all []T, limit, offset int) []T {
+	if offset >= len(all) {
+		return []T{}
 	}
+	out := all[offset:min(offset+limit, len(all))]
+	s.served += len(out)
+	return out
 }
 
-func (s *service) DelegatorAPRAll(_ context.Context, _ string, q apiclient.DelegatorAPRQuery) iter.Seq2[apiclient.DelegatorRewardRecord, error] {
-	return func(yield func(apiclient.DelegatorRewardRecord, error) bool) {
-		for n := s.first(q.StartAt, q.StartNumber); n < s.periods; n++ {
-			s.served++
-			rec := apiclient.DelegatorRewardRecord{StakingPeriod: strconv.FormatInt(n, 10), StakingPeriodStart: origin.Add(time.Duration(n) * 24 * time.Hour),
-				Rewards: []apiclient.Reward{{Type: apiclient.RewardTypeConsensus, Amount: "1.000000000000000001", NetAmount: "0.9", Fee: "0.100000000000000001"}}}
-			if !yield(rec, nil) {
-				return
-			}
-		}
+func (s *service) NetworkAPY(_ context.Context, _ string, q apiclient.NetworkAPYQuery) (*apiclient.NetworkAPYPage, error) {
+	if s.fail != nil {
+		return nil, s.fail()
 	}
+	var all []apiclient.NetworkAPYRecord
+	for n := s.first(q.StartAt, q.StartNumber); n < s.periods; n++ {
+		all = append(all, apiclient.NetworkAPYRecord{StakingPeriodNumber: n, StakingPeriodStart: origin.Add(time.Duration(n) * 24 * time.Hour), NetworkAPY: "3.5"})
+	}
+	if s.repeat {
+		q.Offset = 0 // a hostile pager: the same page whatever the offset
+	}
+	return &apiclient.NetworkAPYPage{Limit: q.Limit, Offset: q.Offset, List: pageOf(s, all, q.Limit, q.Offset)}, nil
 }
 
-func (s *service) SSVRequestsAll(_ context.Context, q apiclient.SSVRequestsQuery) iter.Seq2[apiclient.SetupRequest, error] {
-	return func(yield func(apiclient.SetupRequest, error) bool) {
-		for i := q.Offset; i < len(s.ssv); i++ {
-			s.served++
-			if !yield(s.ssv[i], nil) {
-				return
-			}
-		}
+func (s *service) DelegatorAPR(_ context.Context, _ string, q apiclient.DelegatorAPRQuery) (*apiclient.DelegatorRewardsPage, error) {
+	var all []apiclient.DelegatorRewardRecord
+	for n := s.first(q.StartAt, q.StartNumber); n < s.periods; n++ {
+		all = append(all, apiclient.DelegatorRewardRecord{StakingPeriod: strconv.FormatInt(n, 10), StakingPeriodStart: origin.Add(time.Duration(n) * 24 * time.Hour),
+			Rewards: []apiclient.Reward{{Type: apiclient.RewardTypeConsensus, Amount: "1.000000000000000001", NetAmount: "0.9", Fee: "0.100000000000000001"}}})
 	}
+	return &apiclient.DelegatorRewardsPage{Limit: int32(q.Limit), Offset: int32(q.Offset), List: pageOf(s, all, q.Limit, q.Offset)}, nil
+}
+
+func (s *service) SSVRequests(_ context.Context, q apiclient.SSVRequestsQuery) (*apiclient.SetupRequestPage, error) {
+	return &apiclient.SetupRequestPage{Limit: q.Limit, Offset: q.Offset, TotalCount: len(s.ssv), List: pageOf(s, s.ssv, q.Limit, q.Offset)}, nil
 }
 
 type JobsSuite struct {
@@ -117,13 +121,13 @@ func (s *JobsSuite) TestAPYResumesFromLastStoredPeriod() {
 	s.env.ExecuteWorkflow(APYJobWorkflowType, APYJobInput{Network: "kusama", Limits: Limits{MaxRecords: 10}})
 	p := s.result()
 	// 5..14, 14..23, 23..29: each call reads the last stored period again.
-	s.Equal(Progress{Calls: 3, Read: 27, Upserted: 27, Last: "29", Runs: 1}, p)
+	s.Equal(Progress{Calls: 3, Read: 27, Upserted: 27, Last: "29", Runs: 1, Requests: 3}, p)
 	rows, err := s.store.APYs(context.Background(), actjobs.Query{Network: "kusama"})
 	s.Require().NoError(err)
 	s.Len(rows, 25, "periods 5..29, none before the stored one")
 	s.Equal(int64(5), rows[0].Period)
 	s.Equal("3.5", rows[0].NetworkAPY, "the stored period is read again")
-	s.Equal(27, s.svc.served)
+	s.Equal(25+16+7, s.svc.served, "each call fetches one whole page: 5..29, 14..29, 23..29")
 }
 
 func (s *JobsSuite) TestRewardsResumesFromLastStoredPeriod() {
@@ -132,7 +136,7 @@ func (s *JobsSuite) TestRewardsResumesFromLastStoredPeriod() {
 	s.Require().NoError(err)
 	s.env.ExecuteWorkflow(RewardsJobWorkflowType, RewardsJobInput{Network: "ethereum", Address: address})
 	p := s.result()
-	s.Equal(Progress{Calls: 1, Read: 10, Upserted: 10, Last: "29", Runs: 1}, p)
+	s.Equal(Progress{Calls: 1, Read: 10, Upserted: 10, Last: "29", Runs: 1, Requests: 1}, p)
 	rows, err := s.store.Rewards(context.Background(), actjobs.Query{Address: address})
 	s.Require().NoError(err)
 	s.Require().Len(rows, 10)
@@ -154,7 +158,7 @@ func (s *JobsSuite) TestContinuesAsNewAfterItsBudget() {
 	s.Equal(Limits{MaxRecords: 4, MaxActivities: 2}, next.Limits)
 	s.Require().NotNil(next.Progress)
 	// 0..3 then 3..6: two calls, then the next run.
-	s.Equal(Progress{Calls: 2, Read: 8, Upserted: 8, Last: "6", Runs: 1}, *next.Progress)
+	s.Equal(Progress{Calls: 2, Read: 8, Upserted: 8, Last: "6", Runs: 1, Requests: 2}, *next.Progress)
 	last, ok, err := s.store.LastAPYPeriod(context.Background(), "sui")
 	s.Require().NoError(err)
 	s.True(ok)
@@ -164,16 +168,16 @@ func (s *JobsSuite) TestContinuesAsNewAfterItsBudget() {
 func (s *JobsSuite) TestContinuedRunCarriesItsProgress() {
 	s.svc.periods = 3
 	s.env.ExecuteWorkflow(APYJobWorkflowType, APYJobInput{Network: "sui", Progress: &Progress{Calls: 50, Read: 400, Upserted: 400, Last: "2", Runs: 1}})
-	s.Equal(Progress{Calls: 51, Read: 403, Upserted: 403, Last: "2", Runs: 2}, s.result())
+	s.Equal(Progress{Calls: 51, Read: 403, Upserted: 403, Last: "2", Runs: 2, Requests: 1}, s.result())
 }
 
 func (s *JobsSuite) TestSSVJobPagesWithOffsets() {
 	for i := range 7 {
-		s.svc.ssv = append(s.svc.ssv, apiclient.SetupRequest{ID: fmt.Sprintf("r%d", i), Status: "processing"})
+		s.svc.ssv = append(s.svc.ssv, apiclient.SetupRequest{ID: fmt.Sprintf("r%d", i), Status: "processing", ValidatorsCount: 1, AmountPerValidator: "32"})
 	}
 	s.svc.ssv[4].Status = "failed"
 	s.env.ExecuteWorkflow(SSVJobWorkflowType, SSVJobInput{Limits: Limits{MaxRecords: 3}})
-	s.Equal(Progress{Calls: 3, Read: 7, Upserted: 7, Changes: 7, Failed: []string{"r4"}, Runs: 1}, s.result())
+	s.Equal(Progress{Calls: 3, Read: 7, Upserted: 7, Changes: 7, Failed: []string{"r4"}, Runs: 1, Requests: 3}, s.result())
 	s.Len(s.store.Events, 7)
 }
 
@@ -221,6 +225,6 @@ func (s *JobsSuite) TestDetailsShowProgress() {
 	s.Require().NoError(err)
 	var md sdkpb.WorkflowMetadata
 	s.Require().NoError(v.Get(&md))
-	s.Equal("**apy job** celestia: caught up\n\n- calls: 2 (run 1)\n- records read: 31\n- rows written: 31\n- last staking period: 29\n",
+	s.Equal("**apy job** celestia: caught up\n\n- calls: 2 (run 1)\n- records read: 31\n- rows written: 31\n- requests: 2\n- last staking period: 29\n",
 		md.GetCurrentDetails())
 }

@@ -237,7 +237,7 @@ func loop(ctx workflow.Context, j *job, p *Progress, lim Limits, call step, next
 		p.Calls++
 		p.Stall = nil
 		j.status.State, j.status.Progress = StateCollecting, *p
-		if visible && more && capped {
+		if visible && more && (capped || p.Requests >= maxReq) {
 			return fail(temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 				"%s job %s: %d requests sent in this run, its cap (maxRequests %d), and the service still has pages to read",
 				j.kind, j.scope, p.Requests, maxReq), ErrRequestCap, nil))

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/uber-go/tally/v4"
+	sdktally "go.temporal.io/sdk/contrib/tally"
 	"github.com/stretchr/testify/require"
 	"github.com/stretchr/testify/suite"
 	sdkpb "go.temporal.io/api/sdk/v1"
@@ -20,6 +23,8 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
+	"github.com/stakeflow/stakeflow/activities/notify"
+	"github.com/stakeflow/stakeflow/workflows"
 	"github.com/stakeflow/stakeflow/activities/jobs/jobstest"
 	"github.com/stakeflow/stakeflow/apiclient"
 )
@@ -68,10 +73,11 @@ func (s *service) NetworkAPY(_ context.Context, _ string, q apiclient.NetworkAPY
 	for n := s.first(q.StartAt, q.StartNumber); n < s.periods; n++ {
 		all = append(all, apiclient.NetworkAPYRecord{StakingPeriodNumber: n, StakingPeriodStart: origin.Add(time.Duration(n) * 24 * time.Hour), NetworkAPY: "3.5"})
 	}
+	from := q.Offset
 	if s.repeat {
-		q.Offset = 0 // a hostile pager: the same page whatever the offset
+		from = 0 // a hostile pager: the same page whatever the offset, said to be at the offset asked
 	}
-	return &apiclient.NetworkAPYPage{Limit: q.Limit, Offset: q.Offset, List: pageOf(s, all, q.Limit, q.Offset)}, nil
+	return &apiclient.NetworkAPYPage{Limit: q.Limit, Offset: q.Offset, List: pageOf(s, all, q.Limit, from)}, nil
 }
 
 func (s *service) DelegatorAPR(_ context.Context, _ string, q apiclient.DelegatorAPRQuery) (*apiclient.DelegatorRewardsPage, error) {
@@ -90,16 +96,22 @@ func (s *service) SSVRequests(_ context.Context, q apiclient.SSVRequestsQuery) (
 type JobsSuite struct {
 	suite.Suite
 	testsuite.WorkflowTestSuite
-	env   *testsuite.TestWorkflowEnvironment
-	svc   *service
-	store *jobstest.Store
+	env     *testsuite.TestWorkflowEnvironment
+	svc     *service
+	store   *jobstest.Store
+	metrics tally.TestScope
 }
 
 func TestJobs(t *testing.T) { suite.Run(t, new(JobsSuite)) }
 
 func (s *JobsSuite) SetupTest() {
+	s.metrics = tally.NewTestScope("", nil)
+	s.SetMetricsHandler(sdktally.NewMetricsHandler(s.metrics))
 	s.env = s.NewTestWorkflowEnvironment()
 	Register(s.env)
+	// A worker without a webhook: NotifyConfig answers off unless a test mocks it (notifying).
+	s.env.RegisterActivity(&notify.Notifier{})
+	s.env.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowType})
 	s.svc = &service{periods: 30}
 	s.store = jobstest.New()
 	acts := actjobs.New(s.svc, s.store)
@@ -227,4 +239,140 @@ func (s *JobsSuite) TestDetailsShowProgress() {
 	s.Require().NoError(v.Get(&md))
 	s.Equal("**apy job** celestia: caught up\n\n- calls: 2 (run 1)\n- records read: 31\n- rows written: 31\n- requests: 2\n- last staking period: 29\n",
 		md.GetCurrentDetails())
+}
+
+// notifying makes the worker post events and records each event's delivery workflow as it starts.
+func (s *JobsSuite) notifying() *[]notify.Event {
+	var events []notify.Event
+	s.env.OnActivity("NotifyConfig", mock.Anything).Return(notify.Config{Enabled: true}, nil)
+	s.env.OnWorkflow(workflows.NotifyWorkflowType, mock.Anything, mock.Anything).Return(
+		func(ctx workflow.Context, ev notify.Event) error {
+			s.Equal(ev.ID, workflow.GetInfo(ctx).WorkflowExecution.ID, "the delivery's workflow ID is the event's")
+			events = append(events, ev)
+			return nil
+		})
+	return &events
+}
+
+func (s *JobsSuite) status() Status {
+	v, err := s.env.QueryWorkflow(workflows.QueryStatus)
+	s.Require().NoError(err)
+	var st Status
+	s.Require().NoError(v.Get(&st))
+	return st
+}
+
+func (s *JobsSuite) counter(name string, tags map[string]string) int64 {
+	for _, c := range s.metrics.Snapshot().Counters() {
+		if c.Name() != name {
+			continue
+		}
+		match := true
+		for k, v := range tags {
+			match = match && c.Tags()[k] == v
+		}
+		if match {
+			return c.Value()
+		}
+	}
+	return 0
+}
+
+func (s *JobsSuite) requireFailed(errType string, contains string) {
+	s.Require().True(s.env.IsWorkflowCompleted())
+	var appErr *temporal.ApplicationError
+	s.Require().True(errors.As(s.env.GetWorkflowError(), &appErr), "want an application error, got %v", s.env.GetWorkflowError())
+	s.Equal(errType, appErr.Type())
+	s.True(appErr.NonRetryable())
+	s.Contains(appErr.Error(), contains)
+}
+
+// The finding: a pager that answers the same page whatever the offset kept the APY job reading
+// and restarting itself. Now the run ends on the second page with an error naming it, is counted
+// and notified, and its status says failed.
+func (s *JobsSuite) TestAPagerThatRepeatsEndsTheRun() {
+	events := s.notifying()
+	s.svc.periods, s.svc.repeat = 5000, true
+	s.env.ExecuteWorkflow(APYJobWorkflowType, APYJobInput{Network: "polkadot"})
+	s.requireFailed(actjobs.ErrPageNotAdvancing, "the page at offset 1000 holds only rows already read")
+	s.Equal(2000, s.svc.served, "two pages, not thousands")
+	st := s.status()
+	s.Equal(StateFailed, st.State)
+	s.Contains(st.Reason, "the service's pages do not advance")
+	s.Equal(int64(1), s.counter(MetricJobFailures, map[string]string{LabelJob: "apy", activities.LabelFailureType: actjobs.ErrPageNotAdvancing}))
+	s.Require().Len(*events, 1)
+	s.Equal(notify.EventFailed, (*events)[0].Type)
+	s.Equal("job-apy", (*events)[0].Operation)
+	s.Contains((*events)[0].Reason, "do not advance")
+}
+
+// A run that reaches its cap of requests with pages left ends naming the cap, across the calls
+// of the run; what it read is stored, for the next run to resume from.
+func (s *JobsSuite) TestRequestsOfARunAreCapped() {
+	s.svc.periods = 10_000
+	s.env.ExecuteWorkflow(APYJobWorkflowType, APYJobInput{Network: "sui", Limits: Limits{MaxRecords: 1000, MaxRequests: 3}})
+	s.requireFailed(ErrRequestCap, "3 requests sent in this run, its cap (maxRequests 3), and the service still has pages to read")
+	last, ok, err := s.store.LastAPYPeriod(context.Background(), "sui")
+	s.Require().NoError(err)
+	s.True(ok)
+	s.Equal(int64(2997), last, "three calls of a page each: 0..999, 999..1998, 1998..2997")
+	s.Equal(3, s.status().Progress.Requests)
+}
+
+// A call that keeps failing (the service down) stalls the job visibly: the status query says
+// stalled with the last error and the next try, the stall is counted once and notified once, the
+// tries back off; when the service heals the job catches up.
+func (s *JobsSuite) TestAJobThatKeepsFailingStallsVisibly() {
+	events := s.notifying()
+	s.svc.periods = 3
+	failures := 0
+	s.svc.fail = func() error {
+		failures++
+		return errors.New("connection refused")
+	}
+	var stalled []Status
+	var starts []time.Time
+	s.env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) {
+		starts = append(starts, s.env.Now())
+	})
+	// Look at the job in its stall, then let the service heal after three stalls' worth of tries.
+	for _, at := range []time.Duration{10 * time.Minute, 30 * time.Minute} {
+		s.env.RegisterDelayedCallback(func() { stalled = append(stalled, s.status()) }, at)
+	}
+	s.env.RegisterDelayedCallback(func() { s.svc.fail = nil }, 3*time.Hour)
+	s.env.ExecuteWorkflow(APYJobWorkflowType, APYJobInput{Network: "kusama"})
+	p := s.result()
+	s.Equal("2", p.Last)
+	s.Nil(p.Stall, "healed")
+
+	s.Require().Len(stalled, 2)
+	for _, st := range stalled {
+		s.Equal(StateStalled, st.State)
+		s.Require().NotNil(st.Stall)
+		s.Contains(st.Stall.LastError, "connection refused")
+		s.True(st.Stall.NextTryAt.After(st.Stall.Since))
+	}
+	s.Greater(stalled[1].Stall.Tries, stalled[0].Stall.Tries)
+	s.Equal(stalled[0].Stall.Since, stalled[1].Stall.Since, "one stall, tried again")
+	s.Equal(int64(1), s.counter(MetricJobStalls, map[string]string{LabelJob: "apy"}), "counted once per stall")
+	s.Require().Len(*events, 1, "notified once per stall")
+	s.Equal(notify.EventStalled, (*events)[0].Type)
+	s.Contains((*events)[0].Reason, "connection refused")
+	// Five attempts a call (seconds apart), then a stall of one minute, two, four...: over three
+	// hours a few dozen requests, not thousands.
+	s.Less(failures, 60)
+	s.GreaterOrEqual(len(starts), 10)
+	s.Equal(StateCaughtUp, s.status().State)
+}
+
+// Records that contradict themselves are counted in the job's progress and its details.
+func (s *JobsSuite) TestFlaggedRowsAreCounted() {
+	for i := range 2 {
+		s.svc.ssv = append(s.svc.ssv, apiclient.SetupRequest{ID: fmt.Sprintf("r%d", i), Status: "processing", ValidatorsCount: i, AmountPerValidator: "32"})
+	}
+	s.env.ExecuteWorkflow(SSVJobWorkflowType, SSVJobInput{})
+	s.Equal(1, s.result().Flagged)
+	rows, err := s.store.SSVRequests(context.Background(), actjobs.Query{})
+	s.Require().NoError(err)
+	s.Equal("validatorsCount 0 is below 1", rows[0].Flag)
 }

@@ -10,12 +10,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
-	"github.com/uber-go/tally/v4"
-	sdktally "go.temporal.io/sdk/contrib/tally"
 	"github.com/stretchr/testify/require"
 	"github.com/stretchr/testify/suite"
+	"github.com/uber-go/tally/v4"
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/activity"
+	sdktally "go.temporal.io/sdk/contrib/tally"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -23,10 +23,10 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
-	"github.com/stakeflow/stakeflow/activities/notify"
-	"github.com/stakeflow/stakeflow/workflows"
 	"github.com/stakeflow/stakeflow/activities/jobs/jobstest"
+	"github.com/stakeflow/stakeflow/activities/notify"
 	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/workflows"
 )
 
 var origin = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -216,3 +216,46 @@ func snapshotRaw(name string, raw []byte) {
 	defer finishedMu.Unlock()
 	snapshots[name] = raw
 }
+
+// TestDataJobHostilePager: a service whose pager answers the same page whatever the offset (the
+// sandbox's repeat-pages mode) made the APY job read and restart itself forever. Through the
+// admin tool's schedule, the run now ends on the second page with an error naming it, after two
+// requests; its status query says failed and why; what it read once is stored once.
+func TestDataJobHostilePager(t *testing.T) {
+	ctx := context.Background()
+	st.Sandbox.SetRepeatPages(true)
+	t.Cleanup(func() { st.Sandbox.SetRepeatPages(false) })
+	// Celestia's daily periods since 2023: more than a page of 1,000.
+	id := createJob(t, "--job", "apy", "--network", "celestia", "--since", "2023-01-01")
+	out, err := starterRun(t, "schedule", "trigger", "--schedule-id", id)
+	require.NoError(t, err, out)
+	var runID string
+	require.Eventually(t, func() bool {
+		d := describeSchedule(t, id)
+		if len(d.Recent) < 1 {
+			return false
+		}
+		runID = d.Recent[0].OperationID
+		return runID != ""
+	}, 30*time.Second, 200*time.Millisecond)
+	recordAs(runID, wfjobs.APYJobWorkflowType+"-page-not-advancing")
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	err = st.Client.GetWorkflow(wctx, runID, "").Get(wctx, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the page at offset 1000 holds only rows already read")
+
+	v, err := st.Client.QueryWorkflow(wctx, runID, "", workflows.QueryStatus)
+	require.NoError(t, err)
+	var status wfjobs.Status
+	require.NoError(t, v.Get(&status))
+	assert.Equal(t, wfjobs.StateFailed, status.State)
+	assert.Contains(t, status.Reason, "the service's pages do not advance")
+	assert.Equal(t, 1, status.Progress.Runs, "it did not restart itself")
+	rows, err := jobsStore.APYs(ctx, actjobs.Query{Network: "celestia"})
+	require.NoError(t, err)
+	assert.Len(t, rows, 1000, "the one page read, stored once")
+	for _, r := range rows {
+		assert.Empty(t, r.Flag, "the sandbox's APYs are what a chain pays")
+	}
+}

@@ -139,6 +139,19 @@ type pageResult[T any] struct {
 	List     []T    `json:"list"`
 }
 
+// SetRepeatPages makes endpoints 1 and 2 a hostile pager when on: they answer the first page of
+// a query whatever its offset, while saying they answered the offset asked. A client that trusts
+// the pages reads forever.
+func (s *Sandbox) SetRepeatPages(on bool) { s.srv.repeatPages.Store(on) }
+
+// page is the period numbers of pq's page: from its offset, or from 0 under SetRepeatPages.
+func (s *server) page(pq periodQuery, length time.Duration) []int64 {
+	if s.repeatPages.Load() {
+		pq.offset = 0
+	}
+	return pq.periods(length)
+}
+
 // networkAPY answers endpoint 2.
 func (s *server) networkAPY(r *http.Request, _ *reqContext) (any, *apiError) {
 	network := r.PathValue("network")
@@ -153,7 +166,7 @@ func (s *server) networkAPY(r *http.Request, _ *reqContext) (any, *apiError) {
 	}
 	list := []apyRecord{}
 	now := s.now().UTC().Truncate(time.Hour)
-	for _, n := range pq.periods(cfg.period) {
+	for _, n := range s.page(pq, cfg.period) {
 		start, end := periodBounds(n, cfg.period)
 		num := strconv.FormatInt(n, 10)
 		apy := round(cfg.apy+unitFloat("apy", network, num)-0.5, 4)
@@ -213,7 +226,7 @@ func (s *server) delegatorAPR(r *http.Request, _ *reqContext) (any, *apiError) {
 	length := apyNetworks[network].period
 	now := s.now()
 	list := []delegatorRecord{}
-	for _, n := range pq.periods(length) {
+	for _, n := range s.page(pq, length) {
 		start, end := periodBounds(n, length)
 		num := strconv.FormatInt(n, 10)
 		validator := "0x" + hexDigest(48, "validator", address)

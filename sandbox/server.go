@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -68,6 +69,8 @@ type server struct {
 	ton tonLedger // TON transactions endpoint 9 answers from
 
 	hl hyperliquidSandbox // endpoint 6's hostile modes and the emulated Hyperliquid L1
+
+	repeatPages atomic.Bool // endpoints 1 and 2 answer their first page whatever the offset (SetRepeatPages)
 }
 
 // builtStake is a stake account the sandbox built a transaction for.

@@ -5,8 +5,10 @@
 //
 // # Contract
 //
-//   - Two databases, one code path. Open takes a DSN: "postgres://..." or
-//     "postgresql://..." is PostgreSQL (the production store, driver pgx);
+//   - Two databases, one code path. Open takes a DSN: "postgres://...",
+//     "postgresql://..." or a libpq key=value DSN whose first word is a libpq
+//     parameter ("host=db user=app password=...") is PostgreSQL (the
+//     production store, driver pgx);
 //     "sqlite:PATH" or a plain file path is SQLite (the embedded default, a
 //     pure-Go driver; the file is created 0600 in a directory created 0700).
 //     Both go through database/sql with the same statements.
@@ -23,6 +25,11 @@
 //   - SSV status history. UpsertSSVRequests records an SSVEvent for each
 //     request that is new (From "") or whose status changed, in the same
 //     transaction as the upsert; a re-run records nothing more.
+//   - Flags. Each APY, reward and SSV request row has a nullable flag_reason
+//     (migration 00003; Flag in Go, "" for NULL): why the data jobs do not
+//     take the record as true (it contradicts itself or what the chain can
+//     produce). A flag is part of the row: changing or clearing it alone is a
+//     change.
 //   - Exact decimals. Amounts and APYs are decimal text ("-"? digits, optional
 //     "." and digits; "" for unknown), never floats: TEXT in SQLite, NUMERIC
 //     (value and scale kept) in PostgreSQL. Other text is refused.
@@ -40,5 +47,7 @@
 //     gets a *NonceTakenError naming the first. Rows are never deleted.
 //   - Errors. A DSN that does not connect fails Open with an error naming the
 //     host and port (or the SQLite path); a password in the DSN never appears
-//     in an error.
+//     in an error. RedactDSN hides every password form (URL user info; the
+//     query parameters password, pass, passwd, pwd and sslpassword, any case;
+//     key=value values, quoted or not) for whoever logs or reports a DSN.
 package store

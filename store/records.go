@@ -16,6 +16,9 @@ type APY struct {
 	Period                                 int64     // staking period number
 	PeriodStart, PeriodEnd, UpdatedAt      time.Time // zero when unknown
 	NetworkAPY, ConsensusAPY, ExecutionAPY string    // exact decimal text as the service sent it
+	// Flag says why the record is not to be taken as true (it contradicts itself or what the chain
+	// can produce), one line; "" for a record as the interface means it.
+	Flag string
 }
 
 // Reward is one delegator reward of a staking period (endpoint 1).
@@ -25,6 +28,7 @@ type Reward struct {
 	Amount, NetAmount, Fee         string // exact decimal text
 	PeriodStart, PeriodEnd         time.Time
 	NotFinalized                   bool
+	Flag                           string // as APY.Flag
 }
 
 // SSVRequest is one SSV validator set-up request as last seen (endpoint 8).
@@ -36,6 +40,7 @@ type SSVRequest struct {
 	WithdrawalAddress        string
 	FeeRecipientAddress      string
 	UpdatedAt                time.Time // when we saw it
+	Flag                     string    // as APY.Flag
 }
 
 // SSVEvent is one status change of an SSV request.
@@ -54,13 +59,15 @@ type Query struct {
 // changed (an identical re-write counts 0).
 func (db *DB) UpsertAPY(ctx context.Context, rows []APY) (int, error) {
 	const q = `INSERT INTO network_apy AS t
-  (network, period, period_start, period_end, updated_at, network_apy, consensus_apy, execution_apy)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+  (network, period, period_start, period_end, updated_at, network_apy, consensus_apy, execution_apy, flag_reason)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (network, period) DO UPDATE SET
   period_start = excluded.period_start, period_end = excluded.period_end,
   updated_at = excluded.updated_at, network_apy = excluded.network_apy,
-  consensus_apy = excluded.consensus_apy, execution_apy = excluded.execution_apy
-WHERE t.period_start IS DISTINCT FROM excluded.period_start
+  consensus_apy = excluded.consensus_apy, execution_apy = excluded.execution_apy,
+  flag_reason = excluded.flag_reason
+WHERE t.flag_reason IS DISTINCT FROM excluded.flag_reason
+   OR t.period_start IS DISTINCT FROM excluded.period_start
    OR t.period_end IS DISTINCT FROM excluded.period_end
    OR t.updated_at IS DISTINCT FROM excluded.updated_at
    OR t.network_apy IS DISTINCT FROM excluded.network_apy
@@ -81,7 +88,7 @@ WHERE t.period_start IS DISTINCT FROM excluded.period_start
 			}
 			a = append(a, v)
 		}
-		args[i] = a
+		args[i] = append(a, textArg(r.Flag))
 	}
 	return db.execEach(ctx, "APY", q, args)
 }
@@ -101,14 +108,15 @@ func (db *DB) LastAPYPeriod(ctx context.Context, network string) (period int64, 
 func (db *DB) UpsertRewards(ctx context.Context, rows []Reward) (int, error) {
 	const q = `INSERT INTO delegator_rewards AS t
   (network, address, period, type, validator, currency, recipient, amount, net_amount, fee,
-   period_start, period_end, not_finalized)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+   period_start, period_end, not_finalized, flag_reason)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 ON CONFLICT (network, address, period, type) DO UPDATE SET
   validator = excluded.validator, currency = excluded.currency, recipient = excluded.recipient,
   amount = excluded.amount, net_amount = excluded.net_amount, fee = excluded.fee,
   period_start = excluded.period_start, period_end = excluded.period_end,
-  not_finalized = excluded.not_finalized
-WHERE t.validator IS DISTINCT FROM excluded.validator
+  not_finalized = excluded.not_finalized, flag_reason = excluded.flag_reason
+WHERE t.flag_reason IS DISTINCT FROM excluded.flag_reason
+   OR t.validator IS DISTINCT FROM excluded.validator
    OR t.currency IS DISTINCT FROM excluded.currency
    OR t.recipient IS DISTINCT FROM excluded.recipient
    OR t.amount IS DISTINCT FROM excluded.amount
@@ -133,7 +141,7 @@ WHERE t.validator IS DISTINCT FROM excluded.validator
 			}
 			a = append(a, v)
 		}
-		args[i] = append(a, db.timeArg(r.PeriodStart), db.timeArg(r.PeriodEnd), r.NotFinalized)
+		args[i] = append(a, db.timeArg(r.PeriodStart), db.timeArg(r.PeriodEnd), r.NotFinalized, textArg(r.Flag))
 	}
 	return db.execEach(ctx, "rewards", q, args)
 }
@@ -155,12 +163,13 @@ WHERE network = $1 AND address = $2 AND NOT not_finalized`, network, address).Sc
 func (db *DB) UpsertSSVRequests(ctx context.Context, rows []SSVRequest, at time.Time) ([]SSVEvent, error) {
 	const insert = `INSERT INTO ssv_requests
   (id, status, validators_count, amount_per_validator, type, ssv_owner_address,
-   withdrawal_address, fee_recipient_address, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+   withdrawal_address, fee_recipient_address, updated_at, flag_reason)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (id) DO NOTHING`
 	const update = `UPDATE ssv_requests SET
   status = $2, validators_count = $3, amount_per_validator = $4, type = $5,
-  ssv_owner_address = $6, withdrawal_address = $7, fee_recipient_address = $8, updated_at = $9
+  ssv_owner_address = $6, withdrawal_address = $7, fee_recipient_address = $8, updated_at = $9,
+  flag_reason = $10
 WHERE id = $1`
 	const event = `INSERT INTO ssv_events (request_id, from_status, to_status, at) VALUES ($1, $2, $3, $4)`
 	current := `SELECT status FROM ssv_requests WHERE id = $1`
@@ -185,7 +194,7 @@ WHERE id = $1`
 			seen = at
 		}
 		args[i] = []any{r.ID, r.Status, r.ValidatorsCount, amount, r.Type, r.SSVOwnerAddress,
-			r.WithdrawalAddress, r.FeeRecipientAddress, db.timeArg(seen)}
+			r.WithdrawalAddress, r.FeeRecipientAddress, db.timeArg(seen), textArg(r.Flag)}
 	}
 	var events []SSVEvent
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
@@ -254,11 +263,11 @@ func (db *DB) APYs(ctx context.Context, q Query) ([]APY, error) {
 	where, args := db.filter(q, "network", "", "", "period_start")
 	var out []APY
 	err := db.query(ctx, `SELECT network, period, period_start, period_end, updated_at,
-  network_apy, consensus_apy, execution_apy FROM network_apy`+where+` ORDER BY network, period`, args,
+  network_apy, consensus_apy, execution_apy, flag_reason FROM network_apy`+where+` ORDER BY network, period`, args,
 		func(rs *sql.Rows) error {
 			var r APY
 			if err := rs.Scan(&r.Network, &r.Period, nullTime{&r.PeriodStart}, nullTime{&r.PeriodEnd},
-				nullTime{&r.UpdatedAt}, nullText{&r.NetworkAPY}, nullText{&r.ConsensusAPY}, nullText{&r.ExecutionAPY}); err != nil {
+				nullTime{&r.UpdatedAt}, nullText{&r.NetworkAPY}, nullText{&r.ConsensusAPY}, nullText{&r.ExecutionAPY}, nullText{&r.Flag}); err != nil {
 				return err
 			}
 			out = append(out, r)
@@ -276,13 +285,13 @@ func (db *DB) Rewards(ctx context.Context, q Query) ([]Reward, error) {
 	where, args := db.filter(q, "network", "address", "", "period_start")
 	var out []Reward
 	err := db.query(ctx, `SELECT network, address, period, type, validator, currency, recipient,
-  amount, net_amount, fee, period_start, period_end, not_finalized FROM delegator_rewards`+where+`
+  amount, net_amount, fee, period_start, period_end, not_finalized, flag_reason FROM delegator_rewards`+where+`
 ORDER BY network, address, period, type`, args,
 		func(rs *sql.Rows) error {
 			var r Reward
 			if err := rs.Scan(&r.Network, &r.Address, &r.Period, &r.Type, &r.Validator, &r.Currency, &r.Recipient,
 				nullText{&r.Amount}, nullText{&r.NetAmount}, nullText{&r.Fee},
-				nullTime{&r.PeriodStart}, nullTime{&r.PeriodEnd}, &r.NotFinalized); err != nil {
+				nullTime{&r.PeriodStart}, nullTime{&r.PeriodEnd}, &r.NotFinalized, nullText{&r.Flag}); err != nil {
 				return err
 			}
 			out = append(out, r)
@@ -299,12 +308,12 @@ func (db *DB) SSVRequests(ctx context.Context, q Query) ([]SSVRequest, error) {
 	where, args := db.filter(q, "", "", "status", "updated_at")
 	var out []SSVRequest
 	err := db.query(ctx, `SELECT id, status, validators_count, amount_per_validator, type,
-  ssv_owner_address, withdrawal_address, fee_recipient_address, updated_at FROM ssv_requests`+where+`
+  ssv_owner_address, withdrawal_address, fee_recipient_address, updated_at, flag_reason FROM ssv_requests`+where+`
 ORDER BY id`, args,
 		func(rs *sql.Rows) error {
 			var r SSVRequest
 			if err := rs.Scan(&r.ID, &r.Status, &r.ValidatorsCount, nullText{&r.AmountPerValidator}, &r.Type,
-				&r.SSVOwnerAddress, &r.WithdrawalAddress, &r.FeeRecipientAddress, nullTime{&r.UpdatedAt}); err != nil {
+				&r.SSVOwnerAddress, &r.WithdrawalAddress, &r.FeeRecipientAddress, nullTime{&r.UpdatedAt}, nullText{&r.Flag}); err != nil {
 				return err
 			}
 			out = append(out, r)

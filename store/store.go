@@ -41,16 +41,17 @@ type DB struct {
 	where   string // host:port or path, for errors
 }
 
-// Open opens (and migrates to the latest version) the store at dsn: "postgres://..." or
-// "postgresql://..." is PostgreSQL; "sqlite:PATH" or a plain file path is SQLite (the file
-// and its directory created 0700/0600). An unreachable or refused DSN is an error that says
-// so and names the host/path, never the password.
+// Open opens (and migrates to the latest version) the store at dsn: "postgres://...",
+// "postgresql://..." or a libpq key=value DSN ("host=db user=app password=...") is PostgreSQL;
+// "sqlite:PATH" or a plain file path is SQLite (the file and its directory created 0700/0600).
+// An unreachable or refused DSN is an error that says so and names the host/path, never a
+// password (RedactDSN's forms).
 func Open(ctx context.Context, dsn string) (*DB, error) {
 	var (
 		db  *DB
 		err error
 	)
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") || isKeyValueDSN(dsn) {
 		db, err = openPostgres(ctx, dsn)
 	} else {
 		db, err = openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"))
@@ -66,11 +67,15 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 }
 
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
+	secrets := dsnPasswords(dsn)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		// pgx redacts the password from its parse errors; the DSN is not repeated here.
-		return nil, fmt.Errorf("store: invalid PostgreSQL DSN %s: %w", RedactDSN(dsn), err)
+		// pgx redacts the password of its parse errors in its own way; its message is scrubbed of
+		// every password form RedactDSN knows as well, and the error is not wrapped (its
+		// ConnString field holds the DSN).
+		return nil, fmt.Errorf("store: invalid PostgreSQL DSN %s: %s", RedactDSN(dsn), scrub(err.Error(), secrets...))
 	}
+	secrets = append(secrets, cfg.Password)
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = connectTimeout
 	}
@@ -81,7 +86,7 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	if err := db.PingContext(pctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: cannot connect to PostgreSQL at %s (database %q): %s",
-			where, cfg.Database, scrub(err.Error(), cfg.Password))
+			where, cfg.Database, scrub(err.Error(), secrets...))
 	}
 	return &DB{sql: db, dialect: DialectPostgres, where: where}, nil
 }
@@ -90,19 +95,20 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("store: empty SQLite path")
 	}
+	shown := RedactDSN(path) // a path is not a secret, but a mistyped DSN may be taken for one
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("store: SQLite path %s: %w", path, err)
+		return nil, fmt.Errorf("store: SQLite path %s: %w", shown, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("store: cannot create the directory of SQLite store %s: %w", path, err)
+		return nil, fmt.Errorf("store: cannot create the directory of SQLite store %s: %w", shown, err)
 	}
 	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", path, err)
+		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", shown, err)
 	}
 	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", path, err)
+		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", shown, err)
 	}
 	// A file: URI with an absolute, escaped path: any file name works (spaces, '%', '?', '#').
 	u := url.URL{Scheme: "file", Path: abs, RawQuery: url.Values{"_pragma": {
@@ -110,16 +116,16 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	}}.Encode()}
 	db, err := sql.Open("sqlite", u.String())
 	if err != nil {
-		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", path, err)
+		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", shown, err)
 	}
 	// One connection: SQLite has one writer, and a single connection turns what would be
 	// "database is locked" between our own transactions into plain queueing.
 	db.SetMaxOpenConns(1)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", path, err)
+		return nil, fmt.Errorf("store: cannot open SQLite store %s: %w", shown, err)
 	}
-	return &DB{sql: db, dialect: DialectSQLite, where: path}, nil
+	return &DB{sql: db, dialect: DialectSQLite, where: shown}, nil
 }
 
 func (db *DB) migrate(ctx context.Context) error {
@@ -155,28 +161,12 @@ func (db *DB) Close() error { return db.sql.Close() }
 // Dialect is "sqlite" or "postgres".
 func (db *DB) Dialect() string { return db.dialect }
 
-// RedactDSN hides the password of a DSN's user info ("postgres://user:secret@host/db" becomes
-// "postgres://user:xxxxx@host/db"), also in a DSN that does not parse as a URL.
-func RedactDSN(dsn string) string {
-	scheme, rest, ok := strings.Cut(dsn, "://")
-	if !ok {
-		return dsn
+// scrub removes every secret from msg.
+func scrub(msg string, secrets ...string) string {
+	for _, s := range secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, redactMask)
+		}
 	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return dsn
-	}
-	user, _, hasPass := strings.Cut(rest[:at], ":")
-	if !hasPass {
-		return dsn
-	}
-	return scheme + "://" + user + ":xxxxx" + rest[at:]
-}
-
-// scrub removes secret from msg.
-func scrub(msg, secret string) string {
-	if secret == "" {
-		return msg
-	}
-	return strings.ReplaceAll(msg, secret, "xxxxx")
+	return msg
 }

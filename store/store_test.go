@@ -11,6 +11,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
@@ -493,14 +494,169 @@ func TestSQLitePaths(t *testing.T) {
 	}
 }
 
+// Every form a DSN carries a password in is redacted: URL user info, query parameters (password,
+// pass, sslpassword, any case, percent-encoded), key=value DSNs (plain, quoted with spaces, escaped
+// quotes); malformed input hides more, never less.
 func TestRedactDSN(t *testing.T) {
-	for in, want := range map[string]string{
-		"postgres://stakeflow:s3cr3t@db:5432/x": "postgres://stakeflow:xxxxx@db:5432/x",
-		"postgres://stakeflow@db/x":             "postgres://stakeflow@db/x",
-		"postgres://db/x":                       "postgres://db/x",
-		"sqlite:/tmp/a.db":                      "sqlite:/tmp/a.db",
-		"postgres://u:p@ss@db/x":                "postgres://u:xxxxx@db/x",
+	for _, tt := range []struct{ name, in, want string }{
+		{"userinfo", "postgres://stakeflow:s3cr3t@db:5432/x", "postgres://stakeflow:xxxxx@db:5432/x"},
+		{"userinfo postgresql", "postgresql://u:s3cr3t@db/x?sslmode=require", "postgresql://u:xxxxx@db/x?sslmode=require"},
+		{"userinfo with @", "postgres://u:p@ss@db/x", "postgres://u:xxxxx@db/x"},
+		{"userinfo with ? and =", "postgres://u:a?password=b@db/x", "postgres://u:xxxxx"},
+		{"no password", "postgres://stakeflow@db/x", "postgres://stakeflow@db/x"},
+		{"no user", "postgres://db/x", "postgres://db/x"},
+		{"host and port only", "postgres://db:5432/x?sslmode=disable", "postgres://db:5432/x?sslmode=disable"},
+		{"query password", "postgres://u@db/x?password=s3cr3t", "postgres://u@db/x?password=xxxxx"},
+		{"query password among others", "postgres://u@db/x?sslmode=require&password=s3cr3t&application_name=w",
+			"postgres://u@db/x?sslmode=require&password=xxxxx&application_name=w"},
+		{"query PASSWORD any case", "postgres://u@db/x?PassWord=s3cr3t", "postgres://u@db/x?PassWord=xxxxx"},
+		{"query pass", "postgres://u@db/x?pass=s3cr3t", "postgres://u@db/x?pass=xxxxx"},
+		{"query sslpassword", "postgres://u@db/x?sslmode=verify-full&sslpassword=k3y-s3cr3t", "postgres://u@db/x?sslmode=verify-full&sslpassword=xxxxx"},
+		{"query key percent-encoded", "postgres://u@db/x?pass%77ord=s3cr3t", "postgres://u@db/x?pass%77ord=xxxxx"},
+		{"query password with @", "postgres://db:5432/x?password=a@s3cr3t", "postgres://db:xxxxx"},
+		{"query password with unescaped &", "postgres://u@db/x?password=s3c&r3t", "postgres://u@db/x?password=xxxxx&xxxxx"},
+		{"both forms", "postgres://u:one@db/x?password=two", "postgres://u:xxxxx@db/x?password=xxxxx"},
+		{"key=value", "host=db user=app password=s3cr3t dbname=x", "host=db user=app password=xxxxx dbname=x"},
+		{"key=value spaces around =", "host=db password = s3cr3t dbname=x", "host=db password = xxxxx dbname=x"},
+		{"key=value quoted with spaces", "host=db password='my s3cr3t pw' dbname=x", "host=db password=xxxxx dbname=x"},
+		{"key=value quoted with escaped quote", `host=db password='it\'s s3cr3t' dbname=x`, "host=db password=xxxxx dbname=x"},
+		{"key=value unterminated quote", "host=db password='s3cr3t dbname=x", "host=db password=xxxxx"},
+		{"key=value Password any case", "host=db Password=s3cr3t", "host=db Password=xxxxx"},
+		{"key=value sslpassword", "host=db sslpassword=s3cr3t sslmode=verify-full", "host=db sslpassword=xxxxx sslmode=verify-full"},
+		{"key=value first", "password=s3cr3t host=db", "password=xxxxx host=db"},
+		{"sqlite", "sqlite:/tmp/a.db", "sqlite:/tmp/a.db"},
+		{"plain path", "/var/lib/stakeflow/store.db", "/var/lib/stakeflow/store.db"},
 	} {
-		assert.Equal(t, want, store.RedactDSN(in), in)
+		t.Run(tt.name, func(t *testing.T) {
+			got := store.RedactDSN(tt.in)
+			assert.Equal(t, tt.want, got)
+			for _, secret := range []string{"s3cr3t", "one", "two"} {
+				if strings.Contains(tt.in, secret) {
+					assert.NotContains(t, got, secret)
+				}
+			}
+		})
 	}
+}
+
+// Open fails on a server that is not there with an error that names it and holds no password,
+// whatever form the DSN gives it in; a key=value DSN is PostgreSQL, not a SQLite file name.
+func TestOpenErrorsHideEveryPasswordForm(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, dsn := range []string{
+		"postgres://u:sekrit-pw@127.0.0.1:1/x",
+		"postgres://u@127.0.0.1:1/x?password=sekrit-pw",
+		"postgres://u@127.0.0.1:1/x?sslmode=disable&Password=sekrit-pw",
+		"postgresql://u@127.0.0.1:1/x?sslmode=disable&sslpassword=sekrit-pw&password=sekrit-pw",
+		"host=127.0.0.1 port=1 user=u password=sekrit-pw dbname=x sslmode=disable",
+		"host=127.0.0.1 port=1 user=u password='sekrit-pw with spaces' dbname=x sslmode=disable",
+		"host=127.0.0.1 port=1 password=sekrit-pw dbname=x sslmode=nonsense",                 // refused by the parser
+		"postgres://u:sekrit-pw@127.0.0.1:1/x?password=sekrit-pw&connect_timeout=notanumber", // refused by the parser
+	} {
+		t.Run(dsn, func(t *testing.T) {
+			_, err := store.Open(context.Background(), dsn)
+			require.Error(t, err)
+			assert.NotContains(t, err.Error(), "sekrit")
+			if !strings.Contains(dsn, "nonsense") && !strings.Contains(dsn, "notanumber") {
+				assert.Contains(t, err.Error(), "127.0.0.1:1")
+				assert.Contains(t, err.Error(), "cannot connect")
+			}
+		})
+	}
+	entries, err := os.ReadDir(".")
+	require.NoError(t, err)
+	assert.Empty(t, entries, "no SQLite file was created under a DSN's name")
+}
+
+// A flagged record keeps its reason, in both dialects: written, read back, changed alone (an
+// upsert that changes only the flag counts 1), cleared.
+func TestRecordFlags(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db := open(t, dsn)
+		apy := store.APY{Network: "ethereum", Period: 1, PeriodStart: day(2), PeriodEnd: day(1), NetworkAPY: "1000000000000",
+			Flag: "networkApy 1000000000000 is above 1000%; the period ends before it starts"}
+		n, err := db.UpsertAPY(ctx, []store.APY{apy, {Network: "ethereum", Period: 2, NetworkAPY: "3.1"}})
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+		got, err := db.APYs(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.APY{apy, {Network: "ethereum", Period: 2, NetworkAPY: "3.1"}}, got, "an unflagged row reads back without a flag")
+		n, err = db.UpsertAPY(ctx, []store.APY{apy})
+		require.NoError(t, err)
+		assert.Equal(t, 0, n)
+		apy.Flag = "another reason"
+		n, err = db.UpsertAPY(ctx, []store.APY{apy})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "a changed flag is a change")
+		apy.Flag = ""
+		n, err = db.UpsertAPY(ctx, []store.APY{apy})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "a cleared flag is a change")
+		got, err = db.APYs(ctx, store.Query{Network: "ethereum"})
+		require.NoError(t, err)
+		assert.Equal(t, "", got[0].Flag)
+
+		rw := store.Reward{Network: "ethereum", Address: "0xa", Period: "1", Type: "consensus", Amount: "0.000537976",
+			NetAmount: "0.00537976", Fee: "0.000053798", Flag: "netAmount 0.00537976 is not amount 0.000537976 minus fee 0.000053798 (0.000484178)"}
+		n, err = db.UpsertRewards(ctx, []store.Reward{rw})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		gotR, err := db.Rewards(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.Reward{rw}, gotR)
+		rw.Flag = ""
+		n, err = db.UpsertRewards(ctx, []store.Reward{rw})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+
+		req := store.SSVRequest{ID: "a", Status: "processing", ValidatorsCount: -1, Flag: "validatorsCount -1 is below 1", UpdatedAt: day(1)}
+		_, err = db.UpsertSSVRequests(ctx, []store.SSVRequest{req}, day(1))
+		require.NoError(t, err)
+		gotS, err := db.SSVRequests(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.SSVRequest{req}, gotS)
+		req.Flag, req.ValidatorsCount = "", 2
+		_, err = db.UpsertSSVRequests(ctx, []store.SSVRequest{req}, day(1))
+		require.NoError(t, err)
+		gotS, err = db.SSVRequests(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.SSVRequest{req}, gotS, "the flag goes with the record it was about")
+	})
+}
+
+// A store made before the flag columns existed migrates to them with its rows kept, unflagged.
+func TestMigrationAddsFlagsToAnExistingStore(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		dialect, driver := "postgres", goose.DialectPostgres
+		if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+			dialect, driver = "sqlite", goose.DialectSQLite3
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+		}
+		old := raw(t, dsn)
+		p, err := goose.NewProvider(driver, old, os.DirFS(filepath.Join("migrations", dialect)), goose.WithDisableGlobalRegistry(true))
+		require.NoError(t, err)
+		_, err = p.UpTo(ctx, 2)
+		require.NoError(t, err)
+		_, err = old.ExecContext(ctx, `INSERT INTO network_apy (network, period, network_apy) VALUES ('sui', 7, '3.5')`)
+		require.NoError(t, err)
+		_, err = old.ExecContext(ctx, `INSERT INTO delegator_rewards (network, address, period, type, validator, currency, recipient, amount, not_finalized)
+VALUES ('ethereum', '0xa', '7', 'consensus', '0xv', 'ETH', '0xa', '0.1', false)`)
+		require.NoError(t, err)
+		require.NoError(t, old.Close())
+
+		db := open(t, dsn)
+		got, err := db.APYs(ctx, store.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, []store.APY{{Network: "sui", Period: 7, NetworkAPY: "3.5"}}, got)
+		gotR, err := db.Rewards(ctx, store.Query{})
+		require.NoError(t, err)
+		require.Len(t, gotR, 1)
+		assert.Equal(t, "", gotR[0].Flag)
+		assert.Equal(t, "0.1", gotR[0].Amount)
+		var v int64
+		require.NoError(t, raw(t, dsn).QueryRowContext(ctx, `SELECT MAX(version_id) FROM goose_db_version`).Scan(&v))
+		assert.Equal(t, int64(3), v)
+	})
 }

@@ -35,6 +35,14 @@ func decimalArg(field, s string) (any, error) {
 	return s, nil
 }
 
+// textArg is s as a statement argument of a nullable text column: NULL when empty.
+func textArg(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
 // nullTime scans a time column of either dialect: a time from PostgreSQL, text from SQLite,
 // NULL as the zero time.
 type nullTime struct{ t *time.Time }

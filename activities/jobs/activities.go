@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"regexp"
 	"slices"
 	"strconv"
@@ -19,11 +18,12 @@ import (
 	"github.com/stakeflow/stakeflow/apiclient"
 )
 
-// Service is what the jobs read from the staking service (an *apiclient.Client).
+// Service is what the jobs read from the staking service (an *apiclient.Client): one page per
+// call, so that the jobs check each page's progress, count the requests and pace them.
 type Service interface {
-	NetworkAPYAll(ctx context.Context, network string, q apiclient.NetworkAPYQuery) iter.Seq2[apiclient.NetworkAPYRecord, error]
-	DelegatorAPRAll(ctx context.Context, network string, q apiclient.DelegatorAPRQuery) iter.Seq2[apiclient.DelegatorRewardRecord, error]
-	SSVRequestsAll(ctx context.Context, q apiclient.SSVRequestsQuery) iter.Seq2[apiclient.SetupRequest, error]
+	NetworkAPY(ctx context.Context, network string, q apiclient.NetworkAPYQuery) (*apiclient.NetworkAPYPage, error)
+	DelegatorAPR(ctx context.Context, network string, q apiclient.DelegatorAPRQuery) (*apiclient.DelegatorRewardsPage, error)
+	SSVRequests(ctx context.Context, q apiclient.SSVRequestsQuery) (*apiclient.SetupRequestPage, error)
 }
 
 var _ Service = (*apiclient.Client)(nil)
@@ -44,15 +44,26 @@ const PageLimit = apiclient.MaxLimit
 // DefaultMaxRecords bounds the records one activity call reads when the input gives no bound.
 const DefaultMaxRecords = 10 * PageLimit
 
+// DefaultMaxRequests bounds the requests one activity call sends when the input gives no bound
+// (the job gives the rest of its run's cap).
+const DefaultMaxRequests = 2 * DefaultMaxRecords / PageLimit
+
 // Activities are the data jobs' activities. Call them through a nil pointer from workflows.
 type Activities struct {
 	Service Service
 	Store   Store
-	// Now is the clock of the SSV events (default time.Now).
+	// Now is the clock of the SSV events and of the pacing (default time.Now).
 	Now func() time.Time
+	// Sleep waits between paced requests (default: a timer that ctx cancels).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// MinInterval is the least time between two requests of the jobs (default 0: only the
+	// service's rate-limit headers pace them).
+	MinInterval time.Duration
 
 	mu       sync.Mutex
 	statuses map[string]bool // every status stakeflow_ssv_requests was set for
+	lastAt   time.Time       // the last request's turn (pace)
+	interval time.Duration   // between two requests, from the rate-limit headers (learnPace)
 }
 
 // New returns the jobs' activities over the service and the store.
@@ -73,6 +84,8 @@ type APYInput struct {
 	Since time.Time `json:"since,omitzero"`
 	// MaxRecords bounds the records read by one call (0: DefaultMaxRecords).
 	MaxRecords int `json:"maxRecords,omitempty"`
+	// MaxRequests bounds the requests sent by one call (0: DefaultMaxRequests).
+	MaxRequests int `json:"maxRequests,omitempty"`
 }
 
 // CollectResult is what one collecting call did.
@@ -82,8 +95,13 @@ type CollectResult struct {
 	Upserted int `json:"upserted"`
 	// Last is the newest staking period read (number or identifier), empty when none.
 	Last string `json:"last,omitempty"`
-	// More is true when the call stopped at MaxRecords: call again to catch up.
+	// More is true when the call stopped at MaxRecords or MaxRequests: call again to catch up.
 	More bool `json:"more"`
+	// Requests counts the requests sent; Capped is true when MaxRequests stopped the call.
+	Requests int  `json:"requests,omitempty"`
+	Capped   bool `json:"capped,omitempty"`
+	// Flagged counts the rows stored flagged (they contradict themselves or the chain).
+	Flagged int `json:"flagged,omitempty"`
 }
 
 // CollectAPY collects the network APY of every staking period from the last one stored.
@@ -103,18 +121,34 @@ func (a *Activities) CollectAPY(ctx context.Context, in APYInput) (CollectResult
 	var res CollectResult
 	var newest *apiclient.NetworkAPYRecord
 	batch := newBatch(&res, "storing APYs", a.Store.UpsertAPY)
-	for rec, err := range a.Service.NetworkAPYAll(ctx, in.Network, q) {
+	what := "network APY of " + in.Network
+	pg := newPager(a, what, 0, apiclient.MaxDataOffset, maxRequests(in.MaxRequests),
+		func(r apiclient.NetworkAPYRecord) string {
+			return "period " + strconv.FormatInt(r.StakingPeriodNumber, 10)
+		},
+		func(ctx context.Context, limit, offset int) (page[apiclient.NetworkAPYRecord], error) {
+			q.Limit, q.Offset = limit, offset
+			p, err := a.Service.NetworkAPY(ctx, in.Network, q)
+			if err != nil {
+				return page[apiclient.NetworkAPYRecord]{}, err
+			}
+			return page[apiclient.NetworkAPYRecord]{items: p.List, offset: p.Offset}, nil
+		})
+	for rec, err := range pg.all(ctx) {
 		if err != nil {
-			return res, activities.ClassifyService("network APY of "+in.Network, err)
+			return res, serviceErr(what, err)
 		}
 		res.Read++
 		if newest == nil || rec.StakingPeriodNumber >= newest.StakingPeriodNumber {
 			r := rec
 			newest = &r
 		}
-		batch.rows = append(batch.rows, APY{Network: in.Network, Period: rec.StakingPeriodNumber,
-			PeriodStart: rec.StakingPeriodStart, PeriodEnd: rec.StakingPeriodEnd, UpdatedAt: rec.UpdatedAt,
-			NetworkAPY: rec.NetworkAPY.String(), ConsensusAPY: rec.ConsensusLayerAPY.String(), ExecutionAPY: rec.ExecutionLayerAPY.String()})
+		row := checkAPY(in.Network, rec)
+		if row.Flag != "" {
+			res.Flagged++
+			activity.GetLogger(ctx).Warn("Network APY stored flagged", "network", in.Network, "period", rec.StakingPeriodNumber, "flag", row.Flag)
+		}
+		batch.rows = append(batch.rows, row)
 		if err := batch.flushFull(ctx); err != nil {
 			return res, err
 		}
@@ -126,14 +160,18 @@ func (a *Activities) CollectAPY(ctx context.Context, in APYInput) (CollectResult
 	if err := batch.flush(ctx); err != nil {
 		return res, err
 	}
+	res.More = res.More || pg.capped
 	if newest != nil {
 		res.Last = strconv.FormatInt(newest.StakingPeriodNumber, 10)
 		if ok && newest.StakingPeriodNumber == last && res.Read == 1 {
 			// Only the period already stored came back: caught up.
 			res.More = false
 		}
-		recordAPY(ctx, in.Network, newest.NetworkAPY)
+		if row := checkAPY(in.Network, *newest); row.Flag == "" {
+			recordAPY(ctx, in.Network, newest.NetworkAPY) // a flagged APY is not shown as the network's
+		}
 	}
+	res.Requests, res.Capped = pg.requests, pg.capped
 	return res, nil
 }
 
@@ -146,6 +184,8 @@ type RewardsInput struct {
 	Since time.Time `json:"since,omitzero"`
 	// MaxRecords bounds the staking periods read by one call (0: DefaultMaxRecords).
 	MaxRecords int `json:"maxRecords,omitempty"`
+	// MaxRequests bounds the requests sent by one call (0: DefaultMaxRequests).
+	MaxRequests int `json:"maxRequests,omitempty"`
 }
 
 var evmAddress = regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`)
@@ -176,23 +216,33 @@ func (a *Activities) CollectRewards(ctx context.Context, in RewardsInput) (Colle
 	var res CollectResult
 	batch := newBatch(&res, "storing rewards", a.Store.UpsertRewards)
 	var newestStart time.Time
-	for rec, err := range a.Service.DelegatorAPRAll(ctx, in.Network, q) {
+	what := "delegator rewards of " + address
+	pg := newPager(a, what, 0, apiclient.MaxDataOffset, maxRequests(in.MaxRequests),
+		func(r apiclient.DelegatorRewardRecord) string { return "period " + strconv.Quote(r.StakingPeriod) },
+		func(ctx context.Context, limit, offset int) (page[apiclient.DelegatorRewardRecord], error) {
+			q.Limit, q.Offset = limit, offset
+			p, err := a.Service.DelegatorAPR(ctx, in.Network, q)
+			if err != nil {
+				return page[apiclient.DelegatorRewardRecord]{}, err
+			}
+			return page[apiclient.DelegatorRewardRecord]{items: p.List, offset: int(p.Offset)}, nil
+		})
+	for rec, err := range pg.all(ctx) {
 		if err != nil {
-			return res, activities.ClassifyService("delegator rewards of "+address, err)
+			return res, serviceErr(what, err)
 		}
 		res.Read++
 		if !rec.StakingPeriodStart.Before(newestStart) {
 			newestStart, res.Last = rec.StakingPeriodStart, rec.StakingPeriod
 		}
 		for _, rw := range rec.Rewards {
-			validator := rw.Validator
-			if validator == "" {
-				validator = rec.Validator
+			row := checkReward(in.Network, address, rec, rw)
+			if row.Flag != "" {
+				res.Flagged++
+				activity.GetLogger(ctx).Warn("Delegator reward stored flagged", "address", address, "period", rec.StakingPeriod,
+					"type", row.Type, "flag", row.Flag)
 			}
-			batch.rows = append(batch.rows, Reward{Network: in.Network, Address: address, Period: rec.StakingPeriod, Type: string(rw.Type),
-				Validator: validator, Currency: string(rw.Currency), Recipient: rw.Recipient,
-				Amount: rw.Amount.String(), NetAmount: rw.NetAmount.String(), Fee: rw.Fee.String(),
-				PeriodStart: rec.StakingPeriodStart, PeriodEnd: rec.StakingPeriodEnd, NotFinalized: rec.NotFinalized})
+			batch.rows = append(batch.rows, row)
 		}
 		if err := batch.flushFull(ctx); err != nil {
 			return res, err
@@ -205,9 +255,11 @@ func (a *Activities) CollectRewards(ctx context.Context, in RewardsInput) (Colle
 	if err := batch.flush(ctx); err != nil {
 		return res, err
 	}
+	res.More = res.More || pg.capped
 	if ok && res.Read == 1 && newestStart.Equal(start) {
 		res.More = false
 	}
+	res.Requests, res.Capped = pg.requests, pg.capped
 	return res, nil
 }
 
@@ -217,6 +269,8 @@ type SSVInput struct {
 	Offset int `json:"offset,omitempty"`
 	// MaxRecords bounds the requests read by one call (0: DefaultMaxRecords).
 	MaxRecords int `json:"maxRecords,omitempty"`
+	// MaxRequests bounds the requests sent to the service by one call (0: DefaultMaxRequests).
+	MaxRequests int `json:"maxRequests,omitempty"`
 }
 
 // SSVResult is what one WatchSSV call did.
@@ -229,6 +283,11 @@ type SSVResult struct {
 	// Next is the offset of the next call when More is true.
 	Next int  `json:"next"`
 	More bool `json:"more"`
+	// Requests counts the requests sent; Capped is true when MaxRequests stopped the call.
+	Requests int  `json:"requests,omitempty"`
+	Capped   bool `json:"capped,omitempty"`
+	// Flagged counts the requests stored flagged.
+	Flagged int `json:"flagged,omitempty"`
 }
 
 // FailedStatus reports whether a set-up request status is a failure: "failed", or a status
@@ -269,15 +328,27 @@ func (a *Activities) WatchSSV(ctx context.Context, in SSVInput) (SSVResult, erro
 		return nil
 	}
 	at := a.now()
-	for r, err := range a.Service.SSVRequestsAll(ctx, apiclient.SSVRequestsQuery{Limit: PageLimit, Offset: in.Offset}) {
+	const what = "SSV set-up requests"
+	pg := newPager(a, what, in.Offset, apiclient.MaxSSVOffset, maxRequests(in.MaxRequests),
+		func(r apiclient.SetupRequest) string { return "request " + strconv.Quote(r.ID) },
+		func(ctx context.Context, limit, offset int) (page[apiclient.SetupRequest], error) {
+			p, err := a.Service.SSVRequests(ctx, apiclient.SSVRequestsQuery{Limit: limit, Offset: offset})
+			if err != nil {
+				return page[apiclient.SetupRequest]{}, err
+			}
+			return page[apiclient.SetupRequest]{items: p.List, offset: p.Offset, total: p.TotalCount}, nil
+		})
+	for r, err := range pg.all(ctx) {
 		if err != nil {
-			return res, activities.ClassifyService("SSV set-up requests", err)
+			return res, serviceErr(what, err)
 		}
 		res.Read++
-		res.Next++
-		batch = append(batch, SSVRequest{ID: r.ID, Status: r.Status, ValidatorsCount: r.ValidatorsCount,
-			AmountPerValidator: r.AmountPerValidator, Type: r.Type, SSVOwnerAddress: r.SSVOwnerAddress,
-			WithdrawalAddress: r.WithdrawalAddress, FeeRecipientAddress: r.FeeRecipientAddress, UpdatedAt: at})
+		row := checkSSV(r, at)
+		if row.Flag != "" {
+			res.Flagged++
+			log.Warn("SSV set-up request stored flagged", "requestId", r.ID, "flag", row.Flag)
+		}
+		batch = append(batch, row)
 		if len(batch) == PageLimit {
 			if err := flush(); err != nil {
 				return res, err
@@ -291,6 +362,7 @@ func (a *Activities) WatchSSV(ctx context.Context, in SSVInput) (SSVResult, erro
 	if err := flush(); err != nil {
 		return res, err
 	}
+	res.Next, res.More, res.Requests, res.Capped = pg.pos, res.More || pg.capped, pg.requests, pg.capped
 	counts, err := a.Store.SSVStatusCounts(ctx)
 	if err != nil {
 		return res, storeErr("counting SSV requests", err)
@@ -306,6 +378,23 @@ func maxRecords(n int) int {
 		return DefaultMaxRecords
 	}
 	return max(n, 2)
+}
+
+// maxRequests is the request bound of one call: n, DefaultMaxRequests when n is 0.
+func maxRequests(n int) int {
+	if n <= 0 {
+		return DefaultMaxRequests
+	}
+	return n
+}
+
+// serviceErr is a failure of the pager (already classified) or of the service (classified here).
+func serviceErr(what string, err error) error {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return err
+	}
+	return activities.ClassifyService(what, err)
 }
 
 func invalid(format string, args ...any) error {

@@ -76,8 +76,8 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for n := first + int64(offset); n < s.periods && len(list) < limit; n++ {
 			list = append(list, map[string]any{"stakingPeriod": strconv.FormatInt(n, 10), "stakingPeriodStart": day(n), "stakingPeriodEnd": day(n + 1),
 				"validator": "0xv", "notFinalized": n == s.periods-1, "rewards": []any{
-					map[string]any{"type": "consensus", "amount": json.Number("0.000000000000000001" + strconv.FormatInt(n, 10)),
-						"netAmount": json.Number("0.9"), "fee": json.Number("0.1"), "currency": "ETH", "recipient": q.Get("address")},
+					map[string]any{"type": "consensus", "amount": json.Number("1.000000000000000001" + strconv.FormatInt(n, 10)),
+						"netAmount": json.Number("0.900000000000000001" + strconv.FormatInt(n, 10)), "fee": json.Number("0.1"), "currency": "ETH", "recipient": q.Get("address")},
 				}})
 		}
 	default:
@@ -157,7 +157,7 @@ func TestCollectAPYResumesFromLastStoredAndPages(t *testing.T) {
 	require.NoError(t, err)
 	var res jobs.CollectResult
 	require.NoError(t, v.Get(&res))
-	assert.Equal(t, jobs.CollectResult{Read: 1300, Upserted: 1300, Last: "2499"}, res)
+	assert.Equal(t, jobs.CollectResult{Read: 1300, Upserted: 1300, Last: "2499", Requests: 2}, res)
 
 	qs := f.svc.lastQueries()
 	require.Len(t, qs, 2, "1300 periods from 1200: a page of 1000 and a short one")
@@ -185,12 +185,12 @@ func TestCollectAPYStopsAtItsBound(t *testing.T) {
 	require.NoError(t, err)
 	var res jobs.CollectResult
 	require.NoError(t, v.Get(&res))
-	assert.Equal(t, jobs.CollectResult{Read: 20, Upserted: 20, Last: "19", More: true}, res)
+	assert.Equal(t, jobs.CollectResult{Read: 20, Upserted: 20, Last: "19", More: true, Requests: 1}, res)
 
 	v, err = f.env.ExecuteActivity(f.acts.CollectAPY, jobs.APYInput{Network: "sui", MaxRecords: 20})
 	require.NoError(t, err)
 	require.NoError(t, v.Get(&res))
-	assert.Equal(t, jobs.CollectResult{Read: 11, Upserted: 11, Last: "29"}, res, "periods 19..29, caught up")
+	assert.Equal(t, jobs.CollectResult{Read: 11, Upserted: 11, Last: "29", Requests: 1}, res, "periods 19..29, caught up")
 
 	v, err = f.env.ExecuteActivity(f.acts.CollectAPY, jobs.APYInput{Network: "sui", MaxRecords: 20})
 	require.NoError(t, err)
@@ -248,7 +248,7 @@ func TestCollectRewardsResumesAtLastPeriodStart(t *testing.T) {
 	require.NoError(t, err)
 	var res jobs.CollectResult
 	require.NoError(t, v.Get(&res))
-	assert.Equal(t, jobs.CollectResult{Read: 4, Upserted: 4, Last: "9"}, res)
+	assert.Equal(t, jobs.CollectResult{Read: 4, Upserted: 4, Last: "9", Requests: 1}, res)
 	qs := f.svc.lastQueries()
 	require.Len(t, qs, 1)
 	assert.Equal(t, day(6), qs[0].Get("startAt"))
@@ -258,7 +258,7 @@ func TestCollectRewardsResumesAtLastPeriodStart(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rows, 4)
 	assert.Equal(t, jobs.Reward{Network: "ethereum", Address: lower, Period: "6", Type: "consensus", Validator: "0xv", Currency: "ETH",
-		Recipient: lower, Amount: "0.0000000000000000016", NetAmount: "0.9", Fee: "0.1",
+		Recipient: lower, Amount: "1.0000000000000000016", NetAmount: "0.9000000000000000016", Fee: "0.1",
 		PeriodStart: origin.Add(6 * 24 * time.Hour), PeriodEnd: origin.Add(7 * 24 * time.Hour)}, rows[0], "period 6 is final now")
 	assert.True(t, rows[3].NotFinalized)
 }
@@ -275,7 +275,7 @@ func TestWatchSSVRecordsChangesAndLogsFailures(t *testing.T) {
 	require.NoError(t, err)
 	var res jobs.SSVResult
 	require.NoError(t, v.Get(&res))
-	assert.Equal(t, jobs.SSVResult{Read: 3, Changes: 3, Next: 3}, res)
+	assert.Equal(t, jobs.SSVResult{Read: 3, Changes: 3, Next: 3, Requests: 1}, res)
 
 	f.svc.mu.Lock()
 	f.svc.ssv[1] = ssvRequest("b", "failed")
@@ -284,7 +284,7 @@ func TestWatchSSVRecordsChangesAndLogsFailures(t *testing.T) {
 	v, err = f.env.ExecuteActivity(f.acts.WatchSSV, jobs.SSVInput{})
 	require.NoError(t, err)
 	require.NoError(t, v.Get(&res))
-	assert.Equal(t, jobs.SSVResult{Read: 3, Changes: 2, Failed: []string{"b"}, Next: 3}, res)
+	assert.Equal(t, jobs.SSVResult{Read: 3, Changes: 2, Failed: []string{"b"}, Next: 3, Requests: 1}, res)
 	assert.Equal(t, []jobs.SSVEvent{{RequestID: "b", From: "processing", To: "failed", At: origin}, {RequestID: "c", From: "processing", To: "done", At: origin}},
 		f.store.Events[3:])
 	errs := f.logs.find("ERROR", "SSV set-up request failed")

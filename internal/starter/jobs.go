@@ -209,31 +209,31 @@ func ts(t time.Time) string {
 }
 
 func apyTable(rows []actjobs.APY) *table {
-	t := &table{header: []string{"network", "period", "periodStart", "periodEnd", "updatedAt", "networkApy", "consensusApy", "executionApy"},
+	t := &table{header: []string{"network", "period", "periodStart", "periodEnd", "updatedAt", "networkApy", "consensusApy", "executionApy", "flag"},
 		numeric: map[int]bool{1: true}}
 	for _, r := range rows {
 		t.rows = append(t.rows, []string{r.Network, strconv.FormatInt(r.Period, 10), ts(r.PeriodStart), ts(r.PeriodEnd), ts(r.UpdatedAt),
-			r.NetworkAPY, r.ConsensusAPY, r.ExecutionAPY})
+			r.NetworkAPY, r.ConsensusAPY, r.ExecutionAPY, r.Flag})
 	}
 	return t
 }
 
 func rewardsTable(rows []actjobs.Reward) *table {
 	t := &table{header: []string{"network", "address", "period", "periodStart", "periodEnd", "type", "validator", "currency", "recipient",
-		"amount", "netAmount", "fee", "notFinalized"}, boolean: map[int]bool{12: true}}
+		"amount", "netAmount", "fee", "notFinalized", "flag"}, boolean: map[int]bool{12: true}}
 	for _, r := range rows {
 		t.rows = append(t.rows, []string{r.Network, r.Address, r.Period, ts(r.PeriodStart), ts(r.PeriodEnd), r.Type, r.Validator, r.Currency,
-			r.Recipient, r.Amount, r.NetAmount, r.Fee, strconv.FormatBool(r.NotFinalized)})
+			r.Recipient, r.Amount, r.NetAmount, r.Fee, strconv.FormatBool(r.NotFinalized), r.Flag})
 	}
 	return t
 }
 
 func ssvTable(rows []actjobs.SSVRequest) *table {
 	t := &table{header: []string{"id", "status", "validatorsCount", "amountPerValidator", "type", "ssvOwnerAddress", "withdrawalAddress",
-		"feeRecipientAddress", "updatedAt"}, numeric: map[int]bool{2: true}}
+		"feeRecipientAddress", "updatedAt", "flag"}, numeric: map[int]bool{2: true}}
 	for _, r := range rows {
 		t.rows = append(t.rows, []string{r.ID, r.Status, strconv.Itoa(r.ValidatorsCount), r.AmountPerValidator, r.Type, r.SSVOwnerAddress,
-			r.WithdrawalAddress, r.FeeRecipientAddress, ts(r.UpdatedAt)})
+			r.WithdrawalAddress, r.FeeRecipientAddress, ts(r.UpdatedAt), r.Flag})
 	}
 	return t
 }

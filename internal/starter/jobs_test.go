@@ -138,7 +138,7 @@ func seededStore(t *testing.T) *jobstest.Store {
 		{Network: "ethereum", Period: 2130, PeriodStart: day, PeriodEnd: day.Add(24 * time.Hour), UpdatedAt: day.Add(24 * time.Hour),
 			NetworkAPY: "3.1000000000000000001", ConsensusAPY: "2.6", ExecutionAPY: "0.5000000000000000001"},
 		{Network: "ethereum", Period: 2131, PeriodStart: day.Add(24 * time.Hour), PeriodEnd: day.Add(48 * time.Hour), UpdatedAt: day.Add(30 * time.Hour),
-			NetworkAPY: "3.2", ConsensusAPY: "2.7", ExecutionAPY: "0.5"},
+			NetworkAPY: "1000000000000", ConsensusAPY: "2.7", ExecutionAPY: "0.5", Flag: "networkApy 1000000000000% is above 1000%: beyond what any staking network pays"},
 	})
 	require.NoError(t, err)
 	_, err = st.UpsertRewards(ctx, []actjobs.Reward{
@@ -146,11 +146,15 @@ func seededStore(t *testing.T) *jobstest.Store {
 			Amount: "0.002681233453981221", NetAmount: "0.002413110108583099", Fee: "0.000268123345398122", PeriodStart: day, PeriodEnd: day.Add(24 * time.Hour)},
 		{Network: "ethereum", Address: delegator, Period: "2130", Type: "execution", Validator: "0xv", Currency: "ETH", Recipient: "0xr, \"quoted\"",
 			Amount: "1", NetAmount: "0.9", Fee: "0.1", PeriodStart: day, PeriodEnd: day.Add(24 * time.Hour), NotFinalized: true},
+		{Network: "ethereum", Address: delegator, Period: "2131", Type: "execution", Validator: "0xv", Currency: "ETH", Recipient: delegator,
+			Amount: "0.000537976", NetAmount: "0.00537976", Fee: "0.000053798", PeriodStart: day.Add(24 * time.Hour), PeriodEnd: day.Add(48 * time.Hour),
+			Flag: "netAmount 0.00537976 is not amount 0.000537976 minus fee 0.000053798 (0.000484178), beyond rounding"},
 	})
 	require.NoError(t, err)
 	_, err = st.UpsertSSVRequests(ctx, []actjobs.SSVRequest{
 		{ID: "a1", Status: "processing", ValidatorsCount: 2, AmountPerValidator: "32", Type: "without-encrypt-key", SSVOwnerAddress: "0xo"},
-		{ID: "b2", Status: "failed", ValidatorsCount: 1, AmountPerValidator: "32", Type: "without-encrypt-key", SSVOwnerAddress: "0xo"},
+		{ID: "b2", Status: "failed", ValidatorsCount: 0, AmountPerValidator: "32", Type: "without-encrypt-key", SSVOwnerAddress: "0xo",
+			Flag: "validatorsCount 0 is below 1"},
 	}, day)
 	require.NoError(t, err)
 	return st
@@ -174,15 +178,22 @@ func TestDataExportCSV(t *testing.T) {
 	require.NoError(t, Run(context.Background(), []string{"data", "export", "--kind", "rewards", "--store", "sqlite:/tmp/x.db", "--from", "2026-11-01", "--to", "2026-11-02"}, &out, noDial(t)))
 	assert.Equal(t, []string{"sqlite:/tmp/x.db"}, *dsns)
 	// Written by hand, RFC 4180: a field with a comma or a quote is quoted, quotes doubled.
-	assert.Equal(t, `network,address,period,periodStart,periodEnd,type,validator,currency,recipient,amount,netAmount,fee,notFinalized
-ethereum,0x00000000219ab540356cbb839cbe05303d7705fa,2130,2026-11-01T00:00:00Z,2026-11-02T00:00:00Z,consensus,0xv,ETH,0x00000000219ab540356cbb839cbe05303d7705fa,0.002681233453981221,0.002413110108583099,0.000268123345398122,false
-ethereum,0x00000000219ab540356cbb839cbe05303d7705fa,2130,2026-11-01T00:00:00Z,2026-11-02T00:00:00Z,execution,0xv,ETH,"0xr, ""quoted""",1,0.9,0.1,true
+	// A flagged row says why in its last column; the others leave it empty.
+	assert.Equal(t, `network,address,period,periodStart,periodEnd,type,validator,currency,recipient,amount,netAmount,fee,notFinalized,flag
+ethereum,0x00000000219ab540356cbb839cbe05303d7705fa,2130,2026-11-01T00:00:00Z,2026-11-02T00:00:00Z,consensus,0xv,ETH,0x00000000219ab540356cbb839cbe05303d7705fa,0.002681233453981221,0.002413110108583099,0.000268123345398122,false,
+ethereum,0x00000000219ab540356cbb839cbe05303d7705fa,2130,2026-11-01T00:00:00Z,2026-11-02T00:00:00Z,execution,0xv,ETH,"0xr, ""quoted""",1,0.9,0.1,true,
+`, out.String())
+
+	out.Reset()
+	require.NoError(t, Run(context.Background(), []string{"data", "export", "--kind", "rewards", "--from", "2026-11-02"}, &out, noDial(t)))
+	assert.Equal(t, `network,address,period,periodStart,periodEnd,type,validator,currency,recipient,amount,netAmount,fee,notFinalized,flag
+ethereum,0x00000000219ab540356cbb839cbe05303d7705fa,2131,2026-11-02T00:00:00Z,2026-11-03T00:00:00Z,execution,0xv,ETH,0x00000000219ab540356cbb839cbe05303d7705fa,0.000537976,0.00537976,0.000053798,false,"netAmount 0.00537976 is not amount 0.000537976 minus fee 0.000053798 (0.000484178), beyond rounding"
 `, out.String())
 
 	out.Reset()
 	require.NoError(t, Run(context.Background(), []string{"data", "export", "--kind", "apy", "--to", "2026-11-02"}, &out, noDial(t)))
-	assert.Equal(t, `network,period,periodStart,periodEnd,updatedAt,networkApy,consensusApy,executionApy
-ethereum,2130,2026-11-01T00:00:00Z,2026-11-02T00:00:00Z,2026-11-02T00:00:00Z,3.1000000000000000001,2.6,0.5000000000000000001
+	assert.Equal(t, `network,period,periodStart,periodEnd,updatedAt,networkApy,consensusApy,executionApy,flag
+ethereum,2130,2026-11-01T00:00:00Z,2026-11-02T00:00:00Z,2026-11-02T00:00:00Z,3.1000000000000000001,2.6,0.5000000000000000001,
 `, out.String(), "--to is exclusive")
 	assert.Equal(t, defaultStore, (*dsns)[1])
 }
@@ -198,13 +209,14 @@ func TestDataExportJSON(t *testing.T) {
 	require.Len(t, got, 2)
 	assert.Equal(t, map[string]any{"network": "ethereum", "period": json.Number("2130"), "periodStart": "2026-11-01T00:00:00Z",
 		"periodEnd": "2026-11-02T00:00:00Z", "updatedAt": "2026-11-02T00:00:00Z",
-		"networkApy": "3.1000000000000000001", "consensusApy": "2.6", "executionApy": "0.5000000000000000001"}, got[0], "decimals are strings, exact")
+		"networkApy": "3.1000000000000000001", "consensusApy": "2.6", "executionApy": "0.5000000000000000001", "flag": ""}, got[0], "decimals are strings, exact")
+	assert.Equal(t, "networkApy 1000000000000% is above 1000%: beyond what any staking network pays", got[1]["flag"], "a flagged APY says why")
 
 	out.Reset()
 	require.NoError(t, Run(context.Background(), []string{"data", "export", "--kind", "rewards", "--format", "json"}, &out, noDial(t)))
 	var rewards []map[string]any
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rewards))
-	require.Len(t, rewards, 2)
+	require.Len(t, rewards, 3)
 	assert.Equal(t, "0.000268123345398122", rewards[0]["fee"])
 	assert.Equal(t, false, rewards[0]["notFinalized"])
 	assert.Equal(t, true, rewards[1]["notFinalized"])
@@ -219,8 +231,9 @@ func TestSSVListFailed(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
 	require.Len(t, got, 1)
 	assert.Equal(t, "b2", got[0]["id"])
+	assert.Equal(t, "validatorsCount 0 is below 1", got[0]["flag"])
 	assert.Equal(t, "failed", got[0]["status"])
-	assert.Equal(t, 1.0, got[0]["validatorsCount"])
+	assert.Equal(t, 0.0, got[0]["validatorsCount"])
 
 	out.Reset()
 	require.NoError(t, Run(context.Background(), []string{"ssv", "list"}, &out, noDial(t)))
@@ -244,4 +257,18 @@ func TestStoreThatDoesNotOpen(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "127.0.0.1:1")
 	assert.NotContains(t, err.Error(), "s3cr3t")
+
+	// Every password form of a DSN, through data export and ssv list, against the real store.
+	for _, dsn := range []string{
+		"postgres://u@127.0.0.1:1/db?sslmode=disable&password=s3cr3t",
+		"postgres://u@127.0.0.1:1/db?PASS=s3cr3t",
+		"host=127.0.0.1 port=1 user=u password='s3cr3t pw' dbname=db sslmode=disable",
+	} {
+		for _, args := range [][]string{{"data", "export", "--kind", "apy"}, {"ssv", "list"}} {
+			err = Run(context.Background(), append(args, "--store", dsn), &out, noDial(t))
+			require.Error(t, err, dsn)
+			assert.Contains(t, err.Error(), "127.0.0.1:1", dsn)
+			assert.NotContains(t, err.Error(), "s3cr3t", dsn)
+		}
+	}
 }

@@ -52,6 +52,9 @@ type Limits struct {
 	// MaxActivities is how many activity calls a run makes before it continues as new (0:
 	// DefaultMaxActivities).
 	MaxActivities int `json:"maxActivities,omitempty"`
+	// MaxRequests caps the requests to the service of one run, across its continue-as-new chain
+	// (0: DefaultMaxRequests). A run that reaches it with pages left ends with ErrRequestCap.
+	MaxRequests int `json:"maxRequests,omitempty"`
 }
 
 func (l Limits) validate() error {
@@ -60,8 +63,17 @@ func (l Limits) validate() error {
 		return &workflows.InputError{Field: "maxRecords", Reason: fmt.Sprintf("%d is negative", l.MaxRecords)}
 	case l.MaxActivities < 0:
 		return &workflows.InputError{Field: "maxActivities", Reason: fmt.Sprintf("%d is negative", l.MaxActivities)}
+	case l.MaxRequests < 0:
+		return &workflows.InputError{Field: "maxRequests", Reason: fmt.Sprintf("%d is negative", l.MaxRequests)}
 	}
 	return nil
+}
+
+func (l Limits) maxRequests() int {
+	if l.MaxRequests <= 0 {
+		return DefaultMaxRequests
+	}
+	return l.MaxRequests
 }
 
 func (l Limits) maxActivities() int {
@@ -82,6 +94,14 @@ type Progress struct {
 	Failed  []string `json:"failed,omitempty"`
 	// Runs counts the runs of the chain (1 for a job that never continued as new).
 	Runs int `json:"runs"`
+	// Requests counts the requests sent to the service (capped by Limits.MaxRequests); Flagged
+	// the rows stored flagged (they contradict themselves or the chain).
+	Requests int `json:"requests,omitempty"`
+	Flagged  int `json:"flagged,omitempty"`
+	// Stall is the job's current stall, nil when it is not stalled; Notified counts the events
+	// posted (their IDs).
+	Stall    *workflows.Stall `json:"stall,omitempty"`
+	Notified int              `json:"notified,omitempty"`
 }
 
 // APYJobInput is the scope of an APY job.
@@ -154,7 +174,8 @@ func Summary(kind, network, address string) string {
 
 // activityOptions are the options of every job activity: a call reads at most a few pages
 // between heartbeats; service outages and store failures are retried with backoff, a 429 after
-// the service's Retry-After, bad input never.
+// the service's Retry-After, bad input and a service that does not page never. After its
+// attempts the job stalls (see job.stall) instead of trying again at once.
 func activityOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 15 * time.Minute,
@@ -163,7 +184,7 @@ func activityOptions(ctx workflow.Context) workflow.Context {
 			InitialInterval:        5 * time.Second,
 			BackoffCoefficient:     2,
 			MaximumInterval:        5 * time.Minute,
-			MaximumAttempts:        20,
+			MaximumAttempts:        5,
 			NonRetryableErrorTypes: activities.NonRetryable,
 		},
 	})
@@ -174,28 +195,65 @@ func invalidInput(err error) error {
 	return temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidInput, err)
 }
 
+// step is one activity call of a job: it adds the call's result to the progress and says whether
+// there is more to read and whether the call's request allowance stopped it.
+type step func(ctx workflow.Context, p *Progress, allowance int) (more, capped bool, err error)
+
 // loop runs step until it reports it has caught up, continuing as new (through next) after the
-// run's budget of calls or when the server suggests it.
-func loop(ctx workflow.Context, kind, scope string, p *Progress, budget int, step func(workflow.Context, *Progress) (bool, error), next func() error) (Progress, error) {
+// run's budget of calls or when the server suggests it. A call that keeps failing in a way that
+// may heal stalls the job (status, details, metric, notification) and is tried again after a
+// backoff; a page that does not advance, the request cap reached or bad input end the run.
+func loop(ctx workflow.Context, j *job, p *Progress, lim Limits, call step, next func() error) (Progress, error) {
 	logger := workflow.GetLogger(ctx)
+	visible := workflow.GetVersion(ctx, versionStall, workflow.DefaultVersion, 1) >= 1
 	p.Runs++
+	j.status.Progress = *p
+	maxReq := lim.maxRequests()
+	fail := func(err error) (Progress, error) {
+		if visible {
+			j.failed(ctx, p, err)
+		} else {
+			workflow.SetCurrentDetails(ctx, details(j.kind, j.scope, p, "failed: "+err.Error()))
+		}
+		return *p, err
+	}
 	for calls := 0; ; calls++ {
-		if calls > 0 && (calls >= budget || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
+		if calls > 0 && (calls >= lim.maxActivities() || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
 			logger.Info("Job continues as new", "calls", p.Calls, "read", p.Read)
 			return *p, next()
 		}
-		more, err := step(ctx, p)
+		before := p.Last
+		more, capped, err := call(ctx, p, max(maxReq-p.Requests, 1))
+		j.status.Progress = *p
 		if err != nil {
-			workflow.SetCurrentDetails(ctx, details(kind, scope, p, "failed: "+err.Error()))
-			return *p, err
+			if visible && stalls(err) {
+				if serr := j.stall(ctx, p, err); serr != nil {
+					return *p, serr
+				}
+				continue
+			}
+			return fail(err)
 		}
 		p.Calls++
+		p.Stall = nil
+		j.status.State, j.status.Progress = StateCollecting, *p
+		if visible && more && (capped || p.Requests >= maxReq) {
+			return fail(temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"%s job %s: %d requests sent in this run, its cap (maxRequests %d), and the service still has pages to read",
+				j.kind, j.scope, p.Requests, maxReq), ErrRequestCap, nil))
+		}
+		if visible && more && before != "" && p.Last == before {
+			return fail(temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"%s job %s: the service's pages do not advance: two calls in a row stopped at staking period %s", j.kind, j.scope, before),
+				actjobs.ErrPageNotAdvancing, nil))
+		}
 		if !more {
-			workflow.SetCurrentDetails(ctx, details(kind, scope, p, "caught up"))
+			j.status.State = StateCaughtUp
+			workflow.SetCurrentDetails(ctx, details(j.kind, j.scope, p, StateCaughtUp))
 			logger.Info("Job caught up", "calls", p.Calls, "read", p.Read, "last", p.Last)
 			return *p, nil
 		}
-		workflow.SetCurrentDetails(ctx, details(kind, scope, p, "collecting"))
+		workflow.SetCurrentDetails(ctx, details(j.kind, j.scope, p, StateCollecting))
 	}
 }
 
@@ -203,6 +261,15 @@ func loop(ctx workflow.Context, kind, scope string, p *Progress, budget int, ste
 func details(kind, scope string, p *Progress, state string) string {
 	d := fmt.Sprintf("**%s job** %s: %s\n\n- calls: %d (run %d)\n- records read: %d\n- rows written: %d\n",
 		kind, scope, state, p.Calls, p.Runs, p.Read, p.Upserted)
+	if p.Requests > 0 {
+		d += fmt.Sprintf("- requests: %d\n", p.Requests)
+	}
+	if p.Flagged > 0 {
+		d += fmt.Sprintf("- rows stored flagged: %d (see data export)\n", p.Flagged)
+	}
+	if st := p.Stall; st != nil && state != StateCaughtUp {
+		d += fmt.Sprintf("- stalled since %s, %d tries, next at %s\n", st.Since.UTC().Format(time.RFC3339), st.Tries, st.NextTryAt.UTC().Format(time.RFC3339))
+	}
 	if p.Last != "" {
 		d += "- last staking period: " + p.Last + "\n"
 	}
@@ -227,8 +294,13 @@ func APYJob(ctx workflow.Context, in APYJobInput) (Progress, error) {
 	ctx = activityOptions(ctx)
 	var a *actjobs.Activities
 	p := progress(in.Progress)
-	return loop(ctx, KindAPY, in.Network, p, in.maxActivities(), collect(a.CollectAPY,
-		actjobs.APYInput{Network: in.Network, Since: in.Since, MaxRecords: in.MaxRecords}), func() error {
+	j, err := newJob(ctx, KindAPY, in.Network, in.Network, "", p, in.maxRequests())
+	if err != nil {
+		return *p, err
+	}
+	return loop(ctx, j, p, in.Limits, func(ctx workflow.Context, p *Progress, allowance int) (bool, bool, error) {
+		return collect(ctx, p, a.CollectAPY, actjobs.APYInput{Network: in.Network, Since: in.Since, MaxRecords: in.MaxRecords, MaxRequests: allowance})
+	}, func() error {
 		in.Progress = p
 		return workflow.NewContinueAsNewError(ctx, APYJobWorkflowType, in)
 	})
@@ -242,8 +314,14 @@ func RewardsJob(ctx workflow.Context, in RewardsJobInput) (Progress, error) {
 	ctx = activityOptions(ctx)
 	var a *actjobs.Activities
 	p := progress(in.Progress)
-	return loop(ctx, KindRewards, in.Address+" on "+in.Network, p, in.maxActivities(), collect(a.CollectRewards,
-		actjobs.RewardsInput{Network: in.Network, Address: in.Address, Since: in.Since, MaxRecords: in.MaxRecords}), func() error {
+	j, err := newJob(ctx, KindRewards, in.Address+" on "+in.Network, in.Network, in.Address, p, in.maxRequests())
+	if err != nil {
+		return *p, err
+	}
+	return loop(ctx, j, p, in.Limits, func(ctx workflow.Context, p *Progress, allowance int) (bool, bool, error) {
+		return collect(ctx, p, a.CollectRewards, actjobs.RewardsInput{Network: in.Network, Address: in.Address, Since: in.Since,
+			MaxRecords: in.MaxRecords, MaxRequests: allowance})
+	}, func() error {
 		in.Progress = p
 		return workflow.NewContinueAsNewError(ctx, RewardsJobWorkflowType, in)
 	})
@@ -257,43 +335,49 @@ func SSVJob(ctx workflow.Context, in SSVJobInput) (Progress, error) {
 	ctx = activityOptions(ctx)
 	var a *actjobs.Activities
 	p := progress(in.Progress)
-	return loop(ctx, KindSSV, "token", p, in.maxActivities(), func(ctx workflow.Context, p *Progress) (bool, error) {
+	j, err := newJob(ctx, KindSSV, "token", "", "", p, in.maxRequests())
+	if err != nil {
+		return *p, err
+	}
+	return loop(ctx, j, p, in.Limits, func(ctx workflow.Context, p *Progress, allowance int) (bool, bool, error) {
 		var r actjobs.SSVResult
-		err := workflow.ExecuteActivity(ctx, a.WatchSSV, actjobs.SSVInput{Offset: in.Offset, MaxRecords: in.MaxRecords}).Get(ctx, &r)
+		err := workflow.ExecuteActivity(ctx, a.WatchSSV, actjobs.SSVInput{Offset: in.Offset, MaxRecords: in.MaxRecords, MaxRequests: allowance}).Get(ctx, &r)
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		p.Read += r.Read
 		p.Upserted += r.Read
+		p.Requests += r.Requests
+		p.Flagged += r.Flagged
 		p.Changes += r.Changes
 		p.Failed = append(p.Failed, r.Failed...)
 		if len(p.Failed) > maxFailedKept {
 			p.Failed = p.Failed[len(p.Failed)-maxFailedKept:]
 		}
 		in.Offset = r.Next
-		return r.More, nil
+		return r.More, r.Capped, nil
 	}, func() error {
 		in.Progress = p
 		return workflow.NewContinueAsNewError(ctx, SSVJobWorkflowType, in)
 	})
 }
 
-// collect is one step of a collecting job: a call of activity (CollectAPY, CollectRewards) with
-// input, its result added to the progress; it says whether there is more to read.
-func collect(activity, input any) func(workflow.Context, *Progress) (bool, error) {
-	return func(ctx workflow.Context, p *Progress) (bool, error) {
-		var r actjobs.CollectResult
-		if err := workflow.ExecuteActivity(ctx, activity, input).Get(ctx, &r); err != nil {
-			return false, err
-		}
-		p.add(r)
-		return r.More, nil
+// collect is one call of a collecting activity (CollectAPY, CollectRewards) with input, its
+// result added to the progress.
+func collect(ctx workflow.Context, p *Progress, activity, input any) (more, capped bool, err error) {
+	var r actjobs.CollectResult
+	if err := workflow.ExecuteActivity(ctx, activity, input).Get(ctx, &r); err != nil {
+		return false, false, err
 	}
+	p.add(r)
+	return r.More, r.Capped, nil
 }
 
 func (p *Progress) add(r actjobs.CollectResult) {
 	p.Read += r.Read
 	p.Upserted += r.Upserted
+	p.Requests += r.Requests
+	p.Flagged += r.Flagged
 	if r.Last != "" {
 		p.Last = r.Last
 	}

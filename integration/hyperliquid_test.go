@@ -61,6 +61,57 @@ func TestHyperliquidWithdrawSurvivesWorkerRestart(t *testing.T) {
 	assert.Equal(t, 1, st.Sandbox.HyperliquidRequests(delegator), "one request asked of the service")
 }
 
+// TestHyperliquidTwoSameAmountWithdrawalsAtOnce (issue 26, finding 4): two withdrawals of the same
+// amount for one delegator, started at once through the admin tool. The delegator's lease lets one
+// run at a time (the second waits in waiting-nonce until the first's withdrawal is in the
+// history); both reach spot, each with its own withdrawal: the two results name two different
+// hashes, and the exchange's record of each hash carries the nonce that operation signed, never
+// the other's. It runs alone (no t.Parallel): it warps testnet's queue.
+func TestHyperliquidTwoSameAmountWithdrawalsAtOnce(t *testing.T) {
+	// The sixth-pending test's delegator, on the other network: that test asserts its mainnet
+	// account only.
+	delegator := hyperliquidDelegator(1)
+	st.Sandbox.HyperliquidFund("testnet", delegator, 10*hype)
+	before := st.Sandbox.HyperliquidAccount("testnet", delegator)
+	requests := st.Sandbox.HyperliquidRequests(delegator)
+	ids := []string{operationID(t, "hyperliquid-withdraw-a"), operationID(t, "hyperliquid-withdraw-b")}
+	recordAs(ids[1], wfhyperliquid.WithdrawWorkflowType+"-leased")
+	for _, id := range ids {
+		out, err := starterRun(t, "hyperliquid", "withdraw", "--network", "testnet", "--delegator", delegator.Hex(), "--amount", "1.5", "--id", id)
+		require.NoError(t, err, out)
+	}
+	// Both withdrawals in Hyperliquid's queue: the second was asked for, signed and submitted only
+	// after the first's was in the history.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Len(c, st.Sandbox.HyperliquidAccount("testnet", delegator).Pending, len(before.Pending)+2)
+	}, 90*time.Second, 100*time.Millisecond)
+	st.Sandbox.HyperliquidWarp("testnet", sandbox.HyperliquidQueue("testnet"))
+
+	pendingByHash := map[string]sandbox.HyperliquidPending{}
+	for _, p := range st.Sandbox.HyperliquidAccount("testnet", delegator).Pending {
+		pendingByHash[strings.ToLower(p.Hash)] = p
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	hashes := map[string]string{}
+	for _, id := range ids {
+		var res wfhyperliquid.WithdrawResult
+		require.NoError(t, st.Client.GetWorkflow(ctx, id, "").Get(ctx, &res), id)
+		assert.Equal(t, "150000000", res.ReachedSpot, id)
+		assert.Equal(t, 1, res.Requests, id)
+		p, ok := pendingByHash[strings.ToLower(res.Hash)]
+		require.True(t, ok, "%s names %s, which the exchange did not take from this delegator", id, res.Hash)
+		assert.Equal(t, res.Nonce, p.Nonce, "%s: the withdrawal it names is the one its own signed action made", id)
+		assert.NotContains(t, hashes, res.Hash, "%s names the withdrawal %s already names", id, hashes[res.Hash])
+		hashes[res.Hash] = id
+	}
+	after := st.Sandbox.HyperliquidAccount("testnet", delegator)
+	assert.Equal(t, before.Submitted+2, after.Submitted, "two actions, one each")
+	assert.Equal(t, before.Spot+3*hype, after.Spot, "both reached spot")
+	assert.Equal(t, before.Staking-3*hype, after.Staking)
+	assert.Equal(t, requests+2, st.Sandbox.HyperliquidRequests(delegator), "one request each")
+}
+
 // TestHyperliquidRefusals: a sixth pending withdrawal and each hostile request are refused with
 // nothing signed or submitted.
 func TestHyperliquidRefusals(t *testing.T) {
@@ -112,7 +163,7 @@ func testHyperliquidHostileRefused(t *testing.T) {
 		mode  sandbox.HyperliquidHostileMode
 		field string
 	}{
-		{sandbox.HyperliquidOtherChain, "hyperliquidChain"}, {sandbox.HyperliquidOtherWei, "wei"},
+		{sandbox.HyperliquidOtherChain, "hyperliquidChain"}, {sandbox.HyperliquidOtherWei, "wei"}, {sandbox.HyperliquidOtherAmount, `its amount "2.25" against its action's wei 125000000`},
 		{sandbox.HyperliquidOldNonce, "nonce"}, {sandbox.HyperliquidWithdraw3, `"withdraw3"`}, {sandbox.HyperliquidUsdSend, `"usdSend"`},
 	} {
 		require.NoError(t, st.Sandbox.SetHyperliquidHostile(delegator, c.mode))

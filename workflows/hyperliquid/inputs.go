@@ -3,7 +3,8 @@
 // Withdraw (HyperliquidWithdrawWorkflow) moves staking rewards to the spot balance. It first takes
 // its delegator's lease (one operation per delegator at a time, the sequencer the nonce chains
 // use; a second operation waits in waiting-nonce) and holds it until its withdrawal's fate is
-// final, giving it back on every exit: so the withdrawals the history shows before it signs are
+// final (the history shows it initiated, which no one can undo, or it is proven unable to land),
+// giving it back on every exit: so the withdrawals the history shows before it signs are
 // every earlier operation's, and it never takes another operation's withdrawal for its own. It
 // refuses before anything is signed when the delegator has 5 withdrawals pending (naming them),
 // asks the staking service for the request (endpoint 6), has the signer verify it against the

@@ -41,12 +41,14 @@ type withdrawal struct {
 	// signed is the action the exchange took; misses counts the reads that did not show it.
 	signed acthl.Signed
 	misses int
+	// lease is the delegator's lease while held.
+	lease *wfevm.Lease
 	// version is the workflow's version of the code below (versionLease).
 	version workflow.Version
 }
 
 // versionLease: the withdrawal holds its delegator's lease from before the account is read until
-// its fate is final, and an action the history does not show is followed until the proof that it
+// its fate is final (the history shows it, or it is proven unable to land), and an action the history does not show is followed until the proof that it
 // cannot land (its nonce left the exchange's window), not failed after a number of reads.
 const versionLease = "hyperliquid-delegator-lease"
 
@@ -99,12 +101,23 @@ func (w *withdrawal) leased(ctx workflow.Context) (WithdrawResult, error) {
 	if err != nil {
 		return WithdrawResult{}, err
 	}
-	defer func() {
-		if rerr := lease.Release(ctx); rerr != nil {
-			w.Logger().Warn("Delegator lease not released", "error", rerr)
-		}
-	}()
+	w.lease = lease
+	defer w.release(ctx)
 	return w.run(ctx)
+}
+
+// release gives the delegator's lease back, once: when the withdrawal's fate is final (the
+// history shows it: an initiated withdrawal reaches spot after the queue whatever happens, and
+// the next operation reads it among the known ones), or on the operation's exit. It runs on a
+// disconnected context (Lease.Release): a cancelled operation still frees its delegator.
+func (w *withdrawal) release(ctx workflow.Context) {
+	if w.lease == nil {
+		return
+	}
+	if err := w.lease.Release(ctx); err != nil {
+		w.Logger().Warn("Delegator lease not released", "error", err)
+	}
+	w.lease = nil
 }
 
 func (w *withdrawal) run(ctx workflow.Context) (WithdrawResult, error) {
@@ -234,6 +247,7 @@ func (w *withdrawal) waitSpot(ctx workflow.Context) (acthl.Account, error) {
 			}
 			w.hash = f.Hash
 			w.Logger().Info("The history shows the withdrawal", "nonce", w.nonce, "hash", f.Hash, "initiated", f.Time)
+			w.release(ctx)
 		}
 		if w.hash == "" {
 			f, ok := acthl.Find(acc.Account, w.wei, w.nonce, w.known)

@@ -11,11 +11,13 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
 
 	hlchain "github.com/stakeflow/stakeflow/chain/hyperliquid"
 	"github.com/stakeflow/stakeflow/sandbox"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	hlsigner "github.com/stakeflow/stakeflow/signer/hyperliquid"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 )
 
@@ -82,15 +84,17 @@ func TestHyperliquidTwoSameAmountWithdrawalsAtOnce(t *testing.T) {
 	}
 	// Both withdrawals in Hyperliquid's queue: the second was asked for, signed and submitted only
 	// after the first's was in the history.
+	var pending []sandbox.HyperliquidPending
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.Len(c, st.Sandbox.HyperliquidAccount("testnet", delegator).Pending, len(before.Pending)+2)
+		pending = st.Sandbox.HyperliquidAccount("testnet", delegator).Pending
+		assert.Len(c, pending, len(before.Pending)+2)
 	}, 90*time.Second, 100*time.Millisecond)
-	st.Sandbox.HyperliquidWarp("testnet", sandbox.HyperliquidQueue("testnet"))
-
 	pendingByHash := map[string]sandbox.HyperliquidPending{}
-	for _, p := range st.Sandbox.HyperliquidAccount("testnet", delegator).Pending {
+	for _, p := range pending {
 		pendingByHash[strings.ToLower(p.Hash)] = p
 	}
+	st.Sandbox.HyperliquidWarp("testnet", sandbox.HyperliquidQueue("testnet"))
+
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	hashes := map[string]string{}
@@ -105,11 +109,42 @@ func TestHyperliquidTwoSameAmountWithdrawalsAtOnce(t *testing.T) {
 		assert.NotContains(t, hashes, res.Hash, "%s names the withdrawal %s already names", id, hashes[res.Hash])
 		hashes[res.Hash] = id
 	}
+	// One at a time: the operation granted the lease second was granted it only after the first
+	// gave it back, which the first does once the history shows its withdrawal.
+	leases := []leaseTimes{leaseTimesOf(t, ids[0]), leaseTimesOf(t, ids[1])}
+	if leases[1].granted.Before(leases[0].granted) {
+		leases[0], leases[1] = leases[1], leases[0]
+	}
+	assert.False(t, leases[1].granted.Before(leases[0].released), "the second was granted the lease at %s, before the first gave it back at %s",
+		leases[1].granted, leases[0].released)
 	after := st.Sandbox.HyperliquidAccount("testnet", delegator)
 	assert.Equal(t, before.Submitted+2, after.Submitted, "two actions, one each")
 	assert.Equal(t, before.Spot+3*hype, after.Spot, "both reached spot")
 	assert.Equal(t, before.Staking-3*hype, after.Staking)
 	assert.Equal(t, requests+2, st.Sandbox.HyperliquidRequests(delegator), "one request each")
+}
+
+// leaseTimes are when an operation was granted its delegator's lease and when it gave it back, as
+// its history records them.
+type leaseTimes struct{ granted, released time.Time }
+
+func leaseTimesOf(t *testing.T, id string) leaseTimes {
+	t.Helper()
+	it := st.Client.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var lt leaseTimes
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		if a := ev.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == wfevm.SignalGrant {
+			lt.granted = ev.GetEventTime().AsTime()
+		}
+		if a := ev.GetSignalExternalWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetSignalName() == wfevm.SignalRelease {
+			lt.released = ev.GetEventTime().AsTime()
+		}
+	}
+	require.False(t, lt.granted.IsZero(), "%s was never granted the lease", id)
+	require.False(t, lt.released.IsZero(), "%s never gave the lease back", id)
+	return lt
 }
 
 // TestHyperliquidRefusals: a sixth pending withdrawal and each hostile request are refused with
@@ -142,6 +177,9 @@ func testHyperliquidSixthRefused(t *testing.T) {
 	}
 	pending := st.Sandbox.HyperliquidAccount("mainnet", delegator).Pending
 	require.Len(t, pending, 5)
+	// The same delegator withdraws on testnet in another test: its requests are counted here
+	// as a difference.
+	requests := st.Sandbox.HyperliquidRequests(delegator)
 	id := operationID(t, "hyperliquid-withdraw")
 	recordAs(id, wfhyperliquid.WithdrawWorkflowType+"-too-many-pending")
 	out, err := starterRun(t, "hyperliquid", "withdraw", "--network", "mainnet", "--delegator", delegator.Hex(), "--amount", "1", "--id", id, "--wait", "--json")
@@ -150,7 +188,7 @@ func testHyperliquidSixthRefused(t *testing.T) {
 	for _, p := range pending {
 		assert.Contains(t, err.Error(), p.Hash)
 	}
-	assert.Equal(t, 0, st.Sandbox.HyperliquidRequests(delegator), "the service was not asked: nothing to sign")
+	assert.Equal(t, requests, st.Sandbox.HyperliquidRequests(delegator), "the service was not asked: nothing to sign")
 	assert.Equal(t, 5, st.Sandbox.HyperliquidAccount("mainnet", delegator).Submitted)
 }
 

@@ -37,6 +37,9 @@ const (
 	HyperliquidOtherChain HyperliquidHostileMode = "other-chain"
 	// HyperliquidOtherWei asks for one wei (10^-8 HYPE) more than the amount.
 	HyperliquidOtherWei HyperliquidHostileMode = "other-wei"
+	// HyperliquidOtherAmount answers an action as asked but echoes another amount (one HYPE
+	// more): an answer that contradicts itself.
+	HyperliquidOtherAmount HyperliquidHostileMode = "other-amount"
 	// HyperliquidOldNonce uses a nonce two days old.
 	HyperliquidOldNonce HyperliquidHostileMode = "old-nonce"
 	// HyperliquidWithdraw3 answers a withdraw3 (spot USDC out to an address) instead.
@@ -46,7 +49,7 @@ const (
 )
 
 // HyperliquidHostileModes lists every non-empty mode.
-var HyperliquidHostileModes = []HyperliquidHostileMode{HyperliquidOtherChain, HyperliquidOtherWei, HyperliquidOldNonce, HyperliquidWithdraw3, HyperliquidUsdSend}
+var HyperliquidHostileModes = []HyperliquidHostileMode{HyperliquidOtherChain, HyperliquidOtherWei, HyperliquidOtherAmount, HyperliquidOldNonce, HyperliquidWithdraw3, HyperliquidUsdSend}
 
 // Validate reports whether m is a known mode.
 func (m HyperliquidHostileMode) Validate() error {
@@ -130,7 +133,11 @@ func (s *server) hyperliquidWithdraw(r *http.Request, _ *reqContext) (any, *apiE
 		return nil, internalError("encode withdrawal request: " + err.Error())
 	}
 	s.hl.countRequest(delegator)
-	return hyperliquidWithdrawal{Amount: amount.String(), UnsignedTransaction: string(raw), CreatedAt: formatTime(now)}, nil
+	echoed := amount.String()
+	if mode == HyperliquidOtherAmount {
+		echoed = hype(wei + 100_000_000)
+	}
+	return hyperliquidWithdrawal{Amount: echoed, UnsignedTransaction: string(raw), CreatedAt: formatTime(now)}, nil
 }
 
 // hyperliquidSandbox is the sandbox's Hyperliquid: endpoint 6's hostile modes and requests per

@@ -22,8 +22,10 @@ import (
 const (
 	// HyperliquidMaxPending is how many staking withdrawals a user may have pending.
 	HyperliquidMaxPending = 5
-	// hlNonceAge and hlNonceAhead bound a nonce around the exchange's clock.
-	hlNonceAge   = 24 * time.Hour
+	// hlNonceAge and hlNonceAhead bound a nonce around the exchange's clock, as Hyperliquid's
+	// nonce rules do ("The nonce must be within (T - 2 days, T + 1 day), where T is the unix
+	// millisecond timestamp on the block of the transaction").
+	hlNonceAge   = 48 * time.Hour
 	hlNonceAhead = 24 * time.Hour
 )
 

@@ -191,6 +191,24 @@ func TestHyperliquidHostileRequests(t *testing.T) {
 	}
 }
 
+// TestHyperliquidOtherAmountContradictsItself: the other-amount mode answers the action as asked
+// but echoes one HYPE more; the production signer refuses the answer whole, naming both values.
+func TestHyperliquidOtherAmountContradictsItself(t *testing.T) {
+	c := newHLClient(t, "testnet")
+	require.NoError(t, shared.SetHyperliquidHostile(c.addr, HyperliquidOtherAmount))
+	res, err := c.api.HyperliquidWithdraw(testCtx(t), "testnet", apiclient.HyperliquidWithdrawRequest{Amount: "1.25", DelegatorAddress: c.addr.Hex()})
+	require.NoError(t, err)
+	assert.Equal(t, "2.25", res.Amount)
+	u, err := hl.Decode(res.UnsignedTransaction)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(125_000_000), u.Action.Wei, "the action is as asked")
+	_, err = c.signer.Sign(hl.Intent{Network: "testnet", Delegator: c.addr, Amount: "1.25", EchoedAmount: res.Amount}, u)
+	var ce *hl.ContradictionError
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, err.Error(), `"2.25"`)
+	assert.Contains(t, err.Error(), "125000000")
+}
+
 func TestHyperliquidAmountExact(t *testing.T) {
 	c := newHLClient(t, "testnet")
 	_, err := c.api.HyperliquidWithdraw(testCtx(t), "testnet", apiclient.HyperliquidWithdrawRequest{Amount: "0.000000001", DelegatorAddress: c.addr.Hex()})

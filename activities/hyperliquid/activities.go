@@ -10,7 +10,12 @@
 // request; any other refusal ends the operation).
 //
 // The info API names a withdrawal by the hash and time of the L1 transaction, not by the nonce
-// it was signed with; Find ties the two together.
+// it was signed with, and the exchange's answer names neither; Find ties the two together: the
+// earliest withdrawal of the action's amount, in its nonce's window, that the history did not
+// show before the action was signed. That is this operation's only because the operation holds
+// its delegator's lease (lease.go) from before that first read until the withdrawal's fate is
+// final: every other stakeflow withdrawal of the delegator is then among the known ones. Fate
+// adds Hyperliquid's proof of "cannot land".
 package hyperliquid
 
 import (
@@ -84,6 +89,10 @@ type Activities struct {
 	// Nonces records durably which operation signs with each nonce of a key (the worker's store);
 	// nil: the signer's memory alone, which a restart forgets.
 	Nonces NonceBook
+	// Temporal starts and signals the delegators' lease sequencers (HLRequestLease); TaskQueue is
+	// the queue they run on (the worker's).
+	Temporal  WorkflowStarter
+	TaskQueue string
 }
 
 // NonceBook records, before a signature and across restarts, which operation signs with each
@@ -106,6 +115,9 @@ type AccountInput struct {
 type Account struct {
 	hlchain.Account
 	RecheckAfter time.Duration `json:"recheckAfter,omitempty"`
+	// ReadAt is the worker's clock before the account was read: the read shows the account as it
+	// stood at ReadAt or later (the proof of "cannot land" rests on it, see Fate).
+	ReadAt time.Time `json:"readAt,omitzero"`
 }
 
 // RequestInput asks endpoint 6 for a withdrawal request of Amount HYPE.
@@ -116,16 +128,22 @@ type RequestInput struct {
 	Amount string `json:"amount"`
 }
 
-// Request is endpoint 6's unsigned request.
+// Request is endpoint 6's unsigned request, and the amount the answer echoed beside it.
 type Request struct {
 	Unsigned  string    `json:"unsigned"`
 	CreatedAt time.Time `json:"createdAt"`
+	// Amount is the answer's own amount field (HYPE, decimal text), checked against the action's
+	// wei before anything is signed.
+	Amount string `json:"amount,omitempty"`
 }
 
 // SignInput is a request to verify and sign.
 type SignInput struct {
 	RequestInput
 	Unsigned string `json:"unsigned"`
+	// EchoedAmount is the amount endpoint 6's answer named beside the request (Request.Amount):
+	// an answer whose amount and action disagree is refused whole.
+	EchoedAmount string `json:"echoedAmount,omitempty"`
 	// UsedNonces are nonces earlier requests of this operation were signed with.
 	UsedNonces []uint64 `json:"usedNonces,omitempty"`
 }
@@ -173,6 +191,7 @@ func (a *Activities) HLReadAccount(ctx context.Context, in AccountInput) (Accoun
 	if err != nil {
 		return Account{}, err
 	}
+	readAt := now()
 	acc, err := api.Account(ctx, strings.ToLower(in.Delegator))
 	if err != nil {
 		return Account{}, classifyAPI("reading the delegator's account", err)
@@ -180,7 +199,7 @@ func (a *Activities) HLReadAccount(ctx context.Context, in AccountInput) (Accoun
 	for i := range acc.Pending {
 		acc.Pending[i].CompletesAt = acc.Pending[i].Time.Add(Queue(in.Network))
 	}
-	return Account{Account: acc, RecheckAfter: a.RecheckAfter}, nil
+	return Account{Account: acc, RecheckAfter: a.RecheckAfter, ReadAt: readAt}, nil
 }
 
 // HLRequest asks the staking service (endpoint 6) for the unsigned withdrawal request.
@@ -189,7 +208,7 @@ func (a *Activities) HLRequest(ctx context.Context, in RequestInput) (Request, e
 	if err != nil {
 		return Request{}, activities.ClassifyService("Hyperliquid withdrawal request", err)
 	}
-	return Request{Unsigned: res.UnsignedTransaction, CreatedAt: res.CreatedAt}, nil
+	return Request{Unsigned: res.UnsignedTransaction, CreatedAt: res.CreatedAt, Amount: res.Amount}, nil
 }
 
 // HLSign decodes the unsigned request, verifies it against the intent and signs it. Anything
@@ -205,7 +224,8 @@ func (a *Activities) HLSign(ctx context.Context, in SignInput) (Signed, error) {
 	if err != nil {
 		return Signed{}, temporal.NewNonRetryableApplicationError(err.Error()+"; nothing was signed", activities.ErrVerificationFailed, nil)
 	}
-	intent := hlsigner.Intent{Network: in.Network, Delegator: common.HexToAddress(in.Delegator), Amount: in.Amount, UsedNonces: in.UsedNonces}
+	intent := hlsigner.Intent{Network: in.Network, Delegator: common.HexToAddress(in.Delegator), Amount: in.Amount,
+		EchoedAmount: in.EchoedAmount, UsedNonces: in.UsedNonces}
 	if err := a.Signer.Verify(intent, u); err != nil {
 		return Signed{}, signError(err)
 	}
@@ -276,11 +296,43 @@ func (a *Activities) HLSubmit(ctx context.Context, in SubmitInput) (SubmitResult
 }
 
 // Hyperliquid accepts an action whose nonce lies within (T - NonceBehind, T + NonceAhead) of the
-// time T of the block that takes it.
+// time T of the block that takes it (Hyperliquid's API documentation, "Nonces and API wallets":
+// "The nonce must be within (T - 2 days, T + 1 day), where T is the unix millisecond timestamp on
+// the block of the transaction").
 const (
 	NonceBehind = 48 * time.Hour
 	NonceAhead  = 24 * time.Hour
 )
+
+// ClockSkew is how far the worker's clock may run ahead of the exchange's block time: the proof of
+// "cannot land" waits this much longer than the window itself.
+const ClockSkew = time.Hour
+
+// now is the worker's clock (ReadAt).
+var now = time.Now
+
+// WindowClosed is the earliest worker time at which an action signed with nonce is proven out of
+// the exchange's window: the nonce's time plus NonceBehind, plus ClockSkew.
+func WindowClosed(nonce uint64) time.Time {
+	return time.UnixMilli(int64(min(nonce, uint64(1)<<62))).Add(NonceBehind + ClockSkew)
+}
+
+// Fate is where the action of wei signed with nonce stands in acc, read at acc.ReadAt:
+//   - activities.OutcomeFinalized with its withdrawal: the history shows it (Find); on Hyperliquid
+//     an initiated withdrawal is final, it reaches spot after the queue whatever happens;
+//   - activities.OutcomeCannotLand: the account was read after the nonce left the exchange's
+//     window (WindowClosed) and its history does not show the action: no block can take it any
+//     more, resubmitted or not;
+//   - "" otherwise: the action may still land; keep following it.
+func Fate(acc Account, wei, nonce uint64, known []string) (hlchain.Withdrawal, string) {
+	if w, ok := Find(acc.Account, wei, nonce, known); ok {
+		return w, activities.OutcomeFinalized
+	}
+	if !acc.ReadAt.IsZero() && !acc.ReadAt.Before(WindowClosed(nonce)) {
+		return hlchain.Withdrawal{}, activities.OutcomeCannotLand
+	}
+	return hlchain.Withdrawal{}, ""
+}
 
 // Queue is how long a staking withdrawal waits before it reaches spot: 7 days on mainnet, 5
 // minutes on testnet.

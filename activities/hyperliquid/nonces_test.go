@@ -92,3 +92,26 @@ func TestNonceBookUnavailableSignsNothing(t *testing.T) {
 	assert.Equal(t, ErrNonceBook, ae.Type())
 	assert.False(t, ae.NonRetryable())
 }
+
+// TestSignRefusesAnAnswerThatContradictsItself: endpoint 6's echoed amount (2) against its
+// action's wei (1 HYPE, as asked) fails HLSign with VerificationFailed, non-retryable, naming
+// both values; nothing is signed and no nonce is recorded for the operation.
+func TestSignRefusesAnAnswerThatContradictsItself(t *testing.T) {
+	a := worker(t, "sqlite:"+filepath.Join(t.TempDir(), "s.db"))
+	nonce := uint64(time.Now().UnixMilli())
+	in := SignInput{RequestInput: RequestInput{Network: "testnet", Delegator: "0x2c7536E3605D9C16a7a3D7b1898e529396a65c23", Amount: "1"},
+		EchoedAmount: "2",
+		Unsigned:     fmt.Sprintf(`{"type":"cWithdraw","signatureChainId":"0x66eee","hyperliquidChain":"Testnet","wei":100000000,"nonce":%d}`, nonce)}
+	_, err := signAs(t, a, "op-a", in)
+	var ae *temporal.ApplicationError
+	require.True(t, errors.As(err, &ae), "%v", err)
+	assert.Equal(t, activities.ErrVerificationFailed, ae.Type())
+	assert.True(t, ae.NonRetryable())
+	assert.Contains(t, err.Error(), `its amount "2"`)
+	assert.Contains(t, err.Error(), "its action's wei 100000000")
+	assert.Contains(t, err.Error(), "nothing was signed")
+	// The nonce is still free: the same request, its echo agreeing, signs for another operation.
+	in.EchoedAmount = "1"
+	_, err = signAs(t, a, "op-b", in)
+	require.NoError(t, err)
+}

@@ -258,6 +258,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return err
 	}
 	celActs.Temporal, celActs.TaskQueue = c, cfg.TaskQueue
+	hlActs.Temporal, hlActs.TaskQueue = c, cfg.TaskQueue
 	Register(w, notifier, jobActs, ChainActivities{Solana: acts, EVM: evmActs, EigenLayer: elActs, Celestia: celActs,
 		TON: &actton.Activities{Service: tonService}, Hyperliquid: hlActs})
 

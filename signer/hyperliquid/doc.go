@@ -10,7 +10,10 @@
 //     refused with [ErrDecode].
 //   - [Signer.Sign] verifies the decoded action against an [Intent] and the [Policy] by exact
 //     expectation, failing closed with a [*VerificationError] (wrapping [ErrVerification]) that
-//     names the field, what was expected and what the request held: type cWithdraw only;
+//     names the field, what was expected and what the request held: type cWithdraw only; an
+//     answer that contradicts itself (its echoed amount, Intent.EchoedAmount, against its
+//     action's wei) refused whole with a [*ContradictionError] naming both values, whichever of
+//     the two matches the intent;
 //     hyperliquidChain Mainnet or Testnet as the intent's network; wei exactly the intent's amount
 //     × 10^8, the amount read as an exact decimal (an amount with more than 8 decimals, or one
 //     past uint64, is refused, never rounded); signatureChainId on the policy's list (0x66eee by

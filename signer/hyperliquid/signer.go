@@ -60,6 +60,10 @@ type Intent struct {
 	Network   string
 	Delegator common.Address
 	Amount    string
+	// EchoedAmount is the amount endpoint 6's answer named beside its request (HYPE, decimal
+	// text); empty when the answer named none. An answer whose amount and action's wei disagree
+	// contradicts itself and is refused whole, whichever of the two matches the intent.
+	EchoedAmount string
 	// UsedNonces are nonces this operation already had signed for earlier requests: none may
 	// come back.
 	UsedNonces []uint64
@@ -77,6 +81,30 @@ func (e *VerificationError) Error() string {
 
 // Unwrap returns ErrVerification.
 func (e *VerificationError) Unwrap() error { return ErrVerification }
+
+// ContradictionError: the service's answer contradicts itself, its echoed amount against its
+// action's wei; both values are named. It wraps ErrVerification.
+type ContradictionError struct {
+	// Amount is the answer's amount field as written; Wei the action's wei.
+	Amount string
+	Wei    uint64
+	// Reason says why they disagree.
+	Reason string
+}
+
+func (e *ContradictionError) Error() string {
+	return fmt.Sprintf("%v: the answer contradicts itself: its amount %q against its action's wei %d (%s HYPE): %s; nothing was signed",
+		ErrVerification, e.Amount, e.Wei, formatWei(e.Wei), e.Reason)
+}
+
+// Unwrap returns ErrVerification.
+func (e *ContradictionError) Unwrap() error { return ErrVerification }
+
+// formatWei renders wei as HYPE, exactly.
+func formatWei(wei uint64) string {
+	s := strings.TrimRight(fmt.Sprintf("%d.%08d", wei/100_000_000, wei%100_000_000), "0")
+	return strings.TrimSuffix(s, ".")
+}
 
 // Signature is an ECDSA signature as the exchange takes it.
 type Signature struct {
@@ -126,6 +154,15 @@ func (s *Signer) Verify(in Intent, u *Unsigned) error {
 	a := u.Action
 	if a.Type != TypeCWithdraw {
 		return &VerificationError{Field: "type", Want: TypeCWithdraw + " (staking balance to spot)", Got: fmt.Sprintf("%q", a.Type)}
+	}
+	if in.EchoedAmount != "" {
+		echoed, err := WeiOf(in.EchoedAmount)
+		switch {
+		case err != nil:
+			return &ContradictionError{Amount: in.EchoedAmount, Wei: a.Wei, Reason: "the amount is not an exact HYPE amount"}
+		case echoed != a.Wei:
+			return &ContradictionError{Amount: in.EchoedAmount, Wei: a.Wei, Reason: fmt.Sprintf("the amount is %d wei", echoed)}
+		}
 	}
 	if a.HyperliquidChain != chain {
 		return &VerificationError{Field: "hyperliquidChain", Want: chain + " (network " + in.Network + ")", Got: fmt.Sprintf("%q", a.HyperliquidChain)}

@@ -240,3 +240,47 @@ func ExampleWeiOf() {
 	fmt.Println(w)
 	// Output: 250000000
 }
+
+// TestVerifyRefusesAnAnswerThatContradictsItself: endpoint 6's echoed amount against its action's
+// wei. An answer whose action matches the intent but whose amount says otherwise (or the reverse,
+// or an amount that is no exact HYPE amount) is refused whole, naming both values, and nothing is
+// signed; an echo that agrees signs.
+func TestVerifyRefusesAnAnswerThatContradictsItself(t *testing.T) {
+	now := time.UnixMilli(nonceAtSig)
+	good := Action{Type: TypeCWithdraw, SignatureChainID: "0x66eee", HyperliquidChain: "Testnet", Wei: 150000000, Nonce: nonceAtSig}
+	intent := func(echoed string) Intent {
+		return Intent{Network: "testnet", Delegator: common.HexToAddress(sdkAddr), Amount: "1.5", EchoedAmount: echoed}
+	}
+	for _, c := range []struct {
+		name, echoed string
+		wei          uint64
+		want         []string
+	}{
+		// The action is as asked (1.5 HYPE); the answer's amount says 15.
+		{"amount differs, action as asked", "15", 150000000, []string{`its amount "15"`, "its action's wei 150000000 (1.5 HYPE)", "the amount is 1500000000 wei"}},
+		// The amount is as asked; the action moves one wei more.
+		{"action differs, amount as asked", "1.5", 150000001, []string{`its amount "1.5"`, "its action's wei 150000001 (1.50000001 HYPE)", "the amount is 150000000 wei"}},
+		{"amount not exact", "1.500000001", 150000000, []string{`its amount "1.500000001"`, "its action's wei 150000000", "not an exact HYPE amount"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := signerAt(t, now, Policy{})
+			a := good
+			a.Wei = c.wei
+			signed, err := s.Sign(intent(c.echoed), &Unsigned{Action: a})
+			require.Nil(t, signed)
+			var ce *ContradictionError
+			require.True(t, errors.As(err, &ce), "%v", err)
+			assert.ErrorIs(t, err, ErrVerification)
+			for _, w := range append(c.want, "contradicts itself", "nothing was signed") {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+	t.Run("echo agrees", func(t *testing.T) {
+		s := signerAt(t, now, Policy{})
+		for _, echoed := range []string{"1.5", "1.50", "1.5000"} {
+			_, err := s.Sign(intent(echoed), &Unsigned{Action: good})
+			require.NoError(t, err, echoed)
+		}
+	})
+}

@@ -1,13 +1,23 @@
 // Package hyperliquid holds Hyperliquid's workflows on the operation core (package workflows).
 //
-// Withdraw (HyperliquidWithdrawWorkflow) moves staking rewards to the spot balance: it refuses
-// before anything is signed when the delegator has 5 withdrawals pending (naming them), asks the
-// staking service for the request (endpoint 6), has the signer verify it against the intent and
-// sign it (EIP-712), submits it to the exchange (the same signed action at every retry; a
-// resubmission the exchange already holds counts as sent), then waits with durable timers until
-// the withdrawal reaches spot (7 days on mainnet), re-reading the account after each wait, and
-// reports the amount that reached spot. A new request is asked for only when the exchange
-// refused the earlier nonce and does not hold the action, at most MaxBuilds times.
+// Withdraw (HyperliquidWithdrawWorkflow) moves staking rewards to the spot balance. It first takes
+// its delegator's lease (one operation per delegator at a time, the sequencer the nonce chains
+// use; a second operation waits in waiting-nonce) and holds it until its withdrawal's fate is
+// final (the history shows it initiated, which no one can undo, or it is proven unable to land),
+// giving it back on every exit: so the withdrawals the history shows before it signs are
+// every earlier operation's, and it never takes another operation's withdrawal for its own. It
+// refuses before anything is signed when the delegator has 5 withdrawals pending (naming them),
+// asks the staking service for the request (endpoint 6), has the signer verify it against the
+// intent and sign it (EIP-712; an answer whose echoed amount and action disagree is refused
+// whole), submits it to the exchange (the same signed action at every retry; a resubmission the
+// exchange already holds counts as sent), then follows it: until the delegator's history shows
+// its withdrawal (then it is final: it reaches spot after the queue), or until the proof that it
+// cannot land (its nonce left the exchange's window, acthl.Fate, and the history does not show
+// it). A cancel, or a submission ended without the exchange's answer, does not stop that
+// following. It then waits with durable timers until the withdrawal reaches spot (7 days on
+// mainnet), re-reading the account after each wait, and reports the amount that reached spot. A
+// new request is asked for only when the exchange refused the earlier nonce and does not hold the
+// action, at most MaxBuilds times.
 package hyperliquid
 
 import (
@@ -20,6 +30,7 @@ import (
 
 	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // Chain is the chain name of every Hyperliquid operation (StakeflowChain); Unit its amounts' unit
@@ -40,7 +51,7 @@ const OpWithdraw = "withdraw"
 const StepWaitingWithdrawal = "waiting-withdrawal"
 
 // RecordedSteps are the values a Hyperliquid operation gives the StakeflowStep search attribute.
-var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), StepWaitingWithdrawal)
+var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), wfevm.StepWaitingNonce, StepWaitingWithdrawal)
 
 // WithdrawInput starts a withdrawal of Amount HYPE of Delegator's staking rewards to its spot
 // balance.

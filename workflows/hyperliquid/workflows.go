@@ -10,9 +10,13 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/stakeflow/stakeflow/activities"
 	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
+	hlchain "github.com/stakeflow/stakeflow/chain/hyperliquid"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // ha is the nil Activities pointer the workflows name Hyperliquid activities through.
@@ -34,7 +38,19 @@ type withdrawal struct {
 	// hash is this operation's withdrawal, once the history shows it.
 	known []string
 	hash  string
+	// signed is the action the exchange took; misses counts the reads that did not show it.
+	signed acthl.Signed
+	misses int
+	// lease is the delegator's lease while held.
+	lease *wfevm.Lease
+	// version is the workflow's version of the code below (versionLease).
+	version workflow.Version
 }
+
+// versionLease: the withdrawal holds its delegator's lease from before the account is read until
+// its fate is final (the history shows it, or it is proven unable to land), and an action the history does not show is followed until the proof that it
+// cannot land (its nonce left the exchange's window), not failed after a number of reads.
+const versionLease = "hyperliquid-delegator-lease"
 
 // Withdraw (workflow type HyperliquidWithdrawWorkflow) moves Amount HYPE of the delegator's
 // staking balance to spot (see the package comment).
@@ -46,7 +62,7 @@ func Withdraw(ctx workflow.Context, in WithdrawInput) (WithdrawResult, error) {
 	o, err := workflows.NewOperation(ctx, workflows.Setup{
 		Chain: Chain, Network: in.Network, Operation: OpWithdraw, Staker: strings.ToLower(in.Delegator),
 		Amount: strconv.FormatUint(wei, 10), Unit: Unit, RequestedBy: in.RequestedBy, Options: in.Options,
-		Waits:        []string{StepWaitingWithdrawal},
+		Waits:        []string{wfevm.StepWaitingNonce, StepWaitingWithdrawal},
 		Labels:       workflows.Labels{Account: "withdrawal", Block: "nonce"},
 		FormatAmount: FormatHYPE,
 	})
@@ -54,7 +70,8 @@ func Withdraw(ctx workflow.Context, in WithdrawInput) (WithdrawResult, error) {
 		return WithdrawResult{}, err
 	}
 	w := &withdrawal{Operation: o, in: in, wei: wei}
-	res, err := w.run(ctx)
+	w.version = workflow.GetVersion(ctx, versionLease, workflow.DefaultVersion, 1)
+	res, err := w.leased(ctx)
 	if err != nil {
 		return WithdrawResult{}, o.Fail(ctx, err)
 	}
@@ -72,6 +89,35 @@ func (w *withdrawal) account(ctx workflow.Context) (acthl.Account, error) {
 		err := w.Get(ctx, workflow.ExecuteActivity(actx, ha.HLReadAccount, acthl.AccountInput{Network: w.in.Network, Delegator: w.in.Delegator}), &acc)
 		return acc, err
 	})
+}
+
+// leased runs the withdrawal holding the delegator's lease (one operation per delegator at a
+// time, see acthl's lease), and gives it back on every exit, a cancelled operation included.
+func (w *withdrawal) leased(ctx workflow.Context) (WithdrawResult, error) {
+	if w.version == workflow.DefaultVersion {
+		return w.run(ctx)
+	}
+	lease, err := wfevm.AcquireLeaseVia(ctx, w.Operation, acthl.LeaseNetwork(w.in.Network), common.HexToAddress(w.in.Delegator).Hex(), ha.HLRequestLease)
+	if err != nil {
+		return WithdrawResult{}, err
+	}
+	w.lease = lease
+	defer w.release(ctx)
+	return w.run(ctx)
+}
+
+// release gives the delegator's lease back, once: when the withdrawal's fate is final (the
+// history shows it: an initiated withdrawal reaches spot after the queue whatever happens, and
+// the next operation reads it among the known ones), or on the operation's exit. It runs on a
+// disconnected context (Lease.Release): a cancelled operation still frees its delegator.
+func (w *withdrawal) release(ctx workflow.Context) {
+	if w.lease == nil {
+		return
+	}
+	if err := w.lease.Release(ctx); err != nil {
+		w.Logger().Warn("Delegator lease not released", "error", err)
+	}
+	w.lease = nil
 }
 
 func (w *withdrawal) run(ctx workflow.Context) (WithdrawResult, error) {
@@ -128,7 +174,7 @@ func (w *withdrawal) send(ctx workflow.Context) error {
 		w.SetStep(ctx, workflows.StepSigning)
 		var signed acthl.Signed
 		sctx := workflow.WithActivityOptions(ctx, signOptions())
-		if err := w.Get(ctx, workflow.ExecuteActivity(sctx, ha.HLSign, acthl.SignInput{RequestInput: rin, Unsigned: req.Unsigned, UsedNonces: w.used}), &signed); err != nil {
+		if err := w.Get(ctx, workflow.ExecuteActivity(sctx, ha.HLSign, acthl.SignInput{RequestInput: rin, Unsigned: req.Unsigned, EchoedAmount: req.Amount, UsedNonces: w.used}), &signed); err != nil {
 			return err
 		}
 		at.TxID, at.Expiry, at.SignedAt = signed.Digest, fmt.Sprintf("nonce %d", signed.Nonce), workflow.Now(ctx)
@@ -146,13 +192,22 @@ func (w *withdrawal) send(ctx workflow.Context) error {
 		if err != nil {
 			at.Error = workflows.Reason(err)
 			w.Status().Attempts = append(w.Status().Attempts, at)
+			if w.version != workflow.DefaultVersion {
+				// The action may have reached the exchange (a cancel or a stall ended the
+				// submission, not the exchange's word): it is followed until the history shows
+				// it or it is proven unable to land.
+				w.Logger().Warn("Submission ended without the exchange's word; following the signed action", "nonce", signed.Nonce, "error", err)
+				w.nonce, w.digest, w.signed = signed.Nonce, signed.Digest, signed
+				w.SetAccount(fmt.Sprintf("nonce %d", signed.Nonce))
+				return nil
+			}
 			return err
 		}
 		switch sub.Outcome {
 		case acthl.OutcomeSent:
 			at.Outcome, at.BroadcastError = acthl.OutcomeSent, sub.Reason
 			w.Status().Attempts = append(w.Status().Attempts, at)
-			w.nonce, w.digest = signed.Nonce, signed.Digest
+			w.nonce, w.digest, w.signed = signed.Nonce, signed.Digest, signed
 			w.SetAccount(fmt.Sprintf("nonce %d", signed.Nonce))
 			return nil
 		case acthl.OutcomeNonceRefused:
@@ -174,9 +229,25 @@ func (w *withdrawal) send(ctx workflow.Context) error {
 func (w *withdrawal) waitSpot(ctx workflow.Context) (acthl.Account, error) {
 	misses := 0
 	for {
-		acc, err := w.account(ctx)
+		rctx := ctx
+		if w.hash == "" && w.version != workflow.DefaultVersion {
+			rctx = w.following(ctx)
+		}
+		acc, err := w.account(rctx)
 		if err != nil {
 			return acc, err
+		}
+		if w.hash == "" && w.version != workflow.DefaultVersion {
+			f, err := w.follow(ctx, acc)
+			if err != nil {
+				return acc, err
+			}
+			if f == nil {
+				continue
+			}
+			w.hash = f.Hash
+			w.Logger().Info("The history shows the withdrawal", "nonce", w.nonce, "hash", f.Hash, "initiated", f.Time)
+			w.release(ctx)
 		}
 		if w.hash == "" {
 			f, ok := acthl.Find(acc.Account, w.wei, w.nonce, w.known)
@@ -219,6 +290,74 @@ func (w *withdrawal) waitSpot(ctx workflow.Context) (acthl.Account, error) {
 			return acc, temporal.NewCanceledError(fmt.Sprintf("cancelled while the withdrawal %s (nonce %d) waits in Hyperliquid's queue; it reaches spot all the same", w.hash, w.nonce))
 		}
 	}
+}
+
+// follow is one look at an action the exchange took that the history has not shown yet: its
+// withdrawal when the history shows it (the caller follows it by hash); nil after a wait, the
+// action still able to land; the proof it cannot land (its nonce left the exchange's window and
+// the history read after that does not show it) as the operation's failure. A cancel does not end
+// the following: the action may still land, and the delegator's lease is held until its fate is
+// known; the operation ends cancelled then.
+func (w *withdrawal) follow(ctx workflow.Context, acc acthl.Account) (*hlchain.Withdrawal, error) {
+	f, outcome := acthl.Fate(acc, w.wei, w.nonce, w.known)
+	switch outcome {
+	case activities.OutcomeFinalized:
+		return &f, nil
+	case activities.OutcomeCannotLand:
+		closed := acthl.WindowClosed(w.nonce).UTC().Format(time.RFC3339)
+		msg := fmt.Sprintf("the action of nonce %d (digest %s) cannot land: its nonce left the exchange's window at %s and the delegator's history, read at %s, does not show it; nothing reached spot",
+			w.nonce, w.digest, closed, acc.ReadAt.UTC().Format(time.RFC3339))
+		w.Status().Attempts = append(w.Status().Attempts, workflows.Attempt{Kind: OpWithdraw, Build: w.requests, TxID: w.digest,
+			Expiry: fmt.Sprintf("nonce %d", w.nonce), Outcome: activities.OutcomeCannotLand, Error: msg})
+		if w.Status().CancelRequested || ctx.Err() != nil {
+			return nil, temporal.NewCanceledError(msg)
+		}
+		return nil, temporal.NewNonRetryableApplicationError(msg, activities.ErrTransactionRejected, nil)
+	}
+	w.misses++
+	wait := missWait(acc)
+	if w.misses >= maxMisses {
+		// Past a history's usual lag: read again hourly, and once the window has closed.
+		wait = time.Hour
+		if acc.RecheckAfter > 0 {
+			wait = min(wait, acc.RecheckAfter)
+		}
+		if left := acthl.WindowClosed(w.nonce).Sub(acc.ReadAt); left > 0 && left < wait {
+			wait = left + time.Second
+		}
+	}
+	if w.misses%maxMisses == 0 {
+		// The exchange dedups by nonce: the same signed action again lands it if it was lost, and
+		// changes nothing if it was taken.
+		w.resubmit(ctx)
+	}
+	w.Logger().Info("The history does not show the withdrawal yet", "nonce", w.nonce, "reads", w.misses,
+		"cannotLandAfter", acthl.WindowClosed(w.nonce), "wait", wait)
+	if err := w.Wait(w.following(ctx), StepWaitingWithdrawal, wait); err != nil && !temporal.IsCanceledError(err) {
+		return nil, err
+	}
+	// A cancel ends the wait early; the following goes on (following).
+	return nil, nil
+}
+
+// following is the context the following of a sent action goes on in: ctx, or once the
+// operation was cancelled, a context the cancel does not end.
+func (w *withdrawal) following(ctx workflow.Context) workflow.Context {
+	if ctx.Err() == nil {
+		return ctx
+	}
+	w.Status().CancelRequested = true
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	return dctx
+}
+
+// resubmit submits the signed action again (the same bytes); its answer only informs: the history
+// decides.
+func (w *withdrawal) resubmit(ctx workflow.Context) {
+	bctx := workflow.WithActivityOptions(w.following(ctx), workflows.BroadcastOptions(w.Options()))
+	var sub acthl.SubmitResult
+	err := workflow.ExecuteActivity(bctx, ha.HLSubmit, acthl.SubmitInput{Network: w.in.Network, Delegator: w.in.Delegator, Signed: w.signed, Known: w.known}).Get(bctx, &sub)
+	w.Logger().Info("Submitted the same signed action again", "nonce", w.nonce, "outcome", sub.Outcome, "reason", sub.Reason, "error", err)
 }
 
 // maxMisses is how many reads may miss the withdrawal of an action the exchange took before the

@@ -14,11 +14,15 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/stakeflow/stakeflow/activities"
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	hlchain "github.com/stakeflow/stakeflow/chain/hyperliquid"
 	hlsigner "github.com/stakeflow/stakeflow/signer/hyperliquid"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 const delegator = "0x1111111111111111111111111111111111111111"
@@ -41,10 +45,41 @@ type exchange struct {
 	// lag is how many reads after a sent submission the history does not show it yet.
 	lag    int
 	hidden []hlchain.Withdrawal
+	// clock is the test environment's (ReadAt of each read).
+	clock func() time.Time
+	// others are withdrawals of other operations of the delegator, each landing in the history
+	// at the read of number landsAt (0: never), or when landed() is called.
+	others []other
+	// events records what happened, in order: "lease", "granted", "read", "sign", "submit",
+	// "release".
+	events []string
+}
+
+type other struct {
+	w       hlchain.Withdrawal
+	landsAt int
+	landed  bool
+}
+
+// land puts the other operations' withdrawals that have not landed yet into the history.
+func (e *exchange) land() {
+	for i := range e.others {
+		if !e.others[i].landed {
+			e.others[i].landed = true
+			e.pending = append(e.pending, e.others[i].w)
+		}
+	}
 }
 
 func (e *exchange) read(_ context.Context, _ acthl.AccountInput) (acthl.Account, error) {
 	e.reads++
+	e.events = append(e.events, "read")
+	for i := range e.others {
+		if o := &e.others[i]; !o.landed && o.landsAt > 0 && e.reads >= o.landsAt {
+			o.landed = true
+			e.pending = append(e.pending, o.w)
+		}
+	}
 	if len(e.hidden) > 0 {
 		if e.lag > 0 {
 			e.lag--
@@ -59,7 +94,11 @@ func (e *exchange) read(_ context.Context, _ acthl.AccountInput) (acthl.Account,
 		}
 		e.pending = nil
 	}
-	return acthl.Account{Account: hlchain.Account{Spot: e.spot, Pending: append([]hlchain.Withdrawal{}, e.pending...), Finalized: append([]hlchain.Withdrawal{}, e.finalized...)}}, nil
+	acc := acthl.Account{Account: hlchain.Account{Spot: e.spot, Pending: append([]hlchain.Withdrawal{}, e.pending...), Finalized: append([]hlchain.Withdrawal{}, e.finalized...)}}
+	if e.clock != nil {
+		acc.ReadAt = e.clock()
+	}
+	return acc, nil
 }
 
 func (e *exchange) request(_ context.Context, _ acthl.RequestInput) (acthl.Request, error) {
@@ -69,6 +108,7 @@ func (e *exchange) request(_ context.Context, _ acthl.RequestInput) (acthl.Reque
 
 func (e *exchange) sign(_ context.Context, in acthl.SignInput) (acthl.Signed, error) {
 	e.signs = append(e.signs, in)
+	e.events = append(e.events, "sign")
 	if e.signErr != nil {
 		return acthl.Signed{}, e.signErr
 	}
@@ -78,6 +118,7 @@ func (e *exchange) sign(_ context.Context, in acthl.SignInput) (acthl.Signed, er
 
 func (e *exchange) submit(_ context.Context, in acthl.SubmitInput) (acthl.SubmitResult, error) {
 	e.submits = append(e.submits, in)
+	e.events = append(e.events, "submit")
 	if len(e.submits) <= len(e.submitErrs) {
 		return acthl.SubmitResult{}, e.submitErrs[len(e.submits)-1]
 	}
@@ -85,15 +126,51 @@ func (e *exchange) submit(_ context.Context, in acthl.SubmitInput) (acthl.Submit
 	if o == acthl.OutcomeSent {
 		// The history names it by its L1 hash and block time, a little after the nonce.
 		at := time.UnixMilli(int64(in.Signed.Nonce)).Add(2 * time.Second)
-		e.hidden = append(e.hidden, hlchain.Withdrawal{Hash: fmt.Sprintf("0xtx%d", in.Signed.Nonce), Time: at, Wei: in.Signed.Action.Wei, CompletesAt: time.Now().Add(7 * 24 * time.Hour)})
+		e.hidden = append(e.hidden, hlchain.Withdrawal{Hash: fmt.Sprintf("0xtx%d", in.Signed.Nonce), Time: at, Wei: in.Signed.Action.Wei, CompletesAt: e.clock().Add(7 * 24 * time.Hour)})
 	}
 	return acthl.SubmitResult{Outcome: o}, nil
 }
 
+// signedAt is the time of the fake signer's nonces; the test environment's clock starts there.
+var signedAt = time.UnixMilli(1764000000000)
+
+// newEnv runs the workflow over e; the delegator's lease is granted at once.
 func newEnv(e *exchange) *testsuite.TestWorkflowEnvironment {
+	return newEnvLease(e, 0, nil)
+}
+
+// newEnvLease runs the workflow over e with the delegator's lease granted grantAfter after it was
+// asked for, once held() ran (another operation finishing).
+func newEnvLease(e *exchange, grantAfter time.Duration, held func()) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.SetStartTime(signedAt)
+	e.clock = env.Now
 	Register(env)
+	env.OnActivity(ha.HLRequestLease, mock.Anything, mock.Anything).Return(func(_ context.Context, req actevm.SequencerRequest) error {
+		e.events = append(e.events, "lease")
+		if req.Network != "hyperliquid-testnet" && req.Network != "hyperliquid-mainnet" {
+			return fmt.Errorf("lease asked on %q", req.Network)
+		}
+		env.RegisterDelayedCallback(func() {
+			if held != nil {
+				held()
+			}
+			e.events = append(e.events, "granted")
+			env.SignalWorkflow(wfevm.SignalGrant, wfevm.Grant{})
+		}, grantAfter)
+		return nil
+	})
+	env.OnSignalExternalWorkflow(mock.Anything, wfevm.SequencerID("hyperliquid-testnet", common.HexToAddress(delegator).Hex()), "", wfevm.SignalRelease, mock.Anything).Return(
+		func(_, _, _, _ string, arg any) error {
+			e.events = append(e.events, "release")
+			return nil
+		})
+	env.OnSignalExternalWorkflow(mock.Anything, wfevm.SequencerID("hyperliquid-mainnet", common.HexToAddress(delegator).Hex()), "", wfevm.SignalRelease, mock.Anything).Return(
+		func(_, _, _, _ string, arg any) error {
+			e.events = append(e.events, "release")
+			return nil
+		})
 	env.RegisterActivity(ha)
 	env.OnActivity(ha.HLReadAccount, mock.Anything, mock.Anything).Return(e.read)
 	env.OnActivity(ha.HLRequest, mock.Anything, mock.Anything).Return(e.request)
@@ -210,16 +287,112 @@ func TestWithdrawFollowsItsOwnWithdrawal(t *testing.T) {
 	assert.ElementsMatch(t, []string{"0xold", "0xold2"}, e.submits[0].Known)
 }
 
-// TestWithdrawNeverShownFails: an action the exchange took that the history never shows fails
-// the operation after a bounded number of reads, naming the nonce.
-func TestWithdrawNeverShownFails(t *testing.T) {
-	e := &exchange{outcomes: []string{acthl.OutcomeSent}, lag: 1000}
+// TestWithdrawNeverShownCannotLandOnlyAfterTheWindow: an action the exchange took that the history
+// never shows is followed (the same signed action resubmitted, never a new request) until its
+// nonce has left the exchange's window (two days after the nonce, plus the clock-skew allowance);
+// only then does the operation fail, with the proof that it cannot land, and only then is the
+// delegator's lease given back.
+func TestWithdrawNeverShownCannotLandOnlyAfterTheWindow(t *testing.T) {
+	e := &exchange{outcomes: []string{acthl.OutcomeSent}, lag: 1 << 30}
 	env := newEnv(e)
 	env.ExecuteWorkflow(WithdrawWorkflowType, WithdrawInput{Network: "testnet", Delegator: delegator, Amount: "2.5"})
 	err := env.GetWorkflowError()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "nonce 1764000000001")
-	assert.Contains(t, err.Error(), "shows no withdrawal")
+	for _, want := range []string{"nonce 1764000000001", "cannot land", "left the exchange's window at 2025-11-26T17:00:00Z", "nothing reached spot"} {
+		assert.Contains(t, err.Error(), want)
+	}
+	var ae *temporal.ApplicationError
+	require.True(t, errors.As(err, &ae), "%v", err)
+	assert.True(t, ae.NonRetryable())
+	closes := time.UnixMilli(1764000000001).Add(48*time.Hour + time.Hour)
+	assert.False(t, env.Now().Before(closes), "followed until the window closed (%s), ended %s", closes, env.Now())
+	assert.Equal(t, 1, e.requests, "no new request while the action may land")
+	require.Greater(t, len(e.submits), 1, "the same signed action resubmitted while followed")
+	for _, s := range e.submits[1:] {
+		assert.Equal(t, e.submits[0], s)
+	}
+	assert.Equal(t, "release", e.events[len(e.events)-1], "the lease is given back last: %v", e.events)
+	v, qerr := env.QueryWorkflow(workflows.QueryStatus)
+	require.NoError(t, qerr)
+	var st workflows.Status
+	require.NoError(t, v.Get(&st))
+	require.NotEmpty(t, st.Attempts)
+	assert.Equal(t, activities.OutcomeCannotLand, st.Attempts[len(st.Attempts)-1].Outcome)
+}
+
+// TestWithdrawTwoSameAmountAtOnceEachItsOwn (issue 26, finding 4): another operation of the same
+// delegator withdraws the same amount at the same time. This one waits for the delegator's lease
+// (visibly, in waiting-nonce) while the other holds it, and asks, signs and reads nothing
+// meanwhile; once the other's withdrawal is in the history and the lease granted, it completes
+// with its own withdrawal's hash, never the other's, giving the lease back once the history shows
+// its own (the next operation then reads it among the known ones). On the code
+// before the lease, the other's withdrawal appears in the history after this one's first read and
+// is taken for this one's (the earliest unknown withdrawal of the amount).
+func TestWithdrawTwoSameAmountAtOnceEachItsOwn(t *testing.T) {
+	theirs := hlchain.Withdrawal{Hash: "0xtheirs", Wei: 250000000, Time: signedAt, CompletesAt: signedAt.Add(5 * time.Minute)}
+	e := &exchange{outcomes: []string{acthl.OutcomeSent}, settleAfter: 4, others: []other{{w: theirs, landsAt: 2}}}
+	var during workflows.Status
+	var env *testsuite.TestWorkflowEnvironment
+	env = newEnvLease(e, 10*time.Minute, func() {
+		v, err := env.QueryWorkflow(workflows.QueryStatus)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&during))
+		// The other operation's withdrawal is final: in the history.
+		e.land()
+	})
+	env.ExecuteWorkflow(WithdrawWorkflowType, WithdrawInput{Network: "testnet", Delegator: delegator, Amount: "2.5"})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res WithdrawResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	assert.Equal(t, "0xtx1764000000001", res.Hash, "its own withdrawal")
+	assert.NotEqual(t, theirs.Hash, res.Hash)
+	assert.Equal(t, wfevm.StepWaitingNonce, during.Step, "waited visibly for the lease")
+	assert.Equal(t, []string{"lease", "granted", "read", "sign", "submit", "read", "release"}, e.events[:7],
+		"nothing read, asked or signed before the lease; the lease given back once the history shows the withdrawal")
+	assert.NotContains(t, e.events[7:], "release", "given back once")
+	require.Len(t, e.submits, 1)
+	assert.Contains(t, e.submits[0].Known, theirs.Hash, "the other's withdrawal was known before this one signed")
+}
+
+// TestWithdrawCancelWhileUnseenFollowsUntilShown: a cancel while the history does not show the
+// action yet does not end the operation (the action may land): it goes on reading, holding the
+// lease, until the history shows the withdrawal (whose fate is then final: it reaches spot after
+// the queue), then ends cancelled; the lease is given back last.
+func TestWithdrawCancelWhileUnseenFollowsUntilShown(t *testing.T) {
+	e := &exchange{outcomes: []string{acthl.OutcomeSent}, lag: 4}
+	env := newEnv(e)
+	env.RegisterDelayedCallback(env.CancelWorkflow, 30*time.Second)
+	env.ExecuteWorkflow(WithdrawWorkflowType, WithdrawInput{Network: "testnet", Delegator: delegator, Amount: "2.5"})
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	assert.True(t, temporal.IsCanceledError(err), "%v", err)
+	// Reads: the one before signing, then four the history lags by, then the one that shows it.
+	assert.Equal(t, 6, e.reads, "read on after the cancel until the history showed it, and no further")
+	assert.Equal(t, "release", e.events[len(e.events)-1], "the lease is given back last: %v", e.events)
+}
+
+// TestWithdrawCancelDuringSubmitFollowsTheAction: a cancel that ends the submission (the exchange
+// unreachable, the operation stalled) before the exchange answered does not end the operation:
+// the signed action may have reached the exchange, and it has: the operation follows it until the
+// history shows it, holding the lease.
+func TestWithdrawCancelDuringSubmitFollowsTheAction(t *testing.T) {
+	unreachable := temporal.NewApplicationError("submitting the withdrawal: connection refused", activities.ErrChainUnavailable)
+	e := &exchange{outcomes: []string{acthl.OutcomeSent}}
+	for range 1000 {
+		e.submitErrs = append(e.submitErrs, unreachable)
+	}
+	env := newEnv(e)
+	// The action reached the exchange though its answer never came back.
+	e.others = []other{{w: hlchain.Withdrawal{Hash: "0xtx1764000000001", Wei: 250000000, Time: signedAt.Add(2 * time.Second), CompletesAt: signedAt.Add(5 * time.Minute)}, landsAt: 3}}
+	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Minute)
+	env.ExecuteWorkflow(WithdrawWorkflowType, WithdrawInput{Network: "testnet", Delegator: delegator, Amount: "2.5"})
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	assert.True(t, temporal.IsCanceledError(err), "%v", err)
+	assert.Equal(t, 3, e.reads, "read on after the cancel until the history showed it, and no further")
+	assert.Equal(t, 1, e.requests)
+	assert.Equal(t, "release", e.events[len(e.events)-1], "the lease is given back last: %v", e.events)
 }
 
 func TestWithdrawInputValidate(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities"
@@ -323,6 +324,8 @@ func (s *JobsSuite) TestRequestsOfARunAreCapped() {
 // stalled with the last error and the next try, the stall is counted once and notified once, the
 // tries back off; when the service heals the job catches up.
 func (s *JobsSuite) TestAJobThatKeepsFailingStallsVisibly() {
+	// Under -race on a loaded machine the first workflow task has taken over the default second.
+	s.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
 	events := s.notifying()
 	s.svc.periods = 3
 	failures := 0

@@ -420,7 +420,7 @@ func checkRefusal(ctx context.Context, c Chain, staker common.Address, tx *types
 	}
 	var rpcErr rpc.Error
 	if rpcRefusal(err) == refusalNone || !errors.As(err, &rpcErr) {
-		return verdict{err: err}
+		return verdict{kind: verdictUnanswered, err: err}
 	}
 	said := rpcErr.Error()
 	squashed := strings.ReplaceAll(strings.ToLower(said), " ", "")

@@ -384,9 +384,9 @@ func (c FaultConfig) Validate() error {
 	}
 	for name, lr := range map[string]LostResponse{
 		"polygonSendLostResponse": c.PolygonSendLostResponse, "polygonSendDropped": c.PolygonSendDropped,
-		"polygonSendWrongHash": c.PolygonSendWrongHash, "polygonSendForwardThenRefuse": c.PolygonSendForwardThenRefuse,
-		"celestiaSendLostResponse": c.CelestiaSendLostResponse,
+		"polygonSendWrongHash": c.PolygonSendWrongHash, "celestiaSendLostResponse": c.CelestiaSendLostResponse,
 		"celestiaSendDropped": c.CelestiaSendDropped, "celestiaSendWrongHash": c.CelestiaSendWrongHash,
+		"polygonSendForwardThenRefuse": c.PolygonSendForwardThenRefuse,
 	} {
 		if lr.Rate < 0 || lr.Rate > 1 || lr.Next < 0 {
 			return fmt.Errorf("sandbox: %s: rate must be within 0..1 and next must not be negative", name)

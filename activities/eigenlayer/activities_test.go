@@ -73,7 +73,9 @@ func (f *fakeChain) Logs(_ context.Context, q ethereum.FilterQuery) ([]types.Log
 	return []types.Log{{Address: pod, TxHash: startTx}}, nil
 }
 
-type fakeService struct{ tx apiclient.SerializedEVMTransaction }
+type fakeService struct {
+	tx apiclient.SerializedEVMTransaction
+}
 
 func (s fakeService) EigenLayerVerifyCheckpointProofs(context.Context, apiclient.VerifyCheckpointProofsRequest) (*apiclient.SerializedEVMTransaction, error) {
 	tx := s.tx

@@ -169,8 +169,9 @@
 //     with eth_sendRawTransaction: the answer is the chain's hash. Without it
 //     the answer is keccak256 of the bytes and nothing is sent. Faults
 //     polygonSendLostResponse, polygonSendDropped (a hash answered, nothing
-//     forwarded: a transaction that never mines) and polygonSendWrongHash (a
-//     lie) apply (docs/evm-sandbox.md).
+//     forwarded: a transaction that never mines), polygonSendWrongHash (a
+//     lie) and polygonSendForwardThenRefuse (forwarded, then answered 400 as
+//     if it never reached the chain) apply (docs/evm-sandbox.md).
 //   - Celestia (3): signedTransaction may be base64 or hex. With
 //     Config.Celestia (cmd/sandbox always) it is broadcast into the network's
 //     Celestia ledger (sandbox/celestiachain), strict as the chain: a refusal

@@ -76,6 +76,13 @@ type FaultConfig struct {
 	// that fraction (Rate) of forwarded transactions; only the chain tells.
 	// Drop has no meaning here.
 	PolygonSendWrongHash LostResponse `json:"polygonSendWrongHash,omitzero"`
+	// PolygonSendForwardThenRefuse is a lie of the service: endpoint 4
+	// forwards the transaction to the EVM chain, then answers 400
+	// TransactionRejectedException (forwardThenRefuseMessage) as though the
+	// bytes never reached it, for that many next (Next) or that fraction
+	// (Rate) of forwarded transactions; the transaction mines all the same,
+	// and only the chain tells. Drop has no meaning here.
+	PolygonSendForwardThenRefuse LostResponse `json:"polygonSendForwardThenRefuse,omitzero"`
 	// CelestiaSendLostResponse makes endpoint 3 broadcast a transaction to the
 	// Celestia ledger (Config.Celestia) while the client gets a 500 or a
 	// dropped connection.
@@ -96,6 +103,11 @@ type FaultConfig struct {
 // program's AccountAlreadyInUse), as a service that skips the status cache
 // would answer.
 const loseThenRefuseMessage = "Transaction simulation failed: Error processing Instruction 0: custom program error: 0x0"
+
+// forwardThenRefuseMessage is the refusal endpoint 4 answers, after its
+// reason token, for a transaction it forwarded under
+// PolygonSendForwardThenRefuse: a reason that says nothing about the chain.
+const forwardThenRefuseMessage = "the transaction could not be processed"
 
 // EndpointFaults are the faults of one endpoint.
 type EndpointFaults struct {
@@ -374,6 +386,7 @@ func (c FaultConfig) Validate() error {
 		"polygonSendLostResponse": c.PolygonSendLostResponse, "polygonSendDropped": c.PolygonSendDropped,
 		"polygonSendWrongHash": c.PolygonSendWrongHash, "celestiaSendLostResponse": c.CelestiaSendLostResponse,
 		"celestiaSendDropped": c.CelestiaSendDropped, "celestiaSendWrongHash": c.CelestiaSendWrongHash,
+		"polygonSendForwardThenRefuse": c.PolygonSendForwardThenRefuse,
 	} {
 		if lr.Rate < 0 || lr.Rate > 1 || lr.Next < 0 {
 			return fmt.Errorf("sandbox: %s: rate must be within 0..1 and next must not be negative", name)

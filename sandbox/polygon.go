@@ -60,7 +60,8 @@ func (s *server) evm() *evmBackend {
 // (Config.EVMRPC) it decodes the transaction, requires its sender to be
 // stakerAddress and its chain id the chain's, forwards it with
 // eth_sendRawTransaction and answers the chain's hash; a re-send of a
-// transaction the chain already knows is answered with its hash.
+// transaction the chain already knows is answered with its hash. Under
+// PolygonSendForwardThenRefuse it forwards the transaction, then answers 400.
 func (s *server) polygonSend(r *http.Request, rc *reqContext) (any, *apiError) {
 	b, aerr := readBody(r)
 	if aerr != nil {
@@ -130,8 +131,12 @@ func (s *server) polygonForward(ctx context.Context, rc *reqContext, evm *evmBac
 		log.Info("transaction already known to the chain")
 		got = hash
 	}
-	rc.fault.lost, rc.fault.lostDrop = s.faults.polygonLost()
 	log.Info("transaction forwarded")
+	if refuse, _ := s.faults.take(&s.faults.cfg.PolygonSendForwardThenRefuse); refuse {
+		log.Info("injected fault", zap.String("fault", "polygonSendForwardThenRefuse"))
+		return nil, txRejected("Rejected", forwardThenRefuseMessage)
+	}
+	rc.fault.lost, rc.fault.lostDrop = s.faults.polygonLost()
 	if s.faults.polygonWrongHash() {
 		wrong := common.BytesToHash(crypto.Keccak256(got.Bytes()))
 		log.Info("injected fault", zap.String("fault", "polygonSendWrongHash"), zap.String("answered", wrong.Hex()))

@@ -304,6 +304,24 @@ func TestPolygonSendWrongHash(t *testing.T) {
 	c.mined(t, next.Hash())
 }
 
+// TestPolygonSendForwardThenRefuse: with polygonSendForwardThenRefuse the transaction is
+// forwarded and mines under its own hash while the answer is a 400 TransactionRejectedException,
+// as if it never reached the chain; the next answer is honest again.
+func TestPolygonSendForwardThenRefuse(t *testing.T) {
+	c := startPolygonChain(t)
+	require.NoError(t, c.sb.SetFaults(FaultConfig{PolygonSendForwardThenRefuse: LostResponse{Next: 1}}))
+	tx := c.approveTx(t, c.staker, 7)
+	r := c.post(t, hexTx(t, tx), c.stakerAddr())
+	e := requireErrorEnvelope(t, r, http.StatusBadRequest, nameTxRejected, codeTxRejected, typeClient)
+	assert.Equal(t, "Rejected: the transaction could not be processed", e["message"])
+	c.mined(t, tx.Hash())
+	assert.Zero(t, c.sb.Faults().PolygonSendForwardThenRefuse.Next, "the fault is used up")
+
+	next := c.approveTx(t, c.staker, 8)
+	assert.Equal(t, next.Hash().Hex(), answeredHash(t, c.post(t, hexTx(t, next), c.stakerAddr())))
+	c.mined(t, next.Hash())
+}
+
 // TestPolygonFaultConfig: the endpoint-4 faults read from their JSON names and are validated
 // like the broadcast ones.
 func TestPolygonFaultConfig(t *testing.T) {
@@ -315,4 +333,7 @@ func TestPolygonFaultConfig(t *testing.T) {
 	assert.ErrorContains(t, FaultConfig{PolygonSendDropped: LostResponse{Rate: 1.5}}.Validate(), "polygonSendDropped")
 	assert.ErrorContains(t, FaultConfig{PolygonSendLostResponse: LostResponse{Next: -1}}.Validate(), "polygonSendLostResponse")
 	assert.ErrorContains(t, FaultConfig{PolygonSendWrongHash: LostResponse{Rate: -0.1}}.Validate(), "polygonSendWrongHash")
+	require.NoError(t, json.Unmarshal([]byte(`{"polygonSendForwardThenRefuse":{"next":1}}`), &f))
+	assert.Equal(t, LostResponse{Next: 1}, f.PolygonSendForwardThenRefuse)
+	assert.ErrorContains(t, FaultConfig{PolygonSendForwardThenRefuse: LostResponse{Rate: 2}}.Validate(), "polygonSendForwardThenRefuse")
 }

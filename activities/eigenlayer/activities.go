@@ -277,8 +277,9 @@ func (a *Activities) EigenSignStart(ctx context.Context, in StartSignInput) (Sig
 	return result(signed, in.Intent.TxChoices), nil
 }
 
-// EigenBuildProofs asks the service for the next proofs transaction (endpoint 5), verifies it
-// against the pod's checkpoint as the chain shows it, simulates it from the submitter, and returns
+// EigenBuildProofs asks the service for the next proofs transaction (endpoint 5), refuses an
+// answer whose separate fields contradict its serializeTx (signerevm.CheckServedFields), verifies
+// it against the pod's checkpoint as the chain shows it, simulates it from the submitter, and returns
 // it with the intent carrying stakeflow's nonce, gas and fees.
 func (a *Activities) EigenBuildProofs(ctx context.Context, in ProofsBuildInput) (ProofsBuildResult, error) {
 	n, err := a.network(in.Network)
@@ -313,6 +314,11 @@ func (a *Activities) EigenBuildProofs(ctx context.Context, in ProofsBuildInput) 
 	served, err := hexutil.Decode(tx.SerializeTx)
 	if err != nil {
 		return ProofsBuildResult{}, refused(fmt.Errorf("serializeTx is not 0x hex: %w", err))
+	}
+	// An answer that contradicts itself is refused whole, whichever part of it would pass.
+	if err := signerevm.CheckServedFields(served, signerevm.ServedFields{To: tx.To, GasLimit: tx.GasLimit, Data: tx.Data,
+		Value: tx.Value, ChainID: tx.ChainID, Type: tx.Type, MaxFeePerGas: tx.MaxFeePerGas, MaxPriorityFeePerGas: tx.MaxPriorityFeePerGas}); err != nil {
+		return ProofsBuildResult{}, refused(fmt.Errorf("checkpoint proofs (endpoint 5): %w", err))
 	}
 	p := n.Signer.Policy()
 	intent := signerevm.ProofsIntent{ChainID: p.ChainID, Submitter: submitter, Pod: podAddr,

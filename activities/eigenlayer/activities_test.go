@@ -73,15 +73,20 @@ func (f *fakeChain) Logs(_ context.Context, q ethereum.FilterQuery) ([]types.Log
 	return []types.Log{{Address: pod, TxHash: startTx}}, nil
 }
 
-type fakeService struct{ tx string }
-
-func (s fakeService) EigenLayerVerifyCheckpointProofs(context.Context, apiclient.VerifyCheckpointProofsRequest) (*apiclient.SerializedEVMTransaction, error) {
-	return &apiclient.SerializedEVMTransaction{SerializeTx: s.tx}, nil
+type fakeService struct {
+	tx apiclient.SerializedEVMTransaction
 }
 
-// served is a proofs transaction to `to` whose balance container proof leads to the returned
-// root (a tree of height 3, the container at leaf 6, built with crypto/sha256).
-func served(t *testing.T, to common.Address) (string, common.Hash) {
+func (s fakeService) EigenLayerVerifyCheckpointProofs(context.Context, apiclient.VerifyCheckpointProofsRequest) (*apiclient.SerializedEVMTransaction, error) {
+	tx := s.tx
+	return &tx, nil
+}
+
+// served is endpoint 5's answer: a proofs transaction to `to` whose balance container proof
+// leads to the returned root (a tree of height 3, the container at leaf 6, built with
+// crypto/sha256), and its separate fields, written from the same values: chain 1337, tip 1 wei,
+// fee cap 2 wei, gas 2,000,000, value 0.
+func served(t *testing.T, to common.Address) (apiclient.SerializedEVMTransaction, common.Hash) {
 	t.Helper()
 	container := sha256.Sum256([]byte("container"))
 	leaves := make([][32]byte, 8)
@@ -107,10 +112,12 @@ func served(t *testing.T, to common.Address) (string, common.Hash) {
 	require.NoError(t, err)
 	body, err := rlp.EncodeToBytes([]any{big.NewInt(1337), uint64(0), big.NewInt(1), big.NewInt(2), uint64(2_000_000), to, big.NewInt(0), data, []any{}})
 	require.NoError(t, err)
-	return hexutil.Encode(append([]byte{types.DynamicFeeTxType}, body...)), level[0]
+	return apiclient.SerializedEVMTransaction{SerializeTx: hexutil.Encode(append([]byte{types.DynamicFeeTxType}, body...)),
+		To: to.Hex(), GasLimit: "2000000", Data: hexutil.Encode(data), Value: "0", ChainID: "1337", Type: "2",
+		MaxFeePerGas: "2", MaxPriorityFeePerGas: "1"}, level[0]
 }
 
-func newActivities(t *testing.T, c *fakeChain, tx string) *Activities {
+func newActivities(t *testing.T, c *fakeChain, tx apiclient.SerializedEVMTransaction) *Activities {
 	t.Helper()
 	s, err := signerevm.NewCheckpointSigner(&signerevm.Keyring{}, signerevm.CheckpointPolicy{ChainID: 1337})
 	require.NoError(t, err)
@@ -175,7 +182,7 @@ func TestBuildProofs(t *testing.T) {
 
 // TestBuildStartRefusedWhileActive: no second startCheckpoint is built while one is active.
 func TestBuildStartRefusedWhileActive(t *testing.T) {
-	a := newActivities(t, &fakeChain{ts: 77}, "")
+	a := newActivities(t, &fakeChain{ts: 77}, apiclient.SerializedEVMTransaction{})
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
@@ -189,4 +196,44 @@ func TestBuildStartRefusedWhileActive(t *testing.T) {
 	require.NoError(t, v.Get(&p))
 	assert.Equal(t, startTx.Hex(), p.StartTx)
 	assert.EqualValues(t, 5, p.ProofsRemaining)
+}
+
+// TestBuildProofsRefusesAnAnswerThatContradictsItself: endpoint 5 answering fields (to, data,
+// value, chainId, gasLimit, type, fees) that say another thing than its own serializeTx is refused
+// whole before anything is signed (VerificationFailed, non-retryable), the message naming the
+// field and both values, though serializeTx alone is an honest batch.
+func TestBuildProofsRefusesAnAnswerThatContradictsItself(t *testing.T) {
+	honest, root := served(t, pod)
+	c := &fakeChain{ts: 77, root: root}
+	_, err := buildProofs(t, newActivities(t, c, honest))
+	require.NoError(t, err, "the honest answer passes")
+	for _, tc := range []struct {
+		field, said, serialized string
+		set                     func(tx *apiclient.SerializedEVMTransaction)
+	}{
+		{"to", other.Hex(), pod.Hex(), func(tx *apiclient.SerializedEVMTransaction) { tx.To = other.Hex() }},
+		{"data", "4 bytes starting 0xf074ba62", "bytes starting 0xf074ba62", func(tx *apiclient.SerializedEVMTransaction) { tx.Data = "0xf074ba62" }},
+		{"value", "1", "is 0", func(tx *apiclient.SerializedEVMTransaction) { tx.Value = "1" }},
+		{"chainId", "1", "is 1337", func(tx *apiclient.SerializedEVMTransaction) { tx.ChainID = "1" }},
+		{"gasLimit", "21000", "is 2000000", func(tx *apiclient.SerializedEVMTransaction) { tx.GasLimit = "21000" }},
+		{"type", "0", "is 2", func(tx *apiclient.SerializedEVMTransaction) { tx.Type = "0" }},
+		{"maxFeePerGas", "20", "is 2", func(tx *apiclient.SerializedEVMTransaction) { tx.MaxFeePerGas = "20" }},
+		{"maxPriorityFeePerGas", "absent", "is 1", func(tx *apiclient.SerializedEVMTransaction) { tx.MaxPriorityFeePerGas = "" }},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			tx := honest
+			tc.set(&tx)
+			_, err := buildProofs(t, newActivities(t, c, tx))
+			require.Error(t, err)
+			assert.Equal(t, activities.ErrVerificationFailed, errType(err), "%v", err)
+			var app *temporal.ApplicationError
+			require.ErrorAs(t, err, &app)
+			assert.True(t, app.NonRetryable())
+			assert.ErrorContains(t, err, "contradicts itself: its field "+tc.field+" is ")
+			assert.ErrorContains(t, err, tc.said)
+			assert.ErrorContains(t, err, "serializeTx's "+tc.field+" ")
+			assert.ErrorContains(t, err, tc.serialized)
+			assert.ErrorContains(t, err, "nothing was signed")
+		})
+	}
 }

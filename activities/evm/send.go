@@ -1,6 +1,7 @@
 package evm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,13 +130,28 @@ func broadcastRefusal(err error) refusal {
 
 // EVMBroadcast sends the signed bytes through the service (endpoint 4) and checks the hash it
 // answers is theirs. A 429 is retried after the service's Retry-After, a 5xx or a network error
-// with backoff. A refusal saying the node already has the bytes or their nonce is used ("already
-// known", "nonce too low") is not a refusal of these bytes: ErrBroadcastUncertain, so that the
-// workflow follows the chain; as is any refusal after an earlier attempt whose answer was lost.
-// Any other refusal is ErrTransactionRejected. A service answering another hash than the bytes'
-// is ErrWrongHash, naming both.
+// with backoff. A service answering another hash than the bytes' is ErrWrongHash, naming both.
+//
+// A refusal of the bytes (a 4xx other than 401, 403 and 429) is not trusted alone: the service
+// may have forwarded them and answered 400 all the same, and on a nonce chain such bytes can
+// land at any later moment. The same bytes go through the worker's own RPC of the network
+// (checkRefusal), whose answer decides:
+//   - the RPC takes them, has them already ("already known"), holds them in its pool while
+//     refusing a "replacement underpriced", or the nonce is consumed by them: sent (the
+//     workflow follows them on chain);
+//   - the RPC proves they can never land: their nonce consumed at finalized depth by another
+//     transaction, identified by hash, that is not a build of the same call; their signature
+//     or sender invalid; an intrinsic invalidity no re-send changes (gas below the intrinsic
+//     gas, a tip above the fee cap, a fee over 2^256-1): ErrTransactionRejected;
+//   - any other answer (insufficient funds, underpriced, a nonce used but not at final depth
+//     or by a transaction not identified, a node answering another hash): ErrBroadcastUncertain,
+//     so that the chain decides;
+//   - no answer (network or HTTP failure, rate limit, RPC not proven): retried.
+//
+// Every error names what the service said and what the RPC said.
 func (a *Activities) EVMBroadcast(ctx context.Context, in BroadcastInput) (BroadcastResult, error) {
-	if _, err := a.network(in.Network); err != nil {
+	n, err := a.network(in.Network)
+	if err != nil {
 		return BroadcastResult{}, err
 	}
 	raw, err := decodeHex(in.SignedTransaction)
@@ -156,12 +172,34 @@ func (a *Activities) EVMBroadcast(ctx context.Context, in BroadcastInput) (Broad
 	logger := activity.GetLogger(ctx)
 	out, err := a.Service.PolygonSend(ctx, apiclient.PolygonSendRequest{SignedTransaction: in.SignedTransaction, StakerAddress: in.Staker})
 	if err != nil {
-		if rerr := refused(ctx, "broadcast", h, broadcastRefusal(err), err); rerr != nil {
-			record(activities.BroadcastRefused, activities.ReasonRejected)
-			return BroadcastResult{}, rerr
+		if broadcastRefusal(err) == refusalNone {
+			record(activities.BroadcastRefused, activities.BroadcastErrorReason(err))
+			return BroadcastResult{}, activities.ClassifyService("broadcast "+h, err)
 		}
-		record(activities.BroadcastRefused, activities.BroadcastErrorReason(err))
-		return BroadcastResult{}, activities.ClassifyService("broadcast "+h, err)
+		staker, aerr := address("staker", in.Staker)
+		if aerr != nil {
+			return BroadcastResult{}, aerr
+		}
+		v := checkRefusal(ctx, n.Chain, staker, &tx, raw)
+		said := fmt.Sprintf("broadcast %s (nonce %d): the service refused it (%v)", h, tx.Nonce(), err)
+		switch v.kind {
+		case verdictSent:
+			record(activities.BroadcastSent, activities.ReasonNone)
+			logger.Warn("The service refused the transaction; the worker's RPC says it is sent", "txHash", h, "nonce", tx.Nonce(),
+				"service", err.Error(), "rpc", v.rpc)
+			return BroadcastResult{Hash: h}, nil
+		case verdictCannotLand:
+			record(activities.BroadcastRefused, activities.ReasonRejected)
+			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("%s, and the worker's RPC proves it can never land: %s", said, v.rpc), activities.ErrTransactionRejected, nil)
+		case verdictUncertain:
+			record(activities.BroadcastRefused, activities.ReasonRejected)
+			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("%s, which alone does not prove it cannot land; the worker's RPC: %s: the chain decides", said, v.rpc),
+				activities.ErrBroadcastUncertain, nil)
+		}
+		record(activities.BroadcastRefused, rpcFailureReason(v.err))
+		return BroadcastResult{}, chainErr(said+", and the worker's RPC could not be asked about the same bytes", v.err)
 	}
 	answered := answeredHash(out)
 	switch {
@@ -313,4 +351,131 @@ func refused(ctx context.Context, verb, h string, kind refusal, err error) error
 			fmt.Sprintf("%s %s refused: %v", verb, h, err), activities.ErrTransactionRejected, nil)
 	}
 	return nil
+}
+
+// verdictKind is what the worker's RPC says of signed bytes the service refused.
+type verdictKind int
+
+const (
+	// verdictUnanswered: the RPC gave no answer about the bytes (network or HTTP failure, rate
+	// limit, not proven to serve the network); verdict.err says why.
+	verdictUnanswered verdictKind = iota
+	// verdictSent: the bytes are with the chain (taken, known, in the pool or landed).
+	verdictSent
+	// verdictCannotLand: the chain proves the bytes can never land.
+	verdictCannotLand
+	// verdictUncertain: refused again, without a proof that they cannot land: the chain decides.
+	verdictUncertain
+)
+
+// verdict is the RPC's answer about bytes the service refused; rpc says in words what the RPC
+// answered and what the chain showed.
+type verdict struct {
+	kind verdictKind
+	rpc  string
+	err  error
+}
+
+// Squashed phrases (lower case, no spaces) of a node's refusals that prove bytes can never land,
+// whatever is re-sent or waited for, from go-ethereum's own errors (core/error.go,
+// core/txpool/errors.go, core/types): a signature or sender that does not recover on this
+// chain, and transactions invalid in themselves.
+var (
+	invalidSignaturePhrases = []string{
+		"invalidsender",                 // txpool.ErrInvalidSender
+		"invalidtransactionv,r,svalues", // types.ErrInvalidSig
+		"invalidchainidforsigner",       // types.ErrInvalidChainId
+		"invalidsignature",              // other clients' wording
+	}
+	intrinsicPhrases = []string{
+		"intrinsicgastoolow",                         // core.ErrIntrinsicGas
+		"insufficientgasforfloordatagascost",         // core.ErrFloorDataGas
+		"maxpriorityfeepergashigherthanmaxfeepergas", // core.ErrTipAboveFeeCap
+		"higherthan2^256-1",                          // core.ErrTipVeryHigh, core.ErrFeeCapVeryHigh
+		"gasuint64overflow",                          // core.ErrGasUintOverflow
+	}
+	// alreadyHeldPhrases: the node has these very bytes.
+	alreadyHeldPhrases = []string{"alreadyknown", "knowntransaction", "alreadyimported", "alreadyexists"}
+)
+
+func containsAny(squashed string, phrases []string) bool {
+	for _, p := range phrases {
+		if strings.Contains(squashed, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRefusal sends raw, the signed bytes of tx by staker that the service refused, through
+// the worker's RPC and judges from its answer, and from the chain, whether they are sent, can
+// never land, or may still land (see EVMBroadcast).
+func checkRefusal(ctx context.Context, c Chain, staker common.Address, tx *types.Transaction, raw []byte) verdict {
+	err := c.SendRawTransaction(ctx, raw)
+	if err == nil {
+		return verdict{kind: verdictSent, rpc: "it took the same bytes"}
+	}
+	if errors.Is(err, evmchain.ErrHashMismatch) {
+		return verdict{kind: verdictUncertain, rpc: fmt.Sprintf("it answered for other bytes (%v)", err)}
+	}
+	var rpcErr rpc.Error
+	if rpcRefusal(err) == refusalNone || !errors.As(err, &rpcErr) {
+		return verdict{kind: verdictUnanswered, err: err}
+	}
+	said := rpcErr.Error()
+	squashed := strings.ReplaceAll(strings.ToLower(said), " ", "")
+	switch {
+	case containsAny(squashed, alreadyHeldPhrases):
+		return verdict{kind: verdictSent, rpc: fmt.Sprintf("it has the same bytes already (%q)", said)}
+	case strings.Contains(squashed, "replacementtransactionunderpriced") || strings.Contains(squashed, "replacementunderpriced"):
+		l, lerr := c.Transaction(ctx, tx.Hash())
+		if lerr == nil && l.State != evmchain.TxAbsent {
+			return verdict{kind: verdictSent, rpc: fmt.Sprintf("it refused them as a replacement (%q) while it holds these very bytes (%s)", said, l.State)}
+		}
+		looked := "it does not hold these bytes"
+		if lerr != nil {
+			looked = fmt.Sprintf("whether it holds these bytes could not be read (%v)", lerr)
+		}
+		return verdict{kind: verdictUncertain, rpc: fmt.Sprintf("it refused them as a replacement of another transaction under nonce %d (%q) and %s", tx.Nonce(), said, looked)}
+	case strings.Contains(squashed, "noncetoolow"):
+		return nonceUsed(ctx, c, staker, tx, said)
+	case containsAny(squashed, invalidSignaturePhrases):
+		return verdict{kind: verdictCannotLand, rpc: fmt.Sprintf("their signature or sender is invalid on this chain (%q)", said)}
+	case containsAny(squashed, intrinsicPhrases):
+		return verdict{kind: verdictCannotLand, rpc: fmt.Sprintf("they are invalid in themselves, which no re-send or wait changes (%q)", said)}
+	}
+	return verdict{kind: verdictUncertain, rpc: fmt.Sprintf("it refused them too (%q), which does not prove they cannot land", said)}
+}
+
+// nonceUsed judges bytes the RPC refused with "nonce too low" (said): sent when their nonce is
+// consumed at finalized depth by them, cannot land when by another transaction, identified by
+// hash, that is not the same call (an earlier build of the step is: the chain decides which
+// build landed), uncertain otherwise.
+func nonceUsed(ctx context.Context, c Chain, staker common.Address, tx *types.Transaction, said string) verdict {
+	h, nonce := tx.Hash(), tx.Nonce()
+	st, err := c.NonceConsumedBy(ctx, staker, nonce, h)
+	switch {
+	case err != nil:
+		return verdict{kind: verdictUncertain, rpc: fmt.Sprintf("it says nonce %d is used (%q); by what, at finalized depth, could not be read (%v)", nonce, said, err)}
+	case st.Use == evmchain.NonceConsumedByTx:
+		return verdict{kind: verdictSent, rpc: fmt.Sprintf("it says nonce %d is used (%q): by these bytes, final at block %d", nonce, said, st.FinalizedBlock)}
+	case st.Use == evmchain.NonceNotConsumed:
+		return verdict{kind: verdictUncertain, rpc: fmt.Sprintf("it says nonce %d is used (%q), not at finalized depth yet (finalized block %d, nonce %d)", nonce, said, st.FinalizedBlock, st.FinalizedNonce)}
+	case st.Other == (common.Hash{}):
+		return verdict{kind: verdictUncertain, rpc: fmt.Sprintf("it says nonce %d is used (%q): at finalized block %d, by a transaction it could not identify", nonce, said, st.FinalizedBlock)}
+	}
+	l, err := c.Transaction(ctx, st.Other)
+	if err != nil || l.Tx == nil {
+		return verdict{kind: verdictUncertain, rpc: fmt.Sprintf("it says nonce %d is used (%q): at finalized block %d, by transaction %s, which could not be read (%v)", nonce, said, st.FinalizedBlock, st.Other.Hex(), err)}
+	}
+	if sameCall(l.Tx, tx) {
+		return verdict{kind: verdictUncertain, rpc: fmt.Sprintf("it says nonce %d is used (%q): at finalized block %d, by transaction %s, the same call under the same nonce (a build of this step)", nonce, said, st.FinalizedBlock, st.Other.Hex())}
+	}
+	return verdict{kind: verdictCannotLand, rpc: fmt.Sprintf("nonce %d of %s is consumed at finalized block %d by transaction %s, another call (%q)", nonce, staker.Hex(), st.FinalizedBlock, st.Other.Hex(), said)}
+}
+
+// sameCall reports whether a and b make the same call: recipient, value and calldata (a
+// rebuild under the same nonce changes only the fees).
+func sameCall(a, b *types.Transaction) bool {
+	return a.To() != nil && b.To() != nil && *a.To() == *b.To() && a.Value().Cmp(b.Value()) == 0 && bytes.Equal(a.Data(), b.Data())
 }

@@ -2,6 +2,7 @@ package evm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -187,10 +188,11 @@ func TestBroadcastClassification(t *testing.T) {
 			s, b := envelopeError(500, "InternalServerErrorException", "boom")
 			return s, b, nil
 		}, wantType: activities.ErrServiceUnavailable, retryable: true},
-		{name: "nonce too low", answer: rejected("nonce too low: next nonce 4, tx nonce 3"), wantType: activities.ErrBroadcastUncertain},
-		{name: "already known", answer: rejected("already known"), wantType: activities.ErrBroadcastUncertain},
-		{name: "insufficient funds", answer: rejected("insufficient funds for gas * price + value"), wantType: activities.ErrTransactionRejected,
-			wantMsg: "insufficient funds"},
+		// A refusal goes through the worker's RPC (TestBroadcastRefusalIsCheckedOnTheRPC), which
+		// here takes the bytes: sent, whatever the service said.
+		{name: "nonce too low, the RPC takes the bytes", answer: rejected("nonce too low: next nonce 4, tx nonce 3")},
+		{name: "already known, the RPC takes the bytes", answer: rejected("already known")},
+		{name: "insufficient funds, the RPC takes the bytes", answer: rejected("insufficient funds for gas * price + value")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,6 +214,11 @@ func TestBroadcastClassification(t *testing.T) {
 			require.NoError(t, err)
 			h.a.Service = c
 			v, err := h.env.ExecuteActivity(h.a.EVMBroadcast, BroadcastInput{Network: "dev", Staker: h.staker.Hex(), Hash: want.Hash().Hex(), SignedTransaction: signed})
+			if status, _, _ := tt.answer(want.Hash().Hex()); status >= 400 && status < 500 && status != 429 {
+				assert.Equal(t, []string{signed}, h.chain.rawSends(), "the refused bytes, unchanged, through the worker's RPC")
+			} else {
+				assert.Empty(t, h.chain.rawSends(), "nothing through the worker's RPC")
+			}
 			if tt.wantType == "" {
 				require.NoError(t, err)
 				var r BroadcastResult
@@ -279,3 +286,160 @@ func TestRequestLease(t *testing.T) {
 	typ, _ := appErr(t, err)
 	assert.Equal(t, activities.ErrInvalidInput, typ)
 }
+
+// refusedByService is endpoint 4's 400 for bytes it may well have forwarded: a hostile service.
+var refusedByService = &apiclient.APIError{Method: http.MethodPost, Path: "/api/v1/polygon/transaction/send", StatusCode: 400,
+	Name: "TransactionRejectedException", Message: "Rejected: forwarded, then refused"}
+
+// nodeRefusal is the worker's node refusing eth_sendRawTransaction with msg, as chain/evm returns it.
+func nodeRefusal(msg string) error {
+	return &evmchain.RPCError{Method: "eth_sendRawTransaction", Transient: true, Err: rpcRefusalErr(msg)}
+}
+
+// TestBroadcastRefusalIsCheckedOnTheRPC: endpoint 4 answering 400 is not trusted alone. The same
+// signed bytes go through the worker's RPC, whose answer decides: sent (taken, known, in the pool,
+// landed), can never land (nonce consumed at final depth by another, identified call; invalid
+// signature or sender; intrinsically invalid): ErrTransactionRejected, uncertain otherwise
+// (ErrBroadcastUncertain: the chain decides), retried while the RPC gives no answer. Every error
+// names what the service said and what the RPC said.
+func TestBroadcastRefusalIsCheckedOnTheRPC(t *testing.T) {
+	const finalBlock = 40
+	byOther := func(other common.Hash) func(common.Hash) *evmchain.NonceStatus {
+		return func(common.Hash) *evmchain.NonceStatus {
+			return &evmchain.NonceStatus{Use: evmchain.NonceConsumedByOther, FinalizedBlock: finalBlock, FinalizedNonce: 4, Other: other}
+		}
+	}
+	// holding answers a lookup of hash with tx at state.
+	holding := func(tx *types.Transaction, state evmchain.TxState) func() *evmchain.TxLookup {
+		return func() *evmchain.TxLookup { return &evmchain.TxLookup{State: state, Tx: tx, BlockNumber: 30} }
+	}
+	tests := []struct {
+		name string
+		// setup scripts the worker's node for h, whose signed bytes are ours.
+		setup     func(h *harness, ours *types.Transaction)
+		wantType  string // "" for sent
+		retryable bool
+		wantMsg   []string
+	}{
+		{name: "the RPC takes the bytes: sent", setup: func(*harness, *types.Transaction) {}},
+		{name: "already known: sent", setup: func(h *harness, _ *types.Transaction) { h.chain.sendErr = nodeRefusal("already known") }},
+		{name: "replacement underpriced with our own bytes in the pool: sent", setup: func(h *harness, ours *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("replacement transaction underpriced")
+			h.chain.txs = map[common.Hash]func() *evmchain.TxLookup{ours.Hash(): holding(ours, evmchain.TxPending)}
+		}},
+		{name: "replacement underpriced, another transaction in the pool: uncertain", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("replacement transaction underpriced")
+		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"replacement transaction underpriced", "does not hold these bytes"}},
+		{name: "nonce too low, consumed at final depth by our bytes: sent", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
+			h.chain.consumed = func(common.Hash) *evmchain.NonceStatus {
+				return &evmchain.NonceStatus{Use: evmchain.NonceConsumedByTx, FinalizedBlock: finalBlock, FinalizedNonce: 4}
+			}
+		}},
+		{name: "nonce too low, consumed at final depth by another identified call: rejected", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
+			self := h.staker
+			stranger := types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(1337), Nonce: 3, GasTipCap: gweis(2), GasFeeCap: gweis(9), Gas: 21_000, To: &self, Value: big.NewInt(1)})
+			h.chain.consumed = byOther(otherHash)
+			h.chain.txs = map[common.Hash]func() *evmchain.TxLookup{otherHash: holding(stranger, evmchain.TxMined)}
+		}, wantType: activities.ErrTransactionRejected, wantMsg: []string{"nonce too low", "finalized block 40", "transaction " + otherHash.Hex(), "another call"}},
+		{name: "nonce too low, consumed at final depth by the same call (an earlier build): uncertain", setup: func(h *harness, ours *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
+			earlier := types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(1337), Nonce: 3, GasTipCap: gweis(1), GasFeeCap: gweis(2), Gas: 60_000, To: ours.To(), Value: new(big.Int), Data: ours.Data()})
+			h.chain.consumed = byOther(otherHash)
+			h.chain.txs = map[common.Hash]func() *evmchain.TxLookup{otherHash: holding(earlier, evmchain.TxMined)}
+		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"nonce too low", otherHash.Hex(), "the same call under the same nonce"}},
+		{name: "nonce too low, consumed by a transaction not identified: uncertain", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
+			h.chain.consumed = byOther(common.Hash{})
+		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"nonce too low", "could not identify"}},
+		{name: "nonce too low, not at final depth yet: uncertain", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
+			h.chain.consumed = func(common.Hash) *evmchain.NonceStatus {
+				return &evmchain.NonceStatus{Use: evmchain.NonceNotConsumed, FinalizedBlock: finalBlock, FinalizedNonce: 3}
+			}
+		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"nonce too low", "not at finalized depth yet"}},
+		{name: "invalid sender: rejected", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("invalid sender: invalid chain id for signer")
+		}, wantType: activities.ErrTransactionRejected, wantMsg: []string{"invalid sender", "signature or sender is invalid"}},
+		{name: "invalid signature values: rejected", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("invalid transaction v, r, s values")
+		}, wantType: activities.ErrTransactionRejected, wantMsg: []string{"invalid transaction v, r, s values"}},
+		{name: "intrinsic gas too low: rejected", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("intrinsic gas too low: gas 21000, minimum needed 53000")
+		}, wantType: activities.ErrTransactionRejected, wantMsg: []string{"intrinsic gas too low", "invalid in themselves"}},
+		{name: "tip above the fee cap: rejected", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("max priority fee per gas higher than max fee per gas: address x, maxPriorityFeePerGas: 3, maxFeePerGas: 2")
+		}, wantType: activities.ErrTransactionRejected, wantMsg: []string{"max priority fee per gas higher than max fee per gas"}},
+		{name: "insufficient funds: uncertain (the balance may change)", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("insufficient funds for gas * price + value: balance 0, tx cost 180000000000000")
+		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"insufficient funds", "does not prove they cannot land"}},
+		{name: "fee cap below the base fee: uncertain (the base fee moves)", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = nodeRefusal("max fee per gas less than block base fee: address x, maxFeePerGas: 3000000000, baseFee: 4000000000")
+		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"less than block base fee"}},
+		{name: "the node answers another hash: uncertain", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Err: fmt.Errorf("%w: sent a, answered b", evmchain.ErrHashMismatch)}
+		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"answered for other bytes"}},
+		{name: "the RPC cannot be reached: retried", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Transient: true, Err: errors.New("dial tcp 127.0.0.1:8545: connection refused")}
+		}, wantType: activities.ErrChainUnavailable, retryable: true, wantMsg: []string{"could not be asked", "connection refused"}},
+		{name: "the RPC rate-limits: retried", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Transient: true, Err: rpcLimitErr("limit exceeded")}
+		}, wantType: activities.ErrChainUnavailable, retryable: true, wantMsg: []string{"could not be asked", "limit exceeded"}},
+		{name: "the RPC is not proven to serve the network: retried", setup: func(h *harness, _ *types.Transaction) {
+			h.chain.sendErr = &evmchain.UnverifiedError{Network: "dev", Expected: "1337", Reason: "not read yet"}
+		}, wantType: activities.ErrChainUnverified, retryable: true, wantMsg: []string{"could not be asked"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, signerevm.Policy{})
+			ours, signed := signedTx(t, h)
+			tt.setup(h, ours)
+			h.svc.answer = func(string) ([]byte, error) { return nil, refusedByService }
+			v, err := h.env.ExecuteActivity(h.a.EVMBroadcast, BroadcastInput{Network: "dev", Staker: h.staker.Hex(), Hash: ours.Hash().Hex(), SignedTransaction: signed})
+			assert.Equal(t, 1, h.svc.sends())
+			assert.Equal(t, []string{signed}, h.chain.rawSends(), "the refused bytes, unchanged, once through the worker's RPC")
+			if tt.wantType == "" {
+				require.NoError(t, err)
+				var r BroadcastResult
+				require.NoError(t, v.Get(&r))
+				assert.Equal(t, ours.Hash().Hex(), r.Hash)
+				return
+			}
+			typ, nonRetryable := appErr(t, err)
+			assert.Equal(t, tt.wantType, typ, "%v", err)
+			assert.Equal(t, tt.retryable, !nonRetryable)
+			// What the service said, and what the RPC said.
+			assert.Contains(t, err.Error(), "the service refused it")
+			assert.Contains(t, err.Error(), "Rejected: forwarded, then refused")
+			for _, w := range tt.wantMsg {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+// TestBroadcastThrottledIsNotCheckedOnTheRPC: answers that are not about the bytes (401, 403,
+// 429, 5xx) are the service's trouble, classified as before (never a rejected transaction);
+// nothing goes through the worker's RPC.
+func TestBroadcastThrottledIsNotCheckedOnTheRPC(t *testing.T) {
+	for _, status := range []int{401, 403, 429, 500, 503} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			h := newHarness(t, signerevm.Policy{})
+			ours, signed := signedTx(t, h)
+			h.svc.answer = func(string) ([]byte, error) {
+				return nil, &apiclient.APIError{Method: http.MethodPost, Path: "/api/v1/polygon/transaction/send", StatusCode: status, Name: "X", Message: "busy"}
+			}
+			_, err := h.env.ExecuteActivity(h.a.EVMBroadcast, BroadcastInput{Network: "dev", Staker: h.staker.Hex(), Hash: ours.Hash().Hex(), SignedTransaction: signed})
+			typ, _ := appErr(t, err)
+			assert.NotEqual(t, activities.ErrTransactionRejected, typ, "never a proof that the bytes cannot land: %v", err)
+			assert.Empty(t, h.chain.rawSends())
+		})
+	}
+}
+
+// rpcLimitErr is a provider's rate-limit answer (JSON-RPC code -32005).
+type rpcLimitErr string
+
+func (e rpcLimitErr) Error() string  { return string(e) }
+func (e rpcLimitErr) ErrorCode() int { return codeLimitExceeded }

@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 )
 
@@ -399,4 +400,139 @@ func (s *CheckpointSigner) sign(ctx context.Context, from common.Address, tx *ty
 	}
 	return &Signed{Transaction: hexutil.Encode(raw), Hash: signed.Hash(), Sender: from, Nonce: tx.Nonce(),
 		MaxFee: new(big.Int).Mul(tx.GasFeeCap(), new(big.Int).SetUint64(tx.Gas()))}, nil
+}
+
+// ServedFields are the fields endpoint 5 answers beside serializeTx, as the spec lists them
+// ("Serialized EVM transaction": every field a string). Numbers may be decimal or 0x hex.
+type ServedFields struct {
+	To                   string
+	GasLimit             string
+	Data                 string
+	Value                string
+	ChainID              string
+	Type                 string
+	MaxFeePerGas         string
+	MaxPriorityFeePerGas string
+}
+
+// ContradictionError reports an answer of the service that contradicts itself: one of its
+// separate fields says another thing than its serializeTx. It wraps ErrVerification: such an
+// answer is refused whole, never trusted in part.
+type ContradictionError struct {
+	// Field is the field's name in the answer ("to", "gasLimit", ...).
+	Field string
+	// Said is the field's value as answered; Serialized is the same field in serializeTx.
+	Said, Serialized string
+}
+
+// Error names the field and both values.
+func (e *ContradictionError) Error() string {
+	return fmt.Sprintf("%s: the answer contradicts itself: its field %s is %s while its serializeTx's %s is %s",
+		ErrVerification.Error(), e.Field, e.Said, e.Field, e.Serialized)
+}
+
+// Is reports whether target is ErrVerification.
+func (e *ContradictionError) Is(target error) bool { return target == ErrVerification }
+
+// CheckServedFields checks that every separate field of an endpoint 5 answer says what its
+// serializeTx (served, a type-2 unsigned transaction, either form) says: to, gasLimit, data,
+// value, chainId, type, maxFeePerGas and maxPriorityFeePerGas. A field absent or unreadable, or
+// another value than serializeTx's, is a *ContradictionError naming the field and both values:
+// the whole answer is refused, whichever part of it would pass verification.
+func CheckServedFields(served []byte, f ServedFields) error {
+	d, err := decodeUnsigned(served)
+	if err != nil {
+		return err
+	}
+	tx := d.tx
+	to := "none (contract creation)"
+	if tx.To() != nil {
+		to = tx.To().Hex()
+	}
+	if a, ok := fieldAddress(f.To); !ok || tx.To() == nil || a != *tx.To() {
+		return contradiction("to", f.To, to)
+	}
+	if b, ok := fieldBytes(f.Data); !ok || !bytes.Equal(b, tx.Data()) {
+		return &ContradictionError{Field: "data", Said: describeData(f.Data, b, ok), Serialized: describeData("", tx.Data(), true)}
+	}
+	for _, c := range []struct {
+		name, said string
+		want       *big.Int
+	}{
+		{"value", f.Value, tx.Value()},
+		{"chainId", f.ChainID, tx.ChainId()},
+		{"gasLimit", f.GasLimit, new(big.Int).SetUint64(tx.Gas())},
+		{"type", f.Type, big.NewInt(int64(tx.Type()))},
+		{"maxFeePerGas", f.MaxFeePerGas, tx.GasFeeCap()},
+		{"maxPriorityFeePerGas", f.MaxPriorityFeePerGas, tx.GasTipCap()},
+	} {
+		if v, ok := fieldNumber(c.said); !ok || v.Cmp(c.want) != 0 {
+			return contradiction(c.name, c.said, c.want.String())
+		}
+	}
+	return nil
+}
+
+func contradiction(field, said, serialized string) error {
+	if strings.TrimSpace(said) == "" {
+		said = "absent"
+	} else {
+		said = fmt.Sprintf("%q", said)
+	}
+	return &ContradictionError{Field: field, Said: said, Serialized: serialized}
+}
+
+// fieldAddress reads a 0x-hex address.
+func fieldAddress(s string) (common.Address, bool) {
+	if !common.IsHexAddress(s) || !strings.HasPrefix(s, "0x") && !strings.HasPrefix(s, "0X") {
+		return common.Address{}, false
+	}
+	return common.HexToAddress(s), true
+}
+
+// fieldBytes reads 0x-hex bytes ("0x" is none).
+func fieldBytes(s string) ([]byte, bool) {
+	b, err := hexutil.Decode(s)
+	if err != nil && s != "0x" {
+		return nil, false
+	}
+	return b, true
+}
+
+// fieldNumber reads a non-negative integer, decimal or 0x hex.
+func fieldNumber(s string) (*big.Int, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, false
+	}
+	base := 10
+	if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
+		s, base = h, 16
+	}
+	v, ok := new(big.Int).SetString(s, base)
+	if !ok || v.Sign() < 0 || strings.HasPrefix(s, "+") {
+		return nil, false
+	}
+	return v, true
+}
+
+// describeData names calldata by its size, selector and Keccak-256 (it may be kilobytes long);
+// raw is the field as answered when it does not read (ok false).
+func describeData(raw string, b []byte, ok bool) string {
+	switch {
+	case !ok && strings.TrimSpace(raw) == "":
+		return "absent"
+	case !ok:
+		if len(raw) > 20 {
+			raw = raw[:20] + "..."
+		}
+		return fmt.Sprintf("%q (not 0x hex)", raw)
+	case len(b) == 0:
+		return "empty (0 bytes)"
+	}
+	sel := b
+	if len(sel) > 4 {
+		sel = sel[:4]
+	}
+	return fmt.Sprintf("%d bytes starting %s (keccak256 %s)", len(b), hexutil.Encode(sel), crypto.Keccak256Hash(b).Hex())
 }

@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -226,4 +228,61 @@ func TestSignStart(t *testing.T) {
 	}
 	_, err = s.SignStart(context.Background(), StartIntent{ChainID: testChain, Owner: common.Address{9}, Pod: testPod, TxChoices: in.TxChoices}, mk(testPod, data, 3))
 	assert.ErrorIs(t, err, ErrUnknownKey)
+}
+
+// honestFields are the separate fields endpoint 5 answers beside proofsFixture's serializeTx,
+// written out: to the test pod, gas 1,500,000, value 0, chain 1337, type 2, fee cap 3 gwei, tip
+// 1 gwei.
+func honestFields(served servedTx) ServedFields {
+	return ServedFields{To: "0x00000000000000000000000000000000000E1901", GasLimit: "1500000", Data: "0x" + hex.EncodeToString(served.data),
+		Value: "0", ChainID: "1337", Type: "2", MaxFeePerGas: "3000000000", MaxPriorityFeePerGas: "1000000000"}
+}
+
+// TestServedFieldsAgreeingWithSerializeTx: an answer whose fields say what its serializeTx says
+// passes, in decimal or 0x hex, whatever the case of the hex.
+func TestServedFieldsAgreeingWithSerializeTx(t *testing.T) {
+	served, _ := proofsFixture(t, 3, 1)
+	require.NoError(t, CheckServedFields(served.bytes(t), honestFields(served)))
+	hexForm := ServedFields{To: "0x00000000000000000000000000000000000e1901", GasLimit: "0x16E360", Data: "0x" + strings.ToUpper(hex.EncodeToString(served.data)),
+		Value: "0x0", ChainID: "0x539", Type: "0x2", MaxFeePerGas: "0xb2d05e00", MaxPriorityFeePerGas: "0x3b9aca00"}
+	require.NoError(t, CheckServedFields(served.bytes(t), hexForm))
+}
+
+// TestServedFieldsContradictingSerializeTxAreRefused: each separate field of endpoint 5 that says
+// another thing than the answer's own serializeTx, or is absent, refuses the whole answer,
+// naming the field and both values, though serializeTx alone would pass.
+func TestServedFieldsContradictingSerializeTxAreRefused(t *testing.T) {
+	served, _ := proofsFixture(t, 3, 1)
+	cases := []struct {
+		field      string
+		set        func(f *ServedFields)
+		said, want string
+	}{
+		{"to", func(f *ServedFields) { f.To = otherPod.Hex() }, `"` + otherPod.Hex() + `"`, testPod.Hex()},
+		{"to", func(f *ServedFields) { f.To = "" }, "absent", testPod.Hex()},
+		{"data", func(f *ServedFields) { f.Data = "0xf074ba62" }, "4 bytes starting 0xf074ba62", fmt.Sprintf("%d bytes starting 0xf074ba62", len(served.data))},
+		{"data", func(f *ServedFields) { f.Data = "proofs" }, `"proofs" (not 0x hex)`, "bytes starting 0xf074ba62"},
+		{"value", func(f *ServedFields) { f.Value = "1000000000000000000" }, `"1000000000000000000"`, "is 0"},
+		{"chainId", func(f *ServedFields) { f.ChainID = "1" }, `"1"`, "is 1337"},
+		{"gasLimit", func(f *ServedFields) { f.GasLimit = "150000" }, `"150000"`, "is 1500000"},
+		{"gasLimit", func(f *ServedFields) { f.GasLimit = "lots" }, `"lots"`, "is 1500000"},
+		{"type", func(f *ServedFields) { f.Type = "0" }, `"0"`, "is 2"},
+		{"maxFeePerGas", func(f *ServedFields) { f.MaxFeePerGas = "30000000000" }, `"30000000000"`, "is 3000000000"},
+		{"maxPriorityFeePerGas", func(f *ServedFields) { f.MaxPriorityFeePerGas = "" }, "absent", "is 1000000000"},
+	}
+	for _, c := range cases {
+		t.Run(c.field+" "+c.said, func(t *testing.T) {
+			f := honestFields(served)
+			c.set(&f)
+			err := CheckServedFields(served.bytes(t), f)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrVerification)
+			var ce *ContradictionError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, c.field, ce.Field)
+			assert.Contains(t, err.Error(), "field "+c.field+" is "+c.said)
+			assert.Contains(t, err.Error(), "serializeTx's "+c.field+" ")
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
 }

@@ -224,7 +224,7 @@ func (t *fakeTx) Check(ctx workflow.Context, _ *Operation) error {
 	}
 	return f.checkErr
 }
-func (t *fakeTx) Sign() Call                               { return Call{Activity: t.f.Sign, Input: t.built, Result: &t.signed} }
+func (t *fakeTx) Sign() Call { return Call{Activity: t.f.Sign, Input: t.built, Result: &t.signed} }
 func (t *fakeTx) Signed() Signed {
 	return Signed{TxID: t.signed.TxID, Expiry: t.signed.Expiry, MaxFee: t.signed.MaxFee}
 }

@@ -1376,3 +1376,25 @@ func (s *CoreSuite) TestCancelAfterBroadcastCompletesWhenTheOriginalWins() {
 	s.Equal(StepDone, st.Step)
 	s.Equal(KindCancel, st.Attempts[1].Kind)
 }
+
+// The operator's way out of a stalled follow: a cancel sends the cancel transaction at once and
+// the step ends on the chain's word about it.
+func (s *CoreSuite) TestCancelDuringAStalledFollowSendsTheCancel() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeReplace}}
+	s.f.following = []fakeConfirmed{{Outcome: activities.OutcomeReplace}, {Outcome: activities.OutcomeFinalized, Block: 9, Fee: "21", TxID: "tx-2"}}
+	var during Status
+	s.env.RegisterDelayedCallback(func() { during = s.status() }, 10*time.Second)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 20*time.Second)
+	s.run(coreInput{Steps: 1, Canceller: true, Options: Options{MaxBuilds: 1}})
+	err := s.env.GetWorkflowError()
+	s.True(temporal.IsCanceledError(err), "got %v", err)
+	s.Equal(StepStalled, during.Step)
+	s.Require().NotNil(during.Stall)
+	s.Contains(during.Stall.WaysOut, "consumes the nonce")
+	st := s.status()
+	s.Equal(KindCancel, st.Attempts[1].Kind)
+	s.Equal([]string{"tx-1", "tx-2"}, s.f.broadcasts)
+	s.Require().Len(st.Transactions, 1)
+	s.Equal("tx-2", st.Transactions[0].TxID)
+	s.Less(s.env.Now().Sub(st.StartedAt), 30*time.Second, "the cancel is sent when asked, not after the stall's wait")
+}

@@ -425,6 +425,10 @@ func (s *step) follow(ctx workflow.Context, cause error) (TxRecord, error) {
 			return TxRecord{}, s.proven(ctx, cause, conf.Error)
 		case activities.OutcomeReplace:
 			// Nothing landed and nothing is proven: the chain has not given its word yet.
+			if ctx.Err() != nil && canCancel && !cancelTried {
+				// Cancelled while Confirm ran: send the cancel before waiting.
+				continue
+			}
 			o.status.Stall = stalled
 			wctx := ctx
 			if ctx.Err() != nil {

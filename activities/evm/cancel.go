@@ -104,4 +104,3 @@ func (a *Activities) EVMSignCancel(ctx context.Context, in CancelSignInput) (Sig
 	return SignResult{Hash: signed.Hash.Hex(), SignedTransaction: signed.Transaction, Nonce: signed.Nonce, MaxFee: signed.MaxFee.String(),
 		MaxFeePerGas: in.Intent.MaxFeePerGas.String(), MaxPriorityFeePerGas: in.Intent.MaxPriorityFeePerGas.String()}, nil
 }
-

@@ -48,8 +48,10 @@ type coreInput struct {
 	NoFresh bool
 	// SetAccount is recorded after the first step, as a chain learns its account.
 	SetAccount string
-	// Replaceable: the steps are on a chain with nonces (a Replaceable Tx).
+	// Replaceable: the steps are on a chain with nonces (a Replaceable Tx); Canceller: one that
+	// takes its nonce back on a cancel.
 	Replaceable bool
+	Canceller   bool
 	// ReadAfter reads the chain after the steps, stalling while the read fails in a way that may
 	// heal, as a chain's wait does.
 	ReadAfter bool
@@ -96,6 +98,13 @@ type fakeChain struct {
 
 	// following are Confirm's answers once a Replaceable step stopped replacing, in order.
 	following []fakeConfirmed
+	// broadcastErrs, freshErrs, checkErrs and signErrs fail the n-th call (from 0) of each, where
+	// set; checkWait makes the n-th check wait an hour first (on the workflow's context when
+	// checkWaitCancels, else on a disconnected one).
+	broadcastErrs, freshErrs, checkErrs, signErrs map[int]error
+	checkWait                                     map[int]bool
+	checkWaitCancels                              bool
+	checks                                        int
 
 	builds, signs, fresh, validators int
 	broadcasts                       []string
@@ -129,6 +138,9 @@ func (f *fakeChain) Sign(_ context.Context, unsigned string) (fakeSigned, error)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.signs++
+	if err := f.signErrs[f.signs-1]; err != nil {
+		return fakeSigned{}, err
+	}
 	return fakeSigned{TxID: fmt.Sprintf("tx-%d", f.signs), Expiry: fmt.Sprintf("expiry-%d", f.signs), MaxFee: "900"}, nil
 }
 
@@ -136,6 +148,9 @@ func (f *fakeChain) Fresh(_ context.Context, _ string) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fresh++
+	if err := f.freshErrs[f.fresh-1]; err != nil {
+		return false, err
+	}
 	return f.freshErr == nil, f.freshErr
 }
 
@@ -143,6 +158,9 @@ func (f *fakeChain) Broadcast(_ context.Context, txID string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.broadcasts = append(f.broadcasts, txID)
+	if err := f.broadcastErrs[len(f.broadcasts)-1]; err != nil {
+		return "", err
+	}
 	return txID, f.broadcastErr
 }
 
@@ -188,8 +206,25 @@ func (t *fakeTx) Kind() string { return "bond" }
 func (t *fakeTx) Build(build int) Call {
 	return Call{Activity: t.f.Build, Input: build, Result: &t.built}
 }
-func (t *fakeTx) Check(workflow.Context, *Operation) error { return t.f.checkErr }
-func (t *fakeTx) Sign() Call                               { return Call{Activity: t.f.Sign, Input: t.built, Result: &t.signed} }
+func (t *fakeTx) Check(ctx workflow.Context, _ *Operation) error {
+	f := t.f
+	n := f.checks
+	f.checks++
+	if f.checkWait[n] {
+		wctx := ctx
+		if !f.checkWaitCancels {
+			wctx, _ = workflow.NewDisconnectedContext(ctx)
+		}
+		if err := workflow.Sleep(wctx, time.Hour); err != nil {
+			return err
+		}
+	}
+	if err := f.checkErrs[n]; err != nil {
+		return err
+	}
+	return f.checkErr
+}
+func (t *fakeTx) Sign() Call { return Call{Activity: t.f.Sign, Input: t.built, Result: &t.signed} }
 func (t *fakeTx) Signed() Signed {
 	return Signed{TxID: t.signed.TxID, Expiry: t.signed.Expiry, MaxFee: t.signed.MaxFee}
 }
@@ -220,6 +255,24 @@ func (t *replaceableTx) Confirm() Call {
 		in = "follow:" + in
 	}
 	return Call{Activity: t.f.Confirm, Input: in, Result: &t.conf}
+}
+
+// cancellerTx is a replaceableTx that takes its nonce back on a cancel: its cancel transaction
+// is built with build number 100+n.
+type cancellerTx struct {
+	replaceableTx
+	cancelling bool
+}
+
+func (t *cancellerTx) Cancel() bool {
+	t.cancelling = true
+	return true
+}
+func (t *cancellerTx) Build(build int) Call {
+	if t.cancelling {
+		build += 100
+	}
+	return Call{Activity: t.f.Build, Input: build, Result: &t.built}
 }
 
 func (t *fakeTx) Confirmed() Confirmed {
@@ -261,6 +314,9 @@ func (f *fakeChain) workflow(ctx workflow.Context, in coreInput) (coreResult, er
 			var tx Tx = &fakeTx{f: f, noFresh: in.NoFresh}
 			if in.Replaceable {
 				tx = &replaceableTx{fakeTx: fakeTx{f: f, noFresh: in.NoFresh}}
+			}
+			if in.Canceller {
+				tx = &cancellerTx{replaceableTx: replaceableTx{fakeTx: fakeTx{f: f, noFresh: in.NoFresh}}}
 			}
 			rec, err := o.Transact(ctx, tx)
 			if err != nil {
@@ -1026,14 +1082,22 @@ func (s *CoreSuite) TestCancelOnAChainWithNoncesFollowsTheBuildSent() {
 	s.True(s.status().CancelRequested)
 }
 
+// Cancelled while its build is to be replaced: nothing more is built, and the step ends cancelled
+// only once the chain proved that the build sent cannot land, the proof on the attempt.
 func (s *CoreSuite) TestCancelOnAChainWithNoncesWhenNothingLandsIsCancelled() {
-	s.env.OnActivity(s.f.Confirm, mock.Anything, mock.Anything).After(time.Hour).
+	s.env.OnActivity(s.f.Confirm, mock.Anything, "tx-1").After(time.Hour).
 		Return(fakeConfirmed{Outcome: activities.OutcomeReplace}, nil)
+	s.env.OnActivity(s.f.Confirm, mock.Anything, "follow:tx-1").
+		Return(fakeConfirmed{Outcome: activities.OutcomeCannotLand, Error: "nonce 7 taken by 0xother"}, nil)
 	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
 	s.run(coreInput{Steps: 1, Replaceable: true})
 	err := s.env.GetWorkflowError()
 	s.True(temporal.IsCanceledError(err), "got %v", err)
 	s.Equal(1, s.f.builds)
+	st := s.status()
+	s.Equal(StepCancelled, st.Step)
+	s.Equal(activities.OutcomeCannotLand, st.Attempts[0].Outcome)
+	s.Equal("nonce 7 taken by 0xother", st.Attempts[0].Error)
 }
 
 // After a stall's wait the operation is back in the step it stalled in while it tries again; the
@@ -1066,4 +1130,271 @@ func (s *CoreSuite) TestFailureReadsInOneLineCauseFirst() {
 	s.Equal("insufficient funds: staker X holds 1 SOL", st.Reason)
 	s.Contains(st.Error, "custom program error: 0x1")
 	s.Contains(s.details(), "failed: insufficient funds: staker X holds 1 SOL")
+}
+
+// Finding 1 of issue 26: after a replacement (build 2) was started, no exit of the step abandons
+// build 1, which may still land. Each exit below follows build 1 (replacing stopped) and the step
+// ends with build 1's fate: landed (completed, whichever exit led there) or proven unable to land.
+
+// replacementExit sets the fake chain so that build 1 is to be replaced, and build 1, followed,
+// lands (or, with cannotLand, is proven unable to land).
+func (s *CoreSuite) replacementExit(cannotLand bool) {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeReplace}}
+	s.f.following = []fakeConfirmed{{Outcome: activities.OutcomeFinalized, Block: 8, Fee: "70", TxID: "tx-1"}}
+	if cannotLand {
+		s.f.following = []fakeConfirmed{{Outcome: activities.OutcomeCannotLand, Error: "nonce 7 taken by 0xother at final depth"}}
+	}
+}
+
+// build1Landed asserts that the step completed with build 1, followed after the exit.
+func (s *CoreSuite) build1Landed() {
+	r := s.result()
+	s.Require().Len(r.Records, 1)
+	s.Equal(TxRecord{Kind: "bond", TxID: "tx-1", Block: 8, Builds: 1, Fee: "70", FinalizedAt: r.Records[0].FinalizedAt}, r.Records[0])
+	s.GreaterOrEqual(s.f.followed, 1, "build 1 is followed, replacing stopped")
+	st := s.status()
+	s.Equal(StepDone, st.Step)
+	s.Equal(activities.OutcomeFinalized, st.Attempts[0].Outcome)
+}
+
+func (s *CoreSuite) TestRefusedReplacementAtItsFirstSendFollowsTheFirstBuild() {
+	s.replacementExit(false)
+	s.f.broadcastErrs = map[int]error{1: temporal.NewNonRetryableApplicationError("insufficient funds for the bumped fee", activities.ErrTransactionRejected, nil)}
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	s.build1Landed()
+	s.Equal([]string{"tx-1", "tx-2"}, s.f.broadcasts)
+	st := s.status()
+	s.Equal(activities.OutcomeFailed, st.Attempts[1].Outcome, "the refused replacement never reached the chain")
+}
+
+func (s *CoreSuite) TestRefusedReplacementAndNothingLandsFailsWithTheCauseAndTheProof() {
+	s.replacementExit(true)
+	s.f.broadcastErrs = map[int]error{1: temporal.NewNonRetryableApplicationError("insufficient funds for the bumped fee", activities.ErrTransactionRejected, nil)}
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	e := s.failure()
+	s.Equal(activities.ErrTransactionRejected, e.Type())
+	s.Contains(e.Error(), "insufficient funds for the bumped fee")
+	s.Contains(e.Error(), "nonce 7 taken by 0xother at final depth", "the chain's proof is in the message")
+	s.Equal(1, s.f.followed)
+	s.Equal(activities.OutcomeCannotLand, s.status().Attempts[0].Outcome)
+}
+
+func (s *CoreSuite) TestReplacementNotFreshFollowsTheFirstBuild() {
+	s.replacementExit(false)
+	s.f.freshErrs = map[int]error{1: temporal.NewNonRetryableApplicationError("rpc refused", activities.ErrChainRejected, nil)}
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	s.build1Landed()
+	s.Equal([]string{"tx-1"}, s.f.broadcasts, "the replacement is not sent")
+	s.Equal("not-sent", s.status().Attempts[1].Outcome)
+}
+
+func (s *CoreSuite) TestReplacementFreshnessTimingOutFollowsTheFirstBuild() {
+	s.replacementExit(false)
+	s.env.OnActivity(s.f.Fresh, mock.Anything, mock.Anything).Return(true, nil).Once()
+	s.env.OnActivity(s.f.Fresh, mock.Anything, mock.Anything).
+		Return(false, temporal.NewApplicationError("rpc unreachable", activities.ErrChainUnavailable))
+	start := s.env.Now()
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	s.build1Landed()
+	s.Equal([]string{"tx-1"}, s.f.broadcasts)
+	s.Contains(s.status().Attempts[1].Error, "rpc unreachable")
+	s.Greater(s.env.Now().Sub(start), time.Minute, "retried until FreshOptions gave up")
+}
+
+func (s *CoreSuite) TestReplacementCheckRefusedFollowsTheFirstBuild() {
+	s.replacementExit(false)
+	s.f.checkErrs = map[int]error{1: temporal.NewNonRetryableApplicationError("wrong validator", activities.ErrVerificationFailed, nil)}
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	s.build1Landed()
+	s.Equal(1, s.f.signs, "the replacement is not signed")
+}
+
+func (s *CoreSuite) TestReplacementSignRefusedFollowsTheFirstBuild() {
+	s.replacementExit(false)
+	s.f.signErrs = map[int]error{1: temporal.NewNonRetryableApplicationError("fee over the policy", activities.ErrVerificationFailed, nil)}
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	s.build1Landed()
+	s.Equal([]string{"tx-1"}, s.f.broadcasts)
+}
+
+func (s *CoreSuite) TestReplacementNotBuiltAndCannotLandAfterACancelIsCancelledWithTheProof() {
+	s.replacementExit(true)
+	s.f.checkWait = map[int]bool{1: true}
+	s.f.checkWaitCancels = true
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	err := s.env.GetWorkflowError()
+	s.True(temporal.IsCanceledError(err), "got %v", err)
+	s.Equal(1, s.f.followed)
+	s.Equal([]string{"tx-1"}, s.f.broadcasts)
+}
+
+func (s *CoreSuite) TestCancelDuringTheReplacementsCheckFollowsTheFirstBuild() {
+	s.replacementExit(false)
+	s.f.checkWait = map[int]bool{1: true}
+	s.f.checkWaitCancels = true
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	s.build1Landed()
+	s.True(s.status().CancelRequested, "completed if the original won")
+	s.Equal(1, s.f.signs)
+}
+
+func (s *CoreSuite) TestCancelBeforeTheReplacementIsSignedFollowsTheFirstBuild() {
+	s.replacementExit(false)
+	s.f.checkWait = map[int]bool{1: true}
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	s.build1Landed()
+	s.True(s.status().CancelRequested)
+	s.Equal([]string{"tx-1"}, s.f.broadcasts, "the replacement is not sent")
+}
+
+func (s *CoreSuite) TestCancelDuringTheReplacementsFreshnessCheckFollowsTheFirstBuild() {
+	s.replacementExit(false)
+	s.env.OnActivity(s.f.Fresh, mock.Anything, mock.Anything).Return(true, nil).Once()
+	s.env.OnActivity(s.f.Fresh, mock.Anything, mock.Anything).After(time.Hour).Return(true, nil).Once()
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	s.build1Landed()
+	s.True(s.status().CancelRequested)
+	s.Equal([]string{"tx-1"}, s.f.broadcasts)
+	s.Equal("not-sent", s.status().Attempts[1].Outcome)
+}
+
+func (s *CoreSuite) TestCancelAtTheLastCheckBeforeTheReplacementsBroadcastFollowsTheFirstBuild() {
+	s.replacementExit(false)
+	s.f.checkWait = map[int]bool{1: true}
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1, Replaceable: true, NoFresh: true})
+	s.build1Landed()
+	s.True(s.status().CancelRequested)
+	s.Equal([]string{"tx-1"}, s.f.broadcasts)
+}
+
+// Finding 2 of issue 26: on a chain with nonces, the build limit is no proof: the builds sent are
+// followed to the chain's word.
+func (s *CoreSuite) TestBuildLimitOnAChainWithNoncesFollowsWhatWasSent() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeReplace}}
+	s.f.following = []fakeConfirmed{{Outcome: activities.OutcomeFinalized, Block: 8, Fee: "70", TxID: "tx-1"}}
+	s.run(coreInput{Steps: 1, Replaceable: true, Options: Options{MaxBuilds: 2}})
+	r := s.result()
+	s.Equal("tx-1", r.Records[0].TxID, "the first build landed after the limit")
+	s.Equal(2, r.Records[0].Builds)
+	s.Equal([]string{"tx-1", "tx-2"}, s.f.broadcasts)
+	s.Equal(1, s.f.followed)
+}
+
+func (s *CoreSuite) TestBuildLimitOnAChainWithNoncesFailsOnlyWithTheChainsProof() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeReplace}}
+	s.f.following = []fakeConfirmed{{Outcome: activities.OutcomeCannotLand, Error: "nonce 7 taken by 0xother at final depth"}}
+	s.run(coreInput{Steps: 1, Replaceable: true, Options: Options{MaxBuilds: 2}})
+	e := s.failure()
+	s.Equal(ErrTooManyBuilds, e.Type())
+	s.Contains(e.Error(), "2 transactions built under one nonce")
+	s.Contains(e.Error(), "nonce 7 taken by 0xother at final depth")
+	st := s.status()
+	s.Equal(activities.OutcomeCannotLand, st.Attempts[0].Outcome)
+	s.Equal(activities.OutcomeCannotLand, st.Attempts[1].Outcome)
+}
+
+// On a chain with nonces, "cannot land" (the nonce taken by another transaction) ends the step:
+// no build can replace it.
+func (s *CoreSuite) TestNonceTakenByAnotherTransactionEndsTheStepWithoutRebuilding() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeCannotLand, Error: "nonce 7 taken by 0xother at final depth"}}
+	s.run(coreInput{Steps: 1, Replaceable: true})
+	e := s.failure()
+	s.Equal(ErrCannotLand, e.Type())
+	s.Contains(e.Error(), "0xother")
+	s.Equal(1, s.f.builds)
+	s.Equal(0, s.f.followed)
+}
+
+// Where the chain keeps a step waiting (nothing landed, nothing proven), the operation stays open
+// and visibly stalled, naming the ways out, until the chain's word.
+func (s *CoreSuite) TestFollowTheChainKeepsWaitingStallsVisiblyWithTheWaysOut() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeReplace}}
+	s.f.following = []fakeConfirmed{{Outcome: activities.OutcomeReplace}, {Outcome: activities.OutcomeReplace},
+		{Outcome: activities.OutcomeFinalized, Block: 8, Fee: "70", TxID: "tx-1"}}
+	var during Status
+	var saStep any
+	var details string
+	s.env.RegisterDelayedCallback(func() {
+		during, details, saStep = s.status(), s.details(), s.sa[SAStep.GetName()]
+	}, 45*time.Second)
+	s.run(coreInput{Steps: 1, Replaceable: true, Options: Options{MaxBuilds: 2}})
+	r := s.result()
+	s.Equal("tx-1", r.Records[0].TxID)
+	s.Equal(StepStalled, during.Step)
+	s.Equal(StepStalled, saStep)
+	s.Require().NotNil(during.Stall)
+	s.Equal(StepConfirming, during.Stall.Step)
+	s.Contains(during.Stall.LastError, "none is proven unable to land")
+	s.Contains(during.Stall.WaysOut, "wait")
+	s.Contains(during.Stall.WaysOut, "cancel")
+	s.Contains(details, "ways out: ")
+	s.Equal(int64(1), s.counter(MetricStalls, nil), "one stall, however long")
+	s.Nil(s.status().Stall)
+	s.Equal(3, s.f.followed)
+}
+
+// EVM's way: a cancel after a broadcast sends the chain's cancel transaction under the nonce and
+// follows it with the builds; when the cancel takes the nonce, the step ends cancelled, its hash
+// the chain's proof.
+func (s *CoreSuite) TestCancelAfterBroadcastTakesTheNonceBackWithTheCancelTransaction() {
+	s.env.OnActivity(s.f.Confirm, mock.Anything, "tx-1").After(time.Hour).
+		Return(fakeConfirmed{Outcome: activities.OutcomeReplace}, nil)
+	s.env.OnActivity(s.f.Confirm, mock.Anything, "follow:tx-2").
+		Return(fakeConfirmed{Outcome: activities.OutcomeFinalized, Block: 9, Fee: "21", TxID: "tx-2"}, nil)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1, Canceller: true})
+	err := s.env.GetWorkflowError()
+	s.True(temporal.IsCanceledError(err), "got %v", err)
+	s.Equal([]string{"tx-1", "tx-2"}, s.f.broadcasts)
+	s.Equal(2, s.f.builds)
+	st := s.status()
+	s.Equal(StepCancelled, st.Step)
+	s.Require().Len(st.Attempts, 2)
+	s.Equal(KindCancel, st.Attempts[1].Kind)
+	s.Equal(activities.OutcomeFinalized, st.Attempts[1].Outcome)
+	s.Equal([]TxRecord{{Kind: KindCancel, TxID: "tx-2", Block: 9, Builds: 1, Fee: "21", FinalizedAt: st.Transactions[0].FinalizedAt}}, st.Transactions,
+		"the transaction that took the nonce is on record")
+	s.True(st.CancelRequested)
+}
+
+func (s *CoreSuite) TestCancelAfterBroadcastCompletesWhenTheOriginalWins() {
+	s.env.OnActivity(s.f.Confirm, mock.Anything, "tx-1").After(time.Hour).
+		Return(fakeConfirmed{Outcome: activities.OutcomeReplace}, nil)
+	s.env.OnActivity(s.f.Confirm, mock.Anything, "follow:tx-2").
+		Return(fakeConfirmed{Outcome: activities.OutcomeFinalized, Block: 9, Fee: "50", TxID: "tx-1"}, nil)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	s.run(coreInput{Steps: 1, Canceller: true})
+	r := s.result()
+	s.Equal("tx-1", r.Records[0].TxID)
+	st := s.status()
+	s.True(st.CancelRequested)
+	s.Equal(StepDone, st.Step)
+	s.Equal(KindCancel, st.Attempts[1].Kind)
+}
+
+// The operator's way out of a stalled follow: a cancel sends the cancel transaction at once and
+// the step ends on the chain's word about it.
+func (s *CoreSuite) TestCancelDuringAStalledFollowSendsTheCancel() {
+	s.f.confirms = []fakeConfirmed{{Outcome: activities.OutcomeReplace}}
+	s.f.following = []fakeConfirmed{{Outcome: activities.OutcomeReplace}, {Outcome: activities.OutcomeFinalized, Block: 9, Fee: "21", TxID: "tx-2"}}
+	var during Status
+	s.env.RegisterDelayedCallback(func() { during = s.status() }, 10*time.Second)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 20*time.Second)
+	s.run(coreInput{Steps: 1, Canceller: true, Options: Options{MaxBuilds: 1}})
+	err := s.env.GetWorkflowError()
+	s.True(temporal.IsCanceledError(err), "got %v", err)
+	s.Equal(StepStalled, during.Step)
+	s.Require().NotNil(during.Stall)
+	s.Contains(during.Stall.WaysOut, "consumes the nonce")
+	st := s.status()
+	s.Equal(KindCancel, st.Attempts[1].Kind)
+	s.Equal([]string{"tx-1", "tx-2"}, s.f.broadcasts)
+	s.Require().Len(st.Transactions, 1)
+	s.Equal("tx-2", st.Transactions[0].TxID)
+	s.Less(s.env.Now().Sub(st.StartedAt), 30*time.Second, "the cancel is sent when asked, not after the stall's wait")
 }

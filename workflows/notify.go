@@ -76,6 +76,9 @@ func (o *Operation) notify(ctx workflow.Context, typ string) {
 	}
 	if st := o.status.Stall; st != nil && typ == notify.EventStalled {
 		ev.Step, ev.Reason = st.Step, st.LastError
+		if st.WaysOut != "" {
+			ev.Reason += "; ways out: " + st.WaysOut
+		}
 	}
 	if typ == notify.EventFailed {
 		ev.Reason = o.status.Reason

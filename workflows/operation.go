@@ -325,6 +325,9 @@ func (o *Operation) details() string {
 	if st := o.status.Stall; st != nil {
 		s += fmt.Sprintf("\n\nstalled in %s since %s (%d tries): %s\n\nnext try: %s", st.Step,
 			st.Since.UTC().Format(time.RFC3339), st.Tries, st.LastError, st.NextTryAt.UTC().Format(time.RFC3339))
+		if st.WaysOut != "" {
+			s += "\n\nways out: " + st.WaysOut
+		}
 	}
 	if o.status.Reason != "" {
 		s += "\n\nfailed: " + o.status.Reason
@@ -470,6 +473,11 @@ func (o *Operation) HalfDone() bool { return len(o.status.Transactions) > 0 }
 // MaxStallWait. The step the operation was in is kept in the stall record and resumed after; the
 // record stays, with its last failure, until the step gets past what stalled it.
 func (o *Operation) stall(ctx workflow.Context, tries int, cause error) error {
+	return o.stallWith(ctx, tries, cause, "")
+}
+
+// stallWith is stall with the operator's ways out named in the stall record (Stall.WaysOut).
+func (o *Operation) stallWith(ctx workflow.Context, tries int, cause error, waysOut string) error {
 	step := o.status.Step
 	if st := o.status.Stall; st != nil {
 		step = st.Step
@@ -485,7 +493,7 @@ func (o *Operation) stall(ctx workflow.Context, tries int, cause error) error {
 		o.metrics.stalled()
 	}
 	o.SetStep(ctx, StepStalled)
-	o.status.Stall = &Stall{Step: step, Since: since, Tries: tries, LastError: Reason(cause), NextTryAt: now.Add(wait)}
+	o.status.Stall = &Stall{Step: step, Since: since, Tries: tries, LastError: Reason(cause), NextTryAt: now.Add(wait), WaysOut: waysOut}
 	workflow.SetCurrentDetails(ctx, o.details())
 	if tries == 1 {
 		o.notify(ctx, notify.EventStalled)

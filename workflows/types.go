@@ -192,6 +192,9 @@ type Stall struct {
 	LastError string `json:"lastError"`
 	// NextTryAt is when the step is tried again.
 	NextTryAt time.Time `json:"nextTryAt"`
+	// WaysOut names what the operator can do, when waiting is not the only way (a transaction
+	// sent that the chain keeps waiting: wait, speed up, cancel).
+	WaysOut string `json:"waysOut,omitempty"`
 }
 
 // Status is what the status query returns: where the operation stands. It is the same for every

@@ -45,6 +45,9 @@ var _ Chain = (*evmchain.Network)(nil)
 // slippage) is the one place these are configured: the builder and the policy check read it.
 type TxSigner interface {
 	Sign(ctx context.Context, intent signerevm.Intent, unsigned []byte) (*signerevm.Signed, error)
+	// SignCancel verifies a cancel transaction (a zero-value self-transfer under a sent nonce)
+	// by exact expectation and signs it.
+	SignCancel(ctx context.Context, intent signerevm.CancelIntent, unsigned []byte) (*signerevm.Signed, error)
 	Policy() signerevm.Policy
 }
 

@@ -273,11 +273,12 @@ func TestRealChain(t *testing.T) {
 		assert.True(t, nonRetryable)
 		assert.Contains(t, err.Error(), rcpt.TxHash.Hex(), "the stranger's transaction is named")
 
-		_, err = c.confirm(t, ours, []string{ours.Hash}, time.Minute)
-		typ, nonRetryable = appErr(t, err)
-		assert.Equal(t, ErrNonceConflict, typ)
-		assert.True(t, nonRetryable)
-		assert.Contains(t, err.Error(), rcpt.TxHash.Hex())
+		r, err := c.confirm(t, ours, []string{ours.Hash}, time.Minute)
+		require.NoError(t, err)
+		assert.Equal(t, activities.OutcomeCannotLand, r.Outcome, "the chain's proof that ours can never land")
+		assert.Equal(t, rcpt.TxHash.Hex(), r.Other, "the transaction that took the nonce is named")
+		assert.Empty(t, r.Hash)
+		assert.Contains(t, r.Error, rcpt.TxHash.Hex())
 	})
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/apiclient"
@@ -36,14 +35,15 @@ type confirmProgress struct {
 //   - finalized: a build's receipt with status 1 at finalized depth, in a block still canonical
 //     (Hash, Block, Fee = gas used × effective gas price);
 //   - failed: the same with status 0, Error the revert reason;
-//   - expired: no build was mined within ReplaceAfter and the nonce is not used: a replacement
-//     under the same nonce with higher fees is safe (at most one of them can land).
+//   - cannot-land: the nonce was used at finalized depth by a transaction none of Hashes (Other,
+//     when the node finds it; Error says which): none of them can ever land;
+//   - replace: no build was mined within ReplaceAfter and the nonce is not used: a replacement
+//     under the same nonce with higher fees is safe (at most one of them can land); a step that
+//     stopped replacing reads it as "no final word yet".
 //
 // A receipt that disappears (a reorg) is followed on; while no build is pending or mined the
 // newest signed bytes are re-sent (a node may drop them), through endpoint 4 or, with ResendRPC,
-// the worker's RPC. The nonce used at finalized depth by a
-// transaction none of Hashes is ErrNonceConflict, non-retryable, naming it. Confirm heartbeats and
-// resumes from its heartbeat.
+// the worker's RPC. Confirm heartbeats and resumes from its heartbeat.
 func (a *Activities) EVMConfirm(ctx context.Context, in ConfirmInput) (ConfirmResult, error) {
 	n, err := a.network(in.Network)
 	if err != nil {
@@ -185,7 +185,7 @@ func (a *Activities) finalOutcome(ctx context.Context, c Chain, hs []common.Hash
 }
 
 // consumedBy judges a nonce used at finalized depth: by one of hs (its outcome), or by another
-// transaction (ErrNonceConflict).
+// transaction: the chain's proof that none of hs can land (OutcomeCannotLand, naming it).
 func (a *Activities) consumedBy(ctx context.Context, c Chain, staker common.Address, nonce uint64, hs []common.Hash) (ConfirmResult, bool, error) {
 	var other common.Hash
 	for _, h := range hs {
@@ -204,12 +204,14 @@ func (a *Activities) consumedBy(ctx context.Context, c Chain, staker common.Addr
 		}
 	}
 	by := "a transaction the node could not find"
+	res := ConfirmResult{Outcome: activities.OutcomeCannotLand}
 	if other != (common.Hash{}) {
 		by = "transaction " + other.Hex()
+		res.Other = other.Hex()
 	}
-	return ConfirmResult{}, false, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-		"nonce %d of %s was used, finally, by %s, none of this step's builds %v: they can never land",
-		nonce, staker.Hex(), by, hexes(hs)), ErrNonceConflict, nil)
+	res.Error = fmt.Sprintf("nonce %d of %s was used, finally, by %s, none of this step's builds %v: they can never land",
+		nonce, staker.Hex(), by, hexes(hs))
+	return res, true, nil
 }
 
 func outcome(r *evmchain.Receipt) ConfirmResult {

@@ -170,19 +170,22 @@ func TestConfirmNoExpiryWhileTheNonceIsUsed(t *testing.T) {
 }
 
 // TestConfirmForeignNonce: the nonce used at finalized depth by a transaction that is none of the
-// step's builds is ErrNonceConflict, non-retryable, naming it.
+// step's builds is the chain's proof that none can land: cannot-land, naming the other
+// transaction (no error: the core ends the step on it, with the proof).
 func TestConfirmForeignNonce(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
 	h.chain.nonces = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 6, Pending: 6, Finalized: 6} }
 	h.chain.consumed = func(common.Hash) *evmchain.NonceStatus {
 		return &evmchain.NonceStatus{Use: evmchain.NonceConsumedByOther, Other: otherHash}
 	}
-	_, err := runConfirm(t, h, confirmInput(h))
-	typ, nonRetryable := appErr(t, err)
-	assert.Equal(t, ErrNonceConflict, typ)
-	assert.True(t, nonRetryable)
-	assert.Contains(t, err.Error(), otherHash.Hex())
-	assert.Contains(t, err.Error(), "nonce 5")
+	r, err := runConfirm(t, h, confirmInput(h))
+	require.NoError(t, err)
+	assert.Equal(t, activities.OutcomeCannotLand, r.Outcome)
+	assert.Equal(t, otherHash.Hex(), r.Other)
+	assert.Empty(t, r.Hash, "none of the step's builds landed")
+	assert.Contains(t, r.Error, otherHash.Hex())
+	assert.Contains(t, r.Error, "nonce 5")
+	assert.Contains(t, r.Error, ourHash.Hex())
 }
 
 // TestConfirmChainErrors: an RPC not proven to serve the network is retried (ChainUnverified), a

@@ -227,8 +227,9 @@ type ConfirmInput struct {
 }
 
 // ConfirmResult is where the step's transaction ended. Outcome is one of activities'
-// OutcomeFinalized, OutcomeFailed and OutcomeReplace (the newest build was not mined within
-// ReplaceAfter and no build holds the nonce: replace it).
+// OutcomeFinalized, OutcomeFailed, OutcomeCannotLand (the nonce was used at finalized depth by a
+// transaction none of the step's builds: Other, Error the proof) and OutcomeReplace (the newest
+// build was not mined within ReplaceAfter and no build holds the nonce: replace it).
 type ConfirmResult struct {
 	Outcome string `json:"outcome"`
 	// Hash is the build that landed (finalized or failed).
@@ -236,6 +237,9 @@ type ConfirmResult struct {
 	Block uint64 `json:"block,omitempty"`
 	// Fee is what it paid (gas used x effective gas price), in wei.
 	Fee string `json:"fee,omitempty"`
-	// Error is a failed transaction's revert reason.
+	// Error is a failed transaction's revert reason, or the proof of a cannot-land outcome.
 	Error string `json:"error,omitempty"`
+	// Other is the transaction that used the nonce at finalized depth (OutcomeCannotLand), when
+	// the node could find it.
+	Other string `json:"other,omitempty"`
 }

@@ -2,7 +2,6 @@ package eigenlayer
 
 import (
 	"strconv"
-	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -25,9 +24,6 @@ const (
 	KindProofs = "verify-checkpoint-proofs"
 )
 
-// neverReplace is the ReplaceAfter of a Confirm that must not answer expired.
-const neverReplace = 100 * 365 * 24 * time.Hour
-
 // tx is one checkpoint transaction (the owner's startCheckpoint or one proofs batch) for the
 // core's transact loop, under one nonce of the sender's lease: a later build replaces the earlier
 // with higher fees, and Confirm follows all of them (as workflows/evm's Tx).
@@ -47,6 +43,8 @@ type tx struct {
 	sent        actevm.BroadcastResult
 	conf        actevm.ConfirmResult
 	following   bool
+	// sends counts the broadcasts started.
+	sends int
 }
 
 func (t *tx) Kind() string {
@@ -103,6 +101,7 @@ func (t *tx) Fresh() workflows.Call {
 // Broadcast sends through the worker's own RPC of the network: the staking service has no
 // broadcast endpoint for checkpoint transactions (its endpoint 4 is Polygon's).
 func (t *tx) Broadcast() workflows.Call {
+	t.sends++
 	return workflows.Call{Activity: ea.EVMSendRPC, Input: actevm.BroadcastInput{
 		Network: t.network, Staker: t.sender, Hash: t.signed.Hash, SignedTransaction: t.signed.SignedTransaction, Chain: actel.ChainEigenLayer,
 	}, Result: &t.sent}
@@ -115,7 +114,7 @@ func (t *tx) Confirm() workflows.Call {
 		SignedTransaction: t.signed.SignedTransaction, ResendRPC: true, PollInterval: t.o.Options().ConfirmPollInterval,
 	}
 	if t.following {
-		in.ReplaceAfter = neverReplace
+		in.ReplaceAfter = wfevm.FollowStallAfter
 	}
 	return workflows.Call{Activity: ea.EVMConfirm, Input: in, Result: &t.conf}
 }
@@ -124,14 +123,12 @@ func (t *tx) Confirmed() workflows.Confirmed {
 	return workflows.Confirmed{Outcome: t.conf.Outcome, Block: t.conf.Block, Fee: t.conf.Fee, Error: t.conf.Error, TxID: t.conf.Hash}
 }
 
-// transact runs t under the lease's next nonce and, once a build of it holds the nonce on chain
-// (finalized or failed), moves the lease past it.
+// transact runs t under the lease's next nonce and moves the lease only to the nonce the chain
+// has consumed (wfevm.NextNonce).
 func transact(ctx workflow.Context, o *workflows.Operation, t *tx, lease *wfevm.Lease) (workflows.TxRecord, error) {
 	t.nonce = lease.Next
 	rec, err := o.Transact(ctx, t)
-	if err == nil || t.conf.Hash != "" {
-		lease.Next = t.nonce + 1
-	}
+	lease.Next = wfevm.NextNonce(t.nonce, t.sends, t.conf, err)
 	return rec, err
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -73,8 +74,13 @@ type evmChain struct {
 	answers  []actevm.ConfirmResult
 	releases []Release
 	requests []actevm.SequencerRequest
-	// buildErrs fail the builds in order (nil: the build succeeds).
-	buildErrs []error
+	// buildErrs fail the builds in order (nil: the build succeeds); broadcastErrs fail the n-th
+	// broadcast (from 0); freshErr fails every freshness check.
+	buildErrs     []error
+	broadcastErrs map[int]error
+	freshErr      error
+	// confirmAfter is how long each Confirm takes.
+	confirmAfter time.Duration
 }
 
 func (c *evmChain) build(_ context.Context, in actevm.BuildInput) (actevm.BuildResult, error) {
@@ -104,13 +110,16 @@ func (c *evmChain) checkFresh(_ context.Context, in actevm.FreshInput) (actevm.F
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.fresh = append(c.fresh, in)
-	return actevm.FreshResult{}, nil
+	return actevm.FreshResult{}, c.freshErr
 }
 
 func (c *evmChain) broadcast(_ context.Context, in actevm.BroadcastInput) (actevm.BroadcastResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sent = append(c.sent, in)
+	if err := c.broadcastErrs[len(c.sent)-1]; err != nil {
+		return actevm.BroadcastResult{}, err
+	}
 	return actevm.BroadcastResult{Hash: in.Hash}, nil
 }
 
@@ -141,7 +150,7 @@ func newLeaseEnv(t *testing.T, c *evmChain, grantAt time.Duration, grants ...Gra
 	env.OnActivity(ea.EVMSign, mock.Anything, mock.Anything).Return(c.sign).Maybe()
 	env.OnActivity(ea.EVMCheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh).Maybe()
 	env.OnActivity(ea.EVMBroadcast, mock.Anything, mock.Anything).Return(c.broadcast).Maybe()
-	env.OnActivity(ea.EVMConfirm, mock.Anything, mock.Anything).Return(c.confirm).Maybe()
+	env.OnActivity(ea.EVMConfirm, mock.Anything, mock.Anything).Return(c.confirm).After(c.confirmAfter).Maybe()
 	env.OnSignalExternalWorkflow(mock.Anything, SequencerID("dev", addr), "", SignalRelease, mock.Anything).
 		Return(func(_, _, _, _ string, arg any) error {
 			c.mu.Lock()
@@ -242,15 +251,116 @@ func TestLeaseRevertedTransactionStillUsesItsNonce(t *testing.T) {
 	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
 }
 
-// Nothing signed landed: the lease goes back at the nonce it started from.
-func TestLeaseNothingLandedReleasesTheStartingNonce(t *testing.T) {
-	c := &evmChain{answers: []actevm.ConfirmResult{{Outcome: activities.OutcomeReplace}}}
+// Finding 2 of issue 26: the build limit proves nothing on a nonce chain. The builds sent are
+// followed to the chain's word, and the lease moves past the nonce the chain consumed.
+func TestLeaseBuildLimitFollowsWhatWasSentAndReleasesPastTheConsumedNonce(t *testing.T) {
+	c := &evmChain{answers: []actevm.ConfirmResult{
+		{Outcome: activities.OutcomeReplace},
+		{Outcome: activities.OutcomeReplace},
+		{Outcome: activities.OutcomeFinalized, Hash: "0xhash-1", Block: 70, Fee: "21000"},
+	}}
 	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
 	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}, Options: workflows.Options{MaxBuilds: 2}})
+	require.NoError(t, env.GetWorkflowError())
+	var r leaseResult
+	require.NoError(t, env.GetWorkflowResult(&r))
+	assert.Equal(t, "0xhash-1", r.Records[0].TxID, "build 1 landed after the limit")
+	require.Len(t, c.confirms, 3)
+	assert.Equal(t, FollowStallAfter, c.confirms[2].ReplaceAfter, "followed with replacing stopped")
+	assert.Equal(t, []string{"0xhash-1", "0xhash-2"}, c.confirms[2].Hashes)
+	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
+}
+
+// A nonce taken at final depth by a transaction none of ours (the chain's proof that nothing
+// signed can land) ends the step, naming it, and the lease moves past the consumed nonce.
+func TestLeaseNonceTakenByAnotherTransactionReleasesPastIt(t *testing.T) {
+	c := &evmChain{answers: []actevm.ConfirmResult{{Outcome: activities.OutcomeCannotLand, Other: "0xother",
+		Error: "nonce 3 of 0x11 was used, finally, by transaction 0xother, none of this step's builds [0xhash-1]: they can never land"}}}
+	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
+	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(env.GetWorkflowError(), &appErr))
-	assert.Equal(t, workflows.ErrTooManyBuilds, appErr.Type())
+	assert.Equal(t, workflows.ErrCannotLand, appErr.Type())
+	assert.Contains(t, appErr.Error(), "0xother")
+	assert.Len(t, c.builds, 1, "no build can replace a nonce taken")
+	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
+}
+
+// Nothing was sent (the first build not proven fresh): the lease goes back at the nonce it
+// started from.
+func TestLeaseNothingSentReleasesTheStartingNonce(t *testing.T) {
+	c := &evmChain{freshErr: temporal.NewNonRetryableApplicationError("pending: a transaction stakeflow did not send", ErrNonceConflict, nil)}
+	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
+	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
+	require.Error(t, env.GetWorkflowError())
+	assert.Empty(t, c.sent)
 	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 3}}, c.releases)
+}
+
+// Finding 1 of issue 26 on EVM: a replacement the node refuses at its first send leaves build 1
+// open: it is followed, lands, and the lease moves past it (never back to the starting nonce
+// with build 1 open).
+func TestLeaseRefusedReplacementFollowsBuildOneAndReleasesPastIt(t *testing.T) {
+	c := &evmChain{
+		answers: []actevm.ConfirmResult{
+			{Outcome: activities.OutcomeReplace},
+			{Outcome: activities.OutcomeFinalized, Hash: "0xhash-1", Block: 60, Fee: "21000"},
+		},
+		broadcastErrs: map[int]error{1: temporal.NewNonRetryableApplicationError("insufficient funds for gas * price + value", activities.ErrTransactionRejected, nil)},
+	}
+	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 5})
+	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
+	require.NoError(t, env.GetWorkflowError())
+	var r leaseResult
+	require.NoError(t, env.GetWorkflowResult(&r))
+	assert.Equal(t, "0xhash-1", r.Records[0].TxID)
+	require.Len(t, c.sent, 2)
+	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, c.releases)
+}
+
+// A cancel after a broadcast takes the nonce back: the cancel (a zero-value self-transfer priced
+// over every build sent) is built, signed, sent through the worker's RPC and followed with the
+// builds; it takes the nonce, the operation ends cancelled with its hash on record, and the lease
+// moves past the nonce.
+func TestLeaseCancelAfterBroadcastTakesTheNonceBack(t *testing.T) {
+	c := &evmChain{answers: []actevm.ConfirmResult{
+		{Outcome: activities.OutcomeReplace},
+		{Outcome: activities.OutcomeFinalized, Hash: "0xcancel", Block: 61, Fee: "21000"},
+	}, confirmAfter: time.Hour}
+	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 5})
+	var cancelBuilds []actevm.CancelBuildInput
+	var rpcSent []actevm.BroadcastInput
+	env.OnActivity(ea.EVMBuildCancel, mock.Anything, mock.Anything).Return(func(_ context.Context, in actevm.CancelBuildInput) (actevm.CancelBuildResult, error) {
+		cancelBuilds = append(cancelBuilds, in)
+		return actevm.CancelBuildResult{UnsignedTransaction: "0xunsigned-cancel", Intent: signerevm.CancelIntent{Nonce: in.Nonce,
+			MaxFeePerGas: big.NewInt(113), MaxPriorityFeePerGas: big.NewInt(3)}}, nil
+	})
+	env.OnActivity(ea.EVMSignCancel, mock.Anything, mock.Anything).Return(func(_ context.Context, in actevm.CancelSignInput) (actevm.SignResult, error) {
+		return actevm.SignResult{Hash: "0xcancel", SignedTransaction: "0xsigned-cancel", Nonce: in.Intent.Nonce, MaxFee: "2373000",
+			MaxFeePerGas: "113", MaxPriorityFeePerGas: "3"}, nil
+	})
+	env.OnActivity(ea.EVMSendRPC, mock.Anything, mock.Anything).Return(func(_ context.Context, in actevm.BroadcastInput) (actevm.BroadcastResult, error) {
+		rpcSent = append(rpcSent, in)
+		return actevm.BroadcastResult{Hash: in.Hash}, nil
+	})
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
+	require.True(t, temporal.IsCanceledError(env.GetWorkflowError()), "got %v", env.GetWorkflowError())
+
+	require.Len(t, cancelBuilds, 1)
+	assert.Equal(t, actevm.CancelBuildInput{Network: "dev", Staker: addr, Nonce: 5, PrevMaxFeePerGas: "100", PrevMaxPriorityFeePerGas: "1"}, cancelBuilds[0],
+		"priced over the build sent")
+	assert.Equal(t, []actevm.BroadcastInput{{Network: "dev", Staker: addr, Hash: "0xcancel", SignedTransaction: "0xsigned-cancel"}}, rpcSent)
+	require.Len(t, c.confirms, 2)
+	assert.Equal(t, []string{"0xhash-1", "0xcancel"}, c.confirms[1].Hashes, "the cancel is followed with every build")
+	assert.True(t, c.confirms[1].ResendRPC)
+	assert.Len(t, c.builds, 1, "no replacement after a cancel")
+	st := leaseStatus(t, env)
+	assert.Equal(t, workflows.StepCancelled, st.Step)
+	require.Len(t, st.Transactions, 1)
+	assert.Equal(t, workflows.TxRecord{Kind: workflows.KindCancel, TxID: "0xcancel", Block: 61, Builds: 1, Fee: "21000",
+		FinalizedAt: st.Transactions[0].FinalizedAt}, st.Transactions[0], "the chain's proof: which transaction took the nonce")
+	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, c.releases)
 }
 
 func TestLeaseConflictFailsNonRetryablyBeforeAnyBuild(t *testing.T) {
@@ -295,7 +405,7 @@ func TestLeaseReplacementNotBuiltFollowsWithoutReplacing(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, c.confirms, 2)
 	assert.Zero(t, c.confirms[0].ReplaceAfter, "the first Confirm may ask for a replacement")
-	assert.GreaterOrEqual(t, c.confirms[1].ReplaceAfter, 10*365*24*time.Hour, "no replacement, ever")
+	assert.Equal(t, FollowStallAfter, c.confirms[1].ReplaceAfter, "no replacement: an answer past the bound only stalls the step visibly")
 	assert.Equal(t, []string{"0xhash-1"}, c.confirms[1].Hashes)
 	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, c.releases)
 }

@@ -226,22 +226,6 @@ type step struct {
 	sent  int
 }
 
-// legacyExpired is the one outcome Confirm answered before "cannot land" and "replace" were told
-// apart; workflows started before then may still read it from their history.
-const legacyExpired = "expired"
-
-// outcome reads a legacy "expired" as what it meant on the step's chain: replace on a chain with
-// nonces, cannot land on one without.
-func (s *step) outcome(o string) string {
-	if o != legacyExpired {
-		return o
-	}
-	if s.r != nil {
-		return activities.OutcomeReplace
-	}
-	return activities.OutcomeCannotLand
-}
-
 // cancelled is the cause of a step ended by a cancel, saying what was not done.
 func (s *step) cancelled(what string) error {
 	if s.sent == 0 {
@@ -268,7 +252,6 @@ func (s *step) settle(ctx, dctx workflow.Context, build int, current *Attempt) (
 	if err != nil {
 		return TxRecord{}, "", err
 	}
-	conf.Outcome = s.outcome(conf.Outcome)
 	o.metrics.confirmed(conf.Outcome)
 	switch conf.Outcome {
 	case activities.OutcomeFinalized, activities.OutcomeFailed:
@@ -416,8 +399,7 @@ func (s *step) follow(ctx workflow.Context, cause error) (TxRecord, error) {
 		if err != nil {
 			return TxRecord{}, err
 		}
-		conf.Outcome = s.outcome(conf.Outcome)
-		o.metrics.confirmed(conf.Outcome)
+			o.metrics.confirmed(conf.Outcome)
 		switch conf.Outcome {
 		case activities.OutcomeFinalized, activities.OutcomeFailed:
 			return s.landed(ctx, s.sent, conf)

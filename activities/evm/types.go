@@ -222,7 +222,7 @@ type ConfirmInput struct {
 	// PollInterval between reads; default one second.
 	PollInterval time.Duration `json:"pollInterval,omitempty"`
 	// ReplaceAfter is how long the newest build may stay unmined before Confirm answers
-	// "expired" (replace it under the same nonce with higher fees). Default 3 minutes.
+	// "replace" (replace it under the same nonce with higher fees). Default 3 minutes.
 	ReplaceAfter time.Duration `json:"replaceAfter,omitempty"`
 }
 

@@ -399,7 +399,7 @@ func (s *step) follow(ctx workflow.Context, cause error) (TxRecord, error) {
 		if err != nil {
 			return TxRecord{}, err
 		}
-			o.metrics.confirmed(conf.Outcome)
+		o.metrics.confirmed(conf.Outcome)
 		switch conf.Outcome {
 		case activities.OutcomeFinalized, activities.OutcomeFailed:
 			return s.landed(ctx, s.sent, conf)

@@ -25,7 +25,7 @@ import (
 // stakeflow did not send (pending in the pool, or having consumed a nonce) is reported to the
 // operation asking, as a non-retryable error, never passed over in silence.
 //
-// The chain has the last word on a lease given back (runs from versionLiveness on):
+// The chain has the last word on a lease given back:
 //   - A release is not trusted alone. The sequencer reads the chain and hands out nothing until
 //     the nonce consumed at final depth reaches the release's Next and nothing of the address is
 //     pending or short of final depth (a build of the holder's still open). A chain count above
@@ -85,84 +85,8 @@ const grantsPerRun = 200
 
 // NonceSequencerWorkflow hands out the nonces of one address (see SequencerID).
 func NonceSequencerWorkflow(ctx workflow.Context, st SequencerState) error {
-	if workflow.GetVersion(ctx, versionLiveness, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return legacySequencer(ctx, st)
-	}
 	s := &sequencer{st: st, logger: workflow.GetLogger(ctx)}
 	return s.run(ctx)
-}
-
-// legacySequencer is the sequencer of runs started before versionLiveness: it trusts every
-// release and never looks at its holder. Kept unchanged so that those runs replay.
-func legacySequencer(ctx workflow.Context, st SequencerState) error {
-	logger := workflow.GetLogger(ctx)
-	acquire := workflow.GetSignalChannel(ctx, SignalAcquire)
-	release := workflow.GetSignalChannel(ctx, SignalRelease)
-	grants := 0
-	for {
-		if st.Holder == nil && len(st.Queue) > 0 {
-			req := st.Queue[0]
-			st.Queue = st.Queue[1:]
-			g := grant(ctx, &st, req)
-			if g.Error == "" {
-				st.Holder = &req
-			}
-			grants++
-			logger.Info("Nonce lease", "operationId", req.WorkflowID, "nonce", g.Nonce, "error", g.Error)
-			if err := workflow.SignalExternalWorkflow(ctx, req.WorkflowID, req.RunID, SignalGrant, g).Get(ctx, nil); err != nil {
-				// The operation is gone: its lease is free again.
-				logger.Warn("Lease not delivered", "operationId", req.WorkflowID, "error", err)
-				st.Holder = nil
-			}
-			continue
-		}
-		if grants >= grantsPerRun && st.Holder == nil && len(st.Queue) == 0 && acquire.Len() == 0 && release.Len() == 0 {
-			return workflow.NewContinueAsNewError(ctx, SequencerWorkflowType, st)
-		}
-		sel := workflow.NewSelector(ctx)
-		sel.AddReceive(acquire, func(c workflow.ReceiveChannel, _ bool) {
-			var req actevm.SequencerRequest
-			c.Receive(ctx, &req)
-			if st.Holder != nil && st.Holder.WorkflowID == req.WorkflowID {
-				// The holder asks again (it restarted its wait): it already holds the lease.
-				st.Queue = append([]actevm.SequencerRequest{req}, st.Queue...)
-				st.Holder = nil
-				return
-			}
-			for _, q := range st.Queue {
-				if q.WorkflowID == req.WorkflowID {
-					return
-				}
-			}
-			st.Queue = append(st.Queue, req)
-		})
-		sel.AddReceive(release, func(c workflow.ReceiveChannel, _ bool) {
-			var rel Release
-			c.Receive(ctx, &rel)
-			if st.Holder == nil || st.Holder.WorkflowID != rel.WorkflowID {
-				// An operation that gave up waiting (cancelled): it leaves the queue.
-				for i, q := range st.Queue {
-					if q.WorkflowID == rel.WorkflowID {
-						st.Queue = append(st.Queue[:i:i], st.Queue[i+1:]...)
-						return
-					}
-				}
-				logger.Warn("Release from an operation not holding the lease", "operationId", rel.WorkflowID)
-				return
-			}
-			if rel.Next > st.Next {
-				st.Next = rel.Next
-			}
-			st.Holder = nil
-		})
-		stopped := false
-		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { stopped = true })
-		sel.Select(ctx)
-		if stopped {
-			// Cancelled by an operator: operations waiting see their acquire fail to deliver.
-			return temporal.NewCanceledError("nonce sequencer stopped")
-		}
-	}
 }
 
 // grant reads the address's nonces from the chain and answers req with the next nonce, or with
@@ -255,14 +179,13 @@ func waitForGrant(ctx workflow.Context, o *workflows.Operation, seqID string) (G
 	)
 	every := o.Options().MaxStallWait
 	since := workflow.Now(ctx)
-	timed := workflow.GetVersion(ctx, versionWaitStall, workflow.DefaultVersion, 1) >= 1
 	tctx, stopTimer := workflow.WithCancel(ctx)
 	defer stopTimer()
 	grants := workflow.GetSignalChannel(ctx, SignalGrant)
 	notices := workflow.GetSignalChannel(ctx, SignalLeaseNotice)
 	told := "" // the sequencer's reason, when it told one
 	for !granted && !cancelled {
-		if timed && bound == nil {
+		if bound == nil {
 			bound = workflow.NewTimer(tctx, every)
 		}
 		var notice *LeaseNotice
@@ -325,10 +248,6 @@ func (l *Lease) Release(ctx workflow.Context) error {
 
 // Names and bounds of the sequencer's liveness and reconciliation with the chain.
 const (
-	// versionLiveness marks sequencer runs that reconcile every release with the chain and watch
-	// their holder; versionWaitStall operations whose wait for a lease stalls visibly past a bound.
-	versionLiveness  = "sequencer-liveness"
-	versionWaitStall = "lease-wait-stall"
 	// SignalLeaseNotice tells a waiting operation what it waits on (a LeaseNotice).
 	SignalLeaseNotice = "nonce-lease-notice"
 	// SignalResync is an operator's way out of a lease that does not settle (a holder's release
@@ -361,7 +280,7 @@ var (
 	historyLimit = 8000
 )
 
-// sequencer is a run of NonceSequencerWorkflow from versionLiveness on.
+// sequencer is a run of NonceSequencerWorkflow.
 type sequencer struct {
 	st     SequencerState
 	logger log.Logger

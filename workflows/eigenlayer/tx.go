@@ -43,8 +43,22 @@ type tx struct {
 	sent        actevm.BroadcastResult
 	conf        actevm.ConfirmResult
 	following   bool
-	// sends counts the broadcasts started.
-	sends int
+	// sends counts the broadcasts started; topFee and topTip are the highest fee caps signed.
+	sends          int
+	topFee, topTip string
+	// cancelling: Build, Sign and Broadcast are those of the cancel transaction (a zero-value
+	// transfer from the sender to itself under the nonce), after a cancel once a build was sent.
+	cancelling  bool
+	cancelBuilt actevm.CancelBuildResult
+}
+
+// Cancel turns the step to its cancel transaction (see workflows.Canceller).
+func (t *tx) Cancel() bool {
+	if len(t.hashes) == 0 {
+		return false
+	}
+	t.cancelling = true
+	return true
 }
 
 func (t *tx) Kind() string {
@@ -57,6 +71,12 @@ func (t *tx) Kind() string {
 func (t *tx) StopReplacing() { t.following = true }
 
 func (t *tx) Build(build int) workflows.Call {
+	if t.cancelling {
+		t.cancelBuilt = actevm.CancelBuildResult{}
+		return workflows.Call{Activity: ea.EVMBuildCancel, Input: actevm.CancelBuildInput{
+			Network: t.network, Staker: t.sender, Nonce: t.nonce, PrevMaxFeePerGas: t.topFee, PrevMaxPriorityFeePerGas: t.topTip,
+		}, Result: &t.cancelBuilt}
+	}
 	prevFee, prevTip := "", ""
 	if len(t.hashes) > 0 {
 		prevFee, prevTip = t.signed.MaxFeePerGas, t.signed.MaxPriorityFeePerGas
@@ -77,6 +97,11 @@ func (t *tx) Check(workflow.Context, *workflows.Operation) error { return nil }
 
 func (t *tx) Sign() workflows.Call {
 	t.signed = actevm.SignResult{}
+	if t.cancelling {
+		return workflows.Call{Activity: ea.EVMSignCancel, Input: actevm.CancelSignInput{
+			Network: t.network, Intent: t.cancelBuilt.Intent, UnsignedTransaction: t.cancelBuilt.UnsignedTransaction,
+		}, Result: &t.signed}
+	}
 	if t.start != nil {
 		return workflows.Call{Activity: el.EigenSignStart, Input: actel.StartSignInput{
 			Network: t.network, Intent: t.startBuilt.Intent, UnsignedTransaction: t.startBuilt.UnsignedTransaction,
@@ -89,6 +114,7 @@ func (t *tx) Sign() workflows.Call {
 
 func (t *tx) Signed() workflows.Signed {
 	t.hashes = append(t.hashes, t.signed.Hash)
+	t.topFee, t.topTip = wfevm.Higher(t.signed.MaxFeePerGas, t.topFee), wfevm.Higher(t.signed.MaxPriorityFeePerGas, t.topTip)
 	return workflows.Signed{TxID: t.signed.Hash, Expiry: "nonce " + strconv.FormatUint(t.signed.Nonce, 10), MaxFee: t.signed.MaxFee}
 }
 
@@ -132,4 +158,4 @@ func transact(ctx workflow.Context, o *workflows.Operation, t *tx, lease *wfevm.
 	return rec, err
 }
 
-var _ workflows.Replaceable = (*tx)(nil)
+var _ workflows.Canceller = (*tx)(nil)

@@ -106,12 +106,7 @@ func (t *Tx) Sign() workflows.Call {
 // Signed records the build's hash among the step's.
 func (t *Tx) Signed() workflows.Signed {
 	t.hashes = append(t.hashes, t.signed.Hash)
-	if higher(t.signed.MaxFeePerGas, t.topFee) {
-		t.topFee = t.signed.MaxFeePerGas
-	}
-	if higher(t.signed.MaxPriorityFeePerGas, t.topTip) {
-		t.topTip = t.signed.MaxPriorityFeePerGas
-	}
+	t.topFee, t.topTip = Higher(t.signed.MaxFeePerGas, t.topFee), Higher(t.signed.MaxPriorityFeePerGas, t.topTip)
 	return workflows.Signed{TxID: t.signed.Hash, Expiry: "nonce " + strconv.FormatUint(t.signed.Nonce, 10), MaxFee: t.signed.MaxFee}
 }
 
@@ -188,14 +183,16 @@ func NextNonce(nonce uint64, sends int, conf actevm.ConfirmResult, err error) ui
 	return nonce + 1
 }
 
-// higher reports whether the wei amount a is above b (an empty b is below everything).
-func higher(a, b string) bool {
+// Higher is the higher of two wei amounts (a that is no number gives b).
+func Higher(a, b string) string {
 	x, ok := new(big.Int).SetString(a, 10)
 	if !ok {
-		return false
+		return b
 	}
-	y, ok := new(big.Int).SetString(b, 10)
-	return !ok || x.Cmp(y) > 0
+	if y, ok := new(big.Int).SetString(b, 10); ok && y.Cmp(x) >= 0 {
+		return b
+	}
+	return a
 }
 
 var _ workflows.Canceller = (*Tx)(nil)

@@ -43,14 +43,7 @@ type withdrawal struct {
 	misses int
 	// lease is the delegator's lease while held.
 	lease *wfevm.Lease
-	// version is the workflow's version of the code below (versionLease).
-	version workflow.Version
 }
-
-// versionLease: the withdrawal holds its delegator's lease from before the account is read until
-// its fate is final (the history shows it, or it is proven unable to land), and an action the history does not show is followed until the proof that it
-// cannot land (its nonce left the exchange's window), not failed after a number of reads.
-const versionLease = "hyperliquid-delegator-lease"
 
 // Withdraw (workflow type HyperliquidWithdrawWorkflow) moves Amount HYPE of the delegator's
 // staking balance to spot (see the package comment).
@@ -70,7 +63,6 @@ func Withdraw(ctx workflow.Context, in WithdrawInput) (WithdrawResult, error) {
 		return WithdrawResult{}, err
 	}
 	w := &withdrawal{Operation: o, in: in, wei: wei}
-	w.version = workflow.GetVersion(ctx, versionLease, workflow.DefaultVersion, 1)
 	res, err := w.leased(ctx)
 	if err != nil {
 		return WithdrawResult{}, o.Fail(ctx, err)
@@ -94,9 +86,6 @@ func (w *withdrawal) account(ctx workflow.Context) (acthl.Account, error) {
 // leased runs the withdrawal holding the delegator's lease (one operation per delegator at a
 // time, see acthl's lease), and gives it back on every exit, a cancelled operation included.
 func (w *withdrawal) leased(ctx workflow.Context) (WithdrawResult, error) {
-	if w.version == workflow.DefaultVersion {
-		return w.run(ctx)
-	}
 	lease, err := wfevm.AcquireLeaseVia(ctx, w.Operation, acthl.LeaseNetwork(w.in.Network), common.HexToAddress(w.in.Delegator).Hex(), ha.HLRequestLease)
 	if err != nil {
 		return WithdrawResult{}, err
@@ -192,16 +181,13 @@ func (w *withdrawal) send(ctx workflow.Context) error {
 		if err != nil {
 			at.Error = workflows.Reason(err)
 			w.Status().Attempts = append(w.Status().Attempts, at)
-			if w.version != workflow.DefaultVersion {
-				// The action may have reached the exchange (a cancel or a stall ended the
-				// submission, not the exchange's word): it is followed until the history shows
-				// it or it is proven unable to land.
-				w.Logger().Warn("Submission ended without the exchange's word; following the signed action", "nonce", signed.Nonce, "error", err)
-				w.nonce, w.digest, w.signed = signed.Nonce, signed.Digest, signed
-				w.SetAccount(fmt.Sprintf("nonce %d", signed.Nonce))
-				return nil
-			}
-			return err
+			// The action may have reached the exchange (a cancel or a stall ended the submission,
+			// not the exchange's word): it is followed until the history shows it or it is proven
+			// unable to land.
+			w.Logger().Warn("Submission ended without the exchange's word; following the signed action", "nonce", signed.Nonce, "error", err)
+			w.nonce, w.digest, w.signed = signed.Nonce, signed.Digest, signed
+			w.SetAccount(fmt.Sprintf("nonce %d", signed.Nonce))
+			return nil
 		}
 		switch sub.Outcome {
 		case acthl.OutcomeSent:
@@ -227,17 +213,16 @@ func (w *withdrawal) send(ctx workflow.Context) error {
 // after each wait (at most MaxEpochWait, or the worker's recheck). The withdrawal is the one the
 // delegator's history shows for the signed action (acthl.Find), then followed by its hash.
 func (w *withdrawal) waitSpot(ctx workflow.Context) (acthl.Account, error) {
-	misses := 0
 	for {
 		rctx := ctx
-		if w.hash == "" && w.version != workflow.DefaultVersion {
+		if w.hash == "" {
 			rctx = w.following(ctx)
 		}
 		acc, err := w.account(rctx)
 		if err != nil {
 			return acc, err
 		}
-		if w.hash == "" && w.version != workflow.DefaultVersion {
+		if w.hash == "" {
 			f, err := w.follow(ctx, acc)
 			if err != nil {
 				return acc, err
@@ -248,22 +233,6 @@ func (w *withdrawal) waitSpot(ctx workflow.Context) (acthl.Account, error) {
 			w.hash = f.Hash
 			w.Logger().Info("The history shows the withdrawal", "nonce", w.nonce, "hash", f.Hash, "initiated", f.Time)
 			w.release(ctx)
-		}
-		if w.hash == "" {
-			f, ok := acthl.Find(acc.Account, w.wei, w.nonce, w.known)
-			if !ok {
-				// The exchange took the action; its history may lag behind it a little.
-				if misses++; misses >= maxMisses {
-					return acc, temporal.NewNonRetryableApplicationError(
-						fmt.Sprintf("the exchange took the action of nonce %d but the delegator's history shows no withdrawal of it after %d reads", w.nonce, misses), activities.ErrTransactionRejected, nil)
-				}
-				if err := w.Wait(ctx, StepWaitingWithdrawal, missWait(acc)); err != nil {
-					return acc, temporal.NewCanceledError(fmt.Sprintf("cancelled after the exchange took the withdrawal of nonce %d; it reaches spot all the same", w.nonce))
-				}
-				continue
-			}
-			w.hash = f.Hash
-			w.Logger().Info("The history shows the withdrawal", "nonce", w.nonce, "hash", f.Hash, "initiated", f.Time)
 		}
 		var pending *time.Time
 		for _, p := range acc.Pending {

@@ -205,16 +205,11 @@ type step func(ctx workflow.Context, p *Progress, allowance int) (more, capped b
 // backoff; a page that does not advance, the request cap reached or bad input end the run.
 func loop(ctx workflow.Context, j *job, p *Progress, lim Limits, call step, next func() error) (Progress, error) {
 	logger := workflow.GetLogger(ctx)
-	visible := workflow.GetVersion(ctx, versionStall, workflow.DefaultVersion, 1) >= 1
 	p.Runs++
 	j.status.Progress = *p
 	maxReq := lim.maxRequests()
 	fail := func(err error) (Progress, error) {
-		if visible {
-			j.failed(ctx, p, err)
-		} else {
-			workflow.SetCurrentDetails(ctx, details(j.kind, j.scope, p, "failed: "+err.Error()))
-		}
+		j.failed(ctx, p, err)
 		return *p, err
 	}
 	for calls := 0; ; calls++ {
@@ -226,7 +221,7 @@ func loop(ctx workflow.Context, j *job, p *Progress, lim Limits, call step, next
 		more, capped, err := call(ctx, p, max(maxReq-p.Requests, 1))
 		j.status.Progress = *p
 		if err != nil {
-			if visible && stalls(err) {
+			if stalls(err) {
 				if serr := j.stall(ctx, p, err); serr != nil {
 					return *p, serr
 				}
@@ -237,12 +232,12 @@ func loop(ctx workflow.Context, j *job, p *Progress, lim Limits, call step, next
 		p.Calls++
 		p.Stall = nil
 		j.status.State, j.status.Progress = StateCollecting, *p
-		if visible && more && (capped || p.Requests >= maxReq) {
+		if more && (capped || p.Requests >= maxReq) {
 			return fail(temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 				"%s job %s: %d requests sent in this run, its cap (maxRequests %d), and the service still has pages to read",
 				j.kind, j.scope, p.Requests, maxReq), ErrRequestCap, nil))
 		}
-		if visible && more && before != "" && p.Last == before {
+		if more && before != "" && p.Last == before {
 			return fail(temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 				"%s job %s: the service's pages do not advance: two calls in a row stopped at staking period %s", j.kind, j.scope, before),
 				actjobs.ErrPageNotAdvancing, nil))

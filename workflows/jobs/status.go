@@ -54,11 +54,6 @@ const (
 	maxStallWait = 6 * time.Hour
 )
 
-// versionStall marks jobs that stall visibly (status, metric, notification) when a call keeps
-// failing, end on a page that does not advance or on their request cap; earlier runs failed at
-// once.
-const versionStall = "job-stall"
-
 // Status is what the status query (workflows.QueryStatus) of a job returns.
 type Status struct {
 	Kind  string `json:"kind"`

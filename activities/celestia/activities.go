@@ -397,7 +397,7 @@ func (a *Activities) CelestiaConfirm(ctx context.Context, in ConfirmInput) (Conf
 			unproven = time.Now()
 		} else if time.Since(unproven) >= stallAfter {
 			return ConfirmResult{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("%s after %s; the step stays open and follows its transactions", why, stallAfter.Round(time.Second)), activities.ErrChainRejected, nil)
+				fmt.Sprintf("%s after %s; the step stays open and follows its transactions", why, stallAfter), activities.ErrChainRejected, nil)
 		}
 		activity.RecordHeartbeat(ctx, p.next)
 		select {

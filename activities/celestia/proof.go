@@ -51,7 +51,9 @@ func newProver(c Chain, in ConfirmInput) *prover {
 func (p *prover) timeoutPassed(height uint64) bool { return p.maxTimeout > 0 && height > p.maxTimeout }
 
 // complete reports whether every block a build can be in has been read.
-func (p *prover) complete() bool { return p.maxTimeout > 0 && p.in.FromHeight > 0 && p.next > p.maxTimeout }
+func (p *prover) complete() bool {
+	return p.maxTimeout > 0 && p.in.FromHeight > 0 && p.next > p.maxTimeout
+}
 
 // scan reads the blocks not read yet up to the chain's height (and the highest timeout height),
 // stopping at the first the node does not have yet, or once a build or the sequence's holder is

@@ -25,6 +25,9 @@ var celestiaChainIDs = map[string]string{"celestia-mainnet-beta": "celestia", "c
 type CelestiaOptions struct {
 	// UnbondingTime is the staking params' unbonding time; default 21 days, Celestia's.
 	UnbondingTime time.Duration
+	// BlockTime is how often the ledgers produce a block by themselves (0: only with
+	// transactions; see celestiachain.Options.BlockTime).
+	BlockTime time.Duration
 }
 
 // CelestiaUnbondingTime is Celestia's unbonding period.
@@ -44,7 +47,7 @@ func newCelestiaLedgers(o CelestiaOptions) map[string]*celestiachain.Ledger {
 	}
 	out := map[string]*celestiachain.Ledger{}
 	for network, id := range celestiaChainIDs {
-		out[network] = celestiachain.New(celestiachain.Options{ChainID: id, UnbondingTime: o.UnbondingTime, Validators: CelestiaValidators})
+		out[network] = celestiachain.New(celestiachain.Options{ChainID: id, UnbondingTime: o.UnbondingTime, Validators: CelestiaValidators, BlockTime: o.BlockTime})
 	}
 	return out
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
-	"github.com/stakeflow/stakeflow/workflows"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
+	"github.com/stakeflow/stakeflow/workflows"
 )
 
 // A replacement (Confirm answered replace) keeps the timeout height of the build it replaces; a

@@ -201,6 +201,13 @@ func (l *Ledger) SetIndexLag(polls int) {
 	l.lookups = map[string]int{}
 }
 
+// IndexMisses is how many lookups of hash the lagging index answered "not found".
+func (l *Ledger) IndexMisses(hash string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lookups[strings.ToUpper(hash)]
+}
+
 // IndexedTx is Tx as the REST transaction index answers it, lagging as SetIndexLag says.
 func (l *Ledger) IndexedTx(hash string) (Result, bool) {
 	l.mu.Lock()

@@ -66,7 +66,7 @@ func TestCancelAfterBroadcastWaitsForTheTimeoutHeight(t *testing.T) {
 	h.svc.dropNext = 1000
 	h.cancelOnSend = true
 	h.acts.ReplaceAfter = 200 * time.Millisecond
-	h.acts.TimeoutBlocks = 5
+	h.acts.TimeoutBlocks = 20
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go func() {
@@ -83,6 +83,6 @@ func TestCancelAfterBroadcastWaitsForTheTimeoutHeight(t *testing.T) {
 	var canceled *temporal.CanceledError
 	assert.True(t, errors.As(err, &canceled), "cancelled: %v", err)
 	assert.Len(t, h.svc.sent, 1, "no replacement after the cancel")
-	assert.Greater(t, h.l.Height(), start+5, "ended only past the timeout height")
+	assert.Greater(t, h.l.Height(), start+20, "ended only past the timeout height")
 	assert.Empty(t, h.l.Snapshot().Transactions)
 }

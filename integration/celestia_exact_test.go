@@ -32,7 +32,7 @@ func delegated(s celestiaState, validator string) *big.Int {
 // its transaction), no conflict; one delegation.
 func TestCelestiaLaggingIndex(t *testing.T) {
 	v1 := sandbox.CelestiaValidators[0]
-	d := st.Celestia.Delegators[2]
+	d := st.Celestia.Delegators[7]
 	const lag = 6
 	st.Celestia.Ledger.SetIndexLag(lag)
 	t.Cleanup(func() { st.Celestia.Ledger.SetIndexLag(0) })
@@ -51,7 +51,7 @@ func TestCelestiaLaggingIndex(t *testing.T) {
 // endpoint, which knows them: the chain decides; the operation completes, one delegation.
 func TestCelestiaServiceRefusesAfterForwarding(t *testing.T) {
 	v1 := sandbox.CelestiaValidators[0]
-	d := st.Celestia.Delegators[3]
+	d := st.Celestia.Delegators[8]
 	require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{CelestiaSendForwardThenRefuse: sandbox.LostResponse{Next: 1}}))
 	t.Cleanup(func() { require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{})) })
 	before := celestiaOf(t, d)
@@ -70,7 +70,7 @@ var timeoutHeight = regexp.MustCompile(`timeout height (\d+)`)
 // cancelled only once the chain is past the transaction's timeout height, nothing delegated.
 func TestCelestiaCancelAfterBroadcast(t *testing.T) {
 	v1 := sandbox.CelestiaValidators[0]
-	d := st.Celestia.Delegators[4]
+	d := st.Celestia.Delegators[9]
 	require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{CelestiaSendDropped: sandbox.LostResponse{Next: 1000}}))
 	t.Cleanup(func() { require.NoError(t, st.Sandbox.SetFaults(sandbox.FaultConfig{})) })
 	before := celestiaOf(t, d)

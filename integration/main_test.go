@@ -172,7 +172,7 @@ func run(m *testing.M) int {
 		Stakers:      26, StakerLamports: 100 * sol,
 		// EVM keys 6-8 are the EigenLayer pod owners, 9-11 Hyperliquid's delegators (hyperliquidDelegator).
 		EVM:               &stack.EVMOptions{Stakers: 12},
-		Celestia:          &stack.CelestiaOptions{Delegators: 7, UnbondingTime: celestiaUnbonding, ReplaceAfter: 2 * time.Second},
+		Celestia:          &stack.CelestiaOptions{Delegators: 10, UnbondingTime: celestiaUnbonding, ReplaceAfter: 2 * time.Second},
 		ApprovalThreshold: approvalThreshold,
 		ConfigureWorker: func(cfg *worker.Config) {
 			hooks.configure(cfg)

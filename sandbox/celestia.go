@@ -25,6 +25,9 @@ var celestiaChainIDs = map[string]string{"celestia-mainnet-beta": "celestia", "c
 type CelestiaOptions struct {
 	// UnbondingTime is the staking params' unbonding time; default 21 days, Celestia's.
 	UnbondingTime time.Duration
+	// BlockTime is how often the ledgers produce a block by themselves (0: only with
+	// transactions; see celestiachain.Options.BlockTime).
+	BlockTime time.Duration
 }
 
 // CelestiaUnbondingTime is Celestia's unbonding period.
@@ -44,7 +47,7 @@ func newCelestiaLedgers(o CelestiaOptions) map[string]*celestiachain.Ledger {
 	}
 	out := map[string]*celestiachain.Ledger{}
 	for network, id := range celestiaChainIDs {
-		out[network] = celestiachain.New(celestiachain.Options{ChainID: id, UnbondingTime: o.UnbondingTime, Validators: CelestiaValidators})
+		out[network] = celestiachain.New(celestiachain.Options{ChainID: id, UnbondingTime: o.UnbondingTime, Validators: CelestiaValidators, BlockTime: o.BlockTime})
 	}
 	return out
 }
@@ -79,6 +82,10 @@ func (s *server) celestiaRoutes(mux *http.ServeMux) {
 		})))
 	}
 }
+
+// celestiaRefusedMessage is endpoint 3's refusal under CelestiaSendForwardThenRefuse: the chain's
+// words for a fee under the minimum gas price, for a transaction that in fact landed.
+const celestiaRefusedMessage = "insufficient fees; got: 400utia required: 800utia: insufficient fee"
 
 // celestiaSendResult is the result of endpoint 3.
 type celestiaSendResult struct {
@@ -158,6 +165,10 @@ func (s *server) celestiaSend(r *http.Request, rc *reqContext) (any, *apiError) 
 	} else if res.Code != 0 && res.Height == 0 {
 		log.Info("transaction refused by the chain", zap.Uint32("code", res.Code), zap.String("log", res.Log))
 		return nil, txRejected("Rejected", res.Log)
+	}
+	if refuse, _ := s.faults.take(&s.faults.cfg.CelestiaSendForwardThenRefuse); refuse && res.Height > 0 {
+		log.Info("injected fault", zap.String("fault", "celestiaSendForwardThenRefuse"), zap.Int64("height", res.Height))
+		return nil, txRejected("Rejected", celestiaRefusedMessage)
 	}
 	rc.fault.lost, rc.fault.lostDrop = s.faults.take(&s.faults.cfg.CelestiaSendLostResponse)
 	log.Info("transaction broadcast", zap.Int64("height", res.Height), zap.Uint32("code", res.Code))

@@ -64,7 +64,7 @@ func signDelegateAt(t *testing.T, s *cosmos.Signer, del string, acct cosmos.Acco
 
 func signDelegateAmount(t *testing.T, s *cosmos.Signer, del string, acct cosmos.Account, amount string) *cosmos.Signed {
 	t.Helper()
-	in := cosmos.Intent{Operation: cosmos.OpDelegate, Network: cosmos.NetworkMocha, Delegator: del, Validator: CelestiaValidators[0], Amount: amount}
+	in := cosmos.Intent{Operation: cosmos.OpDelegate, Network: cosmos.NetworkMocha, Delegator: del, Validator: CelestiaValidators[0], Amount: amount, TimeoutHeight: 1_000_000}
 	pub, err := s.PubKey(del)
 	require.NoError(t, err)
 	u, err := cosmos.Build(in, pub, acct, cosmos.FeeParams{GasLimit: 200_000, Fee: 400}, "")
@@ -148,4 +148,14 @@ func TestCelestiaSendFaults(t *testing.T) {
 	require.NoError(t, err, "the resend of the same bytes is answered success")
 	assert.Equal(t, signed.Hash, res.TransactionHash)
 	assert.Equal(t, "30", l.Snapshot().Delegations[0].Amount)
+
+	srv.faults.set(FaultConfig{CelestiaSendForwardThenRefuse: LostResponse{Next: 1}})
+	signed = signDelegate(t, l, s, del, "40")
+	_, err = send(signed)
+	var apiErr *apiclient.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 400, apiErr.StatusCode)
+	assert.Contains(t, apiErr.Message, "insufficient fee")
+	_, landed = l.Tx(signed.Hash)
+	assert.True(t, landed, "refused, but forwarded: it landed")
 }

@@ -95,6 +95,11 @@ type FaultConfig struct {
 	// transaction honestly but answers the hash of other bytes (the SHA-256
 	// of the true hash). Drop has no meaning here.
 	CelestiaSendWrongHash LostResponse `json:"celestiaSendWrongHash,omitzero"`
+	// CelestiaSendForwardThenRefuse is a lie of the service: endpoint 3 broadcasts the transaction
+	// into the ledger (it lands) and answers 400 TransactionRejectedException with a refusal that
+	// names no sequence (celestiaRefusedMessage), for that many next (Next) or that fraction
+	// (Rate) of sends. Drop has no meaning here.
+	CelestiaSendForwardThenRefuse LostResponse `json:"celestiaSendForwardThenRefuse,omitzero"`
 }
 
 // loseThenRefuseMessage is the refusal of a re-broadcast under
@@ -386,7 +391,7 @@ func (c FaultConfig) Validate() error {
 		"polygonSendLostResponse": c.PolygonSendLostResponse, "polygonSendDropped": c.PolygonSendDropped,
 		"polygonSendWrongHash": c.PolygonSendWrongHash, "celestiaSendLostResponse": c.CelestiaSendLostResponse,
 		"celestiaSendDropped": c.CelestiaSendDropped, "celestiaSendWrongHash": c.CelestiaSendWrongHash,
-		"polygonSendForwardThenRefuse": c.PolygonSendForwardThenRefuse,
+		"polygonSendForwardThenRefuse": c.PolygonSendForwardThenRefuse, "celestiaSendForwardThenRefuse": c.CelestiaSendForwardThenRefuse,
 	} {
 		if lr.Rate < 0 || lr.Rate > 1 || lr.Next < 0 {
 			return fmt.Errorf("sandbox: %s: rate must be within 0..1 and next must not be negative", name)

@@ -2,6 +2,7 @@ package celestia
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math/big"
@@ -27,6 +28,8 @@ type Chain interface {
 	Balance(ctx context.Context, addr, denom string) (*big.Int, error)
 	Rewards(ctx context.Context, delegator, validator, denom string) (*big.Int, error)
 	Unbonding(ctx context.Context, delegator string) ([]cosmoschain.UnbondingEntry, error)
+	Block(ctx context.Context, height uint64) (*cosmoschain.BlockTxs, error)
+	BroadcastSync(ctx context.Context, raw []byte) (*cosmoschain.CheckResult, error)
 }
 
 var _ Chain = (*cosmoschain.Client)(nil)
@@ -69,6 +72,14 @@ type Activities struct {
 	GasPriceMilli uint64
 	// ReplaceAfter is Confirm's ReplaceAfter when its input has none (default 1m).
 	ReplaceAfter time.Duration
+	// TimeoutBlocks is how many blocks ahead of the chain's height a build sets its timeout
+	// height (default DefaultTimeoutBlocks).
+	TimeoutBlocks uint64
+	// StallAfter is how long Confirm keeps looking for a proof it lacks (the sequence used but
+	// the transaction that used it not found yet, or one of ours in a block whose result the index
+	// does not give) before it reports the step stalled (default 5m); the step stays open and
+	// confirms again.
+	StallAfter time.Duration
 	// Temporal and TaskQueue start and signal the delegators' sequencers.
 	Temporal  WorkflowStarter
 	TaskQueue string
@@ -191,17 +202,41 @@ func (a *Activities) CelestiaBuild(ctx context.Context, in BuildInput) (BuildRes
 		return BuildResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("the chain knows no account %s (never funded)", in.Intent.Delegator), activities.ErrInsufficientFunds, nil)
 	}
+	blk, err := c.LatestBlock(ctx)
+	if err != nil {
+		return BuildResult{}, classify("reading the latest block", err)
+	}
 	acct := signercosmos.Account{AccountNumber: acc.Number, Sequence: acc.Sequence}
 	if in.Sequence != nil {
+		if acc.Sequence > *in.Sequence {
+			if in.Build <= 1 {
+				return BuildResult{}, temporal.NewNonRetryableApplicationError(
+					fmt.Sprintf("sequence %d of %s was used (the chain's is %d) before this step signed anything: a transaction stakeflow did not send; nothing was signed",
+						*in.Sequence, in.Intent.Delegator, acc.Sequence), ErrSequenceConflict, nil)
+			}
+			return BuildResult{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("sequence %d of %s is used (the chain's is %d) since the step's last build was sent: no new build; the builds sent decide",
+					*in.Sequence, in.Intent.Delegator, acc.Sequence), ErrSequenceConflict, nil)
+		}
 		acct.Sequence = *in.Sequence
 	}
+	intent := in.Intent
+	intent.TimeoutHeight = in.TimeoutHeight
+	if intent.TimeoutHeight == 0 {
+		blocks := a.TimeoutBlocks
+		if blocks == 0 {
+			blocks = DefaultTimeoutBlocks
+		}
+		intent.TimeoutHeight = blk.Height + blocks
+	}
 	fee := a.fee()
-	u, err := signercosmos.Build(in.Intent, pub, acct, fee, a.Signer.Policy().Memo)
+	u, err := signercosmos.Build(intent, pub, acct, fee, a.Signer.Policy().Memo)
 	if err != nil {
 		return BuildResult{}, invalid(err)
 	}
-	activity.GetLogger(ctx).Info("Built", "delegator", in.Intent.Delegator, "sequence", acct.Sequence, "build", in.Build)
-	return BuildResult{Intent: in.Intent, Unsigned: u, Account: acct, Fee: fee}, nil
+	activity.GetLogger(ctx).Info("Built", "delegator", in.Intent.Delegator, "sequence", acct.Sequence, "build", in.Build,
+		"height", blk.Height, "timeoutHeight", intent.TimeoutHeight)
+	return BuildResult{Height: blk.Height, Intent: intent, Unsigned: u, Account: acct, Fee: fee}, nil
 }
 
 // CelestiaSign verifies the transaction against the intent, account and policy, and signs it.
@@ -219,18 +254,19 @@ func (a *Activities) CelestiaSign(ctx context.Context, in SignInput) (SignResult
 }
 
 // CelestiaBroadcast sends the signed bytes through endpoint 3 (the same bytes on every retry).
-// A refusal after an earlier attempt, or one that says the sequence is used, says nothing about
-// these bytes (an earlier send may have landed): ErrBroadcastUncertain, and the chain decides.
+// A refusal (400) is not trusted alone: the service may have forwarded the bytes and answered
+// 400 anyway. The same bytes go through the worker's own proven REST endpoint
+// (BROADCAST_MODE_SYNC): accepted there, the broadcast succeeded; refused there in a way that
+// proves the bytes can never land nor have landed (undecodable, signature or key refused),
+// ErrTransactionRejected; any other answer (already known, sequence used, a fee or balance
+// refusal, no answer) says nothing about whether an earlier copy landed: ErrBroadcastUncertain,
+// and the chain decides.
 func (a *Activities) CelestiaBroadcast(ctx context.Context, in BroadcastInput) (BroadcastResult, error) {
 	res, err := a.Service.CelestiaSend(ctx, in.Network, apiclient.CelestiaSendRequest{SignedTransaction: in.TxBase64})
 	if err != nil {
 		var apiErr *apiclient.APIError
 		if errors.As(err, &apiErr) && apiErr.StatusCode == 400 && !activities.Unauthorized(err) {
-			msg := fmt.Sprintf("endpoint 3 refused transaction %s: %v", in.Hash, err)
-			if activity.GetInfo(ctx).Attempt > 1 || strings.Contains(err.Error(), "sequence") || strings.Contains(err.Error(), "already") {
-				return BroadcastResult{}, temporal.NewNonRetryableApplicationError(msg, activities.ErrBroadcastUncertain, nil)
-			}
-			return BroadcastResult{}, temporal.NewNonRetryableApplicationError(msg, activities.ErrTransactionRejected, nil)
+			return a.broadcastOwn(ctx, in, fmt.Sprintf("endpoint 3 refused transaction %s: %v", in.Hash, err))
 		}
 		return BroadcastResult{}, activities.ClassifyService("endpoint 3", err)
 	}
@@ -241,16 +277,60 @@ func (a *Activities) CelestiaBroadcast(ctx context.Context, in BroadcastInput) (
 	return BroadcastResult{Hash: in.Hash, BlockID: res.BlockID}, nil
 }
 
-// CelestiaConfirm follows the step's builds on the chain until one is included (code 0:
-// finalized, Cosmos blocks being final; another code: failed with the chain's log), or until none
-// has been seen for ReplaceAfter while the sequence stays unused (expired: build again under the
-// same sequence). A sequence consumed by none of them is a conflict. Heartbeats each poll.
+// neverLands lists the CheckTx codes (codespace sdk) that prove bytes can never be included and
+// never were: a landed transaction re-sent is refused as already known (19) or by its used
+// sequence (32), which the ante handler checks before the signature, never by these.
+var neverLands = map[uint32]string{2: "undecodable", 4: "signature or key refused"}
+
+// broadcastOwn sends the bytes endpoint 3 refused through the worker's own REST endpoint.
+func (a *Activities) broadcastOwn(ctx context.Context, in BroadcastInput, refusal string) (BroadcastResult, error) {
+	uncertain := func(format string, args ...any) error {
+		return temporal.NewNonRetryableApplicationError(refusal+"; "+fmt.Sprintf(format, args...)+"; the chain decides", activities.ErrBroadcastUncertain, nil)
+	}
+	c, err := a.chain(in.Network)
+	if err != nil {
+		return BroadcastResult{}, err
+	}
+	raw, err := base64.StdEncoding.DecodeString(in.TxBase64)
+	if err != nil || !strings.EqualFold(signercosmos.TxHash(raw), in.Hash) {
+		return BroadcastResult{}, invalid(fmt.Errorf("the signed bytes of %s do not decode to it", in.Hash))
+	}
+	chk, err := c.BroadcastSync(ctx, raw)
+	if err != nil {
+		return BroadcastResult{}, uncertain("the worker's own REST endpoint could not be asked (%v)", err)
+	}
+	if chk.Code == 0 {
+		activity.GetLogger(ctx).Warn("Endpoint 3 refused a transaction the chain's node accepted", "txHash", in.Hash, "refusal", refusal)
+		return BroadcastResult{Hash: in.Hash}, nil
+	}
+	if why, ok := neverLands[chk.Code]; ok && (chk.Codespace == "sdk" || chk.Codespace == "") {
+		return BroadcastResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%s; the chain's node refused the same bytes for good (%s): code %d (%s): %s", refusal, why, chk.Code, chk.Codespace, chk.Log),
+			activities.ErrTransactionRejected, nil)
+	}
+	return BroadcastResult{}, uncertain("the chain's node answered code %d (%s): %s", chk.Code, chk.Codespace, chk.Log)
+}
+
+// CelestiaConfirm follows the step's builds on the chain until it has the chain's word on them:
+//   - one of them is included (found by hash in the index, or in a block): finalized (code 0;
+//     Cosmos blocks are final) or failed with the chain's log;
+//   - none can land anymore (OutcomeCannotLand): another transaction, read in a block, holds the
+//     step's sequence (its signer and sequence decoded; named), or the chain is past every build's
+//     timeout height and none of them is in the blocks from FromHeight to the highest timeout
+//     height;
+//   - the newest build unseen for ReplaceAfter, the sequence unused and no timeout height passed
+//     (OutcomeReplace: send it again under the same sequence).
+//
+// A used sequence whose transaction the index does not know is not a conflict: the blocks are
+// read for the proof, and until it comes Confirm keeps polling; past StallAfter without it, it
+// returns ErrChainRejected (the workflow shows the step stalled and confirms again). Heartbeats
+// each poll.
 func (a *Activities) CelestiaConfirm(ctx context.Context, in ConfirmInput) (ConfirmResult, error) {
 	c, err := a.chain(in.Network)
 	if err != nil {
 		return ConfirmResult{}, err
 	}
-	poll, replace := in.PollInterval, in.ReplaceAfter
+	poll, replace, stallAfter := in.PollInterval, in.ReplaceAfter, a.StallAfter
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
@@ -260,46 +340,94 @@ func (a *Activities) CelestiaConfirm(ctx context.Context, in ConfirmInput) (Conf
 	if replace <= 0 {
 		replace = time.Minute
 	}
+	if stallAfter <= 0 {
+		stallAfter = 5 * time.Minute
+	}
+	p := newProver(c, in)
 	start := time.Now()
+	var unproven time.Time
 	for {
-		// The sequence first, then the hashes: a transaction included between the two reads is
-		// found by the second.
+		// The height first, then the sequence, then the hashes: a transaction included between
+		// the reads is found by a later one.
+		blk, err := c.LatestBlock(ctx)
+		if err != nil {
+			return ConfirmResult{}, classify("reading the latest block", err)
+		}
 		acc, err := c.Account(ctx, in.Delegator)
 		if err != nil {
 			return ConfirmResult{}, classify("reading the account", err)
 		}
-		for _, h := range in.Hashes {
-			tx, err := c.Tx(ctx, h)
-			if err != nil {
-				return ConfirmResult{}, classify("reading transaction "+h, err)
-			}
-			if tx == nil {
-				continue
-			}
-			res := ConfirmResult{Hash: tx.Hash, Height: tx.Height, Fee: fmt.Sprint(a.fee().Fee)}
-			if tx.Code == 0 {
-				res.Outcome = activities.OutcomeFinalized
-			} else {
-				res.Outcome = activities.OutcomeFailed
-				res.Error = fmt.Sprintf("code %d (%s): %s", tx.Code, tx.Codespace, tx.Log)
-			}
-			return res, nil
+		if res, err := a.ours(ctx, c, in.Hashes); res != nil || err != nil {
+			return *res, err
 		}
-		if acc != nil && acc.Sequence > in.Sequence {
-			return ConfirmResult{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("sequence %d of %s was used by a transaction stakeflow did not send (none of %v is on chain)", in.Sequence, in.Delegator, in.Hashes),
-				ErrSequenceConflict, nil)
-		}
-		if time.Since(start) >= replace {
+		used := acc != nil && acc.Sequence > in.Sequence
+		passed := p.timeoutPassed(blk.Height)
+		var why string
+		switch {
+		case used || passed:
+			if err := p.scan(ctx, blk.Height); err != nil {
+				return ConfirmResult{}, err
+			}
+			switch {
+			case p.oursHash != "":
+				if res, err := a.ours(ctx, c, []string{p.oursHash}); res != nil || err != nil {
+					return *res, err
+				}
+				why = fmt.Sprintf("transaction %s is in block %d, but the node's index does not give its result yet", p.oursHash, p.oursHeight)
+			case p.holder != "":
+				return ConfirmResult{Outcome: activities.OutcomeCannotLand, Holder: p.holder, Error: fmt.Sprintf(
+					"sequence %d of %s was used by transaction %s (block %d), which stakeflow did not send: none of %v can land",
+					in.Sequence, in.Delegator, p.holder, p.holderHeight, in.Hashes)}, nil
+			case passed && p.complete():
+				return ConfirmResult{Outcome: activities.OutcomeCannotLand, Error: fmt.Sprintf(
+					"the chain is at height %d, past timeout height %d, and none of %v is in blocks %d to %d: none can land",
+					blk.Height, p.maxTimeout, in.Hashes, in.FromHeight, p.maxTimeout)}, nil
+			case used:
+				why = fmt.Sprintf("sequence %d of %s is used (the chain's is %d), but neither the index nor blocks %d to %d show which transaction used it yet",
+					in.Sequence, in.Delegator, acc.Sequence, in.FromHeight, p.next-1)
+			default:
+				why = fmt.Sprintf("timeout height %d passed, but blocks %d to %d are not all read yet", p.maxTimeout, p.next, p.maxTimeout)
+			}
+		case time.Since(start) >= replace:
 			return ConfirmResult{Outcome: activities.OutcomeReplace}, nil
 		}
-		activity.RecordHeartbeat(ctx, len(in.Hashes))
+		if why == "" {
+			unproven = time.Time{}
+		} else if unproven.IsZero() {
+			unproven = time.Now()
+		} else if time.Since(unproven) >= stallAfter {
+			return ConfirmResult{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("%s after %s; the step stays open and follows its transactions", why, stallAfter), activities.ErrChainRejected, nil)
+		}
+		activity.RecordHeartbeat(ctx, p.next)
 		select {
 		case <-ctx.Done():
 			return ConfirmResult{}, ctx.Err()
 		case <-time.After(poll):
 		}
 	}
+}
+
+// ours looks the hashes up in the index; a result when one is included.
+func (a *Activities) ours(ctx context.Context, c Chain, hashes []string) (*ConfirmResult, error) {
+	for _, h := range hashes {
+		tx, err := c.Tx(ctx, h)
+		if err != nil {
+			return &ConfirmResult{}, classify("reading transaction "+h, err)
+		}
+		if tx == nil {
+			continue
+		}
+		res := &ConfirmResult{Hash: tx.Hash, Height: tx.Height, Fee: fmt.Sprint(a.fee().Fee)}
+		if tx.Code == 0 {
+			res.Outcome = activities.OutcomeFinalized
+		} else {
+			res.Outcome = activities.OutcomeFailed
+			res.Error = fmt.Sprintf("code %d (%s): %s", tx.Code, tx.Codespace, tx.Log)
+		}
+		return res, nil
+	}
+	return nil, nil
 }
 
 // CelestiaReadUnbonding reads the unbonding entry an undelegation created, the chain's time and

@@ -21,6 +21,10 @@ const (
 	ErrWrongHash = "ServiceWrongHash"
 )
 
+// DefaultTimeoutBlocks is how many blocks ahead of the chain's height a transaction's timeout
+// height is set when the worker names none: about five minutes of Celestia's six-second blocks.
+const DefaultTimeoutBlocks = 50
+
 // Intent is what a step must do (signer/cosmos's Intent).
 type Intent = signercosmos.Intent
 
@@ -44,15 +48,21 @@ type Position struct {
 }
 
 // BuildInput asks for a transaction. Sequence, when set, pins the step's account sequence (a
-// rebuild reuses it, so that only one build can land).
+// rebuild reuses it, so that only one build can land). TimeoutHeight, when set, pins the timeout
+// height (a replacement of a build whose timeout height has not passed: the same bytes); 0 makes
+// the build choose one from the chain's height.
 type BuildInput struct {
-	Intent   Intent  `json:"intent"`
-	Sequence *uint64 `json:"sequence,omitempty"`
-	Build    int     `json:"build"`
+	Intent        Intent  `json:"intent"`
+	Sequence      *uint64 `json:"sequence,omitempty"`
+	Build         int     `json:"build"`
+	TimeoutHeight uint64  `json:"timeoutHeight,omitempty"`
 }
 
-// BuildResult is a built, not yet signed, transaction.
+// BuildResult is a built, not yet signed, transaction. Intent.TimeoutHeight is the timeout height
+// it carries (the signer signs exactly that one); Height is the chain's height the build read:
+// the transaction can be in no block up to it.
 type BuildResult struct {
+	Height   uint64                 `json:"height,omitempty"`
 	Intent   Intent                 `json:"intent"`
 	Unsigned signercosmos.Unsigned  `json:"unsigned"`
 	Account  signercosmos.Account   `json:"account"`
@@ -94,6 +104,12 @@ type ConfirmInput struct {
 	Delegator string   `json:"delegator"`
 	Sequence  uint64   `json:"sequence"`
 	Hashes    []string `json:"hashes"`
+	// TimeoutHeights are the builds' timeout heights, in the order of Hashes (0: none, a build
+	// signed before timeout heights were set: it can land at any time).
+	TimeoutHeights []uint64 `json:"timeoutHeights,omitempty"`
+	// FromHeight is the lowest height a build can be in: one past the chain's height at the first
+	// build (0: unknown; the blocks are then not read).
+	FromHeight uint64 `json:"fromHeight,omitempty"`
 	// PollInterval is the time between reads (default 2s).
 	PollInterval time.Duration `json:"pollInterval,omitempty"`
 	// ReplaceAfter is how long a transaction may stay unseen, its sequence unused, before the step
@@ -103,13 +119,19 @@ type ConfirmInput struct {
 
 // ConfirmResult is where the step's transaction ended.
 type ConfirmResult struct {
-	// Outcome is activities.OutcomeFinalized, OutcomeFailed or OutcomeReplace (unseen, its
-	// sequence unused: build again under the same sequence).
+	// Outcome is activities.OutcomeFinalized or OutcomeFailed (Hash, one of the step's builds, is
+	// in block Height), OutcomeCannotLand (no build can land anymore: Error says the proof) or
+	// OutcomeReplace (unseen, its sequence unused, its timeout height not passed: send it again
+	// under the same sequence).
 	Outcome string `json:"outcome"`
 	Hash    string `json:"hash,omitempty"`
 	Height  uint64 `json:"height,omitempty"`
 	Fee     string `json:"fee,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Holder is, for OutcomeCannotLand, the transaction proven (read in a block, its signer and
+	// sequence decoded) to have used the step's sequence, which stakeflow did not send; empty
+	// when the proof is the timeout height.
+	Holder string `json:"holder,omitempty"`
 }
 
 // UnbondingInput names the unbonding entry an undelegation created.

@@ -1,7 +1,9 @@
 package cosmos
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,32 +69,57 @@ func (c *Client) Verified() bool { return c.verified.Load() }
 
 // get reads path into out; found is false on a 404 (an unknown account, transaction, delegation).
 func (c *Client) get(ctx context.Context, path string, out any) (found bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	return c.do(ctx, http.MethodGet, path, nil, out)
+}
+
+// do sends one request and decodes its answer into out; found is false on a 404.
+func (c *Client) do(ctx context.Context, method, path string, in []byte, out any) (found bool, err error) {
+	var body io.Reader
+	if in != nil {
+		body = bytes.NewReader(in)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrRejected, err)
 	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return false, fmt.Errorf("%w: GET %s: %v", ErrUnavailable, path, err)
+		return false, fmt.Errorf("%w: %s %s: %v", ErrUnavailable, method, path, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return false, fmt.Errorf("%w: GET %s: %v", ErrUnavailable, path, err)
+		return false, fmt.Errorf("%w: %s %s: %v", ErrUnavailable, method, path, err)
 	}
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
 		return false, nil
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return false, fmt.Errorf("%w: GET %s: status %d", ErrUnavailable, path, resp.StatusCode)
+		return false, fmt.Errorf("%w: %s %s: status %d", ErrUnavailable, method, path, resp.StatusCode)
 	case resp.StatusCode != http.StatusOK:
-		return false, fmt.Errorf("%w: GET %s: status %d: %s", ErrRejected, path, resp.StatusCode, excerpt(body))
+		return false, &statusError{method: method, path: path, status: resp.StatusCode, body: excerpt(raw)}
 	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return false, fmt.Errorf("%w: GET %s: undecodable answer: %v", ErrUnavailable, path, err)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return false, fmt.Errorf("%w: %s %s: undecodable answer: %v", ErrUnavailable, method, path, err)
 	}
 	return true, nil
 }
+
+// statusError is a refusal (4xx other than 404 and 429): ErrRejected.
+type statusError struct {
+	method, path string
+	status       int
+	body         string
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("%v: %s %s: status %d: %s", ErrRejected, e.method, e.path, e.status, e.body)
+}
+
+func (e *statusError) Unwrap() error { return ErrRejected }
 
 func excerpt(b []byte) string {
 	s := string(b)
@@ -174,6 +201,88 @@ func (c *Client) Tx(ctx context.Context, hash string) (*TxResult, error) {
 	gw, _ := strconv.ParseUint(r.GasWanted, 10, 64)
 	gu, _ := strconv.ParseUint(r.GasUsed, 10, 64)
 	return &TxResult{Hash: strings.ToUpper(r.TxHash), Height: h, Code: r.Code, Codespace: r.Codespace, Log: r.RawLog, GasWanted: gw, GasUsed: gu}, nil
+}
+
+// BlockTxs is one block's height and its transactions' bytes (TxRaw, as the chain holds them).
+type BlockTxs struct {
+	Height uint64
+	Txs    [][]byte
+}
+
+// Block reads the block at height with its transactions' bytes
+// (/cosmos/base/tendermint/v1beta1/blocks/{height}, block.data.txs in base64). It is nil when the
+// node does not have the block yet: a 404, or the SDK's "requested block height is bigger then the
+// chain length" (InvalidArgument, 400) from a node behind the one that gave the latest height.
+func (c *Client) Block(ctx context.Context, height uint64) (*BlockTxs, error) {
+	var out struct {
+		Block struct {
+			Header struct {
+				Height string `json:"height"`
+			} `json:"header"`
+			Data struct {
+				Txs []string `json:"txs"`
+			} `json:"data"`
+		} `json:"block"`
+	}
+	found, err := c.read(ctx, "/cosmos/base/tendermint/v1beta1/blocks/"+strconv.FormatUint(height, 10), &out)
+	var se *statusError
+	if errors.As(err, &se) && se.status == http.StatusBadRequest && strings.Contains(se.body, "bigger") {
+		return nil, nil
+	}
+	if err != nil || !found {
+		return nil, err
+	}
+	h, err := strconv.ParseUint(out.Block.Header.Height, 10, 64)
+	if err != nil || h != height {
+		return nil, fmt.Errorf("%w: block %d: answer for height %q", ErrUnavailable, height, out.Block.Header.Height)
+	}
+	b := &BlockTxs{Height: h}
+	for i, t := range out.Block.Data.Txs {
+		raw, err := base64.StdEncoding.DecodeString(t)
+		if err != nil {
+			return nil, fmt.Errorf("%w: block %d: transaction %d is not base64", ErrUnavailable, height, i)
+		}
+		b.Txs = append(b.Txs, raw)
+	}
+	return b, nil
+}
+
+// CheckResult is a node's answer to a broadcast in BROADCAST_MODE_SYNC: CheckTx's code and log
+// (code 0: accepted into its mempool).
+type CheckResult struct {
+	Hash      string
+	Code      uint32
+	Codespace string
+	Log       string
+}
+
+// BroadcastSync sends signed TxRaw bytes to the node (POST /cosmos/tx/v1beta1/txs,
+// BROADCAST_MODE_SYNC) and returns its CheckTx answer.
+func (c *Client) BroadcastSync(ctx context.Context, raw []byte) (*CheckResult, error) {
+	if !c.Verified() {
+		return nil, fmt.Errorf("%w: %s (chain id %s)", ErrNetworkUnverified, c.base, c.chainID)
+	}
+	req, err := json.Marshal(map[string]string{"tx_bytes": base64.StdEncoding.EncodeToString(raw), "mode": "BROADCAST_MODE_SYNC"})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRejected, err)
+	}
+	var out struct {
+		TxResponse struct {
+			TxHash    string `json:"txhash"`
+			Code      uint32 `json:"code"`
+			Codespace string `json:"codespace"`
+			RawLog    string `json:"raw_log"`
+		} `json:"tx_response"`
+	}
+	found, err := c.do(ctx, http.MethodPost, "/cosmos/tx/v1beta1/txs", req, &out)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: POST /cosmos/tx/v1beta1/txs: not found", ErrRejected)
+	}
+	r := out.TxResponse
+	return &CheckResult{Hash: strings.ToUpper(r.TxHash), Code: r.Code, Codespace: r.Codespace, Log: r.RawLog}, nil
 }
 
 // UnbondingTime reads the staking params' unbonding time.

@@ -2,6 +2,7 @@ package cosmos
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -20,6 +21,8 @@ var answers = map[string]string{
 	"/cosmos/base/tendermint/v1beta1/blocks/latest":                           `{"block":{"header":{"chain_id":"mocha-4","height":"5000","time":"2026-11-25T20:00:00.123456789Z"}}}`,
 	"/cosmos/bank/v1beta1/balances/celestia1known":                            `{"balances":[{"denom":"ibc/X","amount":"5"},{"denom":"utia","amount":"999"}],"pagination":{"next_key":null,"total":"2"}}`,
 	"/cosmos/distribution/v1beta1/delegators/celestia1known/rewards/v":        `{"rewards":[{"denom":"utia","amount":"123.456000000000000000"}]}`,
+	"/cosmos/base/tendermint/v1beta1/blocks/4242":                             `{"block_id":{"hash":"x"},"block":{"header":{"chain_id":"mocha-4","height":"4242"},"data":{"txs":["AQID","BAU="]}},"sdk_block":{}}`,
+	"/cosmos/base/tendermint/v1beta1/blocks/4241":                             `{"block":{"header":{"chain_id":"mocha-4","height":"4241"},"data":{"txs":[]}}}`,
 	"/cosmos/staking/v1beta1/delegators/celestia1known/unbonding_delegations": `{"unbonding_responses":[{"delegator_address":"celestia1known","validator_address":"v","entries":[{"creation_height":"4000","completion_time":"2026-12-16T20:00:00Z","initial_balance":"10","balance":"10","unbonding_id":"1"}]}],"pagination":{}}`,
 }
 
@@ -31,6 +34,19 @@ func server(t *testing.T) *httptest.Server {
 			_, _ = w.Write([]byte(body))
 		case r.URL.Path == "/cosmos/auth/v1beta1/accounts/celestia1bad":
 			http.Error(w, `{"code":3,"message":"decoding bech32 failed"}`, http.StatusBadRequest)
+		case r.URL.Path == "/cosmos/base/tendermint/v1beta1/blocks/5001":
+			http.Error(w, `{"code":3,"message":"requested block height is bigger then the chain length","details":[]}`, http.StatusBadRequest)
+		case r.URL.Path == "/cosmos/tx/v1beta1/txs" && r.Method == http.MethodPost:
+			var in struct {
+				TxBytes string `json:"tx_bytes"`
+				Mode    string `json:"mode"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&in)
+			if in.Mode != "BROADCAST_MODE_SYNC" || in.TxBytes != "AQID" {
+				http.Error(w, `{"code":3,"message":"bad request"}`, http.StatusBadRequest)
+				return
+			}
+			_, _ = w.Write([]byte(`{"tx_response":{"height":"0","txhash":"abcd","codespace":"sdk","code":4,"raw_log":"signature verification failed"}}`))
 		case r.URL.Path == "/cosmos/auth/v1beta1/accounts/celestia1busy":
 			http.Error(w, "busy", http.StatusServiceUnavailable)
 		default:
@@ -89,4 +105,19 @@ func TestReadsAfterTheChainIDIsProven(t *testing.T) {
 	require.Len(t, ub, 1)
 	assert.Equal(t, uint64(4000), ub[0].CreationHeight)
 	assert.Equal(t, time.Date(2026, 12, 16, 20, 0, 0, 0, time.UTC), ub[0].CompletionTime)
+
+	blk, err := c.Block(ctx, 4242)
+	require.NoError(t, err)
+	assert.Equal(t, &BlockTxs{Height: 4242, Txs: [][]byte{{1, 2, 3}, {4, 5}}}, blk)
+	blk, err = c.Block(ctx, 4241)
+	require.NoError(t, err)
+	assert.Equal(t, &BlockTxs{Height: 4241}, blk)
+	blk, err = c.Block(ctx, 5001)
+	require.NoError(t, err, "a node behind: not yet")
+	assert.Nil(t, blk)
+	chk, err := c.BroadcastSync(ctx, []byte{1, 2, 3})
+	require.NoError(t, err)
+	assert.Equal(t, &CheckResult{Hash: "ABCD", Code: 4, Codespace: "sdk", Log: "signature verification failed"}, chk)
+	_, err = c.BroadcastSync(ctx, []byte{9})
+	require.ErrorIs(t, err, ErrRejected)
 }

@@ -40,6 +40,7 @@ type Config struct {
 	VoteAccount     string        // vote account stakes go to
 	EVMRPC          string        // EVM JSON-RPC endpoint 4 forwards to
 	CelestiaUnbond  time.Duration // unbonding time of the Celestia ledgers
+	CelestiaBlock   time.Duration // block time of the Celestia ledgers
 	LogLevel        string        // debug, info, warn, error
 	LogFormat       string        // console or json
 }
@@ -98,6 +99,7 @@ func newServeFlags(cfg *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.Hostile, "hostile", "", "initial hostile mode (empty: honest)")
 	fs.StringVar(&cfg.VoteAccount, "vote-account", "", "vote account stakes go to (default: first healthy one)")
 	fs.StringVar(&cfg.EVMRPC, "evm-rpc", "", "JSON-RPC URL of an EVM chain that POST /api/v1/polygon/transaction/send forwards to (empty: shape check only)")
+	fs.DurationVar(&cfg.CelestiaBlock, "celestia-block-time", 6*time.Second, "the Celestia ledgers produce a block this often, with or without transactions, so timeout heights pass (0: only with transactions)")
 	fs.DurationVar(&cfg.CelestiaUnbond, "celestia-unbonding-time", sandbox.CelestiaUnbondingTime, "unbonding time of the Celestia ledgers endpoint 3 broadcasts into (POST /chains/{network}/sandbox/warp moves their clock)")
 	fs.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&cfg.LogFormat, "log-format", "console", "log format: console or json")
@@ -170,6 +172,6 @@ func (c Config) sandboxConfig(secret []byte) (sandbox.Config, error) {
 		Hostile:            sandbox.HostileMode(c.Hostile),
 		DefaultVoteAccount: c.VoteAccount,
 		EVMRPC:             c.EVMRPC,
-		Celestia:           &sandbox.CelestiaOptions{UnbondingTime: c.CelestiaUnbond},
+		Celestia:           &sandbox.CelestiaOptions{UnbondingTime: c.CelestiaUnbond, BlockTime: c.CelestiaBlock},
 	}, nil
 }

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"cmp"
 	"fmt"
 	"math/big"
 	"os"
@@ -30,6 +31,11 @@ type CelestiaOptions struct {
 	Funds      int64
 	// ReplaceAfter is the worker's --celestia-replace-after (default 5s).
 	ReplaceAfter time.Duration
+	// BlockTime is how often the ledgers produce a block by themselves (default 500ms), and
+	// TimeoutBlocks the worker's --celestia-timeout-blocks (default 20): a transaction not
+	// included is proven unable to land about TimeoutBlocks*BlockTime after its build.
+	BlockTime     time.Duration
+	TimeoutBlocks uint64
 }
 
 // CelestiaNetwork is the network the stack's worker serves for Celestia.
@@ -118,6 +124,7 @@ func (c *Celestia) workerConfig() worker.CelestiaConfig {
 		REST: cli.StringMap{CelestiaNetwork: c.rest}, Keys: c.KeyDir, PassphraseFile: c.PassphraseFile,
 		Validators: cli.StringList(sandbox.CelestiaValidators), MaxFee: 20_000, MaxGas: 500_000,
 		GasLimit: 200_000, GasPriceMilli: signercosmos.MinGasPriceMilli, ReplaceAfter: replace,
+		TimeoutBlocks: cmp.Or(c.opts.TimeoutBlocks, 20),
 	}
 }
 
@@ -126,5 +133,5 @@ func celestiaSandbox(o *CelestiaOptions) *sandbox.CelestiaOptions {
 	if o == nil {
 		return nil
 	}
-	return &sandbox.CelestiaOptions{UnbondingTime: o.UnbondingTime}
+	return &sandbox.CelestiaOptions{UnbondingTime: o.UnbondingTime, BlockTime: cmp.Or(o.BlockTime, 500*time.Millisecond)}
 }

@@ -45,6 +45,10 @@ type CelestiaConfig struct {
 	// ReplaceAfter is how long a sent transaction may stay unseen, its sequence unused, before
 	// it is built (identically, under the same sequence) and sent again.
 	ReplaceAfter time.Duration
+	// TimeoutBlocks is how many blocks ahead of the chain's height every transaction's timeout
+	// height is set: past it, a transaction not included can never be, which ends a step whose
+	// transaction did not land (and a cancel after a broadcast). 0: the default, 50.
+	TimeoutBlocks uint64
 }
 
 // Register adds the Celestia flags to fs.
@@ -61,6 +65,7 @@ func (c *CelestiaConfig) Register(fs *flag.FlagSet) {
 	fs.Uint64Var(&c.ApprovalThreshold, "celestia-approval-threshold-utia", 0, "Celestia operations of at least this many utia wait for approval (0: never)")
 	fs.Uint64Var(&c.DualApprovalThreshold, "celestia-dual-approval-threshold-utia", 0, "Celestia operations of at least this many utia wait for two approvals (0: never)")
 	fs.DurationVar(&c.ReplaceAfter, "celestia-replace-after", time.Minute, "how long a sent Celestia transaction may stay unseen before it is sent again under the same sequence")
+	fs.Uint64Var(&c.TimeoutBlocks, "celestia-timeout-blocks", actcelestia.DefaultTimeoutBlocks, "how many blocks ahead of the chain's height every Celestia transaction's timeout height is set (past it, one not included can never be)")
 }
 
 // Enabled reports whether any Celestia network is configured.
@@ -102,7 +107,7 @@ func (c *CelestiaConfig) Validate() error {
 func newCelestiaActivities(cfg CelestiaConfig, svc actcelestia.StakingService) (*actcelestia.Activities, []*cosmoschain.Client, error) {
 	acts := &actcelestia.Activities{Chains: map[string]actcelestia.Chain{}, Service: svc,
 		Policy:   actcelestia.Policy{ApprovalThreshold: cfg.ApprovalThreshold, DualApprovalThreshold: cfg.DualApprovalThreshold},
-		GasLimit: cfg.GasLimit, GasPriceMilli: cfg.GasPriceMilli, ReplaceAfter: cfg.ReplaceAfter}
+		GasLimit: cfg.GasLimit, GasPriceMilli: cfg.GasPriceMilli, ReplaceAfter: cfg.ReplaceAfter, TimeoutBlocks: cfg.TimeoutBlocks}
 	if !cfg.Enabled() {
 		acts.Signer = signercosmos.NewSigner(nil, signercosmos.Policy{})
 		return acts, nil, nil

@@ -24,10 +24,13 @@ func (l *Ledger) Handler() http.Handler {
 	mux.HandleFunc("GET /cosmos/distribution/v1beta1/delegators/{addr}/rewards/{val}", l.getRewards)
 	mux.HandleFunc("GET /cosmos/base/tendermint/v1beta1/node_info", l.getNodeInfo)
 	mux.HandleFunc("GET /cosmos/base/tendermint/v1beta1/blocks/latest", l.getLatestBlock)
+	mux.HandleFunc("GET /cosmos/base/tendermint/v1beta1/blocks/{height}", l.getBlock)
 	mux.HandleFunc("GET /sandbox/state", func(w http.ResponseWriter, _ *http.Request) { reply(w, l.Snapshot()) })
 	mux.HandleFunc("POST /sandbox/fund", l.postFund)
 	mux.HandleFunc("POST /sandbox/rewards", l.postRewards)
 	mux.HandleFunc("POST /sandbox/warp", l.postWarp)
+	mux.HandleFunc("POST /sandbox/index-lag", l.postIndexLag)
+	mux.HandleFunc("POST /sandbox/blocks", l.postBlocks)
 	return mux
 }
 
@@ -91,7 +94,7 @@ func timestamp(t time.Time) string {
 }
 
 func (l *Ledger) getTx(w http.ResponseWriter, r *http.Request) {
-	res, ok := l.Tx(r.PathValue("hash"))
+	res, ok := l.IndexedTx(r.PathValue("hash"))
 	if !ok {
 		grpcError(w, http.StatusNotFound, 5, "tx not found: %s", r.PathValue("hash"))
 		return
@@ -207,6 +210,54 @@ func (l *Ledger) getLatestBlock(w http.ResponseWriter, _ *http.Request) {
 	reply(w, map[string]any{"block": map[string]any{"header": map[string]any{
 		"chain_id": s.ChainID, "height": strconv.FormatInt(s.Height, 10), "time": s.Time.Format(time.RFC3339Nano),
 	}}})
+}
+
+// getBlock answers a block by height as the SDK's CometBFT service does: the header and
+// block.data.txs, the transactions' bytes in base64; a height past the chain's is refused
+// InvalidArgument (400) with the SDK's message.
+func (l *Ledger) getBlock(w http.ResponseWriter, r *http.Request) {
+	h, err := strconv.ParseInt(r.PathValue("height"), 10, 64)
+	if err != nil {
+		grpcError(w, http.StatusBadRequest, 3, "strconv.ParseInt: parsing %q: invalid syntax", r.PathValue("height"))
+		return
+	}
+	txs, ok := l.Block(h)
+	if !ok {
+		grpcError(w, http.StatusBadRequest, 3, "requested block height is bigger then the chain length")
+		return
+	}
+	enc := make([]string, len(txs))
+	for i, t := range txs {
+		enc[i] = base64.StdEncoding.EncodeToString(t)
+	}
+	block := map[string]any{
+		"header": map[string]any{"chain_id": l.opts.ChainID, "height": strconv.FormatInt(h, 10)},
+		"data":   map[string]any{"txs": enc},
+	}
+	reply(w, map[string]any{"block_id": map[string]any{}, "block": block, "sdk_block": block})
+}
+
+func (l *Ledger) postIndexLag(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Polls int `json:"polls"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Polls < 0 {
+		grpcError(w, http.StatusBadRequest, 3, "body must be {\"polls\": <integer, 0 or more>}")
+		return
+	}
+	l.SetIndexLag(body.Polls)
+	reply(w, map[string]int{"polls": body.Polls})
+}
+
+func (l *Ledger) postBlocks(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Blocks int64 `json:"blocks"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Blocks <= 0 {
+		grpcError(w, http.StatusBadRequest, 3, "body must be {\"blocks\": <positive integer>}")
+		return
+	}
+	reply(w, map[string]int64{"height": l.AdvanceBlocks(body.Blocks)})
 }
 
 func amountArg(s string) (*big.Int, bool) {

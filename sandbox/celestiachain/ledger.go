@@ -38,6 +38,7 @@ const (
 	CodeInsufficientFee   = 13
 	CodeTxInCache         = 19
 	CodeInvalidChainID    = 28
+	CodeTxTimeoutHeight   = 30
 	CodeWrongSequence     = 32
 	CodeInvalidRequest    = 18
 	CodeNotFound          = 38
@@ -53,6 +54,11 @@ type Options struct {
 	Validators []string
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// BlockTime, when set, makes the chain produce a block every BlockTime of the clock (not of
+	// warps), as a chain does with or without transactions: the height moves on by itself, so a
+	// transaction's timeout height passes. Zero: the height moves only with inclusions and
+	// AdvanceBlocks.
+	BlockTime time.Duration
 }
 
 // Result is the outcome of a broadcast (CheckTx) or of an included transaction (DeliverTx).
@@ -115,6 +121,14 @@ type Ledger struct {
 	redelegation []Redelegation
 	txs          map[string]*Result
 	order        []string
+	// lastBlock is the clock's time of the latest block (BlockTime).
+	lastBlock time.Time
+	// byHeight holds the hashes of the transactions of each block.
+	byHeight map[int64][]string
+	// indexLag is how many REST lookups of each included transaction answer "not found" before
+	// the index knows it; lookups counts them.
+	indexLag int
+	lookups  map[string]int
 }
 
 // New returns a ledger at height 1 with no accounts.
@@ -125,8 +139,89 @@ func New(o Options) *Ledger {
 	return &Ledger{
 		opts: o, height: 1, nextAccount: 1, nextUnbond: 1,
 		accounts: map[string]*account{}, delegations: map[pair]*big.Int{}, rewards: map[pair]*big.Int{},
-		txs: map[string]*Result{},
+		txs: map[string]*Result{}, lastBlock: o.Now(), byHeight: map[int64][]string{}, lookups: map[string]int{},
 	}
+}
+
+// tick produces the empty blocks the clock has passed since the latest block (BlockTime).
+// Callers hold mu.
+func (l *Ledger) tick() {
+	if l.opts.BlockTime <= 0 {
+		return
+	}
+	if n := l.opts.Now().Sub(l.lastBlock) / l.opts.BlockTime; n > 0 {
+		l.height += int64(n)
+		l.lastBlock = l.lastBlock.Add(n * l.opts.BlockTime)
+	}
+}
+
+// AdvanceBlocks produces n empty blocks and returns the new height.
+func (l *Ledger) AdvanceBlocks(n int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tick()
+	if n > 0 {
+		l.height += n
+	}
+	return l.height
+}
+
+// Height is the latest block's height.
+func (l *Ledger) Height() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tick()
+	return l.height
+}
+
+// Block returns the transactions' bytes of the block at height, in order; ok is false for a
+// height the chain has not reached (or below 1).
+func (l *Ledger) Block(height int64) (txs [][]byte, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tick()
+	if height < 1 || height > l.height {
+		return nil, false
+	}
+	txs = [][]byte{}
+	for _, h := range l.byHeight[height] {
+		txs = append(txs, slices.Clone(l.txs[h].Raw))
+	}
+	return txs, true
+}
+
+// SetIndexLag makes the REST transaction index lag: from now on, the first polls lookups of each
+// included transaction (GET /cosmos/tx/v1beta1/txs/{hash}) answer "not found", as a node whose
+// indexer is behind, or one of load-balanced nodes that has not indexed it, does. Its blocks
+// hold it meanwhile. 0 turns the lag off.
+func (l *Ledger) SetIndexLag(polls int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.indexLag = max(polls, 0)
+	l.lookups = map[string]int{}
+}
+
+// IndexMisses is how many lookups of hash the lagging index answered "not found".
+func (l *Ledger) IndexMisses(hash string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lookups[strings.ToUpper(hash)]
+}
+
+// IndexedTx is Tx as the REST transaction index answers it, lagging as SetIndexLag says.
+func (l *Ledger) IndexedTx(hash string) (Result, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	hash = strings.ToUpper(hash)
+	r, ok := l.txs[hash]
+	if !ok {
+		return Result{}, false
+	}
+	if l.lookups[hash] < l.indexLag {
+		l.lookups[hash]++
+		return Result{}, false
+	}
+	return *r, true
 }
 
 // ChainID is the ledger's chain id.
@@ -233,6 +328,7 @@ func (l *Ledger) Broadcast(raw []byte) Result {
 	hash := TxHash(raw)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.tick()
 	l.mature()
 	if _, ok := l.txs[hash]; ok {
 		return refused(hash, CodeTxInCache, "tx already exists in cache")
@@ -261,8 +357,9 @@ func (l *Ledger) Broadcast(raw []byte) Result {
 	if t.sequence != acc.sequence {
 		return refused(hash, CodeWrongSequence, "account sequence mismatch, expected %d, got %d: incorrect account sequence", acc.sequence, t.sequence)
 	}
+	// The ante handler's TxTimeoutHeightDecorator: a block past the timeout height refuses it.
 	if t.timeoutHeight != 0 && uint64(l.height+1) > t.timeoutHeight {
-		return refused(hash, 30, "tx timeout height %d reached", t.timeoutHeight)
+		return refused(hash, CodeTxTimeoutHeight, "block height: %d, timeout height: %d: tx timeout height", l.height+1, t.timeoutHeight)
 	}
 	doc := signDoc(t.body, t.authInfo, l.opts.ChainID, acc.number)
 	if !verify(t.pubKey, doc, t.signature) {
@@ -295,6 +392,8 @@ func (l *Ledger) Broadcast(raw []byte) Result {
 	acc.balance.Sub(acc.balance, fee)
 	acc.sequence++
 	l.height++
+	l.lastBlock = l.opts.Now()
+	l.byHeight[l.height] = append(l.byHeight[l.height], hash)
 	res := &Result{Hash: hash, Height: l.height, GasWanted: t.gasLimit, Time: l.now(), Raw: slices.Clone(raw), Signer: signer}
 	gas := uint64(len(t.msgs)) * GasPerMsg
 	switch {
@@ -551,6 +650,7 @@ type Delegation struct {
 func (l *Ledger) Snapshot() Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.tick()
 	l.mature()
 	s := Snapshot{ChainID: l.opts.ChainID, Height: l.height, Time: l.now(), Balances: map[string]string{},
 		Delegations: []Delegation{}, Rewards: []Delegation{}, Unbonding: slices.Clone(l.unbonding),

@@ -84,6 +84,9 @@ func newChain(t *testing.T, clock func() time.Time) *chain {
 func (c *chain) send(in cosmos.Intent, fee cosmos.FeeParams) Result {
 	c.t.Helper()
 	in.Network, in.Delegator = cosmos.NetworkMocha, c.del
+	if in.TimeoutHeight == 0 {
+		in.TimeoutHeight = 1_000_000
+	}
 	a, ok := c.l.Account(c.del)
 	require.True(c.t, ok)
 	acct := cosmos.Account{AccountNumber: a.Number, Sequence: a.Sequence}
@@ -154,7 +157,7 @@ func sortByVal(d []Delegation, first string) []Delegation {
 
 func TestLedgerRefusals(t *testing.T) {
 	c := newChain(t, time.Now)
-	in := cosmos.Intent{Operation: cosmos.OpDelegate, Network: cosmos.NetworkMocha, Delegator: c.del, Validator: c.v1, Amount: "1000"}
+	in := cosmos.Intent{Operation: cosmos.OpDelegate, Network: cosmos.NetworkMocha, Delegator: c.del, Validator: c.v1, Amount: "1000", TimeoutHeight: 1_000_000}
 	sign := func(acct cosmos.Account, fee cosmos.FeeParams) []byte {
 		u, err := cosmos.Build(in, c.pub, acct, fee, "")
 		require.NoError(t, err)

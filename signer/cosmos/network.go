@@ -58,6 +58,11 @@ type Intent struct {
 	DstValidator string `json:"dstValidator,omitempty"`
 	// Amount is the exact amount in utia (a decimal integer); empty for a reward withdrawal.
 	Amount string `json:"amount,omitempty"`
+	// TimeoutHeight is the last block height at which the transaction may be included
+	// (TxBody.timeout_height): chosen by the build a bounded number of blocks ahead of the chain's
+	// height, so that "cannot land" has a proof (the chain past it, the sequence unconsumed). The
+	// signer signs only a transaction that carries exactly this height; 0 (none chosen) is refused.
+	TimeoutHeight uint64 `json:"timeoutHeight,omitempty"`
 }
 
 // Validate checks the intent's shape: a known operation and network, valid bech32 addresses with
@@ -124,8 +129,6 @@ type Policy struct {
 	MaxGas uint64
 	// Memo is the only memo accepted (empty: none).
 	Memo string
-	// MaxTimeoutHeight is the highest timeout height accepted (0: none).
-	MaxTimeoutHeight uint64
 }
 
 func (p Policy) allows(valoper string) bool { return slices.Contains(p.Validators, valoper) }

@@ -68,12 +68,12 @@ func message(in Intent) tx.Any {
 }
 
 // Build returns the transaction for intent from the account's public key, the chain-reported
-// sequence, the fee parameters and the policy's memo.
+// sequence, the fee parameters and the policy's memo; its timeout height is the intent's.
 func Build(in Intent, pubKey []byte, acct Account, fee FeeParams, memo string) (Unsigned, error) {
 	if err := in.Validate(); err != nil {
 		return Unsigned{}, err
 	}
-	body := tx.TxBody{Messages: []tx.Any{message(in)}, Memo: memo}
+	body := tx.TxBody{Messages: []tx.Any{message(in)}, Memo: memo, TimeoutHeight: in.TimeoutHeight}
 	pk := tx.PubKey{Key: pubKey}.Any()
 	ai := tx.AuthInfo{
 		SignerInfos: []tx.SignerInfo{{PublicKey: &pk, SignMode: tx.SignModeDirect, Sequence: acct.Sequence}},
@@ -89,7 +89,7 @@ func mismatch(format string, args ...any) error {
 // Verify checks an unsigned transaction against the intent, the account, the signer's public
 // key and the policy: exactly one message, of the operation's type, with the intent's delegator,
 // validators (on the allow-list) and exact amount; no extension options; the policy's memo only;
-// a timeout height within the bound; one signer, SIGN_MODE_DIRECT, whose public key is pubKey and
+// exactly the intent's timeout height (which must be set); one signer, SIGN_MODE_DIRECT, whose public key is pubKey and
 // maps to the delegator, at the chain's sequence; a fee in utia under the cap and at least the
 // minimum gas price; gas under the cap; no fee payer or granter. It returns the fee parameters read.
 func Verify(u Unsigned, in Intent, pubKey []byte, acct Account, p Policy) (FeeParams, error) {
@@ -129,8 +129,11 @@ func Verify(u Unsigned, in Intent, pubKey []byte, acct Account, p Policy) (FeePa
 	if body.Memo != p.Memo {
 		return FeeParams{}, mismatch("memo %q, want %q", body.Memo, p.Memo)
 	}
-	if body.TimeoutHeight > p.MaxTimeoutHeight {
-		return FeeParams{}, mismatch("timeout height %d above the bound %d", body.TimeoutHeight, p.MaxTimeoutHeight)
+	if in.TimeoutHeight == 0 {
+		return FeeParams{}, mismatch("the intent names no timeout height; every Celestia transaction must carry one")
+	}
+	if body.TimeoutHeight != in.TimeoutHeight {
+		return FeeParams{}, mismatch("timeout height %d, the build chose %d", body.TimeoutHeight, in.TimeoutHeight)
 	}
 	ai, err := tx.UnmarshalAuthInfo(u.AuthInfoBytes)
 	if err != nil {
@@ -177,9 +180,6 @@ func Verify(u Unsigned, in Intent, pubKey []byte, acct Account, p Policy) (FeePa
 	exp, err := Build(in, pubKey, acct, FeeParams{GasLimit: fee.GasLimit, Fee: amount}, p.Memo)
 	if err != nil {
 		return FeeParams{}, err
-	}
-	if body.TimeoutHeight != 0 {
-		exp.BodyBytes = tx.TxBody{Messages: []tx.Any{message(in)}, Memo: p.Memo, TimeoutHeight: body.TimeoutHeight}.Marshal()
 	}
 	if !bytes.Equal(exp.BodyBytes, u.BodyBytes) || !bytes.Equal(exp.AuthInfoBytes, u.AuthInfoBytes) {
 		return FeeParams{}, mismatch("the encoding is not the canonical encoding of the expected transaction")

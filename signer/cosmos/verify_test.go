@@ -35,7 +35,7 @@ func testSigner(t *testing.T) (*Signer, Intent, []byte) {
 	v1, v2 := valopers(t)
 	kr := &Keyring{keys: map[string]*secp256k1.PrivateKey{addr: k}}
 	s := NewSigner(kr, Policy{Validators: []string{v1, v2}, MaxFee: 10_000, MaxGas: 400_000, Memo: "stakeflow"})
-	in := Intent{Operation: OpDelegate, Network: NetworkMocha, Delegator: addr, Validator: v1, Amount: "1000000"}
+	in := Intent{Operation: OpDelegate, Network: NetworkMocha, Delegator: addr, Validator: v1, Amount: "1000000", TimeoutHeight: 1000}
 	return s, in, k.PubKey().SerializeCompressed()
 }
 
@@ -46,9 +46,9 @@ func TestSignBuildsVerifiesAndSigns(t *testing.T) {
 	fee := FeeParams{GasLimit: 200_000, Fee: 400}
 	for _, op := range []Intent{
 		in,
-		{Operation: OpUndelegate, Network: in.Network, Delegator: in.Delegator, Validator: in.Validator, Amount: "5"},
-		{Operation: OpRedelegate, Network: in.Network, Delegator: in.Delegator, Validator: in.Validator, DstValidator: v2, Amount: "5"},
-		{Operation: OpWithdrawRewards, Network: in.Network, Delegator: in.Delegator, Validator: in.Validator},
+		{Operation: OpUndelegate, Network: in.Network, Delegator: in.Delegator, Validator: in.Validator, Amount: "5", TimeoutHeight: 7},
+		{Operation: OpRedelegate, Network: in.Network, Delegator: in.Delegator, Validator: in.Validator, DstValidator: v2, Amount: "5", TimeoutHeight: 1 << 40},
+		{Operation: OpWithdrawRewards, Network: in.Network, Delegator: in.Delegator, Validator: in.Validator, TimeoutHeight: 50},
 	} {
 		t.Run(op.Operation, func(t *testing.T) {
 			u, err := Build(op, pub, acct, fee, "stakeflow")
@@ -68,6 +68,7 @@ func TestSignBuildsVerifiesAndSigns(t *testing.T) {
 			m, err := tx.DecodeMsg(body.Messages[0])
 			require.NoError(t, err)
 			assert.Equal(t, op.Delegator, m.Delegator)
+			assert.Equal(t, op.TimeoutHeight, body.TimeoutHeight, "signed with the build's timeout height")
 		})
 	}
 }
@@ -89,6 +90,10 @@ func TestVerifyRefuses(t *testing.T) {
 	msg := func(in Intent) tx.Any { return message(in) }
 	other := in
 	other.Amount = "1000001"
+	noTimeout := in
+	noTimeout.TimeoutHeight = 0
+	laterTimeout := in
+	laterTimeout.TimeoutHeight = in.TimeoutHeight + 1
 	otherVal := in
 	otherVal.Validator = v2
 	notListed := in
@@ -108,7 +113,10 @@ func TestVerifyRefuses(t *testing.T) {
 		"gas above cap":           {build(in, acct, FeeParams{GasLimit: 400_001, Fee: 1000}, "stakeflow"), in},
 		"two messages":            {withBody(tx.TxBody{Messages: []tx.Any{msg(in), msg(in)}, Memo: "stakeflow"}), in},
 		"extension option":        {withBody(tx.TxBody{Messages: []tx.Any{msg(in)}, Memo: "stakeflow", ExtensionOptions: []tx.Any{{TypeURL: "/x"}}}), in},
-		"timeout beyond bound":    {withBody(tx.TxBody{Messages: []tx.Any{msg(in)}, Memo: "stakeflow", TimeoutHeight: 1}), in},
+		"timeout height other":    {withBody(tx.TxBody{Messages: []tx.Any{msg(in)}, Memo: "stakeflow", TimeoutHeight: in.TimeoutHeight - 1}), in},
+		"timeout height later":    {build(laterTimeout, acct, fee, "stakeflow"), in},
+		"no timeout height":       {build(noTimeout, acct, fee, "stakeflow"), in},
+		"intent names no timeout": {build(noTimeout, acct, fee, "stakeflow"), noTimeout},
 		"explicit default field":  {Unsigned{BodyBytes: protowire.AppendVarint(protowire.AppendTag(append([]byte{}, good.BodyBytes...), 3, protowire.VarintType), 0), AuthInfoBytes: good.AuthInfoBytes}, in},
 		"other delegator":         {build(in, acct, fee, "stakeflow"), Intent{Operation: in.Operation, Network: in.Network, Delegator: faucetCelestiaOther(t), Validator: in.Validator, Amount: in.Amount}},
 	}
@@ -155,4 +163,32 @@ func TestIntentValidate(t *testing.T) {
 		})
 	}
 	require.NoError(t, in.Validate())
+}
+
+// The signer signs only the timeout height the build chose: another one (earlier or later), or
+// none, is refused naming both.
+func TestVerifyWantsExactlyTheBuildsTimeoutHeight(t *testing.T) {
+	s, in, pub := testSigner(t)
+	acct := Account{AccountNumber: 7, Sequence: 3}
+	fee := FeeParams{GasLimit: 200_000, Fee: 400}
+	later := in
+	later.TimeoutHeight = 1001
+	u, err := Build(later, pub, acct, fee, "stakeflow")
+	require.NoError(t, err)
+	_, err = s.Sign(context.Background(), u, in, acct)
+	require.ErrorIs(t, err, ErrMismatch)
+	assert.Contains(t, err.Error(), "timeout height 1001, the build chose 1000")
+
+	none := in
+	none.TimeoutHeight = 0
+	u, err = Build(none, pub, acct, fee, "stakeflow")
+	require.NoError(t, err)
+	_, err = s.Sign(context.Background(), u, none, acct)
+	require.ErrorIs(t, err, ErrMismatch)
+	assert.Contains(t, err.Error(), "no timeout height")
+
+	u, err = Build(in, pub, acct, fee, "stakeflow")
+	require.NoError(t, err)
+	_, err = s.Sign(context.Background(), u, in, acct)
+	require.NoError(t, err)
 }

@@ -40,11 +40,16 @@ type service struct {
 	mu       sync.Mutex
 	sent     []string
 	dropNext int
+	// onSend runs after each send.
+	onSend func()
 }
 
 func (s *service) CelestiaSend(_ context.Context, _ string, req apiclient.CelestiaSendRequest) (*apiclient.CelestiaBroadcastResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.onSend != nil {
+		defer s.onSend()
+	}
 	s.sent = append(s.sent, req.SignedTransaction)
 	raw, err := base64.StdEncoding.DecodeString(req.SignedTransaction)
 	if err != nil {
@@ -69,6 +74,8 @@ type harness struct {
 	l                *celestiachain.Ledger
 	svc              *service
 	del              string
+	// cancelOnSend cancels the workflow once endpoint 3 was called.
+	cancelOnSend bool
 }
 
 func newHarness(t *testing.T) *harness {
@@ -125,6 +132,10 @@ func (h *harness) run(wfType string, in Input) (Result, error) {
 		})
 	// Durable timers move the ledger's clock as far as they wait.
 	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { h.l.Warp(d) })
+	h.svc.onSend = nil
+	if h.cancelOnSend {
+		h.svc.onSend = func() { env.CancelWorkflow() }
+	}
 	env.ExecuteWorkflow(wfType, in)
 	require.True(h.t, env.IsWorkflowCompleted())
 	var r Result

@@ -176,3 +176,21 @@ func TestDecodeRefusesUnknownAndMalformed(t *testing.T) {
 	_, err = UnmarshalAuthInfo([]byte{0x1a, 0x00}) // tip
 	assert.ErrorIs(t, err, ErrDecode)
 }
+
+// The Hub delegation's body with a timeout height: cosmos-sdk's tx.proto gives TxBody.timeout_height
+// field number 3, type uint64, so it is encoded after the memo as tag 0x18 (3<<3 | varint) and the
+// varint of 1234567 (0x12D687: 0x87 0xAD 0x4B), bytes written here by hand from the protobuf
+// encoding rules, not by the code under test.
+func TestTimeoutHeightEncodesAsField3(t *testing.T) {
+	sd, err := UnmarshalSignDoc(unhex(t, hubDelegateSignDoc))
+	require.NoError(t, err)
+	want := append(append([]byte{}, sd.BodyBytes...), 0x18, 0x87, 0xad, 0x4b)
+	body, err := UnmarshalTxBody(sd.BodyBytes)
+	require.NoError(t, err)
+	body.TimeoutHeight = 1234567
+	assert.Equal(t, hex.EncodeToString(want), hex.EncodeToString(body.Marshal()))
+	again, err := UnmarshalTxBody(want)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1234567), again.TimeoutHeight)
+	assert.Equal(t, "adamik-test-memo", again.Memo)
+}

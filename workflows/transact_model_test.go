@@ -583,8 +583,10 @@ var _ Replaceable = (*modelNonceTx)(nil)
 
 // modelCancellerTx is a nonce-chain Tx that can take its nonce back on a cancel after a
 // broadcast: Cancel turns Build, Sign and Broadcast to a harmless transaction under the same
-// nonce (the core's Canceller, where the core has one).
+// nonce (the core's Canceller).
 type modelCancellerTx struct{ modelNonceTx }
+
+var _ Canceller = (*modelCancellerTx)(nil)
 
 func (t *modelCancellerTx) Cancel() bool {
 	t.cancelling = true

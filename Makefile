@@ -58,7 +58,7 @@ fuzz-smoke:
 
 ## test-integration: workflows on a real Temporal dev server, the sandbox on a real Solana runtime
 test-integration: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... ./cmd/devstack/... ./internal/stack/...
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... ./cmd/devstack/... ./internal/stack/...
 
 ## test-cluster: failover (worker SIGKILLs, a Temporal restart) and a rolling upgrade (previous commit's worker beside this one's) on the real Temporal server on PostgreSQL with worker processes
 test-cluster: tools tools-cluster
@@ -66,7 +66,7 @@ test-cluster: tools tools-cluster
 
 ## record-histories: re-record the workflow histories replayed by the workflows tests
 record-histories: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 20m ./integration/... -args -record-histories $(CURDIR)/workflows
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... -args -record-histories $(CURDIR)/workflows
 
 ## deploy-check: offline checks of deploy/ (compose, Kubernetes manifests, Dockerfile; a module of its own)
 deploy-check:

@@ -256,21 +256,10 @@ func (a *Activities) EVMSign(ctx context.Context, in SignInput) (SignResult, err
 	if err != nil {
 		return SignResult{}, err
 	}
-	raw, err := decodeHex(in.UnsignedTransaction)
+	signed, err := verifyAndSign(ctx, "transaction", string(in.Intent.Operation), in.UnsignedTransaction,
+		func(raw []byte) (*signerevm.Signed, error) { return n.Signer.Sign(ctx, in.Intent, raw) })
 	if err != nil {
-		return SignResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("the unsigned transaction is not 0x hex: %v; nothing was signed", err), activities.ErrVerificationFailed, nil)
-	}
-	signed, err := n.Signer.Sign(ctx, in.Intent, raw)
-	if err != nil {
-		if ctx.Err() != nil {
-			return SignResult{}, ctx.Err()
-		}
-		recordSignerRefusal(ctx, string(in.Intent.Operation), err)
-		if errors.Is(err, signerevm.ErrUnknownKey) {
-			return SignResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrUnknownKey, nil)
-		}
-		return SignResult{}, temporal.NewNonRetryableApplicationError(err.Error()+"; nothing was signed", activities.ErrVerificationFailed, nil)
+		return SignResult{}, err
 	}
 	res := SignResult{
 		Hash: signed.Hash.Hex(), SignedTransaction: signed.Transaction, Nonce: signed.Nonce, MaxFee: signed.MaxFee.String(),
@@ -285,6 +274,30 @@ func (a *Activities) EVMSign(ctx context.Context, in SignInput) (SignResult, err
 		}
 	}
 	return res, nil
+}
+
+// verifyAndSign decodes an unsigned transaction (what names it in errors, kind in the refusal
+// metric) and has sign verify it by exact expectation and sign it. A transaction that does not
+// match is ErrVerificationFailed, a staker without a key ErrUnknownKey; both non-retryable,
+// nothing signed.
+func verifyAndSign(ctx context.Context, what, kind, unsigned string, sign func(raw []byte) (*signerevm.Signed, error)) (*signerevm.Signed, error) {
+	raw, err := decodeHex(unsigned)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the unsigned %s is not 0x hex: %v; nothing was signed", what, err), activities.ErrVerificationFailed, nil)
+	}
+	signed, err := sign(raw)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		recordSignerRefusal(ctx, kind, err)
+		if errors.Is(err, signerevm.ErrUnknownKey) {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrUnknownKey, nil)
+		}
+		return nil, temporal.NewNonRetryableApplicationError(err.Error()+"; nothing was signed", activities.ErrVerificationFailed, nil)
+	}
+	return signed, nil
 }
 
 func decodeHex(s string) ([]byte, error) {

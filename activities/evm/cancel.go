@@ -2,14 +2,12 @@ package evm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/stakeflow/stakeflow/activities"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 
@@ -85,21 +83,10 @@ func (a *Activities) EVMSignCancel(ctx context.Context, in CancelSignInput) (Sig
 	if err != nil {
 		return SignResult{}, err
 	}
-	raw, err := decodeHex(in.UnsignedTransaction)
+	signed, err := verifyAndSign(ctx, "cancel", "cancel", in.UnsignedTransaction,
+		func(raw []byte) (*signerevm.Signed, error) { return n.Signer.SignCancel(ctx, in.Intent, raw) })
 	if err != nil {
-		return SignResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("the unsigned cancel is not 0x hex: %v; nothing was signed", err), activities.ErrVerificationFailed, nil)
-	}
-	signed, err := n.Signer.SignCancel(ctx, in.Intent, raw)
-	if err != nil {
-		if ctx.Err() != nil {
-			return SignResult{}, ctx.Err()
-		}
-		recordSignerRefusal(ctx, "cancel", err)
-		if errors.Is(err, signerevm.ErrUnknownKey) {
-			return SignResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrUnknownKey, nil)
-		}
-		return SignResult{}, temporal.NewNonRetryableApplicationError(err.Error()+"; nothing was signed", activities.ErrVerificationFailed, nil)
+		return SignResult{}, err
 	}
 	return SignResult{Hash: signed.Hash.Hex(), SignedTransaction: signed.Transaction, Nonce: signed.Nonce, MaxFee: signed.MaxFee.String(),
 		MaxFeePerGas: in.Intent.MaxFeePerGas.String(), MaxPriorityFeePerGas: in.Intent.MaxPriorityFeePerGas.String()}, nil

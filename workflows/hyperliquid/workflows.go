@@ -232,6 +232,7 @@ func (w *withdrawal) waitSpot(ctx workflow.Context) (acthl.Account, error) {
 			}
 			w.hash = f.Hash
 			w.Logger().Info("The history shows the withdrawal", "nonce", w.nonce, "hash", f.Hash, "initiated", f.Time)
+			w.Unstall(ctx, StepWaitingWithdrawal)
 			w.release(ctx)
 		}
 		var pending *time.Time
@@ -302,7 +303,23 @@ func (w *withdrawal) follow(ctx workflow.Context, acc acthl.Account) (*hlchain.W
 	}
 	w.Logger().Info("The history does not show the withdrawal yet", "nonce", w.nonce, "reads", w.misses,
 		"cannotLandAfter", acthl.WindowClosed(w.nonce), "wait", wait)
-	if err := w.Wait(w.following(ctx), StepWaitingWithdrawal, wait); err != nil && !temporal.IsCanceledError(err) {
+	fctx := w.following(ctx)
+	if w.misses >= maxMisses {
+		// Past a history's usual lag the chain keeps the operation waiting: it shows stalled,
+		// naming when the chain's word comes at the latest and the operator's ways out.
+		w.Status().WaitingUntil = workflow.Now(ctx).Add(wait)
+		w.StallWaiting(fctx, StepWaitingWithdrawal, fmt.Sprintf(
+			"the exchange took the action of nonce %d but the delegator's history has not shown it after %d reads; "+
+				"it is followed until the history shows it, or until %s when its nonce has left the exchange's window and it is proven unable to land "+
+				"(ways out: wait; a cancel ends the operation only on that proof)",
+			w.nonce, w.misses, acthl.WindowClosed(w.nonce).UTC().Format(time.RFC3339)), wait)
+		w.Flush(fctx)
+		if err := workflow.Sleep(fctx, wait); err != nil && !temporal.IsCanceledError(err) {
+			return nil, err
+		}
+		return nil, nil
+	}
+	if err := w.Wait(fctx, StepWaitingWithdrawal, wait); err != nil && !temporal.IsCanceledError(err) {
 		return nil, err
 	}
 	// A cancel ends the wait early; the following goes on (following).

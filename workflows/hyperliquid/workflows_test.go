@@ -416,3 +416,31 @@ func TestWithdrawInputValidate(t *testing.T) {
 	assert.Equal(t, "12.12345678 HYPE", FormatHYPE("1212345678"))
 	assert.Equal(t, "2.5 HYPE", FormatHYPE("250000000"))
 }
+
+// TestWithdrawUnseenPastTheHistorysLagStallsVisibly: an action the exchange took that the history
+// does not show past its usual lag keeps the operation open and visibly stalled (status step
+// stalled, the stall naming the nonce and when it is proven unable to land at the latest); once
+// the history shows it the stall ends and the withdrawal completes.
+func TestWithdrawUnseenPastTheHistorysLagStallsVisibly(t *testing.T) {
+	e := &exchange{outcomes: []string{acthl.OutcomeSent}, lag: maxMisses + 2, settleAfter: maxMisses + 4}
+	env := newEnv(e)
+	var during workflows.Status
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(workflows.QueryStatus)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&during))
+	}, 30*time.Minute)
+	env.ExecuteWorkflow(WithdrawWorkflowType, WithdrawInput{Network: "testnet", Delegator: delegator, Amount: "2.5"})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, workflows.StepStalled, during.Step)
+	require.NotNil(t, during.Stall, "stalled while the history did not show the action")
+	assert.Contains(t, during.Stall.LastError, "nonce 1764000000001")
+	assert.Contains(t, during.Stall.LastError, "2025-11-26T17:00:00Z")
+	v, err := env.QueryWorkflow(workflows.QueryStatus)
+	require.NoError(t, err)
+	var end workflows.Status
+	require.NoError(t, v.Get(&end))
+	assert.Nil(t, end.Stall, "the stall ends once the history shows the withdrawal")
+	assert.Equal(t, workflows.StepDone, end.Step)
+}

@@ -131,7 +131,6 @@ func TestPolygonReplacementRefusedThenCancelledEndsOnTheChainsWord(t *testing.T)
 			"the cancel, refused, is followed and re-sent")
 	}, 6*time.Minute, time.Second)
 	s := status(t)
-	require.True(t, s.CancelRequested)
 	require.NotContains(t, []string{workflows.StepCancelled, workflows.StepDone, workflows.StepFailed}, s.Step,
 		"the operation is open while the chain has not said which transaction took the nonce")
 	desc, err := st.Client.DescribeWorkflowExecution(ctx, id, "")

@@ -170,8 +170,9 @@ func run(m *testing.M) int {
 		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000, Logger: logger.Named("runtime")},
 		EpochRecheck: time.Second,
 		Stakers:      26, StakerLamports: 100 * sol,
-		// EVM keys 6-8 are the EigenLayer pod owners, 9-11 Hyperliquid's delegators (hyperliquidDelegator).
-		EVM:               &stack.EVMOptions{Stakers: 12},
+		// EVM keys 6-8 are the EigenLayer pod owners, 9-11 Hyperliquid's delegators (hyperliquidDelegator),
+		// 12 the staker of TestPolygonReplacementRefusedThenCancelledEndsOnTheChainsWord.
+		EVM:               &stack.EVMOptions{Stakers: 13},
 		Celestia:          &stack.CelestiaOptions{Delegators: 10, UnbondingTime: celestiaUnbonding, ReplaceAfter: 2 * time.Second},
 		ApprovalThreshold: approvalThreshold,
 		ConfigureWorker: func(cfg *worker.Config) {

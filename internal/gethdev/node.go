@@ -188,7 +188,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 		"--datadir", dataDir,
 		"--ipcdisable",
 		"--http", "--http.addr", "127.0.0.1", "--http.port", "0",
-		"--http.api", "eth,net,web3,txpool,debug,dev",
+		"--http.api", "eth,net,web3,txpool,debug,dev,miner",
 		"--log.format", "logfmt",
 		"--verbosity", "3",
 	)

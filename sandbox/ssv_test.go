@@ -86,13 +86,13 @@ func TestSSVWatcherSeesRealChanges(t *testing.T) {
 	}
 
 	res := watch()
-	assert.Equal(t, actjobs.SSVResult{Read: 3, Changes: 3, Next: 3}, res, "each request is new")
-	assert.Equal(t, actjobs.SSVResult{Read: 3, Next: 3}, watch(), "nothing moved")
+	assert.Equal(t, actjobs.SSVResult{Read: 3, Changes: 3, Next: 3, Requests: 1}, res, "each request is new")
+	assert.Equal(t, actjobs.SSVResult{Read: 3, Next: 3, Requests: 1}, watch(), "nothing moved")
 
 	require.NoError(t, shared.SetSSVStatus(ids[0], "validators-registered"))
 	require.NoError(t, shared.SetSSVStatus(ids[2], SSVStatusFailed))
 	res = watch()
-	assert.Equal(t, actjobs.SSVResult{Read: 3, Changes: 2, Failed: []string{ids[2]}, Next: 3}, res)
+	assert.Equal(t, actjobs.SSVResult{Read: 3, Changes: 2, Failed: []string{ids[2]}, Next: 3, Requests: 1}, res)
 	events := store.Events[3:]
 	require.Len(t, events, 2)
 	assert.Equal(t, [2]string{ids[0], SSVStatusProcessing + ">validators-registered"}, [2]string{events[0].RequestID, events[0].From + ">" + events[0].To})

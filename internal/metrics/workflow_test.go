@@ -181,7 +181,7 @@ func TestOperationCountersPerOutcome(t *testing.T) {
 			},
 		},
 		{
-			name: "expired once, then finalized",
+			name: "cannot land once, then finalized",
 			setup: func(env *testsuite.TestWorkflowEnvironment) {
 				c := &chain{}
 				env.OnActivity(a.Sign, mock.Anything, mock.Anything).Return(c.sign)
@@ -189,11 +189,11 @@ func TestOperationCountersPerOutcome(t *testing.T) {
 				env.OnActivity(a.Confirm, mock.Anything, mock.Anything).Return(actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 42}, nil).Once()
 			},
 			want: map[string]int64{
-				workflows.MetricOperationsStarted + "{" + stakeLabels + "}":               1,
-				workflows.MetricOperationsCompleted + "{" + stakeLabels + "}":             1,
-				workflows.MetricRebuilds + "{" + stakeLabels + "}":                        1,
-				workflows.MetricConfirmations + "{" + stakeLabels + ",outcome=expired}":   1,
-				workflows.MetricConfirmations + "{" + stakeLabels + ",outcome=finalized}": 1,
+				workflows.MetricOperationsStarted + "{" + stakeLabels + "}":                 1,
+				workflows.MetricOperationsCompleted + "{" + stakeLabels + "}":               1,
+				workflows.MetricRebuilds + "{" + stakeLabels + "}":                          1,
+				workflows.MetricConfirmations + "{" + stakeLabels + ",outcome=cannot-land}": 1,
+				workflows.MetricConfirmations + "{" + stakeLabels + ",outcome=finalized}":   1,
 			},
 		},
 		{

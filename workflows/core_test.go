@@ -1398,3 +1398,19 @@ func (s *CoreSuite) TestCancelDuringAStalledFollowSendsTheCancel() {
 	s.Equal("tx-2", st.Transactions[0].TxID)
 	s.Less(s.env.Now().Sub(st.StartedAt), 30*time.Second, "the cancel is sent when asked, not after the stall's wait")
 }
+
+// A cancel after a broadcast shows in the status while the step follows what was sent, not only
+// once the chain has given its word.
+func (s *CoreSuite) TestCancelShowsInTheStatusWhileTheStepFollows() {
+	s.env.OnActivity(s.f.Confirm, mock.Anything, "tx-1").After(time.Hour).
+		Return(fakeConfirmed{Outcome: activities.OutcomeReplace}, nil)
+	s.env.OnActivity(s.f.Confirm, mock.Anything, "follow:tx-2").After(time.Hour).
+		Return(fakeConfirmed{Outcome: activities.OutcomeFinalized, Block: 9, Fee: "21", TxID: "tx-2"}, nil)
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, time.Minute)
+	var during Status
+	s.env.RegisterDelayedCallback(func() { during = s.status() }, 90*time.Minute)
+	s.run(coreInput{Steps: 1, Canceller: true})
+	s.True(temporal.IsCanceledError(s.env.GetWorkflowError()))
+	s.NotEqual(StepCancelled, during.Step, "still following when looked at")
+	s.True(during.CancelRequested, "the cancel shows while the step follows")
+}

@@ -391,6 +391,10 @@ func (s *step) follow(ctx workflow.Context, cause error) (TxRecord, error) {
 	cancelTried := false
 	var stalled *Stall
 	for tries := 1; ; tries++ {
+		if ctx.Err() != nil {
+			// The status says so while the step follows what was sent, not only at its end.
+			o.status.CancelRequested = true
+		}
 		if ctx.Err() != nil && canCancel && !cancelTried {
 			cancelTried = true
 			s.sendCancel(ctx, dctx, c)

@@ -76,6 +76,11 @@ type Confirmed struct {
 	// TxID is the transaction that landed when it is not the one just signed: on a chain with
 	// nonces, an earlier build under the same nonce may land instead of its replacement.
 	TxID string
+	// NonceFree is, with OutcomeCannotLand on a chain with nonces, that the nonce is still
+	// unused: every build sent expired unseen (a Celestia timeout height passed, none of them in
+	// the blocks they could be in). Nothing signed can land, and a new build under the same nonce
+	// is safe: the step builds again rather than ending.
+	NonceFree bool
 }
 
 // KindCancel is the Kind of the attempt and of the record of a Canceller's cancel transaction.
@@ -190,14 +195,17 @@ func (o *Operation) Transact(ctx workflow.Context, tx Tx) (TxRecord, error) {
 		}
 		s.sent = build
 
-		rec, outcome, err := s.settle(ctx, dctx, build, current)
-		switch {
+		rec, conf, err := s.settle(ctx, dctx, build, current)
+		switch outcome := conf.Outcome; {
 		case err != nil || outcome == activities.OutcomeFinalized:
 			return rec, err
-		case outcome == activities.OutcomeCannotLand && s.r != nil:
-			// The chain proved that nothing under the nonce can land: no build can replace it.
+		case outcome == activities.OutcomeCannotLand && s.r != nil && !conf.NonceFree:
+			// The chain proved that nothing under the nonce can land: another transaction took
+			// it, so no build can replace it.
 			return TxRecord{}, s.proven(ctx, nil, current.Error)
 		case outcome == activities.OutcomeCannotLand:
+			// Every build sent is proven dead (and, on a chain with nonces, the nonce is unused):
+			// a new build is the only one that can land.
 			if ctx.Err() != nil {
 				// Proven not to land, and a cancel is pending: stop with nothing done.
 				return TxRecord{}, temporal.NewCanceledError("cancelled; the transaction sent expired without landing")
@@ -246,26 +254,30 @@ func (s *step) end(ctx workflow.Context, cause error) (TxRecord, error) {
 // settle follows the step's newest transaction (and, on a chain with nonces, every build under its
 // nonce) until Confirm says where it ended, and records that end: a landed build (finalized or
 // failed) ends the step; cannot-land and replace are returned for Transact to decide.
-func (s *step) settle(ctx, dctx workflow.Context, build int, current *Attempt) (TxRecord, string, error) {
+func (s *step) settle(ctx, dctx workflow.Context, build int, current *Attempt) (TxRecord, Confirmed, error) {
 	o := s.o
 	conf, err := o.confirm(ctx, dctx, s.tx)
 	if err != nil {
-		return TxRecord{}, "", err
+		return TxRecord{}, Confirmed{}, err
 	}
 	o.metrics.confirmed(conf.Outcome)
 	switch conf.Outcome {
 	case activities.OutcomeFinalized, activities.OutcomeFailed:
 		rec, err := s.landed(ctx, build, conf)
-		return rec, conf.Outcome, err
+		return rec, conf, err
 	case activities.OutcomeCannotLand, activities.OutcomeReplace:
 		current.Outcome, current.ConfirmedAt = conf.Outcome, workflow.Now(ctx)
 		if conf.Error != "" {
 			current.Error = conf.Error
 		}
+		if conf.Outcome == activities.OutcomeCannotLand && conf.NonceFree {
+			// Every earlier build is as dead as this one: the status says so for each.
+			s.markDead(ctx, conf.Error)
+		}
 		o.logger.Warn("Transaction cannot land, or is to be replaced", "txId", current.TxID, "build", build, "outcome", conf.Outcome)
-		return TxRecord{}, conf.Outcome, nil
+		return TxRecord{}, conf, nil
 	}
-	return TxRecord{}, "", fmt.Errorf("unknown confirmation outcome %q", conf.Outcome)
+	return TxRecord{}, Confirmed{}, fmt.Errorf("unknown confirmation outcome %q", conf.Outcome)
 }
 
 // landed records the build that landed (conf.TxID, else the newest) and ends the step with it: its
@@ -317,15 +329,7 @@ func (s *step) attempt(txID string) *Attempt {
 // a cancel is pending) and the chain's proof in the message.
 func (s *step) proven(ctx workflow.Context, cause error, proof string) error {
 	o := s.o
-	now := workflow.Now(ctx)
-	for i := s.first; i < len(o.status.Attempts); i++ {
-		if at := &o.status.Attempts[i]; at.Outcome == "" || at.Outcome == activities.OutcomeReplace {
-			at.Outcome, at.ConfirmedAt = activities.OutcomeCannotLand, now
-			if proof != "" {
-				at.Error = proof
-			}
-		}
-	}
+	s.markDead(ctx, proof)
 	msg := "nothing this step signed can land"
 	if proof != "" {
 		msg += ": " + proof
@@ -343,6 +347,20 @@ func (s *step) proven(ctx workflow.Context, cause error, proof string) error {
 		typ = appErr.Type()
 	}
 	return temporal.NewNonRetryableApplicationError(Reason(cause)+"; "+msg, typ, cause)
+}
+
+// markDead records every attempt of the step without an end (or to be replaced) as unable to
+// land, with the chain's proof.
+func (s *step) markDead(ctx workflow.Context, proof string) {
+	now := workflow.Now(ctx)
+	for i := s.first; i < len(s.o.status.Attempts); i++ {
+		if at := &s.o.status.Attempts[i]; at.Outcome == "" || at.Outcome == activities.OutcomeReplace {
+			at.Outcome, at.ConfirmedAt = activities.OutcomeCannotLand, now
+			if proof != "" {
+				at.Error = proof
+			}
+		}
+	}
 }
 
 // Replaceable is a Tx whose "replace" outcome means "replace it under the same nonce", not "it

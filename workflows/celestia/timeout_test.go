@@ -12,6 +12,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
+	"github.com/stakeflow/stakeflow/sandbox/celestiachain"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/workflows"
 )
@@ -85,4 +86,31 @@ func TestCancelAfterBroadcastWaitsForTheTimeoutHeight(t *testing.T) {
 	assert.Len(t, h.svc.sent, 1, "no replacement after the cancel")
 	assert.Greater(t, h.l.Height(), start+20, "ended only past the timeout height")
 	assert.Empty(t, h.l.Snapshot().Transactions)
+}
+
+// The service never broadcast the first build; Confirm asks for it again (the same bytes, its
+// timeout height still ahead), but the chain passes that height before they are sent again and
+// the node refuses them. Nothing signed can land and the sequence is unused: the step builds again
+// with a new timeout height under the same sequence and lands once, rather than failing.
+func TestReplacementPastItsTimeoutHeightBuildsAgain(t *testing.T) {
+	h := newHarness(t)
+	h.svc.dropNext = 1
+	h.acts.ReplaceAfter = time.Millisecond
+	h.acts.TimeoutBlocks = 5
+	h.svc.beforeSend = func(n int) {
+		if n == 2 {
+			h.l.AdvanceBlocks(6)
+		}
+	}
+	in := h.input("1000000")
+	in.Options.ConfirmPollInterval = 10 * time.Millisecond
+	r, err := h.run(DelegateWorkflowType, in)
+	require.NoError(t, err)
+	require.Len(t, h.svc.sent, 3, "sent, the same bytes refused past their timeout height, a new build")
+	assert.Equal(t, h.svc.sent[0], h.svc.sent[1], "the replacement was the same bytes")
+	assert.NotEqual(t, h.svc.sent[1], h.svc.sent[2], "the new build has a new timeout height")
+	s := h.l.Snapshot()
+	assert.Equal(t, []string{r.Transactions[0].TxID}, s.Transactions, "one transaction on the ledger")
+	assert.Equal(t, []celestiachain.Delegation{{Delegator: h.del, Validator: val1, Amount: "1000000"}}, s.Delegations)
+	assert.Equal(t, h.leases[0], h.leases[len(h.leases)-1], "one sequence")
 }

@@ -25,7 +25,8 @@ const neverReplace = 100 * 365 * 24 * time.Hour
 // bounded number of blocks ahead of the chain's height at its build, chosen by the build and
 // pinned here: a replacement (Confirm answered replace: unseen, the sequence unused, the timeout
 // height ahead) reuses it, and is the same bytes sent again (the signature is deterministic); a
-// build after Confirm proved the others cannot land takes a new one. Confirm proves "cannot
+// build after Confirm proved the others cannot land by their timeout heights (the sequence still
+// unused) takes a new one, and the step goes on under the same sequence. Confirm proves "cannot
 // land" by the chain passing every build's timeout height with none of them in the blocks they
 // could be in, or by another transaction read in a block holding the sequence.
 type Tx struct {
@@ -115,7 +116,10 @@ func (t *Tx) Confirm() workflows.Call {
 
 // Confirmed is where the step ended and which build landed (or, cannot land, the proof).
 func (t *Tx) Confirmed() workflows.Confirmed {
-	return workflows.Confirmed{Outcome: t.conf.Outcome, Block: t.conf.Height, Fee: t.conf.Fee, Error: t.conf.Error, TxID: t.conf.Hash}
+	return workflows.Confirmed{Outcome: t.conf.Outcome, Block: t.conf.Height, Fee: t.conf.Fee, Error: t.conf.Error, TxID: t.conf.Hash,
+		// Proven by the timeout heights, not by another transaction holding the sequence: the
+		// sequence is unused and a build with a new timeout height can land.
+		NonceFree: t.conf.Outcome == activities.OutcomeCannotLand && t.conf.Holder == ""}
 }
 
 // StopReplacing makes Confirm follow the builds already sent, never answering replace: on

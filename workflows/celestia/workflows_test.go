@@ -40,8 +40,9 @@ type service struct {
 	mu       sync.Mutex
 	sent     []string
 	dropNext int
-	// onSend runs after each send.
-	onSend func()
+	// onSend runs after each send; beforeSend before the n-th (from 1).
+	onSend     func()
+	beforeSend func(n int)
 }
 
 func (s *service) CelestiaSend(_ context.Context, _ string, req apiclient.CelestiaSendRequest) (*apiclient.CelestiaBroadcastResult, error) {
@@ -49,6 +50,9 @@ func (s *service) CelestiaSend(_ context.Context, _ string, req apiclient.Celest
 	defer s.mu.Unlock()
 	if s.onSend != nil {
 		defer s.onSend()
+	}
+	if s.beforeSend != nil {
+		s.beforeSend(len(s.sent) + 1)
 	}
 	s.sent = append(s.sent, req.SignedTransaction)
 	raw, err := base64.StdEncoding.DecodeString(req.SignedTransaction)

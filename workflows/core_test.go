@@ -77,6 +77,9 @@ type fakeConfirmed struct {
 	Fee     string
 	Error   string
 	TxID    string
+	// NonceFree: with cannot-land on a chain with nonces, every build sent expired unseen and the
+	// nonce is still unused (Confirmed.NonceFree).
+	NonceFree bool
 }
 
 // fakeChain builds, signs, sends and confirms transactions; each scripted answer is taken in order,

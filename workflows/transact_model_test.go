@@ -3,7 +3,7 @@ package workflows
 // TestTransactModelCheck model-checks the operation core (Operation.Transact), chain-neutral.
 //
 // What is explored: one transaction step, run by the real core in Temporal's test environment
-// against a fake chain of one of two kinds (half the seeds each):
+// against a fake chain of one of three kinds (a third of the seeds each):
 //   - a nonce chain (a Replaceable Tx): every build shares one nonce, so at most one can consume
 //     it; Confirm answers "replace" when the newest build was not mined in time, "cannot land"
 //     only when another transaction consumed the nonce. Half the runs' Tx can also take the nonce
@@ -11,12 +11,24 @@ package workflows
 //     in half, once replacing stopped, Confirm answers "replace" now and then to say "no final
 //     word yet" (the others poll on until a build lands);
 //   - a Solana-like chain (not Replaceable): each build has its own expiry; a build is dead once
-//     Confirm answered "cannot land" for it, and until then it may land.
+//     Confirm answered "cannot land" for it, and until then it may land;
+//   - a timeout chain (Celestia-like, a Replaceable that is no Canceller): every build shares one
+//     nonce and carries an expiry (a timeout height, in ticks). A replacement, after Confirm
+//     answered "replace", is the previous build's bytes again (the same ID, the same expiry); a
+//     build after "cannot land" gets a new, later expiry. A build that reached the chain may land
+//     at any tick up to its expiry; another transaction may take the nonce (rare). Confirm
+//     answers "cannot land" with NonceFree once every build signed is past its expiry unseen (the
+//     core then builds again under the same nonce), and without it when another transaction took
+//     the nonce. The node refuses bytes past their expiry (a replacement sent too late): at their
+//     first send as rejected (the core exits and follows what was sent) or as uncertain (the
+//     core asks the chain), both seen in practice. In half the runs, once replacing stopped,
+//     Confirm answers "replace" now and then to say "no final word yet".
 //
-// On both, every sent build may land at any later moment or never, any activity attempt may fail
-// (retryable or not, where the real activity can) or time out, a broadcast may reach the chain
-// and lose its answer, the node may refuse a build at its first send, and a cancel may arrive
-// between any two steps (or in the middle of one). Each run is decided by its seed alone: the
+// On all three, every sent build may land at any later moment (on the timeout chain, up to its
+// expiry) or never, any activity attempt may fail (retryable or not, where the real activity
+// can) or time out, a broadcast may reach the chain and lose its answer, the node may refuse a
+// build at its first send, and a cancel may arrive between any two steps (or in the middle of
+// one). Each run is decided by its seed alone: the
 // fake chain draws every choice from a generator seeded by it, in the order the core asks, and the
 // test prints the seed and the schedule (every choice, in order) of a run that breaks a rule.
 //
@@ -24,10 +36,16 @@ package workflows
 //   - at most one build of the step landed;
 //   - completed if and only if a build landed without error, and the result names that build;
 //     failed on chain (TransactionFailed) if and only if the build that landed reverted;
+//   - the nonce (nonce and timeout chains) is used at most once: by one build, the cancel
+//     transaction or another transaction;
 //   - failed or cancelled only when nothing the step signed can land anymore: on the nonce chain
 //     the nonce is consumed by another transaction or the step's cancel transaction (and by no
 //     build of the step), or no build was ever sent; on the Solana-like chain every build sent
-//     was answered "cannot land";
+//     was answered "cannot land"; on the timeout chain another transaction took the nonce or
+//     every build sent is past its expiry;
+//   - on the timeout chain, a step whose builds all expired unseen, the nonce free, never fails
+//     CannotLand of its own: it builds again (at MaxBuilds it fails TooManyBuilds; an exit cause,
+//     a refusal or a cancel, ends it with that cause);
 //   - the cancel transaction took the nonce only if the operation ended cancelled;
 //   - nothing sent is left able to land once the operation has ended.
 //
@@ -46,6 +64,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -75,11 +94,16 @@ type modelKind int
 const (
 	nonceChain modelKind = iota
 	solanaChain
+	timeoutChain
+	modelKinds = 3
 )
 
 func (k modelKind) String() string {
-	if k == nonceChain {
+	switch k {
+	case nonceChain:
 		return "nonce chain"
+	case timeoutChain:
+		return "timeout chain"
 	}
 	return "solana-like chain"
 }
@@ -90,6 +114,7 @@ const (
 	pLand          = 0.12 // a build that reached the chain lands at a tick
 	pReverted      = 0.10 // a build that lands, lands with an on-chain error
 	pOther         = 0.02 // nonce chain: another transaction consumes the nonce at a tick
+	pOtherTimeout  = 0.01 // timeout chain: the same, rarer
 	pExpire        = 0.15 // solana-like: a build not landed expires at a tick
 	pCancel        = 0.03 // a cancel arrives at a tick
 	pFault         = 0.10 // an activity attempt fails
@@ -97,6 +122,9 @@ const (
 	// modelPatience bounds the polls of one Confirm before it answers (replace, on the nonce
 	// chain; expired, on the solana-like one) when nothing landed.
 	modelPatience = 40
+	// A timeout-chain build's expiry is modelExpiryMin to modelExpiryMin+modelExpirySpread-1
+	// ticks after its build (a replacement takes 4 ticks to send: it may come too late).
+	modelExpiryMin, modelExpirySpread = 3, 8
 )
 
 // modelBuild is one build of the step, as the chain sees it.
@@ -109,7 +137,10 @@ type modelBuild struct {
 	signed, sendTried, refused, reached bool
 	// expired (solana-like): it can no longer land; answered: Confirm answered cannot-land for it.
 	expired, answered bool
-	landed, reverted  bool
+	// expiry (timeout chain): the last tick it can land at (its timeout height); its replacements
+	// are the same bytes, with the same expiry.
+	expiry           int
+	landed, reverted bool
 	// cancel: the step's cancel transaction (a harmless transfer to itself under the nonce, sent
 	// by a Canceller), not a build of the step.
 	cancel bool
@@ -127,15 +158,21 @@ type model struct {
 	// schedule is every choice made, in order.
 	schedule []string
 	builds   []*modelBuild
-	// consumedBy (nonce chain) is the build that consumed the nonce, or "other".
+	// consumedBy (nonce and timeout chains) is the build that consumed the nonce, or "other";
+	// nonceUses counts how many times it was consumed (the chain's own rule: once).
 	consumedBy string
+	nonceUses  int
+	// nonceFree counts the timeout chain's cannot-land answers with NonceFree (every build
+	// expired unseen).
+	nonceFree int
 	// cancelTick is the tick a cancel was requested at (0: none).
 	cancelTick int
 	// maxBuilds is the step's Options.MaxBuilds (1 to 3).
 	maxBuilds int
 	// canceller (nonce chain): the Tx can take its nonce back on a cancel (the core's Canceller,
-	// where it has one). silentWhileFollowing: once replacing stopped, Confirm may answer replace
-	// to say "no final word yet" (the core then stalls and confirms again); else it polls on.
+	// where it has one). silentWhileFollowing (nonce and timeout chains): once replacing stopped,
+	// Confirm may answer replace to say "no final word yet" (the core then stalls and confirms
+	// again); else it polls on.
 	canceller, silentWhileFollowing bool
 	// firstTick is the tick each activity ID's first attempt started at.
 	firstTick map[string]int
@@ -149,10 +186,13 @@ type modelConfirmIn struct {
 
 func newModel(seed uint64) *model {
 	m := &model{seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed)), firstTick: map[string]int{}}
-	m.kind = modelKind(seed % 2)
+	m.kind = modelKind(seed % modelKinds)
 	m.maxBuilds = 1 + m.rng.IntN(3)
-	if m.kind == nonceChain {
+	switch m.kind {
+	case nonceChain:
 		m.canceller, m.silentWhileFollowing = m.chance(0.5), m.chance(0.5)
+	case timeoutChain:
+		m.silentWhileFollowing = m.chance(0.5)
 	}
 	m.logf("%s, MaxBuilds %d, canceller %v, replace while following %v", m.kind, m.maxBuilds, m.canceller, m.silentWhileFollowing)
 	return m
@@ -178,17 +218,29 @@ func (m *model) canLand(b *modelBuild) bool {
 	if !b.reached || b.landed {
 		return false
 	}
-	if m.kind == nonceChain {
+	switch m.kind {
+	case nonceChain:
 		return m.consumedBy == ""
+	case timeoutChain:
+		return m.consumedBy == "" && m.tick <= b.expiry
 	}
 	return !b.expired
+}
+
+// pastExpiry (timeout chain) reports whether the chain is past b's expiry: it can never land.
+func (m *model) pastExpiry(b *modelBuild) bool { return m.tick > b.expiry }
+
+// takeNonce records the nonce consumed by who.
+func (m *model) takeNonce(who string) {
+	m.consumedBy = who
+	m.nonceUses++
 }
 
 func (m *model) land(b *modelBuild, why string) {
 	b.landed = true
 	b.reverted = !b.cancel && m.chance(pReverted)
-	if m.kind == nonceChain {
-		m.consumedBy = b.id
+	if m.kind != solanaChain {
+		m.takeNonce(b.id)
 	}
 	how := "landed"
 	if b.reverted {
@@ -198,7 +250,8 @@ func (m *model) land(b *modelBuild, why string) {
 }
 
 // advance moves the chain on by one tick: builds that reached it may land, another transaction
-// may take the nonce, solana-like builds may expire; a cancel may arrive.
+// may take the nonce, solana-like builds may expire (timeout-chain builds expire as the ticks
+// pass their expiry); a cancel may arrive.
 func (m *model) advance() {
 	m.tick++
 	for _, b := range m.builds {
@@ -206,9 +259,17 @@ func (m *model) advance() {
 			m.land(b, "")
 		}
 	}
-	if m.kind == nonceChain && m.consumedBy == "" && m.chance(pOther) {
-		m.consumedBy = "other"
+	if m.kind == nonceChain && m.consumedBy == "" && m.chance(pOther) ||
+		m.kind == timeoutChain && m.consumedBy == "" && m.chance(pOtherTimeout) {
+		m.takeNonce("other")
 		m.logf("chain: another transaction consumed the nonce")
+	}
+	if m.kind == timeoutChain {
+		for _, b := range m.builds {
+			if b.signed && !b.landed && m.tick == b.expiry+1 {
+				m.logf("chain: %s is past its expiry (t%d)", b.id, b.expiry)
+			}
+		}
 	}
 	if m.kind == solanaChain {
 		for _, b := range m.builds {
@@ -282,6 +343,9 @@ var errModelGone = errors.New("attempt the core no longer waits for")
 type modelBuildIn struct {
 	Build  int
 	Cancel bool
+	// Replace (timeout chain) is the build a replacement replaces: the replacement is its bytes
+	// again, with its expiry.
+	Replace string
 }
 
 func (m *model) Build(ctx context.Context, in modelBuildIn) (string, error) {
@@ -302,10 +366,27 @@ func (m *model) Build(ctx context.Context, in modelBuildIn) (string, error) {
 		m.logf("Build %d attempt %d: %s", build, attempt, f.name)
 		return "", f.err()
 	}
+	if in.Replace != "" {
+		// A replacement on the timeout chain: the same transaction (the same bytes, the same
+		// expiry), sent again.
+		b := m.build(in.Replace)
+		m.logf("Build %d attempt %d: %s again (a replacement: the same bytes, expiry t%d)", build, attempt, b.id, b.expiry)
+		return b.id, nil
+	}
 	b := &modelBuild{n: len(m.builds) + 1, cancel: in.Cancel}
 	b.id = fmt.Sprintf("b%d", b.n)
 	if b.cancel {
 		b.id = fmt.Sprintf("cancel%d", b.n)
+	}
+	if m.kind == timeoutChain {
+		// A new build (the first, or after every earlier one expired): a new, later expiry.
+		b.expiry = m.tick + modelExpiryMin + m.rng.IntN(modelExpirySpread)
+		for _, e := range m.builds {
+			b.expiry = max(b.expiry, e.expiry+1)
+		}
+		m.builds = append(m.builds, b)
+		m.logf("Build %d attempt %d: built %s (expiry t%d)", build, attempt, b.id, b.expiry)
+		return b.id, nil
 	}
 	m.builds = append(m.builds, b)
 	m.logf("Build %d attempt %d: built %s", build, attempt, b.id)
@@ -395,8 +476,18 @@ func (m *model) Broadcast(ctx context.Context, id string) (string, error) {
 		return "", temporal.NewNonRetryableApplicationError(why, activities.ErrBroadcastUncertain, nil)
 	}
 	switch {
-	case m.kind == nonceChain && m.consumedBy != "":
+	case m.kind != solanaChain && m.consumedBy != "":
 		return refuse("nonce too low")
+	case m.kind == timeoutChain && m.pastExpiry(b):
+		// As Celestia's node: bytes past their timeout height are refused. The broadcast calls
+		// that either a refusal for good (at their first send) or uncertain.
+		if attempt == 1 && m.chance(0.5) {
+			b.refused = b.refused || !b.reached
+			m.logf("Broadcast %s attempt %d: refused past its expiry t%d, at its first send (rejected)", id, attempt, b.expiry)
+			return "", temporal.NewNonRetryableApplicationError("timeout height passed", activities.ErrTransactionRejected, nil)
+		}
+		m.logf("Broadcast %s attempt %d: refused past its expiry t%d (uncertain)", id, attempt, b.expiry)
+		return "", temporal.NewNonRetryableApplicationError("timeout height passed; the chain decides", activities.ErrBroadcastUncertain, nil)
 	case m.kind == solanaChain && b.expired:
 		m.logf("Broadcast %s attempt %d: blockhash expired", id, attempt)
 		return "", temporal.NewNonRetryableApplicationError("blockhash expired", activities.ErrBlockhashExpired, nil)
@@ -462,7 +553,11 @@ func (m *model) Confirm(ctx context.Context, in modelConfirmIn) (fakeConfirmed, 
 	}
 	patience := m.rng.IntN(3)
 	for polls := 0; ; polls++ {
-		if m.kind == nonceChain {
+		if m.kind == timeoutChain {
+			if c, done, err := m.confirmTimeout(in, attempt, polls, patience, landed); done {
+				return c, err
+			}
+		} else if m.kind == nonceChain {
 			switch by := m.consumedBy; {
 			case by == "other":
 				m.logf("Confirm %v attempt %d: cannot land (the nonce was consumed by another transaction)", in.IDs, attempt)
@@ -493,7 +588,7 @@ func (m *model) Confirm(ctx context.Context, in modelConfirmIn) (fakeConfirmed, 
 				if newest != nil {
 					m.land(newest, " (after a long follow)")
 				} else {
-					m.consumedBy = "other"
+					m.takeNonce("other")
 					m.logf("chain: another transaction consumed the nonce (after a long follow)")
 				}
 				continue
@@ -519,6 +614,46 @@ func (m *model) Confirm(ctx context.Context, in modelConfirmIn) (fakeConfirmed, 
 		}
 		m.advance()
 	}
+}
+
+// confirmTimeout is one poll of Confirm on the timeout chain: done with its answer, or not yet.
+func (m *model) confirmTimeout(in modelConfirmIn, attempt int32, polls, patience int, landed func(*modelBuild) fakeConfirmed) (fakeConfirmed, bool, error) {
+	switch by := m.consumedBy; {
+	case by == "other":
+		m.logf("Confirm %v attempt %d: cannot land (the nonce was taken by another transaction)", in.IDs, attempt)
+		return fakeConfirmed{Outcome: activities.OutcomeCannotLand, Error: "the nonce was taken by another transaction"}, true, nil
+	case by != "":
+		for _, id := range in.IDs {
+			if id == by {
+				return landed(m.build(by)), true, nil
+			}
+		}
+		return fakeConfirmed{}, true, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"model: the nonce was consumed by %s, which Confirm was not asked about (%v)", by, in.IDs), "ModelError", nil)
+	}
+	expired := true
+	for _, id := range in.IDs {
+		expired = expired && m.pastExpiry(m.build(id))
+	}
+	switch {
+	case expired:
+		// Every build is past its expiry and none took the nonce: none can land, and the nonce is
+		// free for a new build.
+		m.nonceFree++
+		for _, id := range in.IDs {
+			m.build(id).answered = true
+		}
+		m.logf("Confirm %v attempt %d (following: %v): cannot land, the nonce free (every build past its expiry unseen)", in.IDs, attempt, in.Following)
+		return fakeConfirmed{Outcome: activities.OutcomeCannotLand, NonceFree: true,
+			Error: fmt.Sprintf("every build (%v) is past its expiry, none landed", in.IDs)}, true, nil
+	case !in.Following && polls >= patience:
+		m.logf("Confirm %v attempt %d: replace (unseen, before its expiry)", in.IDs, attempt)
+		return fakeConfirmed{Outcome: activities.OutcomeReplace}, true, nil
+	case in.Following && m.silentWhileFollowing && polls >= patience+3 && m.chance(0.5):
+		m.logf("Confirm %v attempt %d (following): replace (no final word yet)", in.IDs, attempt)
+		return fakeConfirmed{Outcome: activities.OutcomeReplace}, true, nil
+	}
+	return fakeConfirmed{}, false, nil
 }
 
 // modelTx is the solana-like chain's side of the step (not Replaceable).
@@ -552,7 +687,10 @@ func (t *modelTx) Sign() Call {
 	return Call{Activity: t.m.Sign, Input: t.built, Result: &t.signed}
 }
 func (t *modelTx) Signed() Signed {
-	t.ids = append(t.ids, t.signed.TxID)
+	if !slices.Contains(t.ids, t.signed.TxID) {
+		// A timeout-chain replacement is the same transaction: followed once.
+		t.ids = append(t.ids, t.signed.TxID)
+	}
 	return Signed{TxID: t.signed.TxID, Expiry: t.signed.Expiry, MaxFee: t.signed.MaxFee}
 }
 func (t *modelTx) Fresh() Call {
@@ -564,13 +702,14 @@ func (t *modelTx) Broadcast() Call {
 func (t *modelTx) Confirm() Call {
 	t.conf = fakeConfirmed{}
 	in := modelConfirmIn{IDs: []string{t.signed.TxID}}
-	if t.m.kind == nonceChain {
+	if t.m.kind != solanaChain {
 		in = modelConfirmIn{IDs: append([]string(nil), t.ids...), Following: t.following}
 	}
 	return Call{Activity: t.m.Confirm, Input: in, Result: &t.conf}
 }
 func (t *modelTx) Confirmed() Confirmed {
-	return Confirmed{Outcome: t.conf.Outcome, Block: t.conf.Block, Fee: t.conf.Fee, Error: t.conf.Error, TxID: t.conf.TxID}
+	return Confirmed{Outcome: t.conf.Outcome, Block: t.conf.Block, Fee: t.conf.Fee, Error: t.conf.Error, TxID: t.conf.TxID,
+		NonceFree: t.conf.NonceFree}
 }
 
 // modelNonceTx is the nonce chain's side of the step: Confirm follows every build under the
@@ -593,6 +732,25 @@ func (t *modelCancellerTx) Cancel() bool {
 	return true
 }
 
+// modelTimeoutTx is the timeout chain's side of the step (Celestia-like): a Replaceable that is
+// no Canceller and needs no proof of freshness (the nonce is its own). A replacement (the last
+// Confirm answered replace) is the previous build again; any other build is new.
+type modelTimeoutTx struct{ modelNonceTx }
+
+func (t *modelTimeoutTx) Build(build int) Call {
+	c := t.modelNonceTx.Build(build)
+	if build > 1 && t.conf.Outcome == activities.OutcomeReplace {
+		in := c.Input.(modelBuildIn)
+		in.Replace = t.ids[len(t.ids)-1]
+		c.Input = in
+	}
+	return c
+}
+
+func (t *modelTimeoutTx) Fresh() Call { return Call{} }
+
+var _ Replaceable = (*modelTimeoutTx)(nil)
+
 // workflow runs one step through the core and ends the operation as a chain's workflow does.
 func (m *model) workflow(ctx workflow.Context) (TxRecord, error) {
 	o, err := NewOperation(ctx, Setup{
@@ -608,6 +766,8 @@ func (m *model) workflow(ctx workflow.Context) (TxRecord, error) {
 		tx = &modelCancellerTx{modelNonceTx{modelTx{m: m}}}
 	case m.kind == nonceChain:
 		tx = &modelNonceTx{modelTx{m: m}}
+	case m.kind == timeoutChain:
+		tx = &modelTimeoutTx{modelNonceTx{modelTx{m: m}}}
 	}
 	rec, err := o.Transact(ctx, tx)
 	if err != nil {
@@ -704,6 +864,9 @@ func (r *modelRun) check() {
 	if cancelLanded != nil && r.outcome != "cancelled" {
 		broke("the cancel transaction %s took the nonce, but the operation ended %s", cancelLanded.id, r.outcome)
 	}
+	if m.nonceUses > 1 {
+		broke("the nonce was used %d times", m.nonceUses)
+	}
 	if len(landed) > 1 {
 		var ids []string
 		for _, b := range landed {
@@ -750,8 +913,19 @@ func (r *modelRun) check() {
 					broke("%s (%s) with %s sent and the nonce not consumed: %s can still land", r.outcome, modelErr(r.err), b.id, b.id)
 				case m.kind == solanaChain && !b.answered:
 					broke("%s (%s) with %s sent and never answered cannot-land", r.outcome, modelErr(r.err), b.id)
+				case m.kind == timeoutChain && !proven && !m.pastExpiry(b):
+					broke("%s (%s) with %s sent, before its expiry t%d and the nonce free: %s can still land", r.outcome, modelErr(r.err), b.id, b.expiry, b.id)
 				}
 			}
+		}
+		// Every build expired unseen with the nonce free is no end of a step: the core builds
+		// again (TooManyBuilds at MaxBuilds). Only an exit cause (a refusal, a cancel, ...) ends
+		// it then, with that cause.
+		var appErr *temporal.ApplicationError
+		if m.kind == timeoutChain && won == nil && m.consumedBy == "" && r.outcome == "failed" &&
+			errors.As(r.err, &appErr) && appErr.Type() == ErrCannotLand && errors.Unwrap(appErr) == nil {
+			broke("failed CannotLand of its own (%s) with the nonce free, every build expired unseen: it should have built again under the same nonce (or failed TooManyBuilds at MaxBuilds %d)",
+				modelErr(r.err), m.maxBuilds)
 		}
 	}
 	// Whatever the end, nothing sent may still be able to land.
@@ -798,10 +972,13 @@ func TestTransactModelCheck(t *testing.T) {
 				paths["cancel transaction built"]++
 			case b.landed && b.n < len(r.m.builds):
 				paths["an earlier build landed after a later one was built"]++
+			case b.landed && r.m.kind == timeoutChain && b.n > 1:
+				paths["timeout chain: a new build landed after every earlier one expired"]++
 			}
 		}
 		for _, l := range r.m.schedule {
-			for _, p := range []string{"(no final word yet)", "refused at its first send", "cancel requested", "another transaction consumed", "answer lost", "reverted"} {
+			for _, p := range []string{"(no final word yet)", "refused at its first send", "cancel requested", "another transaction consumed", "answer lost", "reverted",
+				"the nonce free", "a replacement: the same bytes", "refused past its expiry", "(uncertain)", "(rejected)"} {
 				if strings.Contains(l, p) {
 					paths[p]++
 				}

@@ -38,12 +38,14 @@ import (
 func TestChaosSmall(t *testing.T) {
 	cliPath := os.Getenv("TEMPORAL_CLI")
 	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through `make test-integration` (scripts/tools.sh temporal installs it)")
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 11*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Config{
 		Ops: 30, Concurrency: 10, WorkerKills: 2, RestartTemporal: true, Seed: 11, PolygonOps: 6, PolygonStakers: 3, CelestiaOps: 6,
 		CheckpointOps: 1,
-		Timeout:       5 * time.Minute, TemporalCLI: cliPath, Dir: t.TempDir(),
+		// The operations take about 4½ minutes on an idle 2-core machine; CI runs this beside three
+		// other suites on 2 cores, where they once needed more than 5.
+		Timeout: 8 * time.Minute, TemporalCLI: cliPath, Dir: t.TempDir(),
 	}, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	var out strings.Builder

@@ -660,16 +660,37 @@ func (r *runner) awaitResult(ctx context.Context, id string, res any, state, fai
 			r.log.Warn("Operation failed", zap.String("operationId", id), zap.Error(err))
 			return false
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || !sleepCtx(ctx, time.Second) {
 			*state = StateRunning
+			*failure = r.whereItStands(id)
 			return false
 		}
 		r.log.Debug("Waiting for a result failed; retrying", zap.String("operationId", id), zap.Error(err))
-		if !sleepCtx(ctx, time.Second) {
-			*state = StateRunning
-			return false
-		}
 	}
+}
+
+// whereItStands is the status of an operation still running when the run's time is up: its step
+// and since when, its attempts and any stall, so that a report says where it waited.
+func (r *runner) whereItStands(id string) string {
+	qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	v, err := r.client.QueryWorkflow(qctx, id, "", workflows.QueryStatus)
+	if err != nil {
+		return fmt.Sprintf("(its status could not be read: %v)", err)
+	}
+	var st workflows.Status
+	if err := v.Get(&st); err != nil {
+		return fmt.Sprintf("(its status could not be read: %v)", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "step %s since %s (started %s)", st.Step, st.StepSince.Format(time.RFC3339), st.StartedAt.Format(time.RFC3339))
+	for _, at := range st.Attempts {
+		fmt.Fprintf(&b, "; %s build %d %s %s", at.Kind, at.Build, at.TxID, at.Outcome)
+	}
+	if st.Stall != nil {
+		fmt.Fprintf(&b, "; stalled since %s: %s", st.Stall.Since.Format(time.RFC3339), st.Stall.LastError)
+	}
+	return b.String()
 }
 
 func failureType(err error) string {

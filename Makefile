@@ -7,7 +7,7 @@ PKGS := ./...
 TEMPORAL_CLI = $(shell scripts/tools.sh temporal)
 
 # The pinned geth (a real EVM node for the Polygon tests and the local stack), installed once before
-# the targets that start one; internal/gethdev reads it from $GETH.
+# the targets that start one; harness/gethdev reads it from $GETH.
 test-unit test-integration record-histories test-chaos chaos bench bench-full demo dev ui-check: export GETH = $(shell scripts/tools.sh geth)
 
 .PHONY: all bench bench-full bench-go lint test-stacks test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools tools-cluster dev ui-check clean cluster test-cluster bench-cluster
@@ -58,11 +58,11 @@ fuzz-smoke:
 
 ## test-integration: workflows on a real Temporal dev server, the sandbox on a real Solana runtime
 test-integration: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... ./cmd/devstack/... ./internal/stack/...
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/...
 
 ## test-cluster: failover (worker SIGKILLs, a Temporal restart) and a rolling upgrade (previous commit's worker beside this one's) on the real Temporal server on PostgreSQL with worker processes
 test-cluster: tools tools-cluster
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" TEMPORAL_SERVER_DIR="$$(scripts/tools.sh temporal-server)" $(GO) test -tags integration -count=1 -timeout 10m ./internal/cluster/...
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" TEMPORAL_SERVER_DIR="$$(scripts/tools.sh temporal-server)" $(GO) test -tags integration -count=1 -timeout 10m ./harness/cluster/...
 
 ## record-histories: re-record the workflow histories replayed by the workflows tests
 record-histories: tools
@@ -78,24 +78,24 @@ images:
 
 ## test-chaos: 30 operations under faults (worker SIGKILLs, Temporal restart, service errors), checked on chain
 test-chaos: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 15m ./internal/chaos/...
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 15m ./harness/chaos/...
 
 ## chaos: the full chaos run (200 operations by default; more flags with ARGS="--ops 500 --seed 7")
 chaos: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/chaos $(ARGS)
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./harness/cmd/chaos $(ARGS)
 
 ## bench: orchestration benchmark on the local stack (in-memory server, Solana sides and a Polygon delegate side on geth --dev, about 26 minutes; results and table in .artifacts/bench/)
 bench: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench $(BENCH_FLAGS)
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./harness/cmd/bench $(BENCH_FLAGS)
 
 ## bench-cluster: make bench's cluster mode: stakes through 1, 2 and 4 worker processes on the real Temporal server on PostgreSQL and on the dev server, with CPU per stake of each part (a few minutes; table in .artifacts/bench/cluster.md; more flags with BENCH_FLAGS)
 bench-cluster: tools tools-cluster
 	$(GO) build -o bin/ ./cmd/worker ./cmd/starter
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" TEMPORAL_SERVER_DIR="$$(scripts/tools.sh temporal-server)" $(GO) run ./cmd/bench -cluster $(BENCH_FLAGS)
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" TEMPORAL_SERVER_DIR="$$(scripts/tools.sh temporal-server)" $(GO) run ./harness/cmd/bench -cluster $(BENCH_FLAGS)
 
 ## bench-full: both server modes and 10,000 parked unstakes (about 51 minutes on 2 cores)
 bench-full: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./cmd/bench -server memory,file -park 10000 -park-concurrency 48
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./harness/cmd/bench -server memory,file -park 10000 -park-concurrency 48
 
 ## bench-go: Go benchmarks of the hot paths (decode, verify, sign; envelope decoding)
 bench-go:
@@ -124,7 +124,7 @@ CLUSTER_TOOLS = --temporal-server-dir "$$(scripts/tools.sh temporal-server)" --t
 ## cluster: the production shape on this machine until Ctrl-C: the Temporal server on PostgreSQL (advanced visibility, search attributes), its Web UI, the sandbox and WORKERS worker processes (default 2; state in .cluster/)
 WORKERS ?= 2
 cluster: tools tools-cluster
-	$(GO) build -o bin/ ./cmd/worker ./cmd/starter ./cmd/cluster
+	$(GO) build -o bin/ ./cmd/worker ./cmd/starter ./harness/cmd/cluster
 	bin/cluster --workers $(WORKERS) $(CLUSTER_TOOLS)
 
 clean:
@@ -132,12 +132,12 @@ clean:
 
 ## demo: start the local stack, stake 2 SOL, unstake and withdraw it (each step printed), stop
 demo: tools
-	$(GO) build -o bin/devstack ./cmd/devstack
+	$(GO) build -o bin/devstack ./harness/cmd/devstack
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" bin/devstack demo
 
 ## dev: start the local stack (Temporal + Web UI on :8233, sandbox, worker) until Ctrl-C
 dev: tools
-	$(GO) build -o bin/devstack ./cmd/devstack
+	$(GO) build -o bin/devstack ./harness/cmd/devstack
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" bin/devstack up
 
 ## ui-check: the Web UI lists a stake with its search attributes (headless Chromium, screenshots in .artifacts/ui/)

@@ -12,7 +12,7 @@
 # that runs as another user (worker 65532, sandbox 1000), which must be able to read it. The
 # Solana keypair is 0600: the worker refuses a key file that the group or others can read, so
 # compose's keys service copies it into a volume as 0600 owned by the worker's user.
-# The token is minted by the sandbox itself: with $SANDBOX_BIN if set, else `go run ./cmd/sandbox`,
+# The token is minted by the sandbox itself: with $SANDBOX_BIN if set, else `go run ./harness/cmd/sandbox`,
 # else the stakeflow-sandbox:local image. Nothing secret is printed.
 set -eu
 
@@ -42,7 +42,7 @@ if [ ! -s "$dir/service-token" ]; then
       "$SANDBOX_BIN" token --subject stakeflow-worker --ttl 0 >"$dir/service-token.tmp"
   elif command -v go >/dev/null 2>&1; then
     (cd "$root" && SANDBOX_TOKEN_SECRET_FILE="$dir/sandbox-token-secret" \
-      go run ./cmd/sandbox token --subject stakeflow-worker --ttl 0) >"$dir/service-token.tmp"
+      go run ./harness/cmd/sandbox token --subject stakeflow-worker --ttl 0) >"$dir/service-token.tmp"
   else
     docker compose -f "$here/compose.yaml" build sandbox
     docker run --rm -v "$dir/sandbox-token-secret:/run/secrets/sandbox_token_secret:ro" \

@@ -23,7 +23,7 @@ import (
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/apiclient"
 	"github.com/stakeflow/stakeflow/internal/worker"
-	"github.com/stakeflow/stakeflow/sandbox"
+	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )

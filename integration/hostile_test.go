@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
-	"github.com/stakeflow/stakeflow/sandbox"
+	"github.com/stakeflow/stakeflow/harness/sandbox"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 

@@ -21,9 +21,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/internal/cli"
-	"github.com/stakeflow/stakeflow/internal/stack"
+	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
-	"github.com/stakeflow/stakeflow/sandbox"
+	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 )

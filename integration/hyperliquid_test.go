@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 
 	hlchain "github.com/stakeflow/stakeflow/chain/hyperliquid"
-	"github.com/stakeflow/stakeflow/sandbox"
+	"github.com/stakeflow/stakeflow/harness/sandbox"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	hlsigner "github.com/stakeflow/stakeflow/signer/hyperliquid"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"

@@ -20,7 +20,7 @@ import (
 
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/apiclient"
-	"github.com/stakeflow/stakeflow/sandbox"
+	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stakeflow/stakeflow/sandbox"
+	"github.com/stakeflow/stakeflow/harness/sandbox"
 )
 
 // TestPolygonBroadcastRefusedAfterForwardingCompletesOnce has endpoint 4 forward a delegate's

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stakeflow/stakeflow/internal/stack"
+	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	actton "github.com/stakeflow/stakeflow/activities/ton"
-	"github.com/stakeflow/stakeflow/sandbox"
+	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sandboxGolden is one instruction of sandbox/testdata/instructions.golden.json.
+// sandboxGolden is one instruction of harness/sandbox/testdata/instructions.golden.json.
 type sandboxGolden struct {
 	Name     string       `json:"name"`
 	Program  string       `json:"program"`
@@ -23,7 +23,7 @@ type sandboxGolden struct {
 	Data     string       `json:"data"`
 }
 
-// The keys and values sandbox/soltx_test.go builds its golden instructions from.
+// The keys and values harness/sandbox/soltx_test.go builds its golden instructions from.
 const (
 	sandboxStaker = "7xLk17EQQ5KLDLDe44wCmupJKJjTGd8hs3eSVVhCx932"
 	sandboxVote   = "Vote111111111111111111111111111111111111112"
@@ -34,7 +34,7 @@ const (
 // readSandboxGolden returns the sandbox's golden instructions by name, as instructions.
 func readSandboxGolden(t *testing.T) map[string]solana.Instruction {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "sandbox", "testdata", "instructions.golden.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "harness", "sandbox", "testdata", "instructions.golden.json"))
 	require.NoError(t, err)
 	var golden []sandboxGolden
 	require.NoError(t, json.Unmarshal(raw, &golden))

@@ -1,10 +1,10 @@
 package signer
 
-// The honest transactions of the local staking service (sandbox/), built here the way it builds
+// The honest transactions of the local staking service (harness/sandbox/), built here the way it builds
 // them, so that the verifier is held to accept them unchanged. The builders below are copies of
-// the honest paths of sandbox/soltx.go (unexported there, so a test here cannot call them).
+// the honest paths of harness/sandbox/soltx.go (unexported there, so a test here cannot call them).
 // TestSandboxCopyMatchesSandboxGolden holds the copies to the instructions the sandbox pins in
-// sandbox/testdata/instructions.golden.json, and TestSandboxGoldenTransactionsVerify verifies
+// harness/sandbox/testdata/instructions.golden.json, and TestSandboxGoldenTransactionsVerify verifies
 // transactions made of those pinned instructions themselves: a change of the sandbox's honest
 // output fails here, whichever side changed.
 

@@ -1,5 +1,5 @@
 // Package uitest checks what an operator sees in the Temporal Web UI: it starts the local stack
-// (internal/stack) with the Web UI on a free port, runs a stake through the admin tool, and loads
+// (harness/stack) with the Web UI on a free port, runs a stake through the admin tool, and loads
 // the UI's pages in headless Chromium. The workflow must be listed when the list is filtered on
 // its search attributes (StakeflowOperation, StakeflowStep) and absent when filtered on a step it
 // is not at, and its search-attributes page must show the values the workflow set. Screenshots of

@@ -20,7 +20,7 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/apiclient"
 	cosmoschain "github.com/stakeflow/stakeflow/chain/cosmos"
-	"github.com/stakeflow/stakeflow/sandbox/celestiachain"
+	"github.com/stakeflow/stakeflow/harness/sandbox/celestiachain"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 )
 

@@ -19,10 +19,10 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/apiclient"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
-	"github.com/stakeflow/stakeflow/internal/gethdev"
-	"github.com/stakeflow/stakeflow/sandbox"
-	sbevm "github.com/stakeflow/stakeflow/sandbox/evmchain"
-	"github.com/stakeflow/stakeflow/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/harness/gethdev"
+	"github.com/stakeflow/stakeflow/harness/sandbox"
+	sbevm "github.com/stakeflow/stakeflow/harness/sandbox/evmchain"
+	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 

@@ -18,8 +18,8 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
-	"github.com/stakeflow/stakeflow/sandbox"
-	"github.com/stakeflow/stakeflow/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/harness/sandbox"
+	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 )
 
 // noFunds is what a System program error 1 reads as: cause first, then the program and the error

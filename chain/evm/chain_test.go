@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stakeflow/stakeflow/internal/gethdev"
+	"github.com/stakeflow/stakeflow/harness/gethdev"
 )
 
 // node is one geth --dev shared by the real-chain tests of this package (they run in parallel,

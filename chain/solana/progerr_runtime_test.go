@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
-	"github.com/stakeflow/stakeflow/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 )
 
 // TestDecodeRuntimeRefusals sends failing transactions to a real Solana runtime (the System and

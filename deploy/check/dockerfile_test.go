@@ -102,7 +102,7 @@ func TestDockerfile(t *testing.T) {
 	}
 	assert.Contains(t, build.String(), "CGO_ENABLED=0")
 	assert.Contains(t, build.String(), "-trimpath")
-	for _, pkg := range []string{"./cmd/worker", "./cmd/starter", "./cmd/sandbox", "./deploy/healthprobe"} {
+	for _, pkg := range []string{"./cmd/worker", "./cmd/starter", "./harness/cmd/sandbox", "./deploy/healthprobe"} {
 		assert.Contains(t, build.String(), pkg)
 	}
 	assert.True(t, strings.HasPrefix(expandArgs(byName["build"].BaseName, args), "golang:1.26"), "build stage base %q", byName["build"].BaseName)

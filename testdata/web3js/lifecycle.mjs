@@ -1,9 +1,9 @@
-// An independent client of stakeflow's local Solana runtime (sandbox/solanart): @solana/web3.js
+// An independent client of stakeflow's local Solana runtime (harness/sandbox/solanart): @solana/web3.js
 // stakes from a seed, deactivates and withdraws through the runtime's JSON-RPC with its OWN
 // builders (ComputeBudgetProgram, StakeProgram.createAccountWithSeed / delegate / deactivate /
 // withdraw), its own signing, sending and RPC response parsing.
 //
-// Run by sandbox/solanart/web3js_test.go, one step per run (the test moves epochs and checks the
+// Run by harness/sandbox/solanart/web3js_test.go, one step per run (the test moves epochs and checks the
 // chain from Go between steps):
 //
 //   node lifecycle.mjs stake|deactivate|withdraw < config.json

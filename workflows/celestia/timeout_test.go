@@ -12,7 +12,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
-	"github.com/stakeflow/stakeflow/sandbox/celestiachain"
+	"github.com/stakeflow/stakeflow/harness/sandbox/celestiachain"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/workflows"
 )

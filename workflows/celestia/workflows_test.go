@@ -24,7 +24,7 @@ import (
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/apiclient"
 	cosmoschain "github.com/stakeflow/stakeflow/chain/cosmos"
-	"github.com/stakeflow/stakeflow/sandbox/celestiachain"
+	"github.com/stakeflow/stakeflow/harness/sandbox/celestiachain"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )

@@ -1,0 +1,874 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
+
+	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
+	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
+	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
+	"github.com/stakeflow/stakeflow/activities/notify"
+	actton "github.com/stakeflow/stakeflow/activities/ton"
+	"github.com/stakeflow/stakeflow/apiclient"
+	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/harness/stack"
+	"github.com/stakeflow/stakeflow/internal/starter"
+	"github.com/stakeflow/stakeflow/internal/worker"
+	"github.com/stakeflow/stakeflow/signer"
+	"github.com/stakeflow/stakeflow/workflows"
+	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+)
+
+// Server modes.
+const (
+	// ModeMemory runs the Temporal dev server without a database file.
+	ModeMemory = "memory"
+	// ModeFile runs it on a SQLite file (stack.SQLitePragmas).
+	ModeFile = "file"
+)
+
+// Config sets what one benchmark run does. Zero values take the defaults of DefaultConfig.
+type Config struct {
+	// TemporalCLI is the Temporal CLI binary; required.
+	TemporalCLI string
+	// Dir holds the stacks' files (keys, token, database); required.
+	Dir string
+	// Modes are the server modes measured, each on a fresh stack.
+	Modes []string
+	// Concurrency lists the concurrencies each side runs at.
+	Concurrency []int
+	// Ops is the number of operations per side at concurrency above 1; SerialOps at concurrency 1.
+	Ops       int
+	SerialOps int
+	// Warmup operations per side before the first measurement of a stack.
+	Warmup int
+	// Rounds splits each side's operations into rounds that alternate between the sides. At
+	// concurrency 1 the sides' operations interleave one by one instead, and rounds only group
+	// them for the by-round ratios.
+	Rounds int
+	// Park is how many UnstakeWorkflows are parked waiting for deactivation (0: none); ParkMode
+	// the server mode they are parked on; ParkConcurrency how many setup calls run at once.
+	Park            int
+	ParkMode        string
+	ParkConcurrency int
+	// Worker settings: task pollers (workflow and activity each), sticky workflow cache size,
+	// and the SDK's execution slots (0: the SDK's defaults).
+	Pollers                    int
+	StickyCache                int
+	MaxConcurrentActivities    int
+	MaxConcurrentWorkflowTasks int
+	// Chain clock: slot duration, finalization depth and blockhash validity of the Solana runtime,
+	// and the confirmation poll interval both the workflow and the bare client use.
+	SlotDuration      time.Duration
+	FinalizationDepth uint64
+	BlockhashValidity uint64
+	ConfirmPoll       time.Duration
+	// ServerDynamicConfig are extra dev-server dynamic config values ("key=value"), added to
+	// stack.BaseServerDynamicConfig.
+	ServerDynamicConfig []string
+	// EagerStart asks the server to hand each new workflow's first task to the starting worker
+	// (client.StartWorkflowOptions.EnableEagerStart), on every side.
+	EagerStart bool
+	// GRPCCompression is the compression of the benchmark's connections to Temporal (the
+	// worker's and the starting client's): none (default, loopback) or gzip.
+	GRPCCompression string
+	// ServerMetrics records how much each of the dev server's counters (its persistence calls,
+	// tasks and requests) grows per operation of each side. The counts are exact, but serving
+	// metrics slows the server (about 10 ms per operation at C=1), so a run with them is compared
+	// only with another run with them.
+	ServerMetrics bool
+	// Drain is how long after a side's last operation the next side waits, so that the timers
+	// the server set for the side's tasks fire before the next side is measured: a workflow
+	// task's 5 s sticky schedule-to-start and 10 s start-to-close, and the 30 s start-to-close
+	// and heartbeat timeouts of the activities, which fire whether or not the activity has
+	// finished. 0 measures the next side at once. The bare client sets no timers and is not
+	// drained.
+	Drain time.Duration
+	// Sides, when set, measures only the sides named (SideNames); the ratios of a side left out
+	// read 0. For profiling one side at a time.
+	Sides []string
+	// Stakers is how many staker keys share the operations; Lamports what each stake moves.
+	Stakers  int
+	Lamports uint64
+	// PolygonOps is how many Polygon delegates each Polygon side runs on the first server mode's
+	// stack (0: no Polygon sides, no EVM chain), PolygonConcurrency how many at once, each from
+	// its own address; PolygonWei what each delegates.
+	PolygonOps, PolygonConcurrency int
+	PolygonWei                     *big.Int
+	// PolygonConfirmPoll is how often both Polygon sides read the chain while confirming.
+	PolygonConfirmPoll time.Duration
+	// Logger receives progress lines; SDKLogger the Temporal SDK's and the workflows' logs (both
+	// default no-op).
+	Logger    *zap.Logger
+	SDKLogger *zap.Logger
+}
+
+// DefaultConfig is a run that finishes in a few minutes on a 2-core machine.
+func DefaultConfig() Config {
+	return Config{
+		Modes:           []string{ModeMemory},
+		Concurrency:     []int{1, 50},
+		Ops:             1200,
+		SerialOps:       150,
+		Warmup:          20,
+		Rounds:          6,
+		Drain:           31 * time.Second,
+		Park:            1000,
+		ParkMode:        ModeMemory,
+		ParkConcurrency: 32,
+		Pollers:         8,
+		StickyCache:     2000,
+		// The chain clock runs 80 times faster than mainnet's, final one slot deep, so that the
+		// chain's own time (which no orchestration can shorten) stays a few milliseconds.
+		SlotDuration:      5 * time.Millisecond,
+		FinalizationDepth: 1,
+		BlockhashValidity: 3000,
+		ConfirmPoll:       5 * time.Millisecond,
+		Stakers:           16,
+		Lamports:          2_000_000_000,
+		// Each delegate is two transactions final on geth --dev, about a minute whatever the
+		// orchestration: 8 per side, 4 at once, keep the Polygon sides near four minutes.
+		PolygonOps:         8,
+		PolygonConcurrency: 4,
+		PolygonConfirmPoll: 500 * time.Millisecond,
+		PolygonWei:         new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil),
+	}
+}
+
+func (c Config) withDefaults() (Config, error) {
+	d := DefaultConfig()
+	if c.TemporalCLI == "" {
+		return c, errors.New("bench: TemporalCLI is required (scripts/tools.sh temporal)")
+	}
+	if c.Dir == "" {
+		return c, errors.New("bench: Dir is required")
+	}
+	if len(c.Modes) == 0 {
+		c.Modes = d.Modes
+	}
+	for _, m := range append([]string{c.ParkMode}, c.Modes...) {
+		if m != "" && m != ModeMemory && m != ModeFile {
+			return c, fmt.Errorf("bench: unknown server mode %q (want %s or %s)", m, ModeMemory, ModeFile)
+		}
+	}
+	if len(c.Concurrency) == 0 {
+		c.Concurrency = d.Concurrency
+	}
+	for _, n := range c.Concurrency {
+		if n < 1 {
+			return c, fmt.Errorf("bench: concurrency %d is below 1", n)
+		}
+	}
+	setDefault(&c.Ops, d.Ops)
+	setDefault(&c.SerialOps, d.SerialOps)
+	setDefault(&c.ParkConcurrency, d.ParkConcurrency)
+	setDefault(&c.Rounds, d.Rounds)
+	setDefault(&c.Pollers, d.Pollers)
+	setDefault(&c.StickyCache, d.StickyCache)
+	setDefault(&c.SlotDuration, d.SlotDuration)
+	setDefault(&c.FinalizationDepth, d.FinalizationDepth)
+	setDefault(&c.BlockhashValidity, d.BlockhashValidity)
+	setDefault(&c.ConfirmPoll, d.ConfirmPoll)
+	setDefault(&c.Stakers, d.Stakers)
+	setDefault(&c.Lamports, d.Lamports)
+	if c.ParkMode == "" {
+		c.ParkMode = c.Modes[0]
+	}
+	known := SideNames()
+	for _, name := range c.Sides {
+		if !slices.Contains(known, name) {
+			return c, fmt.Errorf("bench: unknown side %q (want one of %s)", name, strings.Join(known, ", "))
+		}
+	}
+	if c.Warmup < 0 || c.Park < 0 || c.PolygonOps < 0 {
+		return c, errors.New("bench: Warmup, Park and PolygonOps must not be negative")
+	}
+	if c.PolygonOps > 0 {
+		setDefault(&c.PolygonConcurrency, d.PolygonConcurrency)
+		setDefault(&c.PolygonConfirmPoll, d.PolygonConfirmPoll)
+		if c.PolygonWei == nil || c.PolygonWei.Sign() <= 0 {
+			c.PolygonWei = d.PolygonWei
+		}
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.SDKLogger == nil {
+		c.SDKLogger = zap.NewNop()
+	}
+	return c, nil
+}
+
+func setDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
+}
+
+// Run runs the benchmark: for each server mode a fresh local stack, every concurrency with every
+// side (orchestrated, the ceilings, bare), then the parking measurement.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	// Process-wide, and read when a worker's cache generation is created: set before any worker.
+	sdkworker.SetStickyWorkflowCacheSize(cfg.StickyCache)
+	rep := &Report{
+		StartedAt: time.Now().UTC(), GoVersion: runtime.Version(), NumCPU: runtime.NumCPU(),
+		Settings: settingsOf(cfg),
+	}
+	parkDone := cfg.Park == 0
+	modes := slices.Clone(cfg.Modes)
+	if !parkDone && !contains(modes, cfg.ParkMode) {
+		modes = append(modes, cfg.ParkMode)
+	}
+	for _, mode := range modes {
+		measure := contains(cfg.Modes, mode)
+		park := !parkDone && mode == cfg.ParkMode
+		mr, pr, err := runMode(ctx, cfg, rep, mode, measure, park)
+		if err != nil {
+			return rep, fmt.Errorf("server mode %s: %w", mode, err)
+		}
+		if measure {
+			rep.Modes = append(rep.Modes, *mr)
+		}
+		if park {
+			rep.Park, parkDone = pr, true
+		}
+	}
+	rep.Total = Duration(time.Since(rep.StartedAt))
+	return rep, nil
+}
+
+// env is one running stack with the benchmark's worker and clients.
+type env struct {
+	cfg  Config
+	st   *stack.Stack
+	c    client.Client
+	w    sdkworker.Worker
+	bare *Bare
+	// barePolygon is the Polygon bare side (nil without the EVM chain).
+	barePolygon *BarePolygon
+	vote        string
+	stakers     []string
+	mode        string
+
+	slowMu  sync.Mutex
+	slowest *SlowOp
+
+	// serverPID and nodePID are the dev server's and the Solana runtime's processes (see cpu).
+	serverPID, nodePID int
+}
+
+func (e *env) resetSlowest() {
+	e.slowMu.Lock()
+	defer e.slowMu.Unlock()
+	e.slowest = nil
+}
+
+func (e *env) takeSlowest() *SlowOp {
+	e.slowMu.Lock()
+	defer e.slowMu.Unlock()
+	s := e.slowest
+	e.slowest = nil
+	return s
+}
+
+func (e *env) staker(i int) string { return e.stakers[i%len(e.stakers)] }
+
+func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure, park bool) (*ModeReport, *ParkReport, error) {
+	log := cfg.Logger.With(zap.String("mode", mode))
+	phase := rep.phase(mode + ": start stack")
+	e, err := startEnv(ctx, cfg, mode)
+	phase.end()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer e.close()
+	log.Info("Stack started", zap.Duration("took", phase.took()))
+
+	mr := &ModeReport{Mode: mode}
+	if measure {
+		if cfg.Warmup > 0 {
+			ph := rep.phase(mode + ": warm-up")
+			for _, side := range e.sides() {
+				if s := RunLoad(ctx, cfg.Warmup, min(cfg.Warmup, 10), side.op); s.Errors > 0 {
+					ph.end()
+					return nil, nil, fmt.Errorf("warm-up of %s: %d of %d failed, first: %s", side.name, s.Errors, s.Ops, s.FirstError)
+				}
+			}
+			e.drain(ctx, time.Now())
+			ph.end()
+		}
+		mr.LoadBefore = loadAvg()
+		for _, c := range cfg.Concurrency {
+			n := cfg.Ops
+			if c == 1 {
+				n = cfg.SerialOps
+			}
+			run := RunReport{Concurrency: c}
+			sides := e.sides()
+			var rounds [][]Stats
+			if c == 1 {
+				ph := rep.phase(fmt.Sprintf("%s: C=1, %d ops per side interleaved, in %d rounds", mode, n, cfg.Rounds))
+				var ran [][]*SlowOp
+				rounds, ran = e.interleaved(ctx, sides, n)
+				ph.end()
+				for _, name := range []string{"orchestrated", "ceiling"} {
+					j := slices.IndexFunc(sides, func(s side) bool { return s.name == name })
+					if j < 0 {
+						continue
+					}
+					if b := e.breakdown(ctx, ran[j]); b != nil {
+						run.Breakdowns = append(run.Breakdowns, SideBreakdown{Side: name, Breakdown: *b})
+					}
+				}
+			} else {
+				ph := rep.phase(fmt.Sprintf("%s: C=%d, %d ops per side in %d rounds", mode, c, n, cfg.Rounds))
+				rounds = e.rotating(ctx, sides, n, c)
+				ph.end()
+			}
+			for j, side := range sides {
+				s := Merge(rounds[j]...)
+				log.Info("Measured", zap.String("side", side.name), zap.Int("concurrency", c), zap.Int("ops", n),
+					zap.Float64("opsPerSec", s.OpsPerSec), zap.Duration("p50", s.P50.Std()), zap.Int("errors", s.Errors))
+				*side.into(&run) = s
+			}
+			run.ratios()
+			run.byRound(sides, rounds)
+			mr.Runs = append(mr.Runs, run)
+		}
+		if e.barePolygon != nil && rep.Polygon == nil {
+			ph := rep.phase(fmt.Sprintf("%s: Polygon delegate, %d ops per side at C=%d in %d rounds", mode, cfg.PolygonOps, cfg.PolygonConcurrency, cfg.Rounds))
+			pr, err := e.measurePolygon(ctx)
+			ph.end()
+			if err != nil {
+				return nil, nil, fmt.Errorf("polygon: %w", err)
+			}
+			rep.Polygon = pr
+			log.Info("Measured Polygon", zap.Float64("orchestratedOpsPerSec", pr.Orchestrated.OpsPerSec),
+				zap.Float64("bareOpsPerSec", pr.Bare.OpsPerSec), zap.Duration("orchestratedP50", pr.Orchestrated.P50.Std()))
+		}
+		mr.LoadAfter = loadAvg()
+		if rss, err := e.serverRSS(); err == nil {
+			mr.ServerRSS = rss
+		}
+	}
+	var pr *ParkReport
+	if park {
+		pr, err = e.park(ctx, rep, cfg.Park)
+		if err != nil {
+			return mr, nil, fmt.Errorf("parking: %w", err)
+		}
+	}
+	return mr, pr, nil
+}
+
+// rotating runs each side's n operations at concurrency c in Config.Rounds rounds. Sides take
+// turns, round by round, in the orders of a Williams design (balancedOrder): over as many rounds
+// as there are sides, every side runs once in every position and right after every other side
+// once, so that neither a change in the machine's background load nor what a side leaves behind
+// for the next (work the drain did not wait out) favours one side. In a plain rotation the stake
+// always ran right after the naive ceiling, and ran at 0.84 of the ceiling's rate where it ran at
+// 1.00 without that side. After each round of a side that runs workflows, the drain. It returns
+// each side's rounds (rounds[j] are sides[j]'s).
+func (e *env) rotating(ctx context.Context, sides []side, n, c int) [][]Stats {
+	rounds := make([][]Stats, len(sides))
+	for r := range e.cfg.Rounds {
+		per := perRound(n, e.cfg.Rounds, r)
+		for _, j := range balancedOrder(len(sides), r) {
+			e.resetSlowest()
+			counters0 := e.counters(ctx) // read first: the scrape is the server's work, not the side's
+			cpu0 := e.cpu()
+			s := RunLoad(ctx, per, c, sides[j].op)
+			ended := time.Now()
+			e.settle(ctx)
+			s.CPU = e.cpu().perOp(cpu0, per)
+			// The counters run through the drain: the timers the side left are its work.
+			if sides[j].timers {
+				e.drain(ctx, ended)
+			}
+			s.ServerCounters = e.counters(ctx).perOp(counters0, per)
+			s.Slowest = e.takeSlowest()
+			e.explain(ctx, s.Slowest)
+			rounds[j] = append(rounds[j], s)
+		}
+	}
+	return rounds
+}
+
+// interleaved runs each side's n operations one at a time, one operation of every side per
+// cycle, in an order shuffled anew each cycle. Every side then meets the same server: the same
+// database, the same work queued by the operations before, the same timers firing. At
+// concurrency 1 an operation lasts tens of milliseconds and the server's state drifts over a
+// round of them by more than the sides differ: in rotating rounds the stake's p50 over the
+// ceiling's moved by a third from run to run on a database file. No side is drained, as
+// every side pays alike for the timers of every other; work an operation leaves queued falls on
+// whichever operation comes next. CPU is read around each operation. Rounds group the cycles for
+// the by-round ratios. It returns each side's rounds (rounds[j] are sides[j]'s) and the
+// workflows each side ran.
+func (e *env) interleaved(ctx context.Context, sides []side, n int) ([][]Stats, [][]*SlowOp) {
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(len(sides)))) // the same order for the same run
+	rounds := make([][]Stats, len(sides))
+	ran := make([][]*SlowOp, len(sides))
+	done := 0
+	for r := range e.cfg.Rounds {
+		per := perRound(n, e.cfg.Rounds, r)
+		ops := make([][]Stats, len(sides))
+		for range per {
+			i := done
+			done++
+			for _, j := range rng.Perm(len(sides)) {
+				e.resetSlowest()
+				cpu0 := e.cpu()
+				s := RunLoad(ctx, 1, 1, func(ctx context.Context, _ int) error { return sides[j].op(ctx, i) })
+				s.CPU = e.cpu().perOp(cpu0, 1)
+				s.Slowest = e.takeSlowest() // this operation's workflow, if it ran one
+				if s.Slowest != nil {
+					ran[j] = append(ran[j], s.Slowest)
+				}
+				ops[j] = append(ops[j], s)
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		for j := range sides {
+			s := Merge(ops[j]...)
+			s.Rounds = 1
+			e.explain(ctx, s.Slowest)
+			rounds[j] = append(rounds[j], s)
+		}
+	}
+	e.drain(ctx, time.Now())
+	return rounds, ran
+}
+
+// balancedOrder is the order of n sides in round r: row r of a Williams design. Its first row is
+// 0, 1, n-1, 2, n-2, ...; row r adds r to each (mod n). Over n rows (for an even n) each side
+// takes every position once and follows every other side exactly once; for an odd n, rows n to
+// 2n-1 are the first n reversed, and the balance holds over 2n rows.
+func balancedOrder(n, r int) []int {
+	first := make([]int, n)
+	lo, hi := 1, n-1
+	for k := 1; k < n; k++ {
+		if k%2 == 1 {
+			first[k] = lo
+			lo++
+		} else {
+			first[k] = hi
+			hi--
+		}
+	}
+	row := r % n
+	out := make([]int, n)
+	for k, v := range first {
+		out[k] = (v + row) % n
+	}
+	if n%2 == 1 && r%(2*n) >= n {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// perRound is how many of n operations round r of rounds runs: an even share, the last round
+// taking the remainder.
+func perRound(n, rounds, r int) int {
+	per := n / rounds
+	if r == rounds-1 {
+		return n - per*(rounds-1)
+	}
+	return per
+}
+
+func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) {
+	dir, err := os.MkdirTemp(cfg.Dir, "stack-"+mode+"-")
+	if err != nil {
+		return nil, err
+	}
+	// Every stake of this stack (orchestrated and bare sides, warm-up, parking) with room for fees.
+	stakes := 2*(cfg.Ops*len(cfg.Concurrency)+cfg.SerialOps+cfg.Warmup) + cfg.Park
+	perStaker := uint64(stakes/cfg.Stakers+2)*(cfg.Lamports+10_000_000) + 10_000_000_000
+	st, err := startLocalStack(ctx, cfg, mode, dir, perStaker)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{cfg: cfg, st: st, c: st.Client, mode: mode}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	acts, err := worker.NewActivities(st.WorkerConfig(), zap.NewNop())
+	if err != nil {
+		return nil, err
+	}
+	keys, err := signer.LoadSolanaKeyring(st.KeyDir)
+	if err != nil {
+		return nil, err
+	}
+	token, err := os.ReadFile(st.TokenFile)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := apiclient.New(st.Sandbox.URL(), apiclient.WithToken(string(token)), apiclient.WithTimeout(30*time.Second),
+		apiclient.WithUserAgent("stakeflow-bench"))
+	if err != nil {
+		return nil, err
+	}
+	// Without Polygon sides the EVM activities serve no network.
+	evmActs := &actevm.Activities{}
+	if st.EVM != nil {
+		if evmActs, err = worker.NewEVMActivities(ctx, st.WorkerConfig(), zap.NewNop(), svc, st.Client); err != nil {
+			return nil, err
+		}
+		e.barePolygon = &BarePolygon{Acts: evmActs, Network: stack.EVMNetwork, Poll: cfg.PolygonConfirmPoll}
+	}
+	e.w = sdkworker.New(st.Client, workflows.TaskQueue, sdkworker.Options{
+		MaxConcurrentWorkflowTaskPollers:       cfg.Pollers,
+		MaxConcurrentActivityTaskPollers:       cfg.Pollers,
+		MaxConcurrentActivityExecutionSize:     cfg.MaxConcurrentActivities,
+		MaxConcurrentWorkflowTaskExecutionSize: cfg.MaxConcurrentWorkflowTasks,
+		WorkerStopTimeout:                      5 * time.Second,
+	})
+	worker.Register(e.w, &notify.Notifier{}, &actjobs.Activities{}, worker.ChainActivities{Solana: acts, EVM: evmActs,
+		EigenLayer: &actel.Activities{}, Celestia: &actcelestia.Activities{}, TON: &actton.Activities{Service: svc}, Hyperliquid: &acthl.Activities{Service: svc}})
+	RegisterCeiling(e.w)
+	if err := e.w.Start(); err != nil {
+		return nil, fmt.Errorf("starting the benchmark worker: %w", err)
+	}
+	e.bare = &Bare{
+		Service: svc, Signer: signer.NewSolana(keys, signer.SolanaPolicy{}), Keys: keys,
+		Chain: solchain.New(st.Sandbox.Runtime().URL()), Network: "testnet", Poll: cfg.ConfirmPoll,
+	}
+	votes := st.Sandbox.Runtime().VoteAccounts()
+	if len(votes) == 0 {
+		return nil, errors.New("the runtime has no healthy vote account")
+	}
+	e.vote = votes[0].String()
+	for _, pk := range st.Stakers {
+		e.stakers = append(e.stakers, pk.String())
+	}
+	return e, nil
+}
+
+func (e *env) close() {
+	if e.w != nil {
+		e.w.Stop()
+	}
+	if e.st != nil {
+		e.st.Close()
+	}
+}
+
+// side is one way of running the stake sequence.
+type side struct {
+	name string
+	op   func(ctx context.Context, i int) error
+	into func(*RunReport) *Stats
+	// timers tells that the side's operations set timers on the server (it runs workflows).
+	timers bool
+}
+
+// SideNames lists the sides by name, in the order they run.
+func SideNames() []string {
+	var e env
+	var names []string
+	for _, s := range e.allSides() {
+		names = append(names, s.name)
+	}
+	return names
+}
+
+// sides lists the sides measured, in the order they run.
+func (e *env) sides() []side {
+	all := e.allSides()
+	if len(e.cfg.Sides) == 0 {
+		return all
+	}
+	return slices.DeleteFunc(all, func(s side) bool { return !slices.Contains(e.cfg.Sides, s.name) })
+}
+
+func (e *env) allSides() []side {
+	return []side{
+		{"ceiling", e.ceilingOp(CeilingWorkflowName), func(r *RunReport) *Stats { return &r.Ceiling }, true},
+		{"ceiling-local", e.ceilingOp(CeilingLocalWorkflowName), func(r *RunReport) *Stats { return &r.CeilingLocal }, true},
+		{"ceiling-plain", e.ceilingOp(CeilingPlainWorkflowName), func(r *RunReport) *Stats { return &r.CeilingPlain }, true},
+		{"ceiling-naive", e.ceilingOp(CeilingNaiveWorkflowName), func(r *RunReport) *Stats { return &r.CeilingNaive }, true},
+		{"orchestrated", e.stakeOp, func(r *RunReport) *Stats { return &r.Orchestrated }, true},
+		{"bare", e.bareOp, func(r *RunReport) *Stats { return &r.Bare }, false},
+	}
+}
+
+// stakeInput is the i-th operation's stake.
+func (e *env) stakeInput(i int) wfsolana.StakeInput {
+	return wfsolana.StakeInput{
+		Network: "testnet", Staker: e.staker(i), Lamports: e.cfg.Lamports, VoteAccount: e.vote,
+		Options: workflows.Options{ConfirmPollInterval: e.cfg.ConfirmPoll},
+	}
+}
+
+func (e *env) stakeOp(ctx context.Context, i int) error {
+	in := e.stakeInput(i)
+	id := e.idFor("stake", i)
+	opts := starter.StartOptions(id, wfsolana.StakeSummary(in), wfsolana.StakeAttributes(in)...)
+	opts.EnableEagerStart = e.cfg.EagerStart
+	run, err := e.c.ExecuteWorkflow(ctx, opts, wfsolana.StakeWorkflow, in)
+	if err != nil {
+		return err
+	}
+	var res wfsolana.Result
+	return e.wait(ctx, run, &res)
+}
+
+func (e *env) ceilingOp(name string) func(ctx context.Context, i int) error {
+	return func(ctx context.Context, i int) error {
+		in := CeilingInput{Staker: e.staker(i), VoteAccount: e.vote, Lamports: e.cfg.Lamports}
+		opts := client.StartWorkflowOptions{ID: e.idFor(name, i), TaskQueue: workflows.TaskQueue}
+		if name == CeilingWorkflowName {
+			// Started as a stake is: with its summary and search attributes.
+			stake := e.stakeInput(i)
+			opts = starter.StartOptions(opts.ID, wfsolana.StakeSummary(stake), wfsolana.StakeAttributes(stake)...)
+		}
+		opts.EnableEagerStart = e.cfg.EagerStart
+		run, err := e.c.ExecuteWorkflow(ctx, opts, name, in)
+		if err != nil {
+			return err
+		}
+		return e.wait(ctx, run, nil)
+	}
+}
+
+func (e *env) bareOp(ctx context.Context, i int) error {
+	_, err := e.bare.Stake(ctx, e.staker(i), e.vote, e.cfg.Lamports)
+	return err
+}
+
+// idFor returns a fresh workflow ID; IDs are never reused within a server.
+func (e *env) idFor(kind string, i int) string {
+	return "bench-" + kind + "-" + strconv.FormatInt(idSeq.Add(1), 36) + "-" + strconv.Itoa(i)
+}
+
+// idSeq numbers workflow IDs; it starts from the clock so that runs on a kept database differ.
+var idSeq = func() *atomic.Int64 {
+	var v atomic.Int64
+	v.Store(time.Now().UnixNano())
+	return &v
+}()
+
+// serverRSS reads the Temporal dev server's resident set size.
+func (e *env) serverRSS() (uint64, error) {
+	server, _, err := e.pids()
+	if err != nil {
+		return 0, err
+	}
+	return VmRSS(server)
+}
+
+func contains(list []string, v string) bool {
+	for _, s := range list {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// wait waits for a workflow's result and keeps the slowest successful one of the round. Where its
+// time went is read later (explain), outside the operation's measured time.
+func (e *env) wait(ctx context.Context, run client.WorkflowRun, out any) error {
+	t0 := time.Now()
+	err := run.Get(ctx, out)
+	took := time.Since(t0)
+	if err != nil {
+		return err
+	}
+	e.slowMu.Lock()
+	defer e.slowMu.Unlock()
+	if e.slowest == nil || took > e.slowest.Took.Std() {
+		e.slowest = &SlowOp{WorkflowID: run.GetID(), runID: run.GetRunID(), Took: Duration(took)}
+	}
+	return nil
+}
+
+// explain reads the history of a slowest operation and records its longest pause.
+func (e *env) explain(ctx context.Context, s *SlowOp) {
+	if s == nil || s.Between != "" {
+		return
+	}
+	gap, between := e.longestGap(ctx, s.WorkflowID, s.runID)
+	s.LongestGap, s.Between = Duration(gap), between
+}
+
+// longestGap finds the longest pause between two consecutive events of a workflow's history.
+func (e *env) longestGap(ctx context.Context, id, runID string) (time.Duration, string) {
+	events, err := e.history(ctx, id, runID)
+	var gap time.Duration
+	var between string
+	for k := 1; k < len(events); k++ {
+		prev, ev := events[k-1], events[k]
+		if d := ev.GetEventTime().AsTime().Sub(prev.GetEventTime().AsTime()); d > gap {
+			gap, between = d, fmt.Sprintf("%d %s -> %d %s", prev.GetEventId(), prev.GetEventType(), ev.GetEventId(), ev.GetEventType())
+		}
+	}
+	if err != nil {
+		between += " (history incomplete: " + err.Error() + ")"
+	}
+	return gap, between
+}
+
+// history reads a workflow's events; on an error, those read before it and the error.
+func (e *env) history(ctx context.Context, id, runID string) ([]*history.HistoryEvent, error) {
+	it := e.c.GetWorkflowHistory(ctx, id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var events []*history.HistoryEvent
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return events, err
+		}
+		events = append(events, ev)
+	}
+	return events, nil
+}
+
+// counters reads the dev server's counters when Config.ServerMetrics is set; nil otherwise or
+// when they cannot be read (logged).
+func (e *env) counters(ctx context.Context) Counters {
+	if e.st.MetricsURL == "" {
+		return nil
+	}
+	c, err := scrapeCounters(ctx, e.st.MetricsURL)
+	if err != nil {
+		e.cfg.Logger.Warn("Server metrics unavailable", zap.Error(err))
+		return nil
+	}
+	return c
+}
+
+// drain waits until Config.Drain has passed since a side's last operation ended, then until the
+// server is quiet. Without it, each side pays for the timers the sides before it left behind:
+// they fire 5–10 s after a workflow task and 30 s after an activity starts, while the next
+// sides are measured. With 11 s, the side after the naive ceiling (which leaves the most
+// timers) paid up to 10 ms of server CPU per operation for them.
+func (e *env) drain(ctx context.Context, ended time.Time) {
+	if e.cfg.Drain <= 0 {
+		return
+	}
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(time.Until(ended.Add(e.cfg.Drain))):
+	}
+	e.settle(ctx)
+}
+
+// settle waits until the Temporal server is quiet (below a fifth of a core over settleWindow),
+// for at most settleLimit. Work a side leaves queued on the server when its last operation ends
+// (visibility writes above all) then counts in that side's CPU and not in the next side's.
+func (e *env) settle(ctx context.Context) {
+	prev := e.cpu()
+	deadline := time.Now().Add(settleLimit)
+	for prev.ok && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(settleWindow):
+		}
+		cur := e.cpu()
+		if !cur.ok || cur.server-prev.server < settleWindow/5 {
+			return
+		}
+		prev = cur
+	}
+}
+
+const (
+	settleWindow = 200 * time.Millisecond
+	settleLimit  = 15 * time.Second
+)
+
+// cpuSample is the CPU time used so far by the server, the benchmark and the runtime.
+type cpuSample struct {
+	server, bench, runtime time.Duration
+	ok                     bool
+}
+
+// pids finds the dev server's and the Solana runtime's processes, once per stack: the
+// interleaved runs read CPU around every operation, and a scan of /proc costs about a
+// millisecond.
+func (e *env) pids() (server, node int, err error) {
+	if e.serverPID == 0 || e.nodePID == 0 {
+		self := os.Getpid()
+		server, err := ChildByName(self, filepath.Base(e.cfg.TemporalCLI))
+		if err != nil {
+			return 0, 0, err
+		}
+		node, err := ChildByName(self, "node")
+		if err != nil {
+			return 0, 0, err
+		}
+		e.serverPID, e.nodePID = server, node
+	}
+	return e.serverPID, e.nodePID, nil
+}
+
+func (e *env) cpu() cpuSample {
+	_, node, err := e.pids()
+	if err != nil {
+		return cpuSample{}
+	}
+	return e.cpuWith(node)
+}
+
+// cpuWith samples the server's and the benchmark's CPU, and chain's: the process of the chain
+// the side runs on (the Solana runtime, or geth).
+func (e *env) cpuWith(chain int) cpuSample {
+	self := os.Getpid()
+	server, _, err := e.pids()
+	if err != nil {
+		return cpuSample{}
+	}
+	node := chain
+	var s cpuSample
+	var errs [3]error
+	s.server, errs[0] = CPUTime(server)
+	s.bench, errs[1] = CPUTime(self)
+	s.runtime, errs[2] = CPUTime(node)
+	s.ok = errs[0] == nil && errs[1] == nil && errs[2] == nil
+	return s
+}
+
+// perOp divides the CPU used since before over ops; nil when either sample failed.
+func (s cpuSample) perOp(before cpuSample, ops int) *CPUPerOp {
+	if !s.ok || !before.ok || ops == 0 {
+		return nil
+	}
+	n := time.Duration(ops)
+	return &CPUPerOp{
+		Server:  Duration((s.server - before.server) / n),
+		Bench:   Duration((s.bench - before.bench) / n),
+		Runtime: Duration((s.runtime - before.runtime) / n),
+	}
+}

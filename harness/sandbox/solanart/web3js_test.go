@@ -186,7 +186,9 @@ func stakeState(t *testing.T, ctx context.Context, c *rpc.Client, k solana.Publi
 // TestWeb3jsInstallIsIdempotent installs into a fresh cache directory (npm ci, from the npm cache
 // when warm), then installs again: the same directory, left as it was.
 func TestWeb3jsInstallIsIdempotent(t *testing.T) {
-	ctx := testContext(t)
+	// Into a fresh directory: a whole npm ci, which a loaded machine needed more than a minute for.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
 	cacheDir := t.TempDir()
 	first, err := installWeb3js(ctx, cacheDir)
 	require.NoError(t, err)

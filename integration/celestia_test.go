@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
+	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 )

@@ -20,8 +20,8 @@ import (
 
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
-	"github.com/stakeflow/stakeflow/internal/contract"
 	"github.com/stakeflow/stakeflow/harness/stack"
+	"github.com/stakeflow/stakeflow/internal/contract"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"

@@ -22,8 +22,8 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/apiclient"
-	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
+	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )

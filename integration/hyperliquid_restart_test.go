@@ -20,10 +20,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
-	"github.com/stakeflow/stakeflow/internal/cli"
-	"github.com/stakeflow/stakeflow/harness/stack"
-	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
+	"github.com/stakeflow/stakeflow/harness/stack"
+	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 )

@@ -21,10 +21,10 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/internal/worker"
-	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/store"
 	"github.com/stakeflow/stakeflow/store/storetest"
 	"github.com/stakeflow/stakeflow/workflows"

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
+	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 )

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
-	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
+	"github.com/stakeflow/stakeflow/harness/stack"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 )
 

@@ -20,9 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
-	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 

@@ -2,6 +2,7 @@ package evm
 
 import (
 	"errors"
+	"github.com/stakeflow/stakeflow/chain/rpcproof"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -193,7 +194,7 @@ func TestConfirmForeignNonce(t *testing.T) {
 func TestConfirmChainErrors(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
 	h.chain.receipts = map[common.Hash]func() (*evmchain.Receipt, error){ourHash: func() (*evmchain.Receipt, error) {
-		return nil, &evmchain.UnverifiedError{Network: "dev"}
+		return nil, &rpcproof.UnverifiedError{Network: "dev"}
 	}}
 	_, err := runConfirm(t, h, confirmInput(h))
 	typ, nonRetryable := appErr(t, err)

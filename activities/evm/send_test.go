@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stakeflow/stakeflow/chain/rpcproof"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -387,7 +388,7 @@ func TestBroadcastRefusalIsCheckedOnTheRPC(t *testing.T) {
 			h.chain.sendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Transient: true, Err: rpcLimitErr("limit exceeded")}
 		}, wantType: activities.ErrChainUnavailable, retryable: true, wantMsg: []string{"could not be asked", "limit exceeded"}},
 		{name: "the RPC is not proven to serve the network: retried", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = &evmchain.UnverifiedError{Network: "dev", Expected: "1337", Reason: "not read yet"}
+			h.chain.sendErr = &rpcproof.UnverifiedError{Network: "dev", Expected: "1337", Reason: "not read yet"}
 		}, wantType: activities.ErrChainUnverified, retryable: true, wantMsg: []string{"could not be asked"}},
 	}
 	for _, tt := range tests {

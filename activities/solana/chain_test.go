@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/chain/rpcproof"
 	"io"
 	"maps"
 	"net/http"
@@ -122,7 +123,7 @@ func TestCheckValidator(t *testing.T) {
 	}
 	t.Run("our RPC unproven: retried, not refused", func(t *testing.T) {
 		c, _ := service(t, 200, nil, active)
-		f := &fakeChain{readErr: &solchain.UnverifiedError{Network: "testnet", Expected: testnetGenesis, Served: devnetGenesis, Reason: solchain.ReasonMismatch}}
+		f := &fakeChain{readErr: &rpcproof.UnverifiedError{Chain: "solana", What: "genesis hash", Network: "testnet", Expected: testnetGenesis, Served: devnetGenesis, Reason: solchain.ReasonMismatch}}
 		acts := &Activities{Service: c, Chains: map[string]SolanaReader{"testnet": f}, Policy: Policy{MaxCommission: 10}}
 		_, err := execute[ValidatorCheckResult](t, acts, "CheckValidator", ValidatorCheckInput{Network: "testnet", VoteAccount: vote})
 		ae := appErr(t, err)
@@ -138,7 +139,7 @@ func TestExpiryProofNeedsAProvenReader(t *testing.T) {
 		return &fakeChain{statuses: []*solchain.SignatureStatus{absent}, valid: []bool{false}, heights: []uint64{100, 200}}
 	}
 	f := expiredChain()
-	f.unverified = &solchain.UnverifiedError{Network: "testnet", Expected: testnetGenesis, Served: devnetGenesis, Reason: solchain.ReasonMismatch}
+	f.unverified = &rpcproof.UnverifiedError{Chain: "solana", What: "genesis hash", Network: "testnet", Expected: testnetGenesis, Served: devnetGenesis, Reason: solchain.ReasonMismatch}
 	_, err := confirm(t, f)
 	ae := appErr(t, err)
 	assert.Equal(t, activities.ErrChainUnverified, ae.Type())

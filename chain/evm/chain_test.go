@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"fmt"
+	"github.com/stakeflow/stakeflow/chain/rpcproof"
 	"math/big"
 	"os"
 	"strings"
@@ -200,7 +201,7 @@ func TestNetworkProvesChainID(t *testing.T) {
 	wrong := NewNetwork("mainnet", 1, c, NetworkOptions{})
 	_, err = wrong.Nonces(ctx, node.DevAddress())
 	require.Error(t, err, "nothing is read before the chain id is proven")
-	var ue *UnverifiedError
+	var ue *rpcproof.UnverifiedError
 	require.ErrorAs(t, err, &ue)
 	assert.ErrorIs(t, err, ErrNetworkUnverified)
 	assert.Contains(t, err.Error(), "expected chain id 1,")

@@ -3,7 +3,6 @@ package evmchain
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/big"
 	"strconv"
 
@@ -16,33 +15,9 @@ import (
 	"github.com/stakeflow/stakeflow/chain/rpcproof"
 )
 
-// ErrNetworkUnverified is wrapped by every [*UnverifiedError].
+// ErrNetworkUnverified is wrapped by every refusal of a read through an unproven RPC (an
+// [*rpcproof.UnverifiedError]).
 var ErrNetworkUnverified = rpcproof.ErrNetworkUnverified
-
-// UnverifiedError is the refusal of a [Network] whose RPC is not (or no longer) proven to serve
-// the chain it is configured for. Retrying may help: the Network re-checks on its own.
-type UnverifiedError struct {
-	// Network is the configured network name.
-	Network string
-	// Expected is the chain id the network must have, in decimal.
-	Expected string
-	// Served is the chain id the RPC last served, in decimal; "" if it has served none.
-	Served string
-	// Reason says why the RPC is not trusted.
-	Reason string
-}
-
-// Error names the network, the expected and the served chain id, and the reason.
-func (e *UnverifiedError) Error() string {
-	served := "last served " + e.Served
-	if e.Served == "" {
-		served = "served none yet"
-	}
-	return fmt.Sprintf("evm network %s: %v (expected chain id %s, %s): %s", e.Network, ErrNetworkUnverified, e.Expected, served, e.Reason)
-}
-
-// Unwrap returns ErrNetworkUnverified.
-func (e *UnverifiedError) Unwrap() error { return ErrNetworkUnverified }
 
 // NetworkStatus is what a Network knows about its RPC: Expected and Served are chain ids in decimal.
 type NetworkStatus = rpcproof.Status
@@ -68,7 +43,7 @@ const (
 
 // Network is a Client trusted only while its RPC is proven to serve one chain: eth_chainId must
 // equal the configured chain id. Until it has (and after a mismatch), every read returns an
-// [*UnverifiedError]. A read that fails the way a lost or replaced RPC fails (a network error,
+// [*rpcproof.UnverifiedError]. A read that fails the way a lost or replaced RPC fails (a network error,
 // an undecodable answer, an HTTP error other than 429) withdraws the proof until the chain id has
 // been read again. [Network.Run] checks at once, periodically, and after each such failure; a
 // read that finds the RPC unproven checks inline, at most once per Retry, so a Network works
@@ -82,16 +57,13 @@ type Network struct {
 // NewNetwork returns the Network name of c's RPC, which must serve chain id chainID.
 func NewNetwork(name string, chainID uint64, c *Client, opts NetworkOptions) *Network {
 	return &Network{chainID: chainID, c: c, Proof: rpcproof.New(name, strconv.FormatUint(chainID, 10), rpcproof.Identity{
-		What: proofWhat, Noun: "chain", RPCFailed: rpcFailed,
+		Chain: "evm", What: proofWhat, Noun: "chain", RPCFailed: rpcFailed,
 		Read: func(ctx context.Context) (string, error) {
 			id, err := c.ChainID(ctx)
 			if err != nil {
 				return "", err
 			}
 			return id.String(), nil
-		},
-		Refusal: func(st NetworkStatus) error {
-			return &UnverifiedError{Network: st.Network, Expected: st.Expected, Served: st.Served, Reason: st.Reason}
 		},
 	}, opts)}
 }

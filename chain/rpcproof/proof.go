@@ -54,14 +54,13 @@ const (
 
 // Identity is how a chain proves which network an RPC serves.
 type Identity struct {
+	// Chain names the chain family in refusals ("solana", "evm").
+	Chain string
 	// What is the value read ("genesis hash", "chain id"); Noun what a wrong value means the RPC
 	// serves ("network", "chain").
 	What, Noun string
 	// Read reads the value the RPC serves.
 	Read func(ctx context.Context) (string, error)
-	// Refusal is the error a read through the unproven RPC returns; it wraps
-	// ErrNetworkUnverified and names the network, the expected and served values, and the reason.
-	Refusal func(st Status) error
 	// RPCFailed reports whether a read's error is a failure of the RPC itself (a network error,
 	// an HTTP error other than 429), which withdraws the proof; an answer from a node that
 	// answered (a JSON-RPC error) does not.
@@ -85,7 +84,7 @@ func ReasonRPCFailed(what string) string {
 }
 
 // Proof is an RPC trusted only while it is proven to serve one network. Until it has (and after
-// a mismatch), [Read] refuses with the chain's Identity.Refusal. A read that fails the way a lost or
+// a mismatch), [Read] refuses with an [*UnverifiedError]. A read that fails the way a lost or
 // replaced RPC fails withdraws the proof: reads are refused until the value has been read again
 // from the RPC that came back. [Proof.Run] checks at once, periodically, and after each such
 // failure; a read that finds the RPC unproven checks inline, at most once per Retry, so a Proof
@@ -149,8 +148,40 @@ func (p *Proof) errLocked() error {
 	if p.status.Verified {
 		return nil
 	}
-	return p.id.Refusal(p.status)
+	return p.Refusal(p.status)
 }
+
+// Refusal is the error a read returns while the RPC is not proven, for status st.
+func (p *Proof) Refusal(st Status) *UnverifiedError {
+	return &UnverifiedError{Chain: p.id.Chain, What: p.id.What, Network: st.Network, Expected: st.Expected, Served: st.Served, Reason: st.Reason}
+}
+
+// UnverifiedError is the refusal of a read through an RPC that is not (or no longer) proven to
+// serve the network it is configured for, on every chain. Retrying may help: the proof re-checks
+// on its own.
+type UnverifiedError struct {
+	// Chain names the chain family ("solana", "evm"); What the value that proves the network
+	// ("genesis hash", "chain id").
+	Chain, What string
+	// Network is the configured network name.
+	Network string
+	// Expected is the value the network must have; Served the one the RPC last served, "" if none.
+	Expected, Served string
+	// Reason says why the RPC is not trusted.
+	Reason string
+}
+
+// Error names the chain and network, the expected and served values, and the reason.
+func (e *UnverifiedError) Error() string {
+	served := "last served " + e.Served
+	if e.Served == "" {
+		served = "served none yet"
+	}
+	return fmt.Sprintf("%s network %s: %v (expected %s %s, %s): %s", e.Chain, e.Network, ErrNetworkUnverified, e.What, e.Expected, served, e.Reason)
+}
+
+// Unwrap returns ErrNetworkUnverified.
+func (e *UnverifiedError) Unwrap() error { return ErrNetworkUnverified }
 
 // Verify reads the RPC's value now and compares it with the expected one. It returns nil when
 // the RPC is proven, its refusal otherwise. A check ended by ctx changes nothing.

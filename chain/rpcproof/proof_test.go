@@ -3,7 +3,6 @@ package rpcproof
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -39,9 +38,6 @@ func (f *fakeRPC) identity() Identity {
 				return "", errRPCDown
 			}
 			return f.served, nil
-		},
-		Refusal: func(st Status) error {
-			return fmt.Errorf("network %s (expected %s, served %q): %s: %w", st.Network, st.Expected, st.Served, st.Reason, ErrNetworkUnverified)
 		},
 		RPCFailed: func(err error) bool { return errors.Is(err, errRPCDown) },
 	}

@@ -10,7 +10,7 @@
 //   - [Network] is a Client trusted only while its RPC is proven to serve one network: its
 //     genesis hash must be the network's ([KnownGenesisHash] holds the public clusters'; others
 //     are configured). Until proven, after a mismatch, and after a read failed as a lost or
-//     replaced RPC fails (network error, HTTP 5xx), every read returns an [*UnverifiedError]
+//     replaced RPC fails (network error, HTTP 5xx), every read returns an [*rpcproof.UnverifiedError]
 //     naming the network, the expected and the served hash, until the hash is read again.
 //   - Every RPC failure is returned as an [*RPCError] naming the method, wrapping the cause with
 //     %w, and telling whether retrying can help ([IsTransient]): network errors, HTTP 408, 429 and

@@ -87,9 +87,11 @@ func TestFailedReadIsNotAMissingAccount(t *testing.T) {
 // TestUnverifiedErrorNamesServedHash: the refusal of an unproven network names the genesis hash
 // the RPC served, or says it has served none yet.
 func TestUnverifiedErrorNamesServedHash(t *testing.T) {
-	none := (&UnverifiedError{Network: "testnet", Expected: "E", Reason: ReasonUnchecked}).Error()
+	n := NewNetwork("testnet", "E", New("http://127.0.0.1:1"), NetworkOptions{})
+	none := n.Refusal(NetworkStatus{Network: "testnet", Expected: "E", Reason: ReasonUnchecked}).Error()
+	assert.True(t, strings.HasPrefix(none, "solana network testnet: "), none)
 	assert.Contains(t, none, "expected genesis hash E, served none yet")
-	other := (&UnverifiedError{Network: "testnet", Expected: "E", Served: "S", Reason: ReasonMismatch}).Error()
+	other := n.Refusal(NetworkStatus{Network: "testnet", Expected: "E", Served: "S", Reason: ReasonMismatch}).Error()
 	assert.Contains(t, other, "expected genesis hash E, last served S")
 	assert.NotContains(t, other, "none yet")
 }

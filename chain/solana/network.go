@@ -3,7 +3,6 @@ package solchain
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
@@ -33,33 +32,9 @@ func (c *Client) GenesisHash(ctx context.Context) (string, error) {
 	return h.String(), nil
 }
 
-// ErrNetworkUnverified is wrapped by every [*UnverifiedError].
+// ErrNetworkUnverified is wrapped by every refusal of a read through an unproven RPC (an
+// [*rpcproof.UnverifiedError]).
 var ErrNetworkUnverified = rpcproof.ErrNetworkUnverified
-
-// UnverifiedError is the refusal of a [Network] whose RPC is not (or no longer) proven to serve
-// the network it is configured for. Retrying may help: the Network re-checks on its own.
-type UnverifiedError struct {
-	// Network is the configured network name.
-	Network string
-	// Expected is the genesis hash the network must have.
-	Expected string
-	// Served is the genesis hash the RPC last served, "" if it has served none.
-	Served string
-	// Reason says why the RPC is not trusted.
-	Reason string
-}
-
-// Error names the network, the expected and the served genesis hash, and the reason.
-func (e *UnverifiedError) Error() string {
-	served := "last served " + e.Served
-	if e.Served == "" {
-		served = "served none yet"
-	}
-	return fmt.Sprintf("solana network %s: %v (expected genesis hash %s, %s): %s", e.Network, ErrNetworkUnverified, e.Expected, served, e.Reason)
-}
-
-// Unwrap returns ErrNetworkUnverified.
-func (e *UnverifiedError) Unwrap() error { return ErrNetworkUnverified }
 
 // NetworkStatus is what a Network knows about its RPC: Expected and Served are genesis hashes.
 type NetworkStatus = rpcproof.Status
@@ -85,7 +60,7 @@ const (
 
 // Network is a Client trusted only while its RPC is proven to serve one network: the RPC's genesis
 // hash must equal the network's. Until it has (and after a mismatch), every read returns an
-// [*UnverifiedError]. A read that fails the way a lost or replaced RPC fails (a network error or
+// [*rpcproof.UnverifiedError]. A read that fails the way a lost or replaced RPC fails (a network error or
 // an HTTP 5xx answer) withdraws the proof: reads are refused until the genesis hash has been read
 // again from the RPC that came back. [Network.Run] checks at once, periodically, and after each
 // such failure; a read that finds the RPC unproven checks inline, at most once per Retry, so that
@@ -98,10 +73,7 @@ type Network struct {
 // NewNetwork returns the Network name of c's RPC, which must serve the genesis hash expected.
 func NewNetwork(name, expected string, c *Client, opts NetworkOptions) *Network {
 	return &Network{c: c, Proof: rpcproof.New(name, expected, rpcproof.Identity{
-		What: proofWhat, Noun: "network", Read: c.GenesisHash, RPCFailed: rpcFailed,
-		Refusal: func(st NetworkStatus) error {
-			return &UnverifiedError{Network: st.Network, Expected: st.Expected, Served: st.Served, Reason: st.Reason}
-		},
+		Chain: "solana", What: proofWhat, Noun: "network", Read: c.GenesisHash, RPCFailed: rpcFailed,
 	}, opts)}
 }
 

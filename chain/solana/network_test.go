@@ -3,6 +3,7 @@ package solchain
 import (
 	"context"
 	"encoding/json"
+	"github.com/stakeflow/stakeflow/chain/rpcproof"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -116,7 +117,7 @@ func TestNetworkRefusesUntilProven(t *testing.T) {
 	n := NewNetwork("testnet", testnetGenesis, New(srv.URL), NetworkOptions{Retry: time.Minute, Now: clk.Now})
 
 	err := n.Verified()
-	var ue *UnverifiedError
+	var ue *rpcproof.UnverifiedError
 	require.ErrorAs(t, err, &ue)
 	assert.Equal(t, ReasonUnchecked, ue.Reason)
 

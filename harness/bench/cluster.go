@@ -15,8 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/harness/cluster"
-	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/harness/stack"
+	"github.com/stakeflow/stakeflow/internal/cli"
 )
 
 // Report is the outcome of one benchmark run.

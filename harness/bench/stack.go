@@ -3,8 +3,8 @@ package bench
 import (
 	"context"
 
-	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/harness/stack"
 )
 
 // startLocalStack starts the local stack (harness/stack) without its worker: the benchmark runs

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/harness/sandbox/celestiachain"
+	"github.com/stakeflow/stakeflow/harness/stack"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"go.uber.org/zap"
 
-	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
+	"github.com/stakeflow/stakeflow/harness/stack"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 )
 

@@ -19,8 +19,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/harness/childproc"
-	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/harness/stack"
+	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 

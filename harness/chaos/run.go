@@ -26,12 +26,12 @@ import (
 
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
-	"github.com/stakeflow/stakeflow/internal/cli"
-	"github.com/stakeflow/stakeflow/harness/stack"
-	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/harness/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/harness/stack"
+	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )

@@ -16,8 +16,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	"go.uber.org/zap"
 
-	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/harness/stack"
 )
 
 // Options configure a cluster.

@@ -23,8 +23,8 @@ import (
 
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/harness/chaos"
-	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )

@@ -13,10 +13,10 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/google/uuid"
 
-	"github.com/stakeflow/stakeflow/internal/cli"
-	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/harness/sandbox/celestiachain"
+	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/worker"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 )
 

@@ -16,10 +16,10 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"go.uber.org/zap"
 
-	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/harness/gethdev"
-	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/harness/sandbox/evmchain"
+	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/worker"
 )
 
 // EVMNetwork is the network name the local EVM chain serves Polygon staking under.

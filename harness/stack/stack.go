@@ -24,11 +24,11 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 
-	"github.com/stakeflow/stakeflow/internal/cli"
-	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/harness/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 

@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
-	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/internal/worker"
 )
 
 // TestStackStartsWhatTheTestsAndTheDemoUse starts the real stack and checks what every test and

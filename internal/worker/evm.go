@@ -331,13 +331,9 @@ func runEVMNetworks(ctx context.Context, wg *sync.WaitGroup, networks []*evmchai
 		wg.Add(1)
 		go func() { defer wg.Done(); n.Run(ctx) }()
 	}
-	return func() []string {
-		var out []string
-		for _, n := range networks {
-			if st := n.Status(); !st.Verified {
-				out = append(out, (&evmchain.UnverifiedError{Network: st.Network, Expected: st.Expected, Served: st.Served, Reason: st.Reason}).Error())
-			}
-		}
-		return out
+	proven := make([]provenNetwork, 0, len(networks))
+	for _, n := range networks {
+		proven = append(proven, n)
 	}
+	return unprovenOf(proven)
 }

@@ -300,13 +300,13 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 
 // provenNetwork is a chain reader that proves its network and can keep proving it.
 type provenNetwork interface {
-	Status() solchain.NetworkStatus
+	Verified() error
 	Run(ctx context.Context)
 }
 
 // runNetworks starts the checks of every reader that proves its network, until ctx is done, and
-// returns a function listing their statuses by network name.
-func runNetworks(ctx context.Context, wg *sync.WaitGroup, chains map[string]actsolana.SolanaReader) func() []solchain.NetworkStatus {
+// returns a function listing, one line each, those not proven and why.
+func runNetworks(ctx context.Context, wg *sync.WaitGroup, chains map[string]actsolana.SolanaReader) func() []string {
 	var proven []provenNetwork
 	for _, name := range slices.Sorted(maps.Keys(chains)) {
 		if n, ok := chains[name].(provenNetwork); ok {
@@ -315,10 +315,17 @@ func runNetworks(ctx context.Context, wg *sync.WaitGroup, chains map[string]acts
 			go func() { defer wg.Done(); n.Run(ctx) }()
 		}
 	}
-	return func() []solchain.NetworkStatus {
-		out := make([]solchain.NetworkStatus, 0, len(proven))
-		for _, n := range proven {
-			out = append(out, n.Status())
+	return unprovenOf(proven)
+}
+
+// unprovenOf lists, one line each, the networks not proven and why (their refusal).
+func unprovenOf(networks []provenNetwork) func() []string {
+	return func() []string {
+		var out []string
+		for _, n := range networks {
+			if err := n.Verified(); err != nil {
+				out = append(out, err.Error())
+			}
 		}
 		return out
 	}
@@ -398,21 +405,17 @@ type healthChecks struct {
 	ready    <-chan struct{}
 	temporal healthChecker
 	keys     func() int
-	networks func() []solchain.NetworkStatus
-	// otherNetworks lists the other chains' networks not proven, one line each.
-	otherNetworks func() []string
-	serviceAuth   func() bool
+	// networks and otherNetworks list the Solana and the other chains' networks not proven, one
+	// line each.
+	networks, otherNetworks func() []string
+	serviceAuth             func() bool
 }
 
 // unproven lists, one line each, the networks whose RPC is not proven and why.
 func (h healthChecks) unproven() []string {
 	var out []string
 	if h.networks != nil {
-		for _, st := range h.networks() {
-			if !st.Verified {
-				out = append(out, (&solchain.UnverifiedError{Network: st.Network, Expected: st.Expected, Served: st.Served, Reason: st.Reason}).Error())
-			}
-		}
+		out = append(out, h.networks()...)
 	}
 	if h.otherNetworks != nil {
 		out = append(out, h.otherNetworks()...)

@@ -17,8 +17,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/harness/cluster"
+	"github.com/stakeflow/stakeflow/internal/cli"
 )
 
 func main() {

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
-	"github.com/stakeflow/stakeflow/harness/sandbox"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"

@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.uber.org/zap"
 
-	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 

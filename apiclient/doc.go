@@ -55,6 +55,13 @@
 //   - Request IDs. Every error from a response carries its request ID
 //     (RequestIDOf). For successes too, WithResponseInfo makes the client fill
 //     a ResponseInfo with the status, x-request-id and rate-limit headers.
+//   - Observation. WithObserver sets an Observer told of every call to the
+//     service, whatever the endpoint, once per call, with the caller's
+//     context: the endpoint (a fixed label such as "stake" or
+//     "celestia_send", never the path), the HTTP status, the duration and the
+//     error; Call derives the status and exception labels, throttling and the
+//     Retry-After delay from it. It never sees the token, headers or bodies.
+//     All requests go through one function (do), which tells the observer.
 //   - Pagination. DelegatorAPRAll, NetworkAPYAll and SSVRequestsAll are
 //     iter.Seq2 iterators that walk limit/offset until a short or empty page,
 //     or (endpoint 8) until totalCount is reached.

@@ -561,7 +561,7 @@ func decodeEnvelope(m responseMeta, body []byte, out any) error {
 		return m.unexpected(body, errNoResult)
 	}
 	if err := json.Unmarshal(env.Result, out); err != nil {
-		return m.unexpected(body, fmt.Errorf("decoding result: %w", err))
+		return m.unexpected(body, fmt.Errorf("decoding result: %w", namedField(err)))
 	}
 	return nil
 }

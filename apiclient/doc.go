@@ -65,9 +65,10 @@
 //   - Pagination. DelegatorAPRAll, NetworkAPYAll and SSVRequestsAll are
 //     iter.Seq2 iterators that walk limit/offset until a short or empty page,
 //     or (endpoint 8) until totalCount is reached.
-//   - Time. Date-times are time.Time. Queries send RFC 3339. Results and the
-//     error envelope's timestamp are read in any ISO 8601 form services emit
-//     (ParseDateTime): RFC 3339 with or without fractional seconds, an offset
+//   - Time. Every date-time of a result is a DateTime (a time.Time), the one
+//     date-time type of this package; queries take time.Time and send RFC
+//     3339. Results and the error envelope's timestamp are read in any ISO
+//     8601 form services emit (ParseDateTime): RFC 3339 with or without fractional seconds, an offset
 //     with or without a colon, a space instead of the 'T', or no zone at all,
 //     read as UTC. Any other value fails the call with an
 //     *UnexpectedResponseError naming the field and quoting the value.

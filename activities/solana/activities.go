@@ -213,7 +213,7 @@ func (a *Activities) Build(ctx context.Context, in Intent) (BuildResult, error) 
 		UnsignedTransaction: tx.UnsignedTransactionData,
 		VoteAccount:         tx.ExtraData.VoteAccount,
 		RequestID:           info.RequestID,
-		CreatedAt:           tx.CreatedAt,
+		CreatedAt:           tx.CreatedAt.Time,
 	}, nil
 }
 

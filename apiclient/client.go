@@ -41,6 +41,7 @@ type Client struct {
 	log         *zap.Logger
 	statusParam string
 	now         func() time.Time
+	observer    Observer
 
 	// tokenFile and reloadEvery are fixed at New (see WithTokenFile).
 	tokenFile   string
@@ -68,6 +69,7 @@ type config struct {
 	log         *zap.Logger
 	statusParam string
 	now         func() time.Time
+	observer    Observer
 }
 
 // withClock sets the clock the client reads for durations, Retry-After dates
@@ -230,6 +232,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		log:         cfg.log,
 		statusParam: cfg.statusParam,
 		now:         cfg.now,
+		observer:    cfg.observer,
 		tokenFile:   cfg.tokenFile,
 		reloadEvery: cfg.reloadEvery,
 		token:       token,
@@ -283,16 +286,31 @@ func WithResponseInfo(ctx context.Context, info *ResponseInfo) context.Context {
 
 // request describes one call.
 type request struct {
-	method string
-	path   string // escaped, starts with /api/v1/
-	query  url.Values
-	body   any
+	endpoint Endpoint
+	method   string
+	path     string // escaped, starts with /api/v1/
+	query    url.Values
+	body     any
 }
 
-// do sends req and decodes the success result into out (when out is non-nil).
-// A request the service refuses with 401 is sent once more when the token
-// file holds a new token; see WithTokenFile.
+// do sends req and decodes the success result into out (when out is non-nil),
+// then tells the observer (WithObserver) of the call: every call to the
+// service goes through here.
 func (c *Client) do(ctx context.Context, req request, out any) error {
+	start := c.now()
+	var status int
+	err := c.exchange(ctx, req, out, &status)
+	if c.observer != nil {
+		c.observer(ctx, Call{Endpoint: req.endpoint, StatusCode: status, Duration: c.now().Sub(start), Err: err})
+	}
+	return err
+}
+
+// exchange sends req and decodes the success result into out (when out is
+// non-nil), setting *status to the HTTP status of the response it got. A
+// request the service refuses with 401 is sent once more when the token file
+// holds a new token; see WithTokenFile.
+func (c *Client) exchange(ctx context.Context, req request, out any, status *int) error {
 	token := c.currentToken()
 	if token == "" {
 		return fmt.Errorf("apiclient: %s %s: %w", req.method, req.path, ErrNoToken)
@@ -323,6 +341,7 @@ func (c *Client) do(ctx context.Context, req request, out any) error {
 	if err != nil {
 		return err
 	}
+	*status = resp.status
 	c.noteAuth(resp.status, req, resp.requestID)
 
 	info, _ := ctx.Value(responseInfoKey{}).(*ResponseInfo)
@@ -542,7 +561,7 @@ func decodeEnvelope(m responseMeta, body []byte, out any) error {
 		return m.unexpected(body, errNoResult)
 	}
 	if err := json.Unmarshal(env.Result, out); err != nil {
-		return m.unexpected(body, fmt.Errorf("decoding result: %w", err))
+		return m.unexpected(body, fmt.Errorf("decoding result: %w", namedField(err)))
 	}
 	return nil
 }

@@ -55,12 +55,20 @@
 //   - Request IDs. Every error from a response carries its request ID
 //     (RequestIDOf). For successes too, WithResponseInfo makes the client fill
 //     a ResponseInfo with the status, x-request-id and rate-limit headers.
+//   - Observation. WithObserver sets an Observer told of every call to the
+//     service, whatever the endpoint, once per call, with the caller's
+//     context: the endpoint (a fixed label such as "stake" or
+//     "celestia_send", never the path), the HTTP status, the duration and the
+//     error; Call derives the status and exception labels, throttling and the
+//     Retry-After delay from it. It never sees the token, headers or bodies.
+//     All requests go through one function (do), which tells the observer.
 //   - Pagination. DelegatorAPRAll, NetworkAPYAll and SSVRequestsAll are
 //     iter.Seq2 iterators that walk limit/offset until a short or empty page,
 //     or (endpoint 8) until totalCount is reached.
-//   - Time. Date-times are time.Time. Queries send RFC 3339. Results and the
-//     error envelope's timestamp are read in any ISO 8601 form services emit
-//     (ParseDateTime): RFC 3339 with or without fractional seconds, an offset
+//   - Time. Every date-time of a result is a DateTime (a time.Time), the one
+//     date-time type of this package; queries take time.Time and send RFC
+//     3339. Results and the error envelope's timestamp are read in any ISO
+//     8601 form services emit (ParseDateTime): RFC 3339 with or without fractional seconds, an offset
 //     with or without a colon, a space instead of the 'T', or no zone at all,
 //     read as UTC. Any other value fails the call with an
 //     *UnexpectedResponseError naming the field and quoting the value.

@@ -68,7 +68,7 @@ func (c *Client) DelegatorAPR(ctx context.Context, network string, q DelegatorAP
 		return nil, err
 	}
 	var out DelegatorRewardsPage
-	err := c.do(ctx, request{method: http.MethodGet, path: pathPrefix + network + "/data/delegator/apr", query: v}, &out)
+	err := c.do(ctx, request{endpoint: EndpointDelegatorAPR, method: http.MethodGet, path: pathPrefix + network + "/data/delegator/apr", query: v}, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (c *Client) NetworkAPY(ctx context.Context, network string, q NetworkAPYQue
 		return nil, err
 	}
 	var out NetworkAPYPage
-	err := c.do(ctx, request{method: http.MethodGet, path: pathPrefix + network + "/data/network/apy", query: v}, &out)
+	err := c.do(ctx, request{endpoint: EndpointNetworkAPY, method: http.MethodGet, path: pathPrefix + network + "/data/network/apy", query: v}, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (c *Client) CelestiaSend(ctx context.Context, network string, req CelestiaS
 		return nil, argErr("signedTransaction", "must be base64 or hexadecimal")
 	}
 	var out CelestiaBroadcastResult
-	err := c.do(ctx, request{method: http.MethodPost, path: pathPrefix + "celestia/" + network + "/transaction/send", body: req}, &out)
+	err := c.do(ctx, request{endpoint: EndpointCelestiaSend, method: http.MethodPost, path: pathPrefix + "celestia/" + network + "/transaction/send", body: req}, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (c *Client) PolygonSend(ctx context.Context, req PolygonSendRequest) (json.
 		return nil, argErr("stakerAddress", errReasonRequired)
 	}
 	var out json.RawMessage
-	err := c.do(ctx, request{method: http.MethodPost, path: pathPrefix + "polygon/transaction/send", body: req}, &out)
+	err := c.do(ctx, request{endpoint: EndpointPolygonSend, method: http.MethodPost, path: pathPrefix + "polygon/transaction/send", body: req}, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (c *Client) EigenLayerVerifyCheckpointProofs(ctx context.Context, req Verif
 		return nil, argErr("activateTx", errReasonRequired)
 	}
 	var out SerializedEVMTransaction
-	err := c.do(ctx, request{method: http.MethodPost, path: pathPrefix + "eth/staking/eigenlayer/tx/verify-checkpoint-proofs", body: req}, &out)
+	err := c.do(ctx, request{endpoint: EndpointEigenLayerVerifyCheckpointProofs, method: http.MethodPost, path: pathPrefix + "eth/staking/eigenlayer/tx/verify-checkpoint-proofs", body: req}, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (c *Client) HyperliquidWithdraw(ctx context.Context, network string, req Hy
 		return nil, argErr("delegatorAddress", errReasonRequired)
 	}
 	var out HyperliquidWithdrawal
-	err := c.do(ctx, request{method: http.MethodPost, path: pathPrefix + "hyperliquid/" + network + "/staking/withdraw", body: req}, &out)
+	err := c.do(ctx, request{endpoint: EndpointHyperliquidWithdraw, method: http.MethodPost, path: pathPrefix + "hyperliquid/" + network + "/staking/withdraw", body: req}, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func (c *Client) SolanaValidatorStatus(ctx context.Context, network string, vote
 	}
 	v := url.Values{c.statusParam: {strings.Join(voteAccounts, ",")}}
 	var out ValidatorStatusResult
-	err := c.do(ctx, request{method: http.MethodGet, path: pathPrefix + "solana/" + network + "/validator/status", query: v}, &out)
+	err := c.do(ctx, request{endpoint: EndpointValidatorStatus, method: http.MethodGet, path: pathPrefix + "solana/" + network + "/validator/status", query: v}, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (c *Client) SSVRequests(ctx context.Context, q SSVRequestsQuery) (*SetupReq
 		return nil, err
 	}
 	var out SetupRequestPage
-	err := c.do(ctx, request{method: http.MethodGet, path: pathPrefix + "eth/staking/ssv/request", query: v}, &out)
+	err := c.do(ctx, request{endpoint: EndpointSSVRequests, method: http.MethodGet, path: pathPrefix + "eth/staking/ssv/request", query: v}, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func (c *Client) TONTransactionStatus(ctx context.Context, network, txHash strin
 		return nil, argErr("transactionHash", errReasonRequired)
 	}
 	var out TONTransactionStatus
-	err := c.do(ctx, request{method: http.MethodGet, path: pathPrefix + "ton/" + network + "/transactions/status/" + url.PathEscape(txHash)}, &out)
+	err := c.do(ctx, request{endpoint: EndpointTONTransactionStatus, method: http.MethodGet, path: pathPrefix + "ton/" + network + "/transactions/status/" + url.PathEscape(txHash)}, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func (c *Client) Stake(ctx context.Context, req StakeRequest) (*UnsignedTransact
 	if err := checkAmount("amount", req.Amount); err != nil {
 		return nil, err
 	}
-	return c.unsigned(ctx, "unified/staking/stake", req)
+	return c.unsigned(ctx, EndpointStake, "unified/staking/stake", req)
 }
 
 // Unstake calls endpoint 11, POST /api/v1/unified/staking/unstake.
@@ -251,7 +251,7 @@ func (c *Client) Unstake(ctx context.Context, req UnstakeRequest) (*UnsignedTran
 	if strings.TrimSpace(req.Extra.StakeAccount) == "" {
 		return nil, argErr("extra.stakeAccount", errReasonRequired)
 	}
-	return c.unsigned(ctx, "unified/staking/unstake", req)
+	return c.unsigned(ctx, EndpointUnstake, "unified/staking/unstake", req)
 }
 
 // Withdraw calls endpoint 12, POST /api/v1/unified/staking/withdraw.
@@ -262,7 +262,7 @@ func (c *Client) Withdraw(ctx context.Context, req WithdrawRequest) (*UnsignedTr
 	if err := checkAmount("extra.amount", req.Extra.Amount); err != nil {
 		return nil, err
 	}
-	return c.unsigned(ctx, "unified/staking/withdraw", req)
+	return c.unsigned(ctx, EndpointWithdraw, "unified/staking/withdraw", req)
 }
 
 // Broadcast calls endpoint 13, POST /api/v1/unified/transaction/broadcast.
@@ -275,16 +275,16 @@ func (c *Client) Broadcast(ctx context.Context, req BroadcastRequest) (*Broadcas
 		return nil, argErr("signedTransaction", errReasonRequired)
 	}
 	var out BroadcastResult
-	err := c.do(ctx, request{method: http.MethodPost, path: pathPrefix + "unified/transaction/broadcast", body: req}, &out)
+	err := c.do(ctx, request{endpoint: EndpointBroadcast, method: http.MethodPost, path: pathPrefix + "unified/transaction/broadcast", body: req}, &out)
 	if err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-func (c *Client) unsigned(ctx context.Context, path string, body any) (*UnsignedTransaction, error) {
+func (c *Client) unsigned(ctx context.Context, ep Endpoint, path string, body any) (*UnsignedTransaction, error) {
 	var out UnsignedTransaction
-	if err := c.do(ctx, request{method: http.MethodPost, path: pathPrefix + path, body: body}, &out); err != nil {
+	if err := c.do(ctx, request{endpoint: ep, method: http.MethodPost, path: pathPrefix + path, body: body}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -31,11 +31,11 @@ type recordedRequest struct {
 	Body   any                 `json:"body"`
 }
 
-func mustTime(t *testing.T, s string) time.Time {
+func mustTime(t *testing.T, s string) DateTime {
 	t.Helper()
 	v, err := time.Parse(time.RFC3339Nano, s)
 	require.NoError(t, err)
-	return v
+	return DateTime{v}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -3,7 +3,9 @@ package apiclient
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -46,23 +48,36 @@ func ParseDateTime(s string) (time.Time, error) {
 	return t, nil
 }
 
-// DateTime is a time.Time that decodes from any form ParseDateTime accepts.
-// It encodes as RFC 3339 with the fraction it has, like time.Time.
+// DateTime is the date-time of every result field: a time.Time that decodes
+// from any form ParseDateTime accepts. It encodes as RFC 3339 with the
+// fraction it has, like time.Time.
 type DateTime struct {
 	time.Time
 }
 
+// dateTimeType is reported in the *json.UnmarshalTypeError of a refused
+// date-time, so that encoding/json names the field and decodeEnvelope can
+// say which one it is.
+var dateTimeType = reflect.TypeFor[DateTime]()
+
 // UnmarshalJSON reads a JSON string with ParseDateTime; null leaves d as it
-// is. Any other JSON value is an error.
+// is. Any other JSON value is an error. The error is a
+// *json.UnmarshalTypeError whose Value says why the value was refused, so
+// that encoding/json adds the field it was decoding.
 func (d *DateTime) UnmarshalJSON(b []byte) error {
 	if isNull(b) {
 		return nil
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("%.*s is not a date-time string", maxQuoted, bytes.TrimSpace(b))
+		return &json.UnmarshalTypeError{Value: fmt.Sprintf("%.*s is not a date-time string", maxQuoted, bytes.TrimSpace(b)), Type: dateTimeType}
 	}
-	return d.UnmarshalText([]byte(s))
+	t, err := ParseDateTime(s)
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: err.Error(), Type: dateTimeType}
+	}
+	d.Time = t
+	return nil
 }
 
 // UnmarshalText reads text with ParseDateTime.
@@ -75,23 +90,14 @@ func (d *DateTime) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// timeField decodes one date-time field of a result into dst, naming the
-// field when the value is refused.
-type timeField struct {
-	name string
-	dst  *time.Time
-}
-
-func (f *timeField) UnmarshalJSON(b []byte) error {
-	if isNull(b) {
-		return nil
+// namedField turns the error of a refused date-time into "field: why"; other
+// errors are returned as they are.
+func namedField(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Type == dateTimeType && te.Field != "" {
+		return fmt.Errorf("apiclient: %s: %s", te.Field, te.Value)
 	}
-	var d DateTime
-	if err := d.UnmarshalJSON(b); err != nil {
-		return fmt.Errorf("apiclient: %s: %w", f.name, err)
-	}
-	*f.dst = d.Time
-	return nil
+	return err
 }
 
 // intField decodes one integer field of a result, given as a JSON number or a
@@ -115,18 +121,15 @@ func (f *intField) UnmarshalJSON(b []byte) error {
 }
 
 // UnmarshalJSON decodes the result of endpoints 10, 11 and 12; amount may be
-// a JSON number or a string holding an integer, and createdAt any form
-// ParseDateTime accepts.
+// a JSON number or a string holding an integer.
 func (t *UnsignedTransaction) UnmarshalJSON(b []byte) error {
 	type plain UnsignedTransaction
 	w := struct {
 		*plain
-		Amount    intField  `json:"amount"`
-		CreatedAt timeField `json:"createdAt"`
+		Amount intField `json:"amount"`
 	}{
-		plain:     (*plain)(t),
-		Amount:    intField{"amount", &t.Amount},
-		CreatedAt: timeField{"createdAt", &t.CreatedAt},
+		plain:  (*plain)(t),
+		Amount: intField{"amount", &t.Amount},
 	}
 	return json.Unmarshal(b, &w)
 }
@@ -147,92 +150,4 @@ func (x *UnsignedExtraData) UnmarshalJSON(b []byte) error {
 		x.Amount = (*FlexInt)(amount)
 	}
 	return nil
-}
-
-// UnmarshalJSON decodes the result of endpoint 13; createdAt may be any form
-// ParseDateTime accepts.
-func (x *BroadcastExtraData) UnmarshalJSON(b []byte) error {
-	type plain BroadcastExtraData
-	w := struct {
-		*plain
-		CreatedAt timeField `json:"createdAt"`
-	}{plain: (*plain)(x), CreatedAt: timeField{"createdAt", &x.CreatedAt}}
-	return json.Unmarshal(b, &w)
-}
-
-// UnmarshalJSON decodes the result of endpoint 6; createdAt may be any form
-// ParseDateTime accepts.
-func (x *HyperliquidWithdrawal) UnmarshalJSON(b []byte) error {
-	type plain HyperliquidWithdrawal
-	w := struct {
-		*plain
-		CreatedAt timeField `json:"createdAt"`
-	}{plain: (*plain)(x), CreatedAt: timeField{"createdAt", &x.CreatedAt}}
-	return json.Unmarshal(b, &w)
-}
-
-// UnmarshalJSON decodes the result of endpoint 1; startAt and finishAt may be
-// any form ParseDateTime accepts.
-func (p *DelegatorRewardsPage) UnmarshalJSON(b []byte) error {
-	type plain DelegatorRewardsPage
-	w := struct {
-		*plain
-		StartAt  timeField `json:"startAt"`
-		FinishAt timeField `json:"finishAt"`
-	}{
-		plain:    (*plain)(p),
-		StartAt:  timeField{"startAt", &p.StartAt},
-		FinishAt: timeField{"finishAt", &p.FinishAt},
-	}
-	return json.Unmarshal(b, &w)
-}
-
-// UnmarshalJSON decodes one record of endpoint 1; stakingPeriodStart and
-// stakingPeriodEnd may be any form ParseDateTime accepts.
-func (r *DelegatorRewardRecord) UnmarshalJSON(b []byte) error {
-	type plain DelegatorRewardRecord
-	w := struct {
-		*plain
-		StakingPeriodStart timeField `json:"stakingPeriodStart"`
-		StakingPeriodEnd   timeField `json:"stakingPeriodEnd"`
-	}{
-		plain:              (*plain)(r),
-		StakingPeriodStart: timeField{"stakingPeriodStart", &r.StakingPeriodStart},
-		StakingPeriodEnd:   timeField{"stakingPeriodEnd", &r.StakingPeriodEnd},
-	}
-	return json.Unmarshal(b, &w)
-}
-
-// UnmarshalJSON decodes the result of endpoint 2; startAt and finishAt may be
-// any form ParseDateTime accepts.
-func (p *NetworkAPYPage) UnmarshalJSON(b []byte) error {
-	type plain NetworkAPYPage
-	w := struct {
-		*plain
-		StartAt  timeField `json:"startAt"`
-		FinishAt timeField `json:"finishAt"`
-	}{
-		plain:    (*plain)(p),
-		StartAt:  timeField{"startAt", &p.StartAt},
-		FinishAt: timeField{"finishAt", &p.FinishAt},
-	}
-	return json.Unmarshal(b, &w)
-}
-
-// UnmarshalJSON decodes one record of endpoint 2; stakingPeriodStart,
-// stakingPeriodEnd and updatedAt may be any form ParseDateTime accepts.
-func (r *NetworkAPYRecord) UnmarshalJSON(b []byte) error {
-	type plain NetworkAPYRecord
-	w := struct {
-		*plain
-		StakingPeriodStart timeField `json:"stakingPeriodStart"`
-		StakingPeriodEnd   timeField `json:"stakingPeriodEnd"`
-		UpdatedAt          timeField `json:"updatedAt"`
-	}{
-		plain:              (*plain)(r),
-		StakingPeriodStart: timeField{"stakingPeriodStart", &r.StakingPeriodStart},
-		StakingPeriodEnd:   timeField{"stakingPeriodEnd", &r.StakingPeriodEnd},
-		UpdatedAt:          timeField{"updatedAt", &r.UpdatedAt},
-	}
-	return json.Unmarshal(b, &w)
 }

@@ -58,8 +58,8 @@ type DelegatorAPRQuery struct {
 type DelegatorRewardsPage struct {
 	Limit    int32                   `json:"limit"`
 	Offset   int32                   `json:"offset"`
-	StartAt  time.Time               `json:"startAt"`
-	FinishAt time.Time               `json:"finishAt"`
+	StartAt  DateTime                `json:"startAt"`
+	FinishAt DateTime                `json:"finishAt"`
 	List     []DelegatorRewardRecord `json:"list"`
 }
 
@@ -67,10 +67,10 @@ type DelegatorRewardsPage struct {
 type DelegatorRewardRecord struct {
 	StakingPeriod string `json:"stakingPeriod"`
 	// StakingPeriodStart and StakingPeriodEnd are optional (zero when absent).
-	StakingPeriodStart time.Time `json:"stakingPeriodStart,omitzero"`
-	StakingPeriodEnd   time.Time `json:"stakingPeriodEnd,omitzero"`
-	Rewards            []Reward  `json:"rewards"`
-	Validator          string    `json:"validator,omitempty"`
+	StakingPeriodStart DateTime `json:"stakingPeriodStart,omitzero"`
+	StakingPeriodEnd   DateTime `json:"stakingPeriodEnd,omitzero"`
+	Rewards            []Reward `json:"rewards"`
+	Validator          string   `json:"validator,omitempty"`
 	// NotFinalized is true when the period's rewards are not final yet
 	// (false when absent).
 	NotFinalized bool `json:"notFinalized,omitempty"`
@@ -107,8 +107,8 @@ type NetworkAPYQuery struct {
 type NetworkAPYPage struct {
 	Limit    int                `json:"limit"`
 	Offset   int                `json:"offset"`
-	StartAt  time.Time          `json:"startAt"`
-	FinishAt time.Time          `json:"finishAt"`
+	StartAt  DateTime           `json:"startAt"`
+	FinishAt DateTime           `json:"finishAt"`
 	List     []NetworkAPYRecord `json:"list"`
 }
 
@@ -117,10 +117,10 @@ type NetworkAPYPage struct {
 // empty json.Number). The APYs keep the service's decimal text exactly.
 type NetworkAPYRecord struct {
 	StakingPeriodNumber int64       `json:"stakingPeriodNumber"`
-	StakingPeriodStart  time.Time   `json:"stakingPeriodStart,omitzero"`
-	StakingPeriodEnd    time.Time   `json:"stakingPeriodEnd,omitzero"`
+	StakingPeriodStart  DateTime    `json:"stakingPeriodStart,omitzero"`
+	StakingPeriodEnd    DateTime    `json:"stakingPeriodEnd,omitzero"`
 	NetworkAPY          json.Number `json:"networkApy"`
-	UpdatedAt           time.Time   `json:"updatedAt,omitzero"`
+	UpdatedAt           DateTime    `json:"updatedAt,omitzero"`
 	ConsensusLayerAPY   json.Number `json:"consensusLayerApy"`
 	ExecutionLayerAPY   json.Number `json:"executionLayerApy"`
 }
@@ -189,9 +189,9 @@ type HyperliquidWithdrawRequest struct {
 
 // HyperliquidWithdrawal is the result of endpoint 6.
 type HyperliquidWithdrawal struct {
-	Amount              string    `json:"amount"`
-	UnsignedTransaction string    `json:"unsignedTransaction"`
-	CreatedAt           time.Time `json:"createdAt"`
+	Amount              string   `json:"amount"`
+	UnsignedTransaction string   `json:"unsignedTransaction"`
+	CreatedAt           DateTime `json:"createdAt"`
 }
 
 // ValidatorStatusResult is the result of endpoint 7. The interface types
@@ -422,7 +422,7 @@ type UnsignedTransaction struct {
 	Amount                  *int64            `json:"amount,omitempty"`
 	StakerAddress           string            `json:"stakerAddress"`
 	UnsignedTransactionData string            `json:"unsignedTransactionData"`
-	CreatedAt               time.Time         `json:"createdAt"`
+	CreatedAt               DateTime          `json:"createdAt"`
 	ExtraData               UnsignedExtraData `json:"extraData"`
 }
 
@@ -490,8 +490,8 @@ type BroadcastResult struct {
 
 // BroadcastExtraData is the outcome of a unified broadcast.
 type BroadcastExtraData struct {
-	TransactionID  string    `json:"transactionId"`
-	Slot           uint64    `json:"slot"`
-	SignerAccounts []string  `json:"signerAccounts"`
-	CreatedAt      time.Time `json:"createdAt"`
+	TransactionID  string   `json:"transactionId"`
+	Slot           uint64   `json:"slot"`
+	SignerAccounts []string `json:"signerAccounts"`
+	CreatedAt      DateTime `json:"createdAt"`
 }

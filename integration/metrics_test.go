@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/apiclient"
 	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/workflows"
 )
@@ -92,8 +93,8 @@ func checkMetricsAfterStake(t *testing.T, base, staker string) {
 			{workflows.MetricOperationsCompleted, stake},
 			{workflows.MetricConfirmations, map[string]string{activities.LabelOperation: "stake", activities.LabelOutcome: "finalized"}},
 			{activities.MetricBroadcasts, map[string]string{activities.LabelOutcome: activities.BroadcastSent}},
-			{metrics.ServiceRequests, map[string]string{activities.LabelEndpoint: metrics.EndpointStake, activities.LabelStatus: "ok"}},
-			{metrics.ServiceRequestDuration, map[string]string{activities.LabelEndpoint: metrics.EndpointBroadcast}},
+			{metrics.ServiceRequests, map[string]string{activities.LabelEndpoint: string(apiclient.EndpointStake), activities.LabelStatus: "ok"}},
+			{metrics.ServiceRequestDuration, map[string]string{activities.LabelEndpoint: string(apiclient.EndpointBroadcast)}},
 			{"temporal_workflow_completed_total", map[string]string{"workflow_type": "StakeWorkflow"}},
 			{"temporal_activity_execution_latency_seconds", map[string]string{"activity_type": "Build"}},
 		} {

@@ -208,7 +208,7 @@ func (a *Activities) HLRequest(ctx context.Context, in RequestInput) (Request, e
 	if err != nil {
 		return Request{}, activities.ClassifyService("Hyperliquid withdrawal request", err)
 	}
-	return Request{Unsigned: res.UnsignedTransaction, CreatedAt: res.CreatedAt, Amount: res.Amount}, nil
+	return Request{Unsigned: res.UnsignedTransaction, CreatedAt: res.CreatedAt.Time, Amount: res.Amount}, nil
 }
 
 // HLSign decodes the unsigned request, verifies it against the intent and signs it. Anything

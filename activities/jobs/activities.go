@@ -233,7 +233,7 @@ func (a *Activities) CollectRewards(ctx context.Context, in RewardsInput) (Colle
 		}
 		res.Read++
 		if !rec.StakingPeriodStart.Before(newestStart) {
-			newestStart, res.Last = rec.StakingPeriodStart, rec.StakingPeriod
+			newestStart, res.Last = rec.StakingPeriodStart.Time, rec.StakingPeriod
 		}
 		for _, rw := range rec.Rewards {
 			row := checkReward(in.Network, address, rec, rw)

@@ -125,8 +125,8 @@ func (f *flags) period(start, end time.Time) {
 // are paid to validators, never taken from them), a period that ends before it starts.
 func checkAPY(network string, rec apiclient.NetworkAPYRecord) APY {
 	var f flags
-	row := APY{Network: network, Period: rec.StakingPeriodNumber, PeriodStart: rec.StakingPeriodStart,
-		PeriodEnd: rec.StakingPeriodEnd, UpdatedAt: rec.UpdatedAt}
+	row := APY{Network: network, Period: rec.StakingPeriodNumber, PeriodStart: rec.StakingPeriodStart.Time,
+		PeriodEnd: rec.StakingPeriodEnd.Time, UpdatedAt: rec.UpdatedAt.Time}
 	var exec *big.Rat
 	for _, v := range []struct {
 		field string
@@ -154,7 +154,7 @@ func checkAPY(network string, rec apiclient.NetworkAPYRecord) APY {
 	if exec != nil && exec.Sign() < 0 {
 		f.add("executionLayerApy %s%% is negative: execution-layer rewards (priority fees, MEV) are paid to validators, never taken", row.ExecutionAPY)
 	}
-	f.period(rec.StakingPeriodStart, rec.StakingPeriodEnd)
+	f.period(rec.StakingPeriodStart.Time, rec.StakingPeriodEnd.Time)
 	row.Flag = f.String()
 	return row
 }
@@ -173,7 +173,7 @@ func checkReward(network, address string, rec apiclient.DelegatorRewardRecord, r
 	}
 	row := Reward{Network: network, Address: address, Period: rec.StakingPeriod, Type: string(rw.Type),
 		Validator: validator, Currency: string(rw.Currency), Recipient: rw.Recipient,
-		PeriodStart: rec.StakingPeriodStart, PeriodEnd: rec.StakingPeriodEnd, NotFinalized: rec.NotFinalized}
+		PeriodStart: rec.StakingPeriodStart.Time, PeriodEnd: rec.StakingPeriodEnd.Time, NotFinalized: rec.NotFinalized}
 	var amount, net, fee *big.Rat
 	row.Amount, amount = f.number("amount", rw.Amount)
 	row.NetAmount, net = f.number("netAmount", rw.NetAmount)
@@ -201,7 +201,7 @@ func checkReward(network, address string, rec apiclient.DelegatorRewardRecord, r
 	if amount != nil && amount.Sign() < 0 && rw.Type == apiclient.RewardTypeExecution {
 		f.add("execution reward %s is negative: priority fees and MEV are paid to validators, never taken", row.Amount)
 	}
-	f.period(rec.StakingPeriodStart, rec.StakingPeriodEnd)
+	f.period(rec.StakingPeriodStart.Time, rec.StakingPeriodEnd.Time)
 	row.Flag = f.String()
 	return row
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/stakeflow/stakeflow/signer"
 )
 
-// StakingService is the part of the staking service the activities call. The worker wraps its
-// client in internal/metrics.Service, which counts and times every call, before handing it over.
+// StakingService is the part of the staking service the activities call. The worker's client
+// counts and times every call (metrics.ServiceObserver).
 type StakingService interface {
 	Stake(ctx context.Context, req apiclient.StakeRequest) (*apiclient.UnsignedTransaction, error)
 	Unstake(ctx context.Context, req apiclient.UnstakeRequest) (*apiclient.UnsignedTransaction, error)
@@ -213,7 +213,7 @@ func (a *Activities) Build(ctx context.Context, in Intent) (BuildResult, error) 
 		UnsignedTransaction: tx.UnsignedTransactionData,
 		VoteAccount:         tx.ExtraData.VoteAccount,
 		RequestID:           info.RequestID,
-		CreatedAt:           tx.CreatedAt,
+		CreatedAt:           tx.CreatedAt.Time,
 	}, nil
 }
 

@@ -144,7 +144,7 @@ func TestDataEndpointsThroughClient(t *testing.T) {
 			apy, err := cl.NetworkAPY(ctx, "ethereum", apiclient.NetworkAPYQuery{})
 			require.NoError(t, err)
 			assert.Equal(t, defaultLimit, apy.Limit)
-			assert.WithinDuration(t, apy.FinishAt.AddDate(0, -1, 0), apy.StartAt, time.Second, "default period is one month")
+			assert.WithinDuration(t, apy.FinishAt.AddDate(0, -1, 0), apy.StartAt.Time, time.Second, "default period is one month")
 			require.NotEmpty(t, apy.List)
 			for _, rec := range apy.List {
 				assert.Equal(t, 0, rat(t, rec.NetworkAPY).Cmp(new(big.Rat).Add(rat(t, rec.ConsensusLayerAPY), rat(t, rec.ExecutionLayerAPY))),

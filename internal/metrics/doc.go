@@ -69,12 +69,18 @@
 //	    stored SSV set-up requests by status, after each run of the SSV job (0 for a status no
 //	    request holds any more).
 //
-// Staking service calls, recorded by Service in this package (ServiceRequests, ...):
+// Staking service calls, recorded by ServiceObserver in this package (ServiceRequests, ...), which
+// the worker sets on its staking service client: every call of every endpoint is counted, whichever
+// chain's activities or data job makes it.
 //
 //	stakeflow_service_requests_total{endpoint,status}
-//	    calls by endpoint ("stake", "unstake", "withdraw", "broadcast", "validator_status") and
-//	    status: "ok", the HTTP status of an error answer ("400", "429", "503", ...), "transport",
-//	    "invalid_request" (refused before sending) or "canceled".
+//	    calls by endpoint, one label per endpoint of the service interface (apiclient.Endpoints):
+//	    "delegator_apr", "network_apy", "celestia_send", "polygon_send",
+//	    "eigenlayer_verify_checkpoint_proofs", "hyperliquid_withdraw", "validator_status",
+//	    "ssv_requests", "ton_transaction_status", "stake", "unstake", "withdraw", "broadcast";
+//	    and status: "ok", the HTTP status of an error answer ("400", "429", "503", ...),
+//	    "transport", "invalid_request" (no token to send) or "canceled". An argument the client
+//	    refuses before sending anything is not a call and is not counted.
 //	stakeflow_service_request_duration_seconds{endpoint}
 //	    histogram of call latency, answers and errors alike.
 //	stakeflow_service_errors_total{endpoint,status,exception}

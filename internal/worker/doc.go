@@ -18,14 +18,14 @@
 // The gauges stakeflow_rpc_verified{chain,network} and stakeflow_service_auth_ok follow the same
 // conditions. /metrics serves, in the Prometheus text format, the Temporal SDK's metrics (the
 // client's MetricsHandler) and stakeflow's own (see package internal/metrics), through one
-// exporter per Run; calls to the staking service are counted and timed by metrics.Service.
+// exporter per Run; every call to the staking service, whichever chain or data job makes it, is
+// counted and timed by metrics.ServiceObserver, set on the service client where it is built.
 //
 // The data jobs (package workflows/jobs) run on the same task queue. Their store is opened at start
 // from --store (default sqlite:<--data-dir>/stakeflow.db) through OpenStore, which a build with a
 // store sets: a store that cannot be opened stops the worker with an error naming it (never its
 // password). In a build without one the jobs are registered all the same and each call fails,
-// non-retryably, saying so. The jobs call the staking service client directly, so their calls are
-// not in metrics.Service's counts.
+// non-retryably, saying so.
 //
 // The same store records the nonce of each Hyperliquid action, with its operation, before the
 // signature (acthl.NonceBook), so that a nonce stays one operation's across restarts.

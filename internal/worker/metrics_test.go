@@ -2,10 +2,14 @@ package worker
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,10 +24,16 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/activities"
+	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
+	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/apiclient"
+	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
 	"github.com/stakeflow/stakeflow/signer"
@@ -37,7 +47,7 @@ const (
 
 // fakeService is the staking service: the first stake request is throttled (Retry-After 3), the
 // next is answered, and every broadcast is refused.
-func fakeService(t *testing.T) *apiclient.Client {
+func fakeService(t *testing.T, opts ...apiclient.Option) *apiclient.Client {
 	t.Helper()
 	var mu sync.Mutex
 	stakes := 0
@@ -66,7 +76,7 @@ func fakeService(t *testing.T) *apiclient.Client {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	c, err := apiclient.New(srv.URL, apiclient.WithToken("test-token-value"))
+	c, err := apiclient.New(srv.URL, append([]apiclient.Option{apiclient.WithToken("test-token-value")}, opts...)...)
 	require.NoError(t, err)
 	return c
 }
@@ -188,7 +198,7 @@ func TestMetricsEndpointReportsActivityAndServiceMetrics(t *testing.T) {
 	ts.SetLogger(logs)
 	env := ts.NewTestActivityEnvironment()
 	acts := &actsolana.Activities{
-		Service: metrics.NewService(fakeService(t), exp.Handler()),
+		Service: fakeService(t, apiclient.WithObserver(metrics.ServiceObserver(exp.Handler()))),
 		Signer:  refusingSigner{},
 		Keys:    keys{},
 		Chains:  map[string]actsolana.SolanaReader{},
@@ -215,14 +225,14 @@ func TestMetricsEndpointReportsActivityAndServiceMetrics(t *testing.T) {
 	mux := newHealthMux(healthChecks{}, exp.HTTPHandler())
 	assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		fams := scrape(c, mux)
-		stake := map[string]string{activities.LabelEndpoint: metrics.EndpointStake}
+		stake := map[string]string{activities.LabelEndpoint: string(apiclient.EndpointStake)}
 		assert.Equal(c, 1.0, counter(fams, metrics.ServiceThrottled, stake))
-		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{activities.LabelEndpoint: metrics.EndpointStake, activities.LabelStatus: "429"}))
-		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{activities.LabelEndpoint: metrics.EndpointStake, activities.LabelStatus: "ok"}))
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{activities.LabelEndpoint: string(apiclient.EndpointStake), activities.LabelStatus: "429"}))
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{activities.LabelEndpoint: string(apiclient.EndpointStake), activities.LabelStatus: "ok"}))
 		assert.Equal(c, 1.0, counter(fams, metrics.ServiceErrors, map[string]string{
-			activities.LabelEndpoint: metrics.EndpointStake, activities.LabelStatus: "429", activities.LabelException: "ThrottlerException"}))
+			activities.LabelEndpoint: string(apiclient.EndpointStake), activities.LabelStatus: "429", activities.LabelException: "ThrottlerException"}))
 		assert.Equal(c, 1.0, counter(fams, metrics.ServiceErrors, map[string]string{
-			activities.LabelEndpoint: metrics.EndpointBroadcast, activities.LabelStatus: "400", activities.LabelException: "ValidationException"}))
+			activities.LabelEndpoint: string(apiclient.EndpointBroadcast), activities.LabelStatus: "400", activities.LabelException: "ValidationException"}))
 		if m := sample(fams, metrics.ServiceRetryAfter, stake); assert.NotNil(c, m, "retry-after histogram") {
 			assert.Equal(c, uint64(1), m.GetHistogram().GetSampleCount())
 			assert.Equal(c, 3.0, m.GetHistogram().GetSampleSum())
@@ -245,7 +255,7 @@ func TestActivityLogsCarryOperationAndRunID(t *testing.T) {
 	var ts testsuite.WorkflowTestSuite
 	ts.SetLogger(logs)
 	env := ts.NewTestActivityEnvironment()
-	acts := &actsolana.Activities{Service: metrics.NewService(fakeService(t), nil), Signer: refusingSigner{}, Keys: keys{}}
+	acts := &actsolana.Activities{Service: fakeService(t, apiclient.WithObserver(metrics.ServiceObserver(nil))), Signer: refusingSigner{}, Keys: keys{}}
 	env.RegisterActivity(acts)
 	intent := actsolana.Intent{Operation: actsolana.OpStake, Chain: "solana", Network: "testnet", Staker: staker, Lamports: 5, VoteAccount: vote}
 	_, err := env.ExecuteActivity(acts.Build, intent) // throttled
@@ -299,4 +309,72 @@ func TestReadyz(t *testing.T) {
 			assert.Contains(t, rec.Body.String(), tt.wantBody)
 		})
 	}
+}
+
+// TestWorkerServiceClientCountsEveryChain: the staking service client the worker builds counts
+// and times the calls of every chain, not Solana's only: a Celestia broadcast, a Polygon broadcast
+// the service fails with 500 and a TON status read, made through the interfaces Run hands to
+// those chains' activities, appear on /metrics under their endpoints.
+func TestWorkerServiceClientCountsEveryChain(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/api/v1/celestia/"):
+			_, _ = w.Write([]byte(`{"error":null,"result":{"status":"success","blockId":7,"fee":0.002,"gas":{"used":1,"wanted":2},"transactionHash":"A1B2"}}`))
+		case r.URL.Path == "/api/v1/polygon/transaction/send":
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(errorEnvelope("InternalServerErrorException", 500, "server", "upstream")))
+		case strings.HasPrefix(r.URL.Path, "/api/v1/ton/"):
+			_, _ = w.Write([]byte(`{"error":null,"result":{"address":"EQ","lt":"1","prevTransactionHash":"p","prevTransactionLt":"0","now":1763770000,"outMessagesCount":1,"oldStatus":"active","endStatus":"active","transactionHash":"abc"}}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	var ints []int // the Solana CLI keypair form
+	for _, b := range ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)) {
+		ints = append(ints, int(b))
+	}
+	key, err := json.Marshal(ints)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "staker.json"), key, 0o600))
+	token := filepath.Join(dir, "token")
+	require.NoError(t, os.WriteFile(token, []byte("test-token-value"), 0o600))
+	cfg := defaultConfig(t)
+	cfg.ServiceURL, cfg.ServiceTokenFile = srv.URL, token
+	cfg.SolanaKeys = cli.StringList{dir}
+	cfg.SolanaRPC = cli.StringMap{"testnet": "http://127.0.0.1:1"}
+	require.NoError(t, cfg.Validate())
+
+	exp := prom.New(prom.Options{FlushInterval: 10 * time.Millisecond})
+	t.Cleanup(func() { _ = exp.Close() })
+	acts, err := newActivities(cfg, zap.NewNop(), exp.Handler(), solchain.NetworkOptions{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	cel, ok := acts.Service.(actcelestia.StakingService)
+	require.True(t, ok)
+	_, err = cel.CelestiaSend(ctx, "celestia-mocha-testnet", apiclient.CelestiaSendRequest{SignedTransaction: "0a8f01"})
+	require.NoError(t, err)
+	pol, ok := acts.Service.(actevm.StakingService)
+	require.True(t, ok)
+	_, err = pol.PolygonSend(ctx, apiclient.PolygonSendRequest{SignedTransaction: "0x02f8", StakerAddress: "0x8f2b1d6c1f0e4f1a9b9a1e1d2c3b4a5968776655"})
+	require.Error(t, err)
+	ton, ok := acts.Service.(actton.Service)
+	require.True(t, ok)
+	_, err = ton.TONTransactionStatus(ctx, "testnet", "abc")
+	require.NoError(t, err)
+
+	mux := newHealthMux(healthChecks{}, exp.HTTPHandler())
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
+		fams := scrape(c, mux)
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{activities.LabelEndpoint: "celestia_send", activities.LabelStatus: "ok"}))
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{activities.LabelEndpoint: "polygon_send", activities.LabelStatus: "500"}))
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceErrors, map[string]string{
+			activities.LabelEndpoint: "polygon_send", activities.LabelStatus: "500", activities.LabelException: "InternalServerErrorException"}))
+		assert.Equal(c, 1.0, counter(fams, metrics.ServiceRequests, map[string]string{activities.LabelEndpoint: "ton_transaction_status", activities.LabelStatus: "ok"}))
+		if m := sample(fams, metrics.ServiceRequestDuration, map[string]string{activities.LabelEndpoint: "celestia_send"}); assert.NotNil(c, m, "latency histogram") {
+			assert.Equal(c, uint64(1), m.GetHistogram().GetSampleCount())
+		}
+	}, 10*time.Second, 20*time.Millisecond)
 }

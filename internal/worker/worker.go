@@ -107,6 +107,8 @@ func newActivities(cfg Config, logger *zap.Logger, h client.MetricsHandler, nopt
 		apiclient.WithTimeout(30 * time.Second),
 		apiclient.WithLogger(logger.Named("apiclient")),
 		apiclient.WithUserAgent("stakeflow-worker"),
+		// Every call, whichever chain or job makes it, is counted and timed (h nil: logged only).
+		apiclient.WithObserver(metrics.ServiceObserver(h)),
 	}
 	if cfg.ValidatorStatusParam != "" {
 		opts = append(opts, apiclient.WithValidatorStatusParam(cfg.ValidatorStatusParam))
@@ -221,7 +223,6 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if nb, ok := jobActs.Store.(acthl.NonceBook); ok {
 		hlActs.Nonces = nb
 	}
-	acts.Service = metrics.NewService(acts.Service, exporter.Handler())
 
 	copts, err := cfg.Temporal.Options(logger.Named("temporal"))
 	if err != nil {

@@ -72,7 +72,7 @@ func (s *service) NetworkAPY(_ context.Context, _ string, q apiclient.NetworkAPY
 	}
 	var all []apiclient.NetworkAPYRecord
 	for n := s.first(q.StartAt, q.StartNumber); n < s.periods; n++ {
-		all = append(all, apiclient.NetworkAPYRecord{StakingPeriodNumber: n, StakingPeriodStart: origin.Add(time.Duration(n) * 24 * time.Hour), NetworkAPY: "3.5"})
+		all = append(all, apiclient.NetworkAPYRecord{StakingPeriodNumber: n, StakingPeriodStart: apiclient.DateTime{Time: origin.Add(time.Duration(n) * 24 * time.Hour)}, NetworkAPY: "3.5"})
 	}
 	from := q.Offset
 	if s.repeat {
@@ -84,7 +84,7 @@ func (s *service) NetworkAPY(_ context.Context, _ string, q apiclient.NetworkAPY
 func (s *service) DelegatorAPR(_ context.Context, _ string, q apiclient.DelegatorAPRQuery) (*apiclient.DelegatorRewardsPage, error) {
 	var all []apiclient.DelegatorRewardRecord
 	for n := s.first(q.StartAt, q.StartNumber); n < s.periods; n++ {
-		all = append(all, apiclient.DelegatorRewardRecord{StakingPeriod: strconv.FormatInt(n, 10), StakingPeriodStart: origin.Add(time.Duration(n) * 24 * time.Hour),
+		all = append(all, apiclient.DelegatorRewardRecord{StakingPeriod: strconv.FormatInt(n, 10), StakingPeriodStart: apiclient.DateTime{Time: origin.Add(time.Duration(n) * 24 * time.Hour)},
 			Rewards: []apiclient.Reward{{Type: apiclient.RewardTypeConsensus, Amount: "1.000000000000000001", NetAmount: "0.9", Fee: "0.100000000000000001"}}})
 	}
 	return &apiclient.DelegatorRewardsPage{Limit: int32(q.Limit), Offset: int32(q.Offset), List: pageOf(s, all, q.Limit, q.Offset)}, nil

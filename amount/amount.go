@@ -55,7 +55,7 @@ func FromBig(v *big.Int) (Amount, error) {
 
 // Parse reads a whole number of the base unit: digits only, no leading zero (except "0" itself).
 func Parse(s string) (Amount, error) {
-	if err := checkDigits(s, s, "a whole number of the base unit"); err != nil {
+	if err := checkDigits(s, s, wholeBase); err != nil {
 		return Amount{}, err
 	}
 	v, _ := new(big.Int).SetString(s, 10)
@@ -88,6 +88,9 @@ func ParseDecimal(s string, decimals int) (Amount, error) {
 	v, _ := new(big.Int).SetString(whole+frac+strings.Repeat("0", decimals-len(frac)), 10)
 	return Amount{v}, nil
 }
+
+// wholeBase is what Parse wants.
+const wholeBase = "a whole number of the base unit"
 
 // checkDigits checks part of input s is digits without a leading zero; what is what was wanted.
 func checkDigits(s, part, what string) error {
@@ -135,6 +138,8 @@ func checkChars(s, what string) error {
 			reason = "want " + what + ", without an exponent"
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			reason = "want " + what + ", without spaces"
+		case what == wholeBase:
+			reason = "want " + what + " (digits only)"
 		default:
 			reason = "want " + what + " (digits and a decimal point only)"
 		}

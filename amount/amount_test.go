@@ -108,9 +108,11 @@ func TestRefusedInputs(t *testing.T) {
 		{"", 9, ErrSyntax, "not nothing"},
 		{"", -1, ErrSyntax, "not nothing"},
 		{"abc", 9, ErrSyntax, "digits and a decimal point only"},
-		{"0x10", -1, ErrSyntax, "digits and a decimal point only"},
-		{"1_000", -1, ErrSyntax, "digits and a decimal point only"},
-		{"١", -1, ErrSyntax, "digits and a decimal point only"}, // an Arabic-Indic digit one
+		{"abc", -1, ErrSyntax, "(digits only)"},
+		{"١", -1, ErrSyntax, "(digits only)"},
+		{"0x10", -1, ErrSyntax, "(digits only)"},
+		{"1_000", -1, ErrSyntax, "(digits only)"},
+		{"١", 9, ErrSyntax, "digits and a decimal point only"}, // an Arabic-Indic digit one
 		{"1.0000000001", 9, ErrPrecision, "more than 9 decimals: the smallest unit is 0.000000001"},
 		{"1.0000000000", 9, ErrPrecision, "more than 9 decimals"},
 		{"1.0000001", 6, ErrPrecision, "more than 6 decimals: the smallest unit is 0.000001"},

@@ -44,6 +44,8 @@ import (
 const (
 	Chain = "hyperliquid"
 	Unit  = "wei"
+	// Decimals: 1 HYPE = 10^8 wei (signer/hyperliquid names the source).
+	Decimals = hlsigner.Decimals
 )
 
 // Networks are the Hyperliquid networks.

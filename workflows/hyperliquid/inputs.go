@@ -39,10 +39,8 @@ import (
 const (
 	Chain = acthl.Chain
 	Unit  = acthl.Unit
-	// Decimals: 1 HYPE = 10^8 wei on HyperCore, HYPE's weiDecimals in Hyperliquid's token list
-	// (the info endpoint's spotMeta), as the cWithdraw action's wei field counts it
-	// (signer/hyperliquid: Wei is HYPE × 10^8).
-	Decimals = 8
+	// Decimals: 1 HYPE = 10^8 wei (signer/hyperliquid names the source).
+	Decimals = acthl.Decimals
 )
 
 // WithdrawWorkflowType is the withdrawal's workflow type.

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stakeflow/stakeflow/amount"
 )
 
 // Limits of the service interface.
@@ -386,18 +388,20 @@ func checkUnified(chain, network, staker string) error {
 	return nil
 }
 
-// checkAmount accepts decimal digits only, non-zero, fitting in uint64.
+// checkAmount accepts a positive whole number of the base unit under the amount package's rule
+// (decimal digits only, no leading zero), fitting in uint64.
 func checkAmount(field, s string) error {
 	if s == "" {
 		return argErr(field, errReasonRequired)
 	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return argErr(field, errReasonPositiveN)
-		}
+	a, err := amount.Parse(s)
+	if err == nil {
+		err = a.Positive()
 	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil || n == 0 {
+	if err == nil {
+		_, err = a.Uint64()
+	}
+	if err != nil {
 		return argErr(field, errReasonPositiveN)
 	}
 	return nil

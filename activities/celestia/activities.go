@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/apiclient"
 	cosmoschain "github.com/stakeflow/stakeflow/chain/cosmos"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
@@ -147,15 +148,12 @@ func (a *Activities) CelestiaCheckPolicy(_ context.Context, in PolicyInput) (act
 				fmt.Sprintf("validator %s is not on the worker's allow-list (--celestia-validators)", v), activities.ErrPolicy, nil)
 		}
 	}
-	amount := new(big.Int)
-	if in.Intent.Amount != "" {
-		amount.SetString(in.Intent.Amount, 10)
-	}
+	asked, _ := amount.Parse(in.Intent.Amount) // validated before; none (withdraw-rewards) is zero
 	required := 0
-	if t := a.Policy.ApprovalThreshold; t > 0 && amount.Cmp(new(big.Int).SetUint64(t)) >= 0 {
+	if t := a.Policy.ApprovalThreshold; t > 0 && asked.Cmp(amount.FromUint64(t)) >= 0 {
 		required = 1
 	}
-	if t := a.Policy.DualApprovalThreshold; t > 0 && amount.Cmp(new(big.Int).SetUint64(t)) >= 0 {
+	if t := a.Policy.DualApprovalThreshold; t > 0 && asked.Cmp(amount.FromUint64(t)) >= 0 {
 		required = 2
 	}
 	return activities.PolicyDecision{ApprovalRequired: required > 0, ApprovalsRequired: required,

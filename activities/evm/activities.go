@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/apiclient"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
@@ -282,11 +283,11 @@ func hash(s string) (common.Hash, error) {
 
 // weiAmount parses a decimal amount of wei.
 func weiAmount(what, s string) (*big.Int, error) {
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok || v.Sign() < 0 {
-		return nil, invalid(fmt.Sprintf("%s %q is not a non-negative decimal number of wei", what, s))
+	a, err := amount.Parse(s)
+	if err != nil {
+		return nil, invalid(fmt.Sprintf("%s %q is not a non-negative decimal number of wei: %v", what, s, err))
 	}
-	return v, nil
+	return a.Big(), nil
 }
 
 func positive(v *big.Int) bool { return v != nil && v.Sign() > 0 }

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/amount"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 
@@ -368,10 +369,9 @@ func checkGasFunds(ctx context.Context, c Chain, intent Intent, gas uint64, maxF
 // FormatUnits renders an amount of the smallest unit as whole units of decimals places (wei as
 // ether with 18, as gwei with 9), exactly, without trailing zeros.
 func FormatUnits(v *big.Int, decimals int) string {
-	unit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil)
-	s := new(big.Rat).SetFrac(v, unit).FloatString(decimals)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if v.Sign() < 0 {
+		return "-" + FormatUnits(new(big.Int).Neg(v), decimals)
 	}
-	return s
+	a, _ := amount.FromBig(v)
+	return a.Format(decimals)
 }

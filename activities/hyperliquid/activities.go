@@ -44,6 +44,8 @@ import (
 const (
 	Chain = "hyperliquid"
 	Unit  = "wei"
+	// Decimals: 1 HYPE = 10^8 wei (signer/hyperliquid names the source).
+	Decimals = hlsigner.Decimals
 )
 
 // Networks are the Hyperliquid networks.
@@ -377,14 +379,4 @@ func classifyAPI(what string, err error) error {
 		return temporal.NewApplicationError(fmt.Sprintf("%s: %v", what, err), activities.ErrChainUnavailable)
 	}
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v", what, err), activities.ErrChainRejected, nil)
-}
-
-// WeiOf reads a HYPE amount (decimal text) exactly as wei (10^-8 HYPE), as the signer checks it:
-// more than 8 decimals, zero, or past uint64 is an error.
-func WeiOf(amount string) (uint64, error) {
-	w, err := hlsigner.WeiOf(amount)
-	if err != nil {
-		return 0, errors.New(strings.TrimPrefix(err.Error(), hlsigner.ErrIntent.Error()+": "))
-	}
-	return w, nil
 }

@@ -131,12 +131,3 @@ func TestSubmitUnavailableRetries(t *testing.T) {
 	require.True(t, errors.As(err, &ae), "%v", err)
 	assert.Equal(t, activities.ErrChainRejected, ae.Type())
 }
-
-func TestWeiOfNamesNoPrefix(t *testing.T) {
-	_, err := WeiOf("0.000000001")
-	require.Error(t, err)
-	assert.NotContains(t, err.Error(), hlsigner.ErrIntent.Error())
-	w, err := WeiOf("3")
-	require.NoError(t, err)
-	assert.Equal(t, uint64(300_000_000), w)
-}

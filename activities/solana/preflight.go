@@ -3,11 +3,11 @@ package solana
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/amount"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 )
 
@@ -15,13 +15,13 @@ import (
 // staker's only. A priority fee the service adds comes on top and is known once it is built.
 const LamportsPerSignature = 5_000
 
+// Decimals: 1 SOL = 10^9 lamports, the runtime's LAMPORTS_PER_SOL (solana-go's
+// solana.LAMPORTS_PER_SOL, constants.go).
+const Decimals = 9
+
 // FormatSOL renders lamports as SOL, exactly (no float rounding).
 func FormatSOL(lamports uint64) string {
-	whole, frac := lamports/1_000_000_000, lamports%1_000_000_000
-	if frac == 0 {
-		return fmt.Sprintf("%d SOL", whole)
-	}
-	return strings.TrimRight(fmt.Sprintf("%d.%09d", whole, frac), "0") + " SOL"
+	return amount.FromUint64(lamports).Format(Decimals) + " SOL"
 }
 
 // PreflightInput is a transaction to check against the staker's balance, who pays for it.

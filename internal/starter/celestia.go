@@ -100,33 +100,6 @@ func celestiaResult(run client.WorkflowRun, ctx context.Context) (any, string, e
 	return res, b.String(), err
 }
 
-// parseUtia reads an amount given either as whole utia or as TIA with at most six decimals;
-// exactly one of the two must be given. The result is decimal utia.
-func parseUtia(utia, tia string) (string, error) {
-	switch {
-	case utia != "" && tia != "":
-		return "", errors.New("give --utia or --tia, not both")
-	case utia != "":
-		return utia, nil
-	case tia == "":
-		return "", errors.New("give the amount with --utia or --tia")
-	}
-	whole, frac, _ := strings.Cut(tia, ".")
-	if len(frac) > 6 {
-		return "", fmt.Errorf("--tia %q: at most 6 decimals", tia)
-	}
-	s := strings.TrimLeft(whole+frac+strings.Repeat("0", 6-len(frac)), "0")
-	for _, c := range whole + frac {
-		if c < '0' || c > '9' {
-			return "", fmt.Errorf("--tia %q: want a number such as 2 or 0.5", tia)
-		}
-	}
-	if s == "" {
-		return "0", nil
-	}
-	return s, nil
-}
-
 // keysCmd imports a key: keys import --chain celestia --dir DIR --passphrase-file FILE reads a
 // BIP-39 mnemonic from the terminal (or standard input) and writes the key at m/44'/118'/0'/0/0
 // as a keystore v3 file. The mnemonic is never stored, logged or echoed.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math/big"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -103,39 +102,4 @@ func polygonResult(run client.WorkflowRun, ctx context.Context) (any, string, er
 		b.WriteString("\n  a cancel arrived after broadcast: the transaction was followed to its end")
 	}
 	return res, b.String(), err
-}
-
-// parseWei reads an amount given either as whole wei or as POL with at most 18 decimals; exactly
-// one of the two must be given. The result is decimal wei.
-func parseWei(wei, pol string) (string, error) {
-	switch {
-	case wei != "" && pol != "":
-		return "", fmt.Errorf("give --wei or --pol, not both")
-	case wei != "":
-		v, ok := new(big.Int).SetString(wei, 10)
-		if !ok || strings.HasPrefix(wei, "+") || v.Sign() <= 0 {
-			return "", fmt.Errorf("--wei %q: want a positive whole number", wei)
-		}
-		return v.String(), nil
-	case pol != "":
-		whole, frac, hasDot := strings.Cut(pol, ".")
-		bad := func(why string) (string, error) { return "", fmt.Errorf("--pol %q: %s", pol, why) }
-		if (whole == "" && (!hasDot || frac == "")) || (hasDot && frac == "") {
-			return bad("want a number such as 100 or 0.5")
-		}
-		for _, c := range whole + frac {
-			if c < '0' || c > '9' {
-				return bad("want a positive decimal number (digits and one point only)")
-			}
-		}
-		if len(frac) > 18 {
-			return bad("more than 18 decimals: the smallest unit is 1 wei")
-		}
-		v, _ := new(big.Int).SetString(whole+frac+strings.Repeat("0", 18-len(frac)), 10)
-		if v.Sign() == 0 {
-			return bad("must be more than zero")
-		}
-		return v.String(), nil
-	}
-	return "", fmt.Errorf("give the amount with --pol or --wei")
 }

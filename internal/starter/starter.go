@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/user"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
+	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
@@ -642,8 +642,8 @@ func formatAmount(st *workflows.Status) string {
 	if st.Amount == "" {
 		return "-"
 	}
-	if n, err := strconv.ParseUint(st.Amount, 10, 64); err == nil && st.Chain == wfsolana.Chain {
-		return wfsolana.FormatSOL(n)
+	if a, err := amount.Parse(st.Amount); err == nil && st.Chain == wfsolana.Chain {
+		return a.Format(wfsolana.Decimals) + " SOL"
 	}
 	if st.Chain == wfhyperliquid.Chain {
 		return wfhyperliquid.FormatHYPE(st.Amount)

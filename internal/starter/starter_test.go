@@ -34,19 +34,25 @@ func TestParseLamports(t *testing.T) {
 		{lamports: "18446744073709551615", want: 18446744073709551615},
 		{sol: "2", want: 2_000_000_000},
 		{sol: "0.5", want: 500_000_000},
-		{sol: ".25", want: 250_000_000},
+		{sol: "0.25", want: 250_000_000},
+		{sol: "18446744073.709551615", want: 18446744073709551615},
 		{sol: "1.000000001", want: 1_000_000_001},
-		{lamports: "0", err: "more than zero"},
-		{lamports: "-5", err: "positive whole number"},
-		{lamports: "+5", err: "positive whole number"},
-		{lamports: "1.5", err: "positive whole number"},
-		{lamports: "18446744073709551616", err: "fits in 64 bits"},
-		{lamports: "abc", err: "positive whole number"},
-		{sol: "0", err: "more than zero"},
-		{sol: "-1", err: "digits and one point"},
-		{sol: "1e9", err: "digits and one point"},
-		{sol: "1.0000000001", err: "more than 9 decimals"},
+		{lamports: "0", err: "--lamports: must be more than zero"},
+		{lamports: "-5", err: `--lamports "-5": want a whole number of the base unit, without a sign`},
+		{lamports: "+5", err: "without a sign"},
+		{lamports: "1.5", err: "without a decimal point"},
+		{lamports: "18446744073709551616", err: `--lamports "18446744073709551616": too large: at most 18446744073709551615 lamports fit in 64 bits`},
+		{lamports: "abc", err: "(digits only)"},
+		{lamports: "01", err: `--lamports "01": write it without leading zeros`},
+		{lamports: " 1", err: "without spaces"},
+		{sol: "0", err: "--sol: must be more than zero"},
+		{sol: "0.000000000", err: "--sol: must be more than zero"},
+		{sol: "-1", err: `--sol "-1": want a decimal number such as 2 or 0.5 (at most 9 decimals), without a sign`},
+		{sol: "1e9", err: "without an exponent"},
+		{sol: ".25", err: `--sol ".25": write a digit before the point (0.25)`},
+		{sol: "1.0000000001", err: `--sol "1.0000000001": more than 9 decimals: the smallest unit is 0.000000001`},
 		{sol: "1.", err: "digits after the decimal point"},
+		{sol: "18446744073.709551616", err: `--sol "18446744073.709551616": too large`},
 		{sol: "99999999999999999999", err: "too large"},
 		{lamports: "1", sol: "1", err: "not both"},
 	}
@@ -79,18 +85,18 @@ func TestParseWei(t *testing.T) {
 	for _, tt := range []struct{ wei, pol, want string }{
 		{"", "1", "1000000000000000000"},
 		{"", "0.5", "500000000000000000"},
-		{"", ".25", "250000000000000000"},
+		{"", "0.25", "250000000000000000"},
+		{"", "115792089237316195423570985008687907853269984665640564039457.584007913129639935", "115792089237316195423570985008687907853269984665640564039457584007913129639935"},
 		{"", "0.000000000000000001", "1"},
 		{"", "123456789.123456789123456789", "123456789123456789123456789"},
 		{"", "100000000000000000000000000000", "100000000000000000000000000000000000000000000000"},
 		{"42", "", "42"},
-		{"0042", "", "42"},
 	} {
 		got, err := parseWei(tt.wei, tt.pol)
 		require.NoError(t, err, "%q %q", tt.wei, tt.pol)
 		require.Equal(t, tt.want, got, "%q %q", tt.wei, tt.pol)
 	}
-	for _, bad := range [][2]string{{"", ""}, {"-1", ""}, {"+1", ""}, {"0", ""}, {"", "1."}, {"", "1e18"}, {"", "-1"}, {"", "0.0"}} {
+	for _, bad := range [][2]string{{"", ""}, {"-1", ""}, {"+1", ""}, {"0", ""}, {"", "1."}, {"", "1e18"}, {"", "-1"}, {"", "0.0"}, {"0042", ""}, {"", ".25"}, {"", "1.0000000000000000001"}, {"1", "1"}} {
 		_, err := parseWei(bad[0], bad[1])
 		require.Error(t, err, "%q %q", bad[0], bad[1])
 	}
@@ -106,8 +112,8 @@ func TestBadInputRefusedBeforeAnyWorkflowStarts(t *testing.T) {
 		{"unknown command", []string{"restake"}, "unknown command"},
 		{"stake without amount", []string{"stake", "--network", "testnet", "--staker", staker}, "--lamports or --sol"},
 		{"stake zero", []string{"stake", "--network", "testnet", "--staker", staker, "--lamports", "0"}, "more than zero"},
-		{"stake negative", []string{"stake", "--network", "testnet", "--staker", staker, "--lamports", "-1"}, "positive whole number"},
-		{"stake decimal lamports", []string{"stake", "--network", "testnet", "--staker", staker, "--lamports", "1.5"}, "positive whole number"},
+		{"stake negative", []string{"stake", "--network", "testnet", "--staker", staker, "--lamports", "-1"}, `--lamports "-1": want a whole number of the base unit, without a sign`},
+		{"stake decimal lamports", []string{"stake", "--network", "testnet", "--staker", staker, "--lamports", "1.5"}, `--lamports "1.5": want a whole number of the base unit, without a decimal point`},
 		{"stake overflow", []string{"stake", "--network", "testnet", "--staker", staker, "--lamports", "99999999999999999999"}, "64 bits"},
 		{"stake over int64", []string{"stake", "--network", "testnet", "--staker", staker, "--lamports", "18446744073709551615"}, "largest amount"},
 		{"unknown network", []string{"stake", "--network", "devnet", "--staker", staker, "--sol", "1"}, "invalid network"},
@@ -118,7 +124,7 @@ func TestBadInputRefusedBeforeAnyWorkflowStarts(t *testing.T) {
 		{"operation ID with space", []string{"stake", "--network", "testnet", "--staker", staker, "--sol", "1", "--id", "a b"}, "operation ID"},
 		{"unstake missing stake account", []string{"unstake", "--network", "testnet", "--staker", staker}, "invalid stakeAccount"},
 		{"unstake stake account is staker", []string{"unstake", "--network", "testnet", "--staker", staker, "--stake-account", staker}, "not a stake account"},
-		{"withdraw bad amount", []string{"withdraw", "--network", "testnet", "--staker", staker, "--stake-account", acct, "--lamports", "x"}, "positive whole number"},
+		{"withdraw bad amount", []string{"withdraw", "--network", "testnet", "--staker", staker, "--stake-account", acct, "--lamports", "x"}, `--lamports "x": want a whole number of the base unit (digits only)`},
 		{"approve without approver", []string{"approve", "--id", "op-1"}, "--approver is required"},
 		{"reject without id", []string{"reject", "--approver", "a"}, "--id is required"},
 		{"cancel without id", []string{"cancel"}, "--id is required"},
@@ -157,7 +163,7 @@ func TestBadInputRefusedBeforeAnyWorkflowStarts(t *testing.T) {
 		{"polygon delegate both amounts", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "1", "--wei", "1"}, "not both"},
 		{"polygon delegate 19 decimals", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "0.0000000000000000001"}, "more than 18 decimals"},
 		{"polygon delegate zero", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "0"}, "more than zero"},
-		{"polygon delegate wei with point", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--wei", "1.5"}, "positive whole number"},
+		{"polygon delegate wei with point", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--wei", "1.5"}, `--wei "1.5": want a whole number of the base unit, without a decimal point`},
 		{"polygon unknown network", []string{"polygon", "delegate", "--network", "polygon", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "1"}, "invalid network"},
 		{"polygon short staker", []string{"polygon", "unstake", "--network", "dev", "--staker", "0x1234", "--validator-share", evmShare, "--pol", "1"}, "invalid staker"},
 		{"polygon share is staker", []string{"polygon", "restake", "--network", "dev", "--staker", evmStaker, "--validator-share", evmStaker}, "not a validator share"},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/amount"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/metrics"
@@ -226,11 +227,14 @@ func optionalWei(s string) (*big.Int, error) {
 	if s == "" {
 		return nil, nil
 	}
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok || v.Sign() <= 0 || strings.HasPrefix(s, "+") {
-		return nil, fmt.Errorf("%q is not a positive whole number of wei", s)
+	a, err := amount.Parse(s)
+	if err == nil {
+		err = a.Positive()
 	}
-	return v, nil
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a positive whole number of wei: %w", s, err)
+	}
+	return a.Big(), nil
 }
 
 // evmChain is the chain label of the EVM networks' metrics and logs.

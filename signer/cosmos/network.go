@@ -2,13 +2,15 @@ package cosmos
 
 import (
 	"fmt"
-	"math/big"
 	"slices"
 
+	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/signer/cosmos/tx"
 )
 
-// Celestia's denomination, its decimals and its bech32 prefixes.
+// Celestia's denomination, its decimals and its bech32 prefixes. Decimals: 1 TIA = 10^6 utia,
+// the exponent of the display denom TIA over the base denom utia in celestia-app's bank denom
+// metadata (the Celestia docs: "1 TIA = 1,000,000 utia").
 const (
 	Denom         = "utia"
 	Decimals      = 6
@@ -102,11 +104,15 @@ func (in Intent) Validate() error {
 	return nil
 }
 
-// checkAmount accepts a canonical positive decimal integer.
+// checkAmount accepts a positive whole number of utia under the amount package's rule (digits
+// only, no leading zero).
 func checkAmount(s string) error {
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok || v.Sign() <= 0 || v.String() != s {
-		return fmt.Errorf("%w: amount %q: want a positive whole number of utia", ErrIntent, s)
+	a, err := amount.Parse(s)
+	if err == nil {
+		err = a.Positive()
+	}
+	if err != nil {
+		return fmt.Errorf("%w: amount: want a positive whole number of utia: %w", ErrIntent, err)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
+	"github.com/stakeflow/stakeflow/amount"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 
@@ -100,11 +101,12 @@ func (e *ContradictionError) Error() string {
 // Unwrap returns ErrVerification.
 func (e *ContradictionError) Unwrap() error { return ErrVerification }
 
+// Decimals: 1 HYPE = 10^8 wei on HyperCore, HYPE's weiDecimals in Hyperliquid's token list
+// (the info endpoint's spotMeta): the cWithdraw action's wei is HYPE × 10^8.
+const Decimals = 8
+
 // formatWei renders wei as HYPE, exactly.
-func formatWei(wei uint64) string {
-	s := strings.TrimRight(fmt.Sprintf("%d.%08d", wei/100_000_000, wei%100_000_000), "0")
-	return strings.TrimSuffix(s, ".")
-}
+func formatWei(wei uint64) string { return amount.FromUint64(wei).Format(Decimals) }
 
 // Signature is an ECDSA signature as the exchange takes it.
 type Signature struct {

@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
+	"github.com/stakeflow/stakeflow/amount"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
@@ -15,6 +16,8 @@ import (
 const (
 	Chain = actcelestia.ChainName
 	Unit  = actcelestia.Unit
+	// Decimals: 1 TIA = 10^6 utia (signer/cosmos names the source).
+	Decimals = signercosmos.Decimals
 )
 
 // Workflow types, as the worker registers them and the starter starts them.
@@ -99,22 +102,16 @@ type Result struct {
 	CancelRequested bool   `json:"cancelRequested,omitempty"`
 }
 
-// FormatTIA renders utia as TIA, exactly.
+// FormatTIA renders utia as TIA, exactly; empty stays empty.
 func FormatTIA(utia string) string {
-	if len(utia) == 0 {
+	if utia == "" {
 		return utia
 	}
-	for len(utia) < 7 {
-		utia = "0" + utia
+	a, err := amount.Parse(utia)
+	if err != nil {
+		return utia + " " + Unit
 	}
-	whole, frac := utia[:len(utia)-6], utia[len(utia)-6:]
-	for len(frac) > 0 && frac[len(frac)-1] == '0' {
-		frac = frac[:len(frac)-1]
-	}
-	if frac == "" {
-		return whole + " TIA"
-	}
-	return whole + "." + frac + " TIA"
+	return a.Format(Decimals) + " TIA"
 }
 
 // Summary is the static one-line summary of a Celestia operation for the Web UI.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
+	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
@@ -57,12 +58,11 @@ func refuse(format string, args ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), activities.ErrInvalidInput, nil)
 }
 
+// utia reads a validated amount or a chain read (a balance, rewards: zero is fine there); text
+// that is not an amount reads as zero.
 func utia(s string) *big.Int {
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok {
-		return new(big.Int)
-	}
-	return v
+	a, _ := amount.Parse(s)
+	return a.Big()
 }
 
 // run starts op, runs body and records the end.

@@ -29,6 +29,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
+	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
@@ -38,6 +39,8 @@ import (
 const (
 	Chain = acthl.Chain
 	Unit  = acthl.Unit
+	// Decimals: 1 HYPE = 10^8 wei (signer/hyperliquid names the source).
+	Decimals = acthl.Decimals
 )
 
 // WithdrawWorkflowType is the withdrawal's workflow type.
@@ -105,16 +108,20 @@ func (in WithdrawInput) Validate() error {
 	return in.Options.Validate()
 }
 
-// WeiOf reads a HYPE amount (decimal text, at most 8 decimals) exactly as wei; the error names
-// the amount field.
-func WeiOf(amount string) (uint64, error) {
-	if amount == "" {
+// WeiOf reads a HYPE amount (a decimal number of HYPE with at most Decimals decimals, more than
+// zero, under the amount package's rule) exactly as wei; the error names the amount field.
+func WeiOf(text string) (uint64, error) {
+	if text == "" {
 		return 0, &workflows.InputError{Field: "amount", Reason: "is required"}
 	}
-	if strings.ContainsAny(amount, "eE") {
-		return 0, &workflows.InputError{Field: "amount", Reason: fmt.Sprintf("%q: write it without an exponent", amount)}
+	a, err := amount.ParseDecimal(text, Decimals)
+	if err == nil {
+		err = a.Positive()
 	}
-	w, err := weiOf(amount)
+	var w uint64
+	if err == nil {
+		w, err = a.Uint64()
+	}
 	if err != nil {
 		return 0, &workflows.InputError{Field: "amount", Reason: err.Error()}
 	}
@@ -123,13 +130,11 @@ func WeiOf(amount string) (uint64, error) {
 
 // FormatHYPE renders wei as HYPE, exactly.
 func FormatHYPE(wei string) string {
-	w, ok := parseUint(wei)
-	if !ok {
+	a, err := amount.Parse(wei)
+	if err != nil {
 		return wei + " wei"
 	}
-	s := fmt.Sprintf("%d.%08d", w/100_000_000, w%100_000_000)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	return s + " HYPE"
+	return a.Format(Decimals) + " HYPE"
 }
 
 // Summary is the static one-line summary of a Hyperliquid operation for the Web UI.

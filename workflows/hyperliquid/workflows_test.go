@@ -395,6 +395,34 @@ func TestWithdrawCancelDuringSubmitFollowsTheAction(t *testing.T) {
 	assert.Equal(t, "release", e.events[len(e.events)-1], "the lease is given back last: %v", e.events)
 }
 
+// TestWithdrawAmountUnderTheOneRule: a HYPE amount is read under the amount package's rule with
+// HYPE's 8 decimals; expected values by hand (1 HYPE = 10^8 wei, 2^64-1 wei = 184467440737.09551615).
+func TestWithdrawAmountUnderTheOneRule(t *testing.T) {
+	for in, want := range map[string]uint64{
+		"0.00000001": 1, "2.5": 250_000_000, "1.50": 150_000_000, "184467440737.09551615": 18446744073709551615,
+	} {
+		got, err := WeiOf(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for in, reason := range map[string]string{
+		"0":                     "must be more than zero",
+		"0.00000000":            "must be more than zero",
+		" 1":                    "without spaces",
+		"01":                    "without leading zeros",
+		".5":                    "a digit before the point",
+		"1.000000000":           "more than 8 decimals",
+		"1e-3":                  "without an exponent",
+		"184467440737.09551616": "more than 2^64-1",
+	} {
+		_, err := WeiOf(in)
+		var ie *workflows.InputError
+		require.True(t, errors.As(err, &ie), "%q: %v", in, err)
+		assert.Equal(t, "amount", ie.Field, in)
+		assert.Contains(t, ie.Reason, reason, in)
+	}
+}
+
 func TestWithdrawInputValidate(t *testing.T) {
 	for _, c := range []struct {
 		in    WithdrawInput
@@ -414,6 +442,8 @@ func TestWithdrawInputValidate(t *testing.T) {
 	}
 	require.NoError(t, WithdrawInput{Network: "testnet", Delegator: delegator, Amount: "12.12345678"}.Validate())
 	assert.Equal(t, "12.12345678 HYPE", FormatHYPE("1212345678"))
+	assert.Equal(t, "0 HYPE", FormatHYPE("0"))
+	assert.Equal(t, "x wei", FormatHYPE("x"))
 	assert.Equal(t, "2.5 HYPE", FormatHYPE("250000000"))
 }
 

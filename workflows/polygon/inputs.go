@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
@@ -17,6 +18,9 @@ import (
 const (
 	Chain = actevm.ChainPolygon
 	Unit  = actevm.Unit
+	// Decimals: 1 POL = 10^18 wei, the decimals() of the POL ERC-20 token (PolygonEcosystemToken,
+	// 0x455e53CBB86018Ac2B8092FdCd39d8444aFFC3F6 on Ethereum mainnet, OpenZeppelin's default 18).
+	Decimals = 18
 )
 
 // Workflow types, as the worker registers them and the starter starts them.
@@ -133,32 +137,32 @@ func validateAddress(field, addr string) error {
 	return nil
 }
 
-// maxUint256 bounds amounts: a uint256 is all a contract can take.
-var maxUint256 = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
-
-// ParseWei reads a positive whole amount of wei written in decimal; the error names field.
+// ParseWei reads a positive whole amount of wei written in decimal, at most a uint256 (all a
+// contract takes), under the amount package's rule; the error names field.
 func ParseWei(field, s string) (*big.Int, error) {
-	v, ok := new(big.Int).SetString(s, 10)
-	switch {
-	case s == "":
+	if s == "" {
 		return nil, &workflows.InputError{Field: field, Reason: "is required"}
-	case !ok || strings.HasPrefix(s, "+"):
-		return nil, &workflows.InputError{Field: field, Reason: fmt.Sprintf("%q is not a whole number of wei", s)}
-	case v.Sign() <= 0:
-		return nil, &workflows.InputError{Field: field, Reason: "must be a positive whole number of wei"}
-	case v.Cmp(maxUint256) > 0:
-		return nil, &workflows.InputError{Field: field, Reason: "is more than a uint256 holds"}
 	}
-	return v, nil
+	a, err := amount.Parse(s)
+	if err == nil {
+		err = a.Positive()
+	}
+	if err == nil {
+		err = a.AtMost(amount.MaxUint256, "a uint256")
+	}
+	if err != nil {
+		return nil, &workflows.InputError{Field: field, Reason: err.Error()}
+	}
+	return a.Big(), nil
 }
 
 // FormatPOL renders an amount of wei as POL, exactly (no float rounding).
 func FormatPOL(wei string) string {
-	v, ok := new(big.Int).SetString(wei, 10)
-	if !ok || v.Sign() < 0 {
+	a, err := amount.Parse(wei)
+	if err != nil {
 		return wei + " wei"
 	}
-	return actevm.FormatUnits(v, 18) + " POL"
+	return a.Format(Decimals) + " POL"
 }
 
 // Summary is the static one-line summary of a Polygon operation for the Web UI.

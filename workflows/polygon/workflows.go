@@ -11,6 +11,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
@@ -45,7 +46,7 @@ func newOperation(ctx workflow.Context, op, network, staker, share, amount, requ
 	p := &operation{Operation: o, network: network, chainID: actevm.Networks[network],
 		staker: common.HexToAddress(staker), share: common.HexToAddress(share)}
 	if amount != "" {
-		p.amount, _ = new(big.Int).SetString(amount, 10)
+		p.amount = wei(amount)
 	}
 	return p, nil
 }
@@ -97,12 +98,11 @@ func (o *operation) withLease(ctx workflow.Context, steps func(*wfevm.Lease) err
 	return err
 }
 
+// wei reads a validated amount or a chain read (a balance, an allowance: zero is fine there);
+// text that is not an amount reads as zero.
 func wei(s string) *big.Int {
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok {
-		return new(big.Int)
-	}
-	return v
+	a, _ := amount.Parse(s)
+	return a.Big()
 }
 
 func refuse(format string, args ...any) error {

@@ -2,6 +2,7 @@ package polygon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
@@ -297,6 +299,34 @@ func TestInvalidInputRefusedBeforeAnyActivity(t *testing.T) {
 			require.Zero(t, e.leases)
 			require.Empty(t, e.chain.builds)
 		})
+	}
+}
+
+// TestParseWeiUnderTheOneRule: a wei amount is a positive whole number without sign or leading
+// zero, at most 2^256-1 (written out by hand).
+func TestParseWeiUnderTheOneRule(t *testing.T) {
+	const max = "115792089237316195423570985008687907853269984665640564039457584007913129639935"
+	for _, in := range []string{"1", "42", max} {
+		v, err := ParseWei("amount", in)
+		require.NoError(t, err, in)
+		require.Equal(t, in, v.String())
+	}
+	for in, reason := range map[string]string{
+		"":                     "is required",
+		"0":                    "must be more than zero",
+		"0042":                 "without leading zeros",
+		"+1":                   "without a sign",
+		"-1":                   "without a sign",
+		"1.5":                  "without a decimal point",
+		"1e18":                 "without an exponent",
+		" 1":                   "without spaces",
+		max[:len(max)-1] + "6": "more than a uint256 holds",
+	} {
+		_, err := ParseWei("amount", in)
+		var ie *workflows.InputError
+		require.True(t, errors.As(err, &ie), "%q: %v", in, err)
+		require.Equal(t, "amount", ie.Field)
+		require.Contains(t, ie.Reason, reason, in)
 	}
 }
 

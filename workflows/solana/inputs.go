@@ -17,6 +17,9 @@ const Chain = "solana"
 // Unit is the base unit of Solana amounts.
 const Unit = "lamports"
 
+// Decimals: 1 SOL = 10^9 lamports (activities/solana names the source).
+const Decimals = actsolana.Decimals
+
 // StepWaitingDeactivation: an unstaked account waits for the end of its deactivation epoch (days
 // on mainnet) before its lamports can be withdrawn.
 const StepWaitingDeactivation = "waiting-deactivation"

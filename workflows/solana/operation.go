@@ -2,7 +2,6 @@ package solana
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
+	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -36,12 +36,12 @@ func newOperation(ctx workflow.Context, intent actsolana.Intent, opts workflows.
 }
 
 // formatLamports renders an amount of lamports as SOL.
-func formatLamports(amount string) string {
-	n, err := strconv.ParseUint(amount, 10, 64)
+func formatLamports(lamports string) string {
+	a, err := amount.Parse(lamports)
 	if err != nil {
-		return amount + " " + Unit
+		return lamports + " " + Unit
 	}
-	return FormatSOL(n)
+	return a.Format(Decimals) + " SOL"
 }
 
 func (o *operation) setAmount(n uint64) {
@@ -59,7 +59,8 @@ func (o *operation) result() Result {
 	st := o.Status()
 	var fees uint64
 	for _, t := range st.Transactions {
-		if f, err := strconv.ParseUint(t.Fee, 10, 64); err == nil {
+		if a, err := amount.Parse(t.Fee); err == nil {
+			f, _ := a.Uint64()
 			fees += f
 		}
 	}

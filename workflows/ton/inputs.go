@@ -16,6 +16,9 @@ import (
 const (
 	Chain = actton.Chain
 	Unit  = actton.Unit
+	// Decimals: 1 TON = 10^9 nanoton, Toncoin's definition in the TON docs ("1 TON =
+	// 1,000,000,000 nanotons"), the unit of every balance and value the TON API reports.
+	Decimals = 9
 )
 
 // WatchWorkflowType is the watch's workflow type, as the worker registers it and the starter

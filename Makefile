@@ -8,7 +8,7 @@ TEMPORAL_CLI = $(shell scripts/tools.sh temporal)
 
 # The pinned geth (a real EVM node for the Polygon tests and the local stack), installed once before
 # the targets that start one; harness/gethdev reads it from $GETH.
-test-unit test-integration record-histories test-chaos chaos bench bench-full demo dev ui-check: export GETH = $(shell scripts/tools.sh geth)
+test-integration record-histories test-chaos chaos bench bench-full demo dev ui-check: export GETH = $(shell scripts/tools.sh geth)
 
 .PHONY: all bench bench-full bench-go lint test-stacks test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools tools-cluster dev ui-check clean cluster test-cluster bench-cluster
 
@@ -56,9 +56,11 @@ fuzz-smoke:
 	  done; \
 	done
 
-## test-integration: workflows on a real Temporal dev server, the sandbox on a real Solana runtime
+## test-integration: workflows on a real Temporal dev server, the sandbox on a real Solana runtime, and every
+## test that starts a real chain (geth --dev, the Solana runtime) beside its package's unit tests
+REAL_CHAIN_PKGS := ./activities/evm/ ./activities/solana/ ./chain/evm/ ./chain/solana/ ./harness/cmd/sandbox/ ./harness/gethdev/ ./harness/sandbox/...
 test-integration: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/...
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... $(REAL_CHAIN_PKGS)
 
 ## test-cluster: failover (worker SIGKILLs, a Temporal restart) and a rolling upgrade (previous commit's worker beside this one's) on the real Temporal server on PostgreSQL with worker processes
 test-cluster: tools tools-cluster

@@ -7,8 +7,6 @@ import (
 	"math/big"
 	"testing"
 
-	"github.com/ethereum/go-ethereum"
-	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -23,6 +21,7 @@ import (
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/apiclient"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
+	"github.com/stakeflow/stakeflow/internal/testutil/evmfake"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 
@@ -34,44 +33,29 @@ var (
 	startTx = common.HexToHash("0x5555555555555555555555555555555555555555555555555555555555555555")
 )
 
-// fakeChain answers the pod's getters from its fields; estimate, when set, answers EstimateGas.
-type fakeChain struct {
-	ts       uint64
-	root     common.Hash
-	estimate error
-}
-
-func (f *fakeChain) LatestHeader(context.Context) (*types.Header, error) {
-	return &types.Header{Number: big.NewInt(100)}, nil
-}
-
-func (f *fakeChain) Fees(context.Context) (*evmchain.Fees, error) {
-	return &evmchain.Fees{BaseFee: big.NewInt(params.GWei), Tip: big.NewInt(params.GWei)}, nil
-}
-
-func (f *fakeChain) EstimateGas(context.Context, ethereum.CallMsg) (uint64, error) {
-	return 1_000_000, f.estimate
-}
-
-func (f *fakeChain) Call(_ context.Context, _ *big.Int, to common.Address, _ *abi.ABI, method string, _ ...any) ([]any, error) {
-	switch method {
-	case "getPod":
-		return []any{pod}, nil
-	case "currentCheckpointTimestamp":
-		return []any{f.ts}, nil
-	case "lastCheckpointTimestamp":
-		return []any{uint64(0)}, nil
-	case "activeValidatorCount":
-		return []any{big.NewInt(5)}, nil
-	case "currentCheckpoint":
-		return []any{checkpoint{BeaconBlockRoot: f.root, ProofsRemaining: big.NewInt(5)}}, nil
+// podChain is the EVM fake the tests share, answering the pod's getters: a checkpoint started at
+// ts (0: none active) with root and 5 proofs remaining, of 5 active validators, and the pod's
+// activation among the logs; gas estimates of 1,000,000 at 1 gwei fees.
+func podChain(ts uint64, root common.Hash) *evmfake.Chain {
+	return &evmfake.Chain{
+		Head:     100,
+		FeeQuote: &evmchain.Fees{BaseFee: big.NewInt(params.GWei), Tip: big.NewInt(params.GWei)},
+		Gas:      1_000_000,
+		Calls: map[string][]any{
+			"getPod":                     {pod},
+			"currentCheckpointTimestamp": {ts},
+			"lastCheckpointTimestamp":    {uint64(0)},
+			"activeValidatorCount":       {big.NewInt(5)},
+			"currentCheckpoint":          {checkpoint{BeaconBlockRoot: root, ProofsRemaining: big.NewInt(5)}},
+		},
+		Events: []types.Log{{Address: pod, TxHash: startTx}},
 	}
-	return nil, errors.New("unexpected call " + method)
 }
 
-func (f *fakeChain) Logs(_ context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
-	return []types.Log{{Address: pod, TxHash: startTx}}, nil
-}
+// noCheckpoint makes c's pod show no active checkpoint.
+func noCheckpoint(c *evmfake.Chain) { c.Calls["currentCheckpointTimestamp"] = []any{uint64(0)} }
+
+var _ Chain = (*evmfake.Chain)(nil)
 
 type fakeService struct {
 	tx apiclient.SerializedEVMTransaction
@@ -117,7 +101,7 @@ func served(t *testing.T, to common.Address) (apiclient.SerializedEVMTransaction
 		MaxFeePerGas: "2", MaxPriorityFeePerGas: "1"}, level[0]
 }
 
-func newActivities(t *testing.T, c *fakeChain, tx apiclient.SerializedEVMTransaction) *Activities {
+func newActivities(t *testing.T, c *evmfake.Chain, tx apiclient.SerializedEVMTransaction) *Activities {
 	t.Helper()
 	s, err := signerevm.NewCheckpointSigner(&signerevm.Keyring{}, signerevm.CheckpointPolicy{ChainID: 1337})
 	require.NoError(t, err)
@@ -152,7 +136,7 @@ func buildProofs(t *testing.T, a *Activities) (ProofsBuildResult, error) {
 // revert ErrWouldRevert, a batch to another pod VerificationFailed: nothing signed in each case.
 func TestBuildProofs(t *testing.T) {
 	tx, root := served(t, pod)
-	c := &fakeChain{ts: 77, root: root}
+	c := podChain(77, root)
 	r, err := buildProofs(t, newActivities(t, c, tx))
 	require.NoError(t, err)
 	assert.Equal(t, 3, r.Proofs)
@@ -161,28 +145,28 @@ func TestBuildProofs(t *testing.T) {
 	assert.EqualValues(t, 9, r.Intent.Nonce)
 	assert.EqualValues(t, 1_250_000, r.Intent.GasLimit, "the estimate and its 25% margin")
 
-	c.estimate = &evmchain.RevertError{Reason: "EigenPod.verifyCheckpointProofs: " + AlreadyCheckpointed, Replayed: true}
+	c.GasErr = &evmchain.RevertError{Reason: "EigenPod.verifyCheckpointProofs: " + AlreadyCheckpointed, Replayed: true}
 	_, err = buildProofs(t, newActivities(t, c, tx))
 	assert.Equal(t, ErrAlreadyProven, errType(err), "%v", err)
 
-	c.estimate = &evmchain.RevertError{Reason: "EigenPod.verifyCheckpointProofs: invalid balance proof", Replayed: true}
+	c.GasErr = &evmchain.RevertError{Reason: "EigenPod.verifyCheckpointProofs: invalid balance proof", Replayed: true}
 	_, err = buildProofs(t, newActivities(t, c, tx))
 	assert.Equal(t, actevm.ErrWouldRevert, errType(err), "%v", err)
 	assert.ErrorContains(t, err, "invalid balance proof")
 
-	c.estimate = nil
+	c.GasErr = nil
 	hostile, _ := served(t, other)
 	_, err = buildProofs(t, newActivities(t, c, hostile))
 	assert.Equal(t, activities.ErrVerificationFailed, errType(err), "%v", err)
 
-	c.ts = 0
+	noCheckpoint(c)
 	_, err = buildProofs(t, newActivities(t, c, tx))
 	assert.Equal(t, ErrNoCheckpoint, errType(err), "%v", err)
 }
 
 // TestBuildStartRefusedWhileActive: no second startCheckpoint is built while one is active.
 func TestBuildStartRefusedWhileActive(t *testing.T) {
-	a := newActivities(t, &fakeChain{ts: 77}, apiclient.SerializedEVMTransaction{})
+	a := newActivities(t, podChain(77, common.Hash{}), apiclient.SerializedEVMTransaction{})
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
@@ -204,7 +188,7 @@ func TestBuildStartRefusedWhileActive(t *testing.T) {
 // field and both values, though serializeTx alone is an honest batch.
 func TestBuildProofsRefusesAnAnswerThatContradictsItself(t *testing.T) {
 	honest, root := served(t, pod)
-	c := &fakeChain{ts: 77, root: root}
+	c := podChain(77, root)
 	_, err := buildProofs(t, newActivities(t, c, honest))
 	require.NoError(t, err, "the honest answer passes")
 	for _, tc := range []struct {

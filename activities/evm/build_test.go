@@ -125,8 +125,8 @@ func delegateIntent(staker common.Address) Intent {
 // verifier) accept and sign it.
 func TestBuildDelegateSignsUnderTheSigner(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{SlippageBps: 50})
-	h.chain.fees = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
-	h.chain.estimate = 100_000
+	h.chain.FeeQuote = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
+	h.chain.Gas = 100_000
 	v, err := h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 1})
 	require.NoError(t, err)
 	var b BuildResult
@@ -146,8 +146,8 @@ func TestBuildDelegateSignsUnderTheSigner(t *testing.T) {
 		"000000000000000000000000000000000000000000000000450ac0242d918000", hexutil.Encode(tx.Data()))
 	assert.Equal(t, "4975000000000000000", b.Intent.MinSharesToMint.String())
 	assert.EqualValues(t, 125_000, b.Intent.GasLimit)
-	require.Len(t, h.chain.estMsgs, 1)
-	assert.Equal(t, h.staker, h.chain.estMsgs[0].From)
+	require.Len(t, h.chain.Estimated, 1)
+	assert.Equal(t, h.staker, h.chain.Estimated[0].From)
 
 	v, err = h.env.ExecuteActivity(h.a.EVMSign, SignInput{Network: "dev", Intent: b.Intent, UnsignedTransaction: b.UnsignedTransaction})
 	require.NoError(t, err)
@@ -168,8 +168,8 @@ func TestBuildDelegateSignsUnderTheSigner(t *testing.T) {
 // TestBuildApprove: an approve goes to the POL token with the StakeManager as spender.
 func TestBuildApprove(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
-	h.chain.fees = &evmchain.Fees{BaseFee: gweis(1), Tip: gweis(1)}
-	h.chain.estimate = 40_000
+	h.chain.FeeQuote = &evmchain.Fees{BaseFee: gweis(1), Tip: gweis(1)}
+	h.chain.Gas = 40_000
 	in := Intent{Operation: signerevm.OpApprove, ChainID: 1337, Staker: h.staker, Amount: big.NewInt(3), Nonce: 0}
 	v, err := h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: in, Build: 1})
 	require.NoError(t, err)
@@ -186,8 +186,8 @@ func TestBuildApprove(t *testing.T) {
 // signs it.
 func TestRebuildBumpsFees(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{SlippageBps: 50})
-	h.chain.fees = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
-	h.chain.estimate = 100_000
+	h.chain.FeeQuote = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
+	h.chain.Gas = 100_000
 	v, err := h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 2,
 		PrevMaxFeePerGas: "22000000000", PrevMaxPriorityFeePerGas: "2000000000"})
 	require.NoError(t, err)
@@ -205,8 +205,8 @@ func TestRebuildBumpsFees(t *testing.T) {
 // node says reverts, a share off the allow-list: each non-retryable and named.
 func TestBuildRefusals(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{MaxFeePerGas: gweis(23)})
-	h.chain.fees = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
-	h.chain.estimate = 100_000
+	h.chain.FeeQuote = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
+	h.chain.Gas = 100_000
 	_, err := h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 2,
 		PrevMaxFeePerGas: "22000000000", PrevMaxPriorityFeePerGas: "2000000000"})
 	typ, nonRetryable := appErr(t, err)
@@ -219,7 +219,7 @@ func TestBuildRefusals(t *testing.T) {
 	assert.Equal(t, activities.ErrInvalidInput, typ)
 	assert.True(t, nonRetryable)
 
-	h.chain.estErr = &evmchain.RPCError{Method: "eth_estimateGas", Err: &evmchain.RevertError{Reason: "Too much slippage", Replayed: true}}
+	h.chain.GasErr = &evmchain.RPCError{Method: "eth_estimateGas", Err: &evmchain.RevertError{Reason: "Too much slippage", Replayed: true}}
 	_, err = h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 1})
 	typ, nonRetryable = appErr(t, err)
 	assert.Equal(t, ErrWouldRevert, typ)
@@ -228,7 +228,7 @@ func TestBuildRefusals(t *testing.T) {
 	var ae *temporal.ApplicationError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "Too much slippage (execution reverted); estimating the gas of delegate (nonce 7)", ae.Message(), "the reason first")
-	h.chain.estErr = nil
+	h.chain.GasErr = nil
 
 	off := delegateIntent(h.staker)
 	off.ValidatorShare = shareOff
@@ -242,8 +242,8 @@ func TestBuildRefusals(t *testing.T) {
 // worker holds no key for ErrUnknownKey; both non-retryable.
 func TestSignRefusals(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{SlippageBps: 50})
-	h.chain.fees = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
-	h.chain.estimate = 100_000
+	h.chain.FeeQuote = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
+	h.chain.Gas = 100_000
 	v, err := h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 1})
 	require.NoError(t, err)
 	var b BuildResult
@@ -272,10 +272,10 @@ func TestSignRefusals(t *testing.T) {
 // replacement is never refused for funds: the transaction it replaces may still land.
 func TestBuildRefusesWhatTheStakerCannotPay(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{SlippageBps: 50})
-	h.chain.fees = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
-	h.chain.estimate = 100_000
+	h.chain.FeeQuote = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
+	h.chain.Gas = 100_000
 	cost := big.NewInt(2_750_000_000_000_000) // 0.00275 ether
-	h.chain.balance = new(big.Int).Sub(cost, big.NewInt(1))
+	h.chain.Funds = new(big.Int).Sub(cost, big.NewInt(1))
 	_, err := h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 1})
 	typ, nonRetryable := appErr(t, err)
 	assert.Equal(t, activities.ErrInsufficientFunds, typ)
@@ -284,11 +284,11 @@ func TestBuildRefusesWhatTheStakerCannotPay(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "insufficient funds: staker "+h.staker.Hex()+" holds 0.002749999999999999 ETH, the delegate may pay up to 0.00275 ETH for gas (125000 gas at 22 gwei at most); nothing was signed", ae.Message())
 
-	h.chain.balance = cost
+	h.chain.Funds = cost
 	_, err = h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 1})
 	require.NoError(t, err)
 
-	h.chain.balance = big.NewInt(0)
+	h.chain.Funds = big.NewInt(0)
 	_, err = h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 2,
 		PrevMaxFeePerGas: "22000000000", PrevMaxPriorityFeePerGas: "2000000000"})
 	require.NoError(t, err)

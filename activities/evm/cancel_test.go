@@ -19,7 +19,7 @@ import (
 // the signer accepts and signs exactly that.
 func TestBuildCancelIsAHarmlessSelfTransferPricedOverTheBuildsSent(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
-	h.chain.fees = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
+	h.chain.FeeQuote = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
 	v, err := h.env.ExecuteActivity(h.a.EVMBuildCancel, CancelBuildInput{Network: "dev", Staker: h.staker.Hex(), Nonce: 7,
 		PrevMaxFeePerGas: gweis(22).String(), PrevMaxPriorityFeePerGas: gweis(2).String()})
 	require.NoError(t, err)
@@ -60,7 +60,7 @@ func TestBuildCancelIsAHarmlessSelfTransferPricedOverTheBuildsSent(t *testing.T)
 // TestBuildCancelOverTheCapsIsRefused: caps too low for the bump refuse the cancel, naming the cap.
 func TestBuildCancelOverTheCapsIsRefused(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{MaxFeePerGas: gweis(24)})
-	h.chain.fees = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
+	h.chain.FeeQuote = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
 	_, err := h.env.ExecuteActivity(h.a.EVMBuildCancel, CancelBuildInput{Network: "dev", Staker: h.staker.Hex(), Nonce: 7,
 		PrevMaxFeePerGas: gweis(22).String(), PrevMaxPriorityFeePerGas: gweis(2).String()})
 	typ, nonRetryable := appErr(t, err)

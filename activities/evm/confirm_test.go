@@ -44,7 +44,7 @@ func runConfirm(t *testing.T, h *harness, in ConfirmInput) (ConfirmResult, error
 // its fee gas used × effective gas price (50000 × 12 gwei = 600000 gwei).
 func TestConfirmFinalizedEarlierBuild(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
-	h.chain.receipts = map[common.Hash]func() (*evmchain.Receipt, error){
+	h.chain.Receipts = map[common.Hash]func() (*evmchain.Receipt, error){
 		ourHash: func() (*evmchain.Receipt, error) { return finalReceipt(ourHash, 1), nil },
 	}
 	r, err := runConfirm(t, h, confirmInput(h))
@@ -55,7 +55,7 @@ func TestConfirmFinalizedEarlierBuild(t *testing.T) {
 // TestConfirmFailed: status 0 at finalized depth is failed, with the revert reason.
 func TestConfirmFailed(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
-	h.chain.receipts = map[common.Hash]func() (*evmchain.Receipt, error){
+	h.chain.Receipts = map[common.Hash]func() (*evmchain.Receipt, error){
 		ourNewer: func() (*evmchain.Receipt, error) { return finalReceipt(ourNewer, 0), nil },
 	}
 	r, err := runConfirm(t, h, confirmInput(h))
@@ -75,14 +75,14 @@ func TestConfirmReorgResendsAndFollowsOn(t *testing.T) {
 	var polls atomic.Int32
 	// Polls 0-2: mined above finality; 3-9: reorged out, absent from the node; then mined again
 	// and final from poll 14.
-	h.chain.txs = map[common.Hash]func() *evmchain.TxLookup{ourNewer: func() *evmchain.TxLookup {
+	h.chain.Txs = map[common.Hash]func() *evmchain.TxLookup{ourNewer: func() *evmchain.TxLookup {
 		p := polls.Add(1)
 		if p <= 3 || p > 10 {
 			return &evmchain.TxLookup{State: evmchain.TxMined, BlockNumber: 70}
 		}
 		return &evmchain.TxLookup{State: evmchain.TxAbsent}
 	}}
-	h.chain.receipts = map[common.Hash]func() (*evmchain.Receipt, error){ourNewer: func() (*evmchain.Receipt, error) {
+	h.chain.Receipts = map[common.Hash]func() (*evmchain.Receipt, error){ourNewer: func() (*evmchain.Receipt, error) {
 		p := polls.Load()
 		switch {
 		case p < 3:
@@ -92,7 +92,7 @@ func TestConfirmReorgResendsAndFollowsOn(t *testing.T) {
 		}
 		return finalReceipt(ourNewer, 1), nil
 	}}
-	h.chain.nonces = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5} }
+	h.chain.NonceState = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5} }
 	in := confirmInput(h)
 	r, err := runConfirm(t, h, in)
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestConfirmReorgResendsAndFollowsOn(t *testing.T) {
 func TestConfirmExpired(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
 	h.a.ResendEvery = time.Millisecond
-	h.chain.nonces = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5} }
+	h.chain.NonceState = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5} }
 	in := confirmInput(h)
 	in.ReplaceAfter = 30 * time.Millisecond
 	start := time.Now()
@@ -125,13 +125,13 @@ func TestConfirmExpired(t *testing.T) {
 func TestConfirmResumesFromHeartbeat(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
 	var reads atomic.Int32
-	h.chain.nonces = func() *evmchain.Nonces {
+	h.chain.NonceState = func() *evmchain.Nonces {
 		if reads.Add(1) > 5 {
 			return &evmchain.Nonces{Latest: 6, Pending: 6, Finalized: 6}
 		}
 		return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5}
 	}
-	h.chain.consumed = func(common.Hash) *evmchain.NonceStatus {
+	h.chain.Consumed = func(common.Hash) *evmchain.NonceStatus {
 		return &evmchain.NonceStatus{Use: evmchain.NonceConsumedByOther, Other: otherHash}
 	}
 	h.env.SetHeartbeatDetails(confirmProgress{Started: time.Now().Add(-61 * time.Minute).UnixNano()})
@@ -149,13 +149,13 @@ func TestConfirmResumesFromHeartbeat(t *testing.T) {
 func TestConfirmNoExpiryWhileTheNonceIsUsed(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
 	var reads atomic.Int32
-	h.chain.nonces = func() *evmchain.Nonces {
+	h.chain.NonceState = func() *evmchain.Nonces {
 		if reads.Add(1) < 20 {
 			return &evmchain.Nonces{Latest: 6, Pending: 6, Finalized: 5}
 		}
 		return &evmchain.Nonces{Latest: 6, Pending: 6, Finalized: 6}
 	}
-	h.chain.consumed = func(hash common.Hash) *evmchain.NonceStatus {
+	h.chain.Consumed = func(hash common.Hash) *evmchain.NonceStatus {
 		if hash == ourHash {
 			return &evmchain.NonceStatus{Use: evmchain.NonceConsumedByTx, Receipt: finalReceipt(ourHash, 1)}
 		}
@@ -175,8 +175,8 @@ func TestConfirmNoExpiryWhileTheNonceIsUsed(t *testing.T) {
 // transaction (no error: the core ends the step on it, with the proof).
 func TestConfirmForeignNonce(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
-	h.chain.nonces = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 6, Pending: 6, Finalized: 6} }
-	h.chain.consumed = func(common.Hash) *evmchain.NonceStatus {
+	h.chain.NonceState = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 6, Pending: 6, Finalized: 6} }
+	h.chain.Consumed = func(common.Hash) *evmchain.NonceStatus {
 		return &evmchain.NonceStatus{Use: evmchain.NonceConsumedByOther, Other: otherHash}
 	}
 	r, err := runConfirm(t, h, confirmInput(h))
@@ -193,7 +193,7 @@ func TestConfirmForeignNonce(t *testing.T) {
 // permanent refusal is ChainRejected.
 func TestConfirmChainErrors(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
-	h.chain.receipts = map[common.Hash]func() (*evmchain.Receipt, error){ourHash: func() (*evmchain.Receipt, error) {
+	h.chain.Receipts = map[common.Hash]func() (*evmchain.Receipt, error){ourHash: func() (*evmchain.Receipt, error) {
 		return nil, &rpcproof.UnverifiedError{Network: "dev"}
 	}}
 	_, err := runConfirm(t, h, confirmInput(h))
@@ -201,7 +201,7 @@ func TestConfirmChainErrors(t *testing.T) {
 	assert.Equal(t, activities.ErrChainUnverified, typ)
 	assert.False(t, nonRetryable)
 
-	h.chain.receipts = map[common.Hash]func() (*evmchain.Receipt, error){ourHash: func() (*evmchain.Receipt, error) {
+	h.chain.Receipts = map[common.Hash]func() (*evmchain.Receipt, error){ourHash: func() (*evmchain.Receipt, error) {
 		return nil, &evmchain.RPCError{Method: "eth_getTransactionReceipt", Err: errors.New("403 Forbidden")}
 	}}
 	_, err = runConfirm(t, h, confirmInput(h))

@@ -11,119 +11,20 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ethereum/go-ethereum"
-	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/accounts/keystore"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/stakeflow/stakeflow/apiclient"
-	evmchain "github.com/stakeflow/stakeflow/chain/evm"
+	"github.com/stakeflow/stakeflow/internal/testutil/evmfake"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 
-// fakeChain is a scripted Chain. Each field answers one read; nil answers zero values.
-type fakeChain struct {
-	mu       sync.Mutex
-	head     uint64
-	nonces   func() *evmchain.Nonces
-	fees     *evmchain.Fees
-	estimate uint64
-	estErr   error
-	// txs maps hashes to lookups (absent when missing); receipts to final receipts; a missing
-	// receipt is not final (no receipt).
-	txs      map[common.Hash]func() *evmchain.TxLookup
-	receipts map[common.Hash]func() (*evmchain.Receipt, error)
-	consumed func(hash common.Hash) *evmchain.NonceStatus
-	calls    map[string][]any // method -> result
-	callErr  map[string]error
-	estMsgs  []ethereum.CallMsg
-	// nonceReads counts Nonces calls.
-	nonceReads int
-	// balance is every address's ether; nil holds plenty.
-	balance *big.Int
-	// rawSent are the bytes SendRawTransaction was given, 0x hex; sendErr its answer.
-	rawSent []string
-	sendErr error
-}
-
-func (f *fakeChain) Balance(context.Context, common.Address) (*big.Int, error) {
-	if f.balance == nil {
-		return new(big.Int).Exp(big.NewInt(10), big.NewInt(30), nil), nil
-	}
-	return f.balance, nil
-}
-
-func (f *fakeChain) LatestHeader(context.Context) (*types.Header, error) {
-	return &types.Header{Number: new(big.Int).SetUint64(f.head)}, nil
-}
-
-// pollLimit bounds the nonce reads of one test: a Confirm that never answers fails the test
-// instead of hanging it.
-const pollLimit = 5000
-
-func (f *fakeChain) Nonces(context.Context, common.Address) (*evmchain.Nonces, error) {
-	f.mu.Lock()
-	f.nonceReads++
-	over := f.nonceReads > pollLimit
-	f.mu.Unlock()
-	if over {
-		return nil, errors.New("fake: more nonce reads than any test needs: the activity does not conclude")
-	}
-	if f.nonces == nil {
-		return &evmchain.Nonces{}, nil
-	}
-	return f.nonces(), nil
-}
-
-func (f *fakeChain) Fees(context.Context) (*evmchain.Fees, error) { return f.fees, nil }
-
-func (f *fakeChain) EstimateGas(_ context.Context, msg ethereum.CallMsg) (uint64, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.estMsgs = append(f.estMsgs, msg)
-	return f.estimate, f.estErr
-}
-
-func (f *fakeChain) Transaction(_ context.Context, h common.Hash) (*evmchain.TxLookup, error) {
-	if l, ok := f.txs[h]; ok {
-		return l(), nil
-	}
-	return &evmchain.TxLookup{State: evmchain.TxAbsent}, nil
-}
-
-func (f *fakeChain) ReceiptFinal(_ context.Context, h common.Hash) (*evmchain.Receipt, error) {
-	if r, ok := f.receipts[h]; ok {
-		return r()
-	}
-	return nil, &evmchain.NotFinalError{Hash: h, Reason: evmchain.NotFinalNoReceipt}
-}
-
-func (f *fakeChain) NonceConsumedBy(_ context.Context, _ common.Address, _ uint64, h common.Hash) (*evmchain.NonceStatus, error) {
-	if f.consumed == nil {
-		return &evmchain.NonceStatus{}, nil
-	}
-	return f.consumed(h), nil
-}
-
-func (f *fakeChain) Call(_ context.Context, _ *big.Int, to common.Address, _ *abi.ABI, method string, _ ...any) ([]any, error) {
-	if err := f.callErr[method]; err != nil {
-		return nil, err
-	}
-	v, ok := f.calls[to.Hex()+"."+method]
-	if !ok {
-		v, ok = f.calls[method]
-	}
-	if !ok {
-		return nil, errors.New("fake: no answer for " + method)
-	}
-	return v, nil
-}
+// The chain every test here reads is evmfake.Chain, the EVM fake the tests share.
+var _ Chain = (*evmfake.Chain)(nil)
 
 // fakeService records endpoint-4 sends and answers with answer.
 type fakeService struct {
@@ -190,7 +91,7 @@ func makeKeyring(dir string, key *ecdsa.PrivateKey) (*signerevm.Keyring, error) 
 
 type harness struct {
 	a      *Activities
-	chain  *fakeChain
+	chain  *evmfake.Chain
 	svc    *fakeService
 	key    *ecdsa.PrivateKey
 	staker common.Address
@@ -209,7 +110,7 @@ func newHarness(t *testing.T, p signerevm.Policy) *harness {
 	}
 	s, err := signerevm.New(kr, p)
 	require.NoError(t, err)
-	h := &harness{chain: &fakeChain{}, svc: &fakeService{}, key: key, staker: crypto.PubkeyToAddress(key.PublicKey)}
+	h := &harness{chain: &evmfake.Chain{}, svc: &fakeService{}, key: key, staker: crypto.PubkeyToAddress(key.PublicKey)}
 	h.a = &Activities{Networks: map[string]Network{"dev": {Chain: h.chain, Signer: s}}, Keys: kr, Service: h.svc}
 	var suite testsuite.WorkflowTestSuite
 	h.env = suite.NewTestActivityEnvironment()
@@ -235,18 +136,4 @@ func (s *fakeService) PolygonSend(_ context.Context, req apiclient.PolygonSendRe
 	}
 	b, err := s.answer(req.SignedTransaction)
 	return b, err
-}
-
-// SendRawTransaction records the bytes sent and answers sendErr (nil: accepted).
-func (f *fakeChain) SendRawTransaction(_ context.Context, raw []byte) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.rawSent = append(f.rawSent, hexutil.Encode(raw))
-	return f.sendErr
-}
-
-func (f *fakeChain) rawSends() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.rawSent...)
 }

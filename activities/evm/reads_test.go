@@ -26,13 +26,13 @@ func bigs(vs ...int64) []any {
 // share computes them (here with Polygon's old precision of 100 for validator 3: rate 150 = 1.5).
 func TestReadDelegation(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
-	h.chain.head = 42
-	h.chain.calls = map[string][]any{
+	h.chain.Head = 42
+	h.chain.Calls = map[string][]any{
 		polToken.Hex() + ".balanceOf": bigs(1000), "allowance": bigs(300),
 		shareA.Hex() + ".balanceOf": bigs(400), "exchangeRate": bigs(150), "getLiquidRewards": bigs(7),
 		"validatorId": bigs(3), "epoch": bigs(12), "withdrawalDelay": bigs(80),
 	}
-	h.chain.callErr = map[string]error{"EXCHANGE_RATE_PRECISION": &evmchain.RPCError{Method: "eth_call", Err: &evmchain.RevertError{Replayed: true}}}
+	h.chain.CallErrs = map[string]error{"EXCHANGE_RATE_PRECISION": &evmchain.RPCError{Method: "eth_call", Err: &evmchain.RevertError{Replayed: true}}}
 	v, err := h.env.ExecuteActivity(h.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: h.staker.Hex(), ValidatorShare: shareA.Hex(), Amount: "100"})
 	require.NoError(t, err)
 	var d Delegation
@@ -42,9 +42,9 @@ func TestReadDelegation(t *testing.T) {
 
 	// A share that exposes its precision (the stand-in's 1e29) is taken at its word.
 	p29 := new(big.Int).Exp(big.NewInt(10), big.NewInt(29), nil)
-	h.chain.callErr = nil
-	h.chain.calls["EXCHANGE_RATE_PRECISION"] = []any{p29}
-	h.chain.calls["exchangeRate"] = []any{new(big.Int).Mul(big.NewInt(2), p29)}
+	h.chain.CallErrs = nil
+	h.chain.Calls["EXCHANGE_RATE_PRECISION"] = []any{p29}
+	h.chain.Calls["exchangeRate"] = []any{new(big.Int).Mul(big.NewInt(2), p29)}
 	v, err = h.env.ExecuteActivity(h.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: h.staker.Hex(), ValidatorShare: shareA.Hex(), Amount: "101"})
 	require.NoError(t, err)
 	require.NoError(t, v.Get(&d))
@@ -52,7 +52,7 @@ func TestReadDelegation(t *testing.T) {
 	assert.Equal(t, "800", d.Staked)
 
 	// A transient failure of the precision read is not taken for "no getter".
-	h.chain.callErr = map[string]error{"EXCHANGE_RATE_PRECISION": &evmchain.RPCError{Method: "eth_call", Transient: true, Err: assert.AnError}}
+	h.chain.CallErrs = map[string]error{"EXCHANGE_RATE_PRECISION": &evmchain.RPCError{Method: "eth_call", Transient: true, Err: assert.AnError}}
 	_, err = h.env.ExecuteActivity(h.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: h.staker.Hex(), ValidatorShare: shareA.Hex(), Amount: "101"})
 	typ, nonRetryable := appErr(t, err)
 	assert.Equal(t, activities.ErrChainUnavailable, typ)
@@ -74,12 +74,12 @@ func burnedLog(emitter, user common.Address, nonce int64) *types.Log {
 func TestReadUnbond(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
 	stranger := common.HexToAddress("0x00000000000000000000000000000000000000e5")
-	h.chain.receipts = map[common.Hash]func() (*evmchain.Receipt, error){ourHash: func() (*evmchain.Receipt, error) {
+	h.chain.Receipts = map[common.Hash]func() (*evmchain.Receipt, error){ourHash: func() (*evmchain.Receipt, error) {
 		r := finalReceipt(ourHash, 1)
 		r.Logs = []*types.Log{burnedLog(shareA, stranger, 9), burnedLog(shareOff, h.staker, 8), burnedLog(shareA, h.staker, 4)}
 		return r, nil
 	}}
-	h.chain.calls = map[string][]any{"unbonds_new": bigs(200, 10), "withdrawExchangeRate": bigs(110), "EXCHANGE_RATE_PRECISION": bigs(100),
+	h.chain.Calls = map[string][]any{"unbonds_new": bigs(200, 10), "withdrawExchangeRate": bigs(110), "EXCHANGE_RATE_PRECISION": bigs(100),
 		"epoch": bigs(12), "withdrawalDelay": bigs(80)}
 	v, err := h.env.ExecuteActivity(h.a.EVMReadUnbond, UnbondInput{Network: "dev", Staker: h.staker.Hex(), ValidatorShare: shareA.Hex(), TxID: ourHash.Hex()})
 	require.NoError(t, err)
@@ -88,7 +88,7 @@ func TestReadUnbond(t *testing.T) {
 	assert.Equal(t, Unbond{Nonce: 4, Shares: "200", Amount: "220", WithdrawEpoch: 10, Epoch: 12, WithdrawalDelay: 80}, u)
 	assert.False(t, u.Claimable())
 
-	h.chain.receipts[ourHash] = func() (*evmchain.Receipt, error) {
+	h.chain.Receipts[ourHash] = func() (*evmchain.Receipt, error) {
 		r := finalReceipt(ourHash, 1)
 		r.Logs = []*types.Log{burnedLog(shareOff, h.staker, 8)}
 		return r, nil

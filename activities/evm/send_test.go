@@ -118,10 +118,10 @@ func TestCheckFresh(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, signerevm.Policy{})
-			h.chain.nonces = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: tt.latest, Pending: tt.latest} }
-			h.chain.txs = tt.txs
+			h.chain.NonceState = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: tt.latest, Pending: tt.latest} }
+			h.chain.Txs = tt.txs
 			if tt.consumed != nil {
-				h.chain.consumed = func(common.Hash) *evmchain.NonceStatus { return tt.consumed }
+				h.chain.Consumed = func(common.Hash) *evmchain.NonceStatus { return tt.consumed }
 			}
 			v, err := h.env.ExecuteActivity(h.a.EVMCheckFresh, FreshInput{Network: "dev", Staker: h.staker.Hex(), Nonce: 5,
 				Hashes: []string{ourHash.Hex(), ourNewer.Hex()}})
@@ -216,9 +216,9 @@ func TestBroadcastClassification(t *testing.T) {
 			h.a.Service = c
 			v, err := h.env.ExecuteActivity(h.a.EVMBroadcast, BroadcastInput{Network: "dev", Staker: h.staker.Hex(), Hash: want.Hash().Hex(), SignedTransaction: signed})
 			if status, _, _ := tt.answer(want.Hash().Hex()); status >= 400 && status < 500 && status != 429 {
-				assert.Equal(t, []string{signed}, h.chain.rawSends(), "the refused bytes, unchanged, through the worker's RPC")
+				assert.Equal(t, []string{signed}, h.chain.RawSends(), "the refused bytes, unchanged, through the worker's RPC")
 			} else {
-				assert.Empty(t, h.chain.rawSends(), "nothing through the worker's RPC")
+				assert.Empty(t, h.chain.RawSends(), "nothing through the worker's RPC")
 			}
 			if tt.wantType == "" {
 				require.NoError(t, err)
@@ -323,72 +323,72 @@ func TestBroadcastRefusalIsCheckedOnTheRPC(t *testing.T) {
 		wantMsg   []string
 	}{
 		{name: "the RPC takes the bytes: sent", setup: func(*harness, *types.Transaction) {}},
-		{name: "already known: sent", setup: func(h *harness, _ *types.Transaction) { h.chain.sendErr = nodeRefusal("already known") }},
+		{name: "already known: sent", setup: func(h *harness, _ *types.Transaction) { h.chain.SendErr = nodeRefusal("already known") }},
 		{name: "replacement underpriced with our own bytes in the pool: sent", setup: func(h *harness, ours *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("replacement transaction underpriced")
-			h.chain.txs = map[common.Hash]func() *evmchain.TxLookup{ours.Hash(): holding(ours, evmchain.TxPending)}
+			h.chain.SendErr = nodeRefusal("replacement transaction underpriced")
+			h.chain.Txs = map[common.Hash]func() *evmchain.TxLookup{ours.Hash(): holding(ours, evmchain.TxPending)}
 		}},
 		{name: "replacement underpriced, another transaction in the pool: uncertain", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("replacement transaction underpriced")
+			h.chain.SendErr = nodeRefusal("replacement transaction underpriced")
 		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"replacement transaction underpriced", "does not hold these bytes"}},
 		{name: "nonce too low, consumed at final depth by our bytes: sent", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
-			h.chain.consumed = func(common.Hash) *evmchain.NonceStatus {
+			h.chain.SendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
+			h.chain.Consumed = func(common.Hash) *evmchain.NonceStatus {
 				return &evmchain.NonceStatus{Use: evmchain.NonceConsumedByTx, FinalizedBlock: finalBlock, FinalizedNonce: 4}
 			}
 		}},
 		{name: "nonce too low, consumed at final depth by another identified call: rejected", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
+			h.chain.SendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
 			self := h.staker
 			stranger := types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(1337), Nonce: 3, GasTipCap: gweis(2), GasFeeCap: gweis(9), Gas: 21_000, To: &self, Value: big.NewInt(1)})
-			h.chain.consumed = byOther(otherHash)
-			h.chain.txs = map[common.Hash]func() *evmchain.TxLookup{otherHash: holding(stranger, evmchain.TxMined)}
+			h.chain.Consumed = byOther(otherHash)
+			h.chain.Txs = map[common.Hash]func() *evmchain.TxLookup{otherHash: holding(stranger, evmchain.TxMined)}
 		}, wantType: activities.ErrTransactionRejected, wantMsg: []string{"nonce too low", "finalized block 40", "transaction " + otherHash.Hex(), "another call"}},
 		{name: "nonce too low, consumed at final depth by the same call (an earlier build): uncertain", setup: func(h *harness, ours *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
+			h.chain.SendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
 			earlier := types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(1337), Nonce: 3, GasTipCap: gweis(1), GasFeeCap: gweis(2), Gas: 60_000, To: ours.To(), Value: new(big.Int), Data: ours.Data()})
-			h.chain.consumed = byOther(otherHash)
-			h.chain.txs = map[common.Hash]func() *evmchain.TxLookup{otherHash: holding(earlier, evmchain.TxMined)}
+			h.chain.Consumed = byOther(otherHash)
+			h.chain.Txs = map[common.Hash]func() *evmchain.TxLookup{otherHash: holding(earlier, evmchain.TxMined)}
 		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"nonce too low", otherHash.Hex(), "the same call under the same nonce"}},
 		{name: "nonce too low, consumed by a transaction not identified: uncertain", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
-			h.chain.consumed = byOther(common.Hash{})
+			h.chain.SendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
+			h.chain.Consumed = byOther(common.Hash{})
 		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"nonce too low", "could not identify"}},
 		{name: "nonce too low, not at final depth yet: uncertain", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
-			h.chain.consumed = func(common.Hash) *evmchain.NonceStatus {
+			h.chain.SendErr = nodeRefusal("nonce too low: address x, tx: 3 state: 4")
+			h.chain.Consumed = func(common.Hash) *evmchain.NonceStatus {
 				return &evmchain.NonceStatus{Use: evmchain.NonceNotConsumed, FinalizedBlock: finalBlock, FinalizedNonce: 3}
 			}
 		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"nonce too low", "not at finalized depth yet"}},
 		{name: "invalid sender: rejected", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("invalid sender: invalid chain id for signer")
+			h.chain.SendErr = nodeRefusal("invalid sender: invalid chain id for signer")
 		}, wantType: activities.ErrTransactionRejected, wantMsg: []string{"invalid sender", "signature or sender is invalid"}},
 		{name: "invalid signature values: rejected", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("invalid transaction v, r, s values")
+			h.chain.SendErr = nodeRefusal("invalid transaction v, r, s values")
 		}, wantType: activities.ErrTransactionRejected, wantMsg: []string{"invalid transaction v, r, s values"}},
 		{name: "intrinsic gas too low: rejected", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("intrinsic gas too low: gas 21000, minimum needed 53000")
+			h.chain.SendErr = nodeRefusal("intrinsic gas too low: gas 21000, minimum needed 53000")
 		}, wantType: activities.ErrTransactionRejected, wantMsg: []string{"intrinsic gas too low", "invalid in themselves"}},
 		{name: "tip above the fee cap: rejected", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("max priority fee per gas higher than max fee per gas: address x, maxPriorityFeePerGas: 3, maxFeePerGas: 2")
+			h.chain.SendErr = nodeRefusal("max priority fee per gas higher than max fee per gas: address x, maxPriorityFeePerGas: 3, maxFeePerGas: 2")
 		}, wantType: activities.ErrTransactionRejected, wantMsg: []string{"max priority fee per gas higher than max fee per gas"}},
 		{name: "insufficient funds: uncertain (the balance may change)", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("insufficient funds for gas * price + value: balance 0, tx cost 180000000000000")
+			h.chain.SendErr = nodeRefusal("insufficient funds for gas * price + value: balance 0, tx cost 180000000000000")
 		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"insufficient funds", "does not prove they cannot land"}},
 		{name: "fee cap below the base fee: uncertain (the base fee moves)", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = nodeRefusal("max fee per gas less than block base fee: address x, maxFeePerGas: 3000000000, baseFee: 4000000000")
+			h.chain.SendErr = nodeRefusal("max fee per gas less than block base fee: address x, maxFeePerGas: 3000000000, baseFee: 4000000000")
 		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"less than block base fee"}},
 		{name: "the node answers another hash: uncertain", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Err: fmt.Errorf("%w: sent a, answered b", evmchain.ErrHashMismatch)}
+			h.chain.SendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Err: fmt.Errorf("%w: sent a, answered b", evmchain.ErrHashMismatch)}
 		}, wantType: activities.ErrBroadcastUncertain, wantMsg: []string{"answered for other bytes"}},
 		{name: "the RPC cannot be reached: retried", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Transient: true, Err: errors.New("dial tcp 127.0.0.1:8545: connection refused")}
+			h.chain.SendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Transient: true, Err: errors.New("dial tcp 127.0.0.1:8545: connection refused")}
 		}, wantType: activities.ErrChainUnavailable, retryable: true, wantMsg: []string{"could not be asked", "connection refused"}},
 		{name: "the RPC rate-limits: retried", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Transient: true, Err: rpcLimitErr("limit exceeded")}
+			h.chain.SendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Transient: true, Err: rpcLimitErr("limit exceeded")}
 		}, wantType: activities.ErrChainUnavailable, retryable: true, wantMsg: []string{"could not be asked", "limit exceeded"}},
 		{name: "the RPC is not proven to serve the network: retried", setup: func(h *harness, _ *types.Transaction) {
-			h.chain.sendErr = &rpcproof.UnverifiedError{Network: "dev", Expected: "1337", Reason: "not read yet"}
+			h.chain.SendErr = &rpcproof.UnverifiedError{Network: "dev", Expected: "1337", Reason: "not read yet"}
 		}, wantType: activities.ErrChainUnverified, retryable: true, wantMsg: []string{"could not be asked"}},
 	}
 	for _, tt := range tests {
@@ -399,7 +399,7 @@ func TestBroadcastRefusalIsCheckedOnTheRPC(t *testing.T) {
 			h.svc.answer = func(string) ([]byte, error) { return nil, refusedByService }
 			v, err := h.env.ExecuteActivity(h.a.EVMBroadcast, BroadcastInput{Network: "dev", Staker: h.staker.Hex(), Hash: ours.Hash().Hex(), SignedTransaction: signed})
 			assert.Equal(t, 1, h.svc.sends())
-			assert.Equal(t, []string{signed}, h.chain.rawSends(), "the refused bytes, unchanged, once through the worker's RPC")
+			assert.Equal(t, []string{signed}, h.chain.RawSends(), "the refused bytes, unchanged, once through the worker's RPC")
 			if tt.wantType == "" {
 				require.NoError(t, err)
 				var r BroadcastResult
@@ -434,7 +434,7 @@ func TestBroadcastThrottledIsNotCheckedOnTheRPC(t *testing.T) {
 			_, err := h.env.ExecuteActivity(h.a.EVMBroadcast, BroadcastInput{Network: "dev", Staker: h.staker.Hex(), Hash: ours.Hash().Hex(), SignedTransaction: signed})
 			typ, _ := appErr(t, err)
 			assert.NotEqual(t, activities.ErrTransactionRejected, typ, "never a proof that the bytes cannot land: %v", err)
-			assert.Empty(t, h.chain.rawSends())
+			assert.Empty(t, h.chain.RawSends())
 		})
 	}
 }

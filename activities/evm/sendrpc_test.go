@@ -196,7 +196,7 @@ func TestSendRPCRefusesBadInput(t *testing.T) {
 	typ, _ = appErr(t, err)
 	assert.Equal(t, activities.ErrInvalidInput, typ)
 	assert.Contains(t, err.Error(), "chain id 1337")
-	assert.Empty(t, h.chain.rawSends())
+	assert.Empty(t, h.chain.RawSends())
 	assert.Zero(t, h.svc.sends(), "nothing through endpoint 4 either")
 }
 
@@ -205,14 +205,14 @@ func TestSendRPCRefusesBadInput(t *testing.T) {
 func TestConfirmResendsThroughRPC(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
 	h.a.ResendEvery = time.Millisecond
-	h.chain.nonces = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5} }
+	h.chain.NonceState = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5} }
 	in := confirmInput(h)
 	in.ReplaceAfter = 30 * time.Millisecond
 	in.ResendRPC = true
 	r, err := runConfirm(t, h, in)
 	require.NoError(t, err)
 	assert.Equal(t, activities.OutcomeReplace, r.Outcome)
-	sent := h.chain.rawSends()
+	sent := h.chain.RawSends()
 	require.NotEmpty(t, sent, "re-sent through the RPC")
 	for _, s := range sent {
 		assert.Equal(t, strings.ToLower(in.SignedTransaction), s, "only the newest build's bytes")
@@ -272,11 +272,11 @@ func TestSendRPCRecordsBroadcastMetric(t *testing.T) {
 	in := BroadcastInput{Network: "dev", Staker: h.staker.Hex(), Hash: tx.Hash().Hex(), SignedTransaction: signed, Chain: "eigenlayer"}
 	_, err := h.env.ExecuteActivity(h.a.EVMSendRPC, in)
 	require.NoError(t, err)
-	h.chain.sendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Transient: true, Err: rpcRefusalErr("insufficient funds for gas * price + value")}
+	h.chain.SendErr = &evmchain.RPCError{Method: "eth_sendRawTransaction", Transient: true, Err: rpcRefusalErr("insufficient funds for gas * price + value")}
 	_, err = h.env.ExecuteActivity(h.a.EVMSendRPC, in)
 	require.Error(t, err)
 	in.Chain = ""
-	h.chain.sendErr = nil
+	h.chain.SendErr = nil
 	_, err = h.env.ExecuteActivity(h.a.EVMSendRPC, in)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int64{

@@ -1,3 +1,5 @@
+//go:build integration
+
 package evmchain
 
 import (
@@ -74,14 +76,6 @@ func initCode(runtime []byte) []byte {
 }
 
 var answerABI = mustABI(`[{"type":"function","name":"answer","inputs":[],"outputs":[{"name":"","type":"uint256"}],"stateMutability":"view"}]`)
-
-func mustABI(s string) *abi.ABI {
-	a, err := abi.JSON(strings.NewReader(s))
-	if err != nil {
-		panic(err)
-	}
-	return &a
-}
 
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -483,4 +477,39 @@ func TestSendRawTransaction(t *testing.T) {
 	l, err := client(t).Transaction(ctx, other.Hash())
 	require.NoError(t, err)
 	assert.Equal(t, TxAbsent, l.State, "nothing was sent to an RPC serving another chain")
+}
+
+// revertWith returns a contract runtime that reverts every call with data: CODECOPY of the bytes
+// following the 12-byte prologue to memory, then REVERT with them.
+func revertWith(data []byte) []byte {
+	l := byte(len(data))
+	return append([]byte{0x60, l, 0x60, 0x0c, 0x60, 0x00, 0x39, 0x60, l, 0x60, 0x00, 0xfd}, data...)
+}
+
+// TestRealRevertsDecoded: contracts on the geth node revert with a custom error and with a panic;
+// eth_call and the gas estimate return the data, and the RevertError names them.
+func TestRealRevertsDecoded(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	c := client(t)
+	key, addr := funded(t)
+	cases := []struct {
+		data []byte
+		want string
+	}{
+		{encodeError(t, "ERC20InsufficientAllowance(address,uint256,uint256)", []string{"address", "uint256", "uint256"}, holder, big.NewInt(3), big.NewInt(1000)),
+			"ERC20InsufficientAllowance(spender=0x00000000000000000000000000000000000000A1, allowance=3, needed=1000)"},
+		{encodeError(t, "Panic(uint256)", []string{"uint256"}, big.NewInt(0x11)), "panic 0x11: arithmetic overflow or underflow"},
+	}
+	for i, tc := range cases {
+		contract := deploy(t, key, uint64(i), revertWith(tc.data))
+		_, err := c.Call(ctx, nil, contract, answerABI, "answer")
+		var rev *RevertError
+		require.ErrorAs(t, err, &rev)
+		assert.Equal(t, tc.want, rev.Reason)
+		assert.Equal(t, tc.want+" (execution reverted)", rev.Summary())
+		_, err = c.EstimateGas(ctx, ethereum.CallMsg{From: addr, To: &contract})
+		require.ErrorAs(t, err, &rev)
+		assert.Equal(t, tc.want, rev.Reason)
+	}
 }

@@ -2,9 +2,9 @@ package evmchain
 
 import (
 	"math/big"
+	"strings"
 	"testing"
 
-	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -89,37 +89,10 @@ func TestDecodeRevertUnknown(t *testing.T) {
 	assert.Contains(t, rev.Summary(), "execution reverted with data 0x")
 }
 
-// revertWith returns a contract runtime that reverts every call with data: CODECOPY of the bytes
-// following the 12-byte prologue to memory, then REVERT with them.
-func revertWith(data []byte) []byte {
-	l := byte(len(data))
-	return append([]byte{0x60, l, 0x60, 0x0c, 0x60, 0x00, 0x39, 0x60, l, 0x60, 0x00, 0xfd}, data...)
-}
-
-// TestRealRevertsDecoded: contracts on the geth node revert with a custom error and with a panic;
-// eth_call and the gas estimate return the data, and the RevertError names them.
-func TestRealRevertsDecoded(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t)
-	c := client(t)
-	key, addr := funded(t)
-	cases := []struct {
-		data []byte
-		want string
-	}{
-		{encodeError(t, "ERC20InsufficientAllowance(address,uint256,uint256)", []string{"address", "uint256", "uint256"}, holder, big.NewInt(3), big.NewInt(1000)),
-			"ERC20InsufficientAllowance(spender=0x00000000000000000000000000000000000000A1, allowance=3, needed=1000)"},
-		{encodeError(t, "Panic(uint256)", []string{"uint256"}, big.NewInt(0x11)), "panic 0x11: arithmetic overflow or underflow"},
+func mustABI(s string) *abi.ABI {
+	a, err := abi.JSON(strings.NewReader(s))
+	if err != nil {
+		panic(err)
 	}
-	for i, tc := range cases {
-		contract := deploy(t, key, uint64(i), revertWith(tc.data))
-		_, err := c.Call(ctx, nil, contract, answerABI, "answer")
-		var rev *RevertError
-		require.ErrorAs(t, err, &rev)
-		assert.Equal(t, tc.want, rev.Reason)
-		assert.Equal(t, tc.want+" (execution reverted)", rev.Summary())
-		_, err = c.EstimateGas(ctx, ethereum.CallMsg{From: addr, To: &contract})
-		require.ErrorAs(t, err, &rev)
-		assert.Equal(t, tc.want, rev.Reason)
-	}
+	return &a
 }

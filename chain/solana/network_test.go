@@ -236,3 +236,24 @@ func TestNetworkRunRechecksAfterOutage(t *testing.T) {
 	cl.set(func(c *cluster) { c.genesis = testnetGenesis })
 	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.NoError(c, n.Verified()) }, 10*time.Second, time.Millisecond)
 }
+
+// TestNetworkReportsEachChangeOnce: OnChange hears of a status once, however often a check finds
+// it again.
+func TestNetworkReportsEachChangeOnce(t *testing.T) {
+	_, srv := newCluster(t, testnetGenesis)
+	var mu sync.Mutex
+	var changes []NetworkStatus
+	n := NewNetwork("testnet", testnetGenesis, New(srv.URL), NetworkOptions{OnChange: func(s NetworkStatus) {
+		mu.Lock()
+		defer mu.Unlock()
+		changes = append(changes, s)
+	}})
+	for i := 0; i < 3; i++ {
+		require.NoError(t, n.Verify(ctx))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, changes, 1)
+	assert.True(t, changes[0].Verified)
+	assert.Equal(t, testnetGenesis, changes[0].Served)
+}

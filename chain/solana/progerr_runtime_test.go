@@ -1,3 +1,5 @@
+//go:build integration
+
 package solchain_test
 
 import (
@@ -22,9 +24,6 @@ import (
 // Stake programs executing) and decodes the error text it answers, with the programs of the
 // transaction sent: the names must be the ones the programs raise for these failures.
 func TestDecodeRuntimeRefusals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a Solana runtime")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	r, err := solanart.Start(ctx, solanart.Options{SlotDuration: 50 * time.Millisecond, SlotsPerEpoch: 32, ManualClock: true, VoteAccounts: 1})

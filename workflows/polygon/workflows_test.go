@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -334,4 +335,38 @@ func TestFormatPOLIsExact(t *testing.T) {
 	require.Equal(t, "1 POL", FormatPOL("1000000000000000000"))
 	require.Equal(t, "0.000000000000000001 POL", FormatPOL("1"))
 	require.Equal(t, "123456789.5 POL", FormatPOL("123456789500000000000000000"))
+}
+
+// A balance and an allowance of exactly the amount are enough: no approve, one delegate.
+func TestDelegateOfExactlyTheBalanceAndAllowance(t *testing.T) {
+	e := newEnv(t, wfevm.Grant{Nonce: 3})
+	e.delegation(actevm.Delegation{Balance: polWei(100), Allowance: polWei(100), ExpectedShares: polWei(100)})
+	e.ExecuteWorkflow(DelegateWorkflowType, delegateInput())
+	r := e.result(t)
+	require.Len(t, e.chain.builds, 1)
+	assert.Equal(t, actevm.Operation("delegate"), e.chain.builds[0].Intent.Operation)
+	assert.Len(t, r.Transactions, 1)
+}
+
+// A read the RPC refuses before anything landed fails the operation at once: nothing to stall for.
+func TestDelegateReadRefusedBeforeAnythingLandedFails(t *testing.T) {
+	e := newEnv(t, wfevm.Grant{Nonce: 3})
+	e.OnActivity(ea.EVMReadDelegation, mock.Anything, mock.Anything).
+		Return(actevm.Delegation{}, temporal.NewNonRetryableApplicationError("rpc 403", activities.ErrChainRejected, nil))
+	e.ExecuteWorkflow(DelegateWorkflowType, delegateInput())
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(e.GetWorkflowError(), &appErr))
+	assert.Equal(t, activities.ErrChainRejected, appErr.Type())
+	assert.Nil(t, e.status(t).Stall)
+}
+
+func TestWithdrawRewardsSendsOneWithdrawOfTheRewards(t *testing.T) {
+	e := newEnv(t, wfevm.Grant{Nonce: 1})
+	e.delegation(actevm.Delegation{LiquidRewards: "1"})
+	e.ExecuteWorkflow(WithdrawRewardsWorkflowType, RewardsInput{Network: network, Staker: staker, ValidatorShare: share})
+	r := e.result(t)
+	require.Len(t, e.chain.builds, 1)
+	assert.Equal(t, actevm.Operation("withdraw-rewards"), e.chain.builds[0].Intent.Operation)
+	assert.Equal(t, "1", r.Amount)
+	assert.Equal(t, OpWithdrawRewards, r.Operation)
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Refusals of hostile transactions that the mutation run (make mutation, docs/mutation.md) found
-// untested: each test here fails when one of the gremlins' changes to the verifier is made.
+// Refusals of hostile transactions at the edges of what the verifier knows (message versions,
+// instruction discriminators, short instructions, the header), each naming what it refuses.
 
 // TestRefusesVersionedMessageSayingWhich: a v0 message is refused as what it is, with its number
 // of address lookup tables when it has some.

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Behaviour the mutation run (make mutation, docs/mutation.md) found untested: each test here
-// fails when one of the gremlins' changes to the verifier is made.
+// The verifier's gate at its edges: the longest seed, the roles the message header gives each
+// account, what a refusal names, and the fee cap's arithmetic.
 
 // TestStakeWithLongestSeedIsSigned: Solana allows a seed of up to 32 bytes (MAX_SEED_LEN), so a
 // stake whose new account is derived from a 32-byte seed is verified and signed, and its stake

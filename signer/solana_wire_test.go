@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Decoding of the wire format that the mutation run (make mutation, docs/mutation.md) found
-// untested: each test here fails when one of the gremlins' changes to the decoder is made.
+// Decoding of the wire format at its edges: the packet size, leftover bytes, account indexes,
+// hex case and string lengths.
 
 // TestParsesTransactionOfExactlyPacketSize: Solana accepts a transaction of up to 1232 bytes
 // (PACKET_DATA_SIZE); one of exactly that size parses, one byte more does not.

@@ -12,8 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Behaviour the mutation run (make mutation, docs/mutation.md) found untested: each test here
-// fails when one of the gremlins' changes to the client is made.
+// How the client classifies and names what went wrong: the edges of the retry classification, an
+// endpoint never shown, a failed read never taken for a missing account, and the network proof's
+// refusals naming what was served.
 
 // TestRPCErrorBoundaries: the edges of the classification. HTTP 500 is a server failure like any
 // 5xx (retried), 408 a timeout (retried), other 4xx refusals are not; of the JSON-RPC 2.0 error

@@ -10,7 +10,7 @@ import (
 // A stake still activating is delegated: withdrawing it is refused like an active one, and
 // unstaking it deactivates it first.
 
-func (s *WorkflowSuite) TestMutationWithdrawOfActivatingAccountRefused() {
+func (s *WorkflowSuite) TestWithdrawOfActivatingAccountRefused() {
 	s.mockUnexpected("Build")
 	s.env.OnActivity(a.ReadStakeState, mock.Anything, mock.Anything).Return(stakeStates(actsolana.StakeActivating, 0))
 	s.env.ExecuteWorkflow(WithdrawWorkflow, WithdrawInput{Network: "testnet", Staker: staker, StakeAccount: stakeAcc})
@@ -19,7 +19,7 @@ func (s *WorkflowSuite) TestMutationWithdrawOfActivatingAccountRefused() {
 	s.env.AssertNotCalled(s.T(), "Build", mock.Anything, mock.Anything)
 }
 
-func (s *WorkflowSuite) TestMutationUnstakeOfActivatingAccountDeactivatesThenWithdraws() {
+func (s *WorkflowSuite) TestUnstakeOfActivatingAccountDeactivatesThenWithdraws() {
 	c := &chain{}
 	s.mockPolicy(false)
 	s.mockHappyChain(c)

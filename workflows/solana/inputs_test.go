@@ -113,7 +113,7 @@ func (s *WorkflowSuite) details() string {
 }
 
 // The Web UI shows a stake's amount in SOL and names Solana's things.
-func (s *WorkflowSuite) TestMutationDetailsShowTheAmountInSOL() {
+func (s *WorkflowSuite) TestDetailsShowTheAmountInSOL() {
 	c := &chain{}
 	s.mockPolicy(false)
 	s.mockValidator()
@@ -129,7 +129,7 @@ func (s *WorkflowSuite) TestMutationDetailsShowTheAmountInSOL() {
 
 // A clock read at or past its epoch's last slot counts one slot left: the wait is that slot and
 // one more, at the slot time the worker reports.
-func (s *WorkflowSuite) TestMutationEpochEndReadWaitsTwoSlots() {
+func (s *WorkflowSuite) TestEpochEndReadWaitsTwoSlots() {
 	c := &chain{}
 	s.mockPolicy(false)
 	s.mockHappyChain(c)

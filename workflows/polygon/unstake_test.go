@@ -2,9 +2,6 @@ package polygon
 
 import (
 	"context"
-	"errors"
-	"math/big"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,29 +24,6 @@ func (e *env) status(t *testing.T) workflows.Status {
 	var st workflows.Status
 	require.NoError(t, v.Get(&st))
 	return st
-}
-
-// A balance and an allowance of exactly the amount are enough: no approve, one delegate.
-func TestDelegateOfExactlyTheBalanceAndAllowance(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 3})
-	e.delegation(actevm.Delegation{Balance: polWei(100), Allowance: polWei(100), ExpectedShares: polWei(100)})
-	e.ExecuteWorkflow(DelegateWorkflowType, delegateInput())
-	r := e.result(t)
-	require.Len(t, e.chain.builds, 1)
-	assert.Equal(t, actevm.Operation("delegate"), e.chain.builds[0].Intent.Operation)
-	assert.Len(t, r.Transactions, 1)
-}
-
-// A read the RPC refuses before anything landed fails the operation at once: nothing to stall for.
-func TestDelegateReadRefusedBeforeAnythingLandedFails(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 3})
-	e.OnActivity(ea.EVMReadDelegation, mock.Anything, mock.Anything).
-		Return(actevm.Delegation{}, temporal.NewNonRetryableApplicationError("rpc 403", activities.ErrChainRejected, nil))
-	e.ExecuteWorkflow(DelegateWorkflowType, delegateInput())
-	var appErr *temporal.ApplicationError
-	require.True(t, errors.As(e.GetWorkflowError(), &appErr))
-	assert.Equal(t, activities.ErrChainRejected, appErr.Type())
-	assert.Nil(t, e.status(t).Stall)
 }
 
 // unbondReads answers the unbond reads with us in turn (the last repeats) and records them.
@@ -195,90 +169,4 @@ func TestUnstakeCancelledDuringTheWaitClaimsNothing(t *testing.T) {
 	assert.True(t, temporal.IsCanceledError(e.GetWorkflowError()), "got %v", e.GetWorkflowError())
 	require.Len(t, e.chain.builds, 1, "the unstake only; no claim")
 	assert.Equal(t, workflows.StepCancelled, e.status(t).Step)
-}
-
-func TestWithdrawRewardsSendsOneWithdrawOfTheRewards(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 1})
-	e.delegation(actevm.Delegation{LiquidRewards: "1"})
-	e.ExecuteWorkflow(WithdrawRewardsWorkflowType, RewardsInput{Network: network, Staker: staker, ValidatorShare: share})
-	r := e.result(t)
-	require.Len(t, e.chain.builds, 1)
-	assert.Equal(t, actevm.Operation("withdraw-rewards"), e.chain.builds[0].Intent.Operation)
-	assert.Equal(t, "1", r.Amount)
-	assert.Equal(t, OpWithdrawRewards, r.Operation)
-}
-
-func TestRewardsInputIsValidated(t *testing.T) {
-	e := newEnv(t)
-	e.ExecuteWorkflow(RestakeWorkflowType, RewardsInput{Network: network, Staker: staker, ValidatorShare: staker})
-	require.ErrorContains(t, e.GetWorkflowError(), "invalid validatorShare")
-	assert.Zero(t, e.leases)
-	assert.NoError(t, RewardsInput{Network: network, Staker: staker, ValidatorShare: share}.Validate())
-	assert.Error(t, RewardsInput{Network: network, Staker: staker, ValidatorShare: share, Options: workflows.Options{MaxBuilds: 11}}.Validate())
-}
-
-func fieldOf(t *testing.T, err error) string {
-	t.Helper()
-	if err == nil {
-		return ""
-	}
-	var ie *workflows.InputError
-	require.True(t, errors.As(err, &ie), "want an InputError, got %v", err)
-	return ie.Field
-}
-
-func TestDelegateInputFields(t *testing.T) {
-	bare := strings.TrimPrefix(share, "0x")
-	tests := []struct {
-		name  string
-		edit  func(*DelegateInput)
-		field string
-	}{
-		{"valid", func(*DelegateInput) {}, ""},
-		{"staker missing", func(in *DelegateInput) { in.Staker = "" }, "staker"},
-		{"share without 0x", func(in *DelegateInput) { in.ValidatorShare = bare }, "validatorShare"},
-		{"share the zero address", func(in *DelegateInput) { in.ValidatorShare = "0x0000000000000000000000000000000000000000" }, "validatorShare"},
-		{"share is the staker in other case", func(in *DelegateInput) {
-			in.Staker = "0xabcdefabcdefabcdefabcdefabcdefabcdefabcd"
-			in.ValidatorShare = "0xABCDEFABCDEFABCDEFABCDEFABCDEFABCDEFABCD"
-		}, "validatorShare"},
-		{"amount missing", func(in *DelegateInput) { in.Amount = "" }, "amount"},
-		{"amount with +", func(in *DelegateInput) { in.Amount = "+5" }, "amount"},
-		{"amount zero", func(in *DelegateInput) { in.Amount = "0" }, "amount"},
-		{"amount negative", func(in *DelegateInput) { in.Amount = "-1" }, "amount"},
-		{"amount 1 wei", func(in *DelegateInput) { in.Amount = "1" }, ""},
-		{"amount 2^256-1", func(in *DelegateInput) {
-			in.Amount = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1)).String()
-		}, ""},
-		{"amount 2^256", func(in *DelegateInput) { in.Amount = new(big.Int).Lsh(big.NewInt(1), 256).String() }, "amount"},
-		{"options", func(in *DelegateInput) { in.Options.MaxBuilds = -1 }, "options.maxBuilds"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			in := delegateInput()
-			tt.edit(&in)
-			assert.Equal(t, tt.field, fieldOf(t, in.Validate()))
-		})
-	}
-}
-
-func TestFormatPOLOfWhatIsNoAmount(t *testing.T) {
-	assert.Equal(t, "0 POL", FormatPOL("0"))
-	assert.Equal(t, "-1 wei", FormatPOL("-1"))
-	assert.Equal(t, "lots wei", FormatPOL("lots"))
-}
-
-func TestSummaries(t *testing.T) {
-	assert.Equal(t, "delegate 1.5 POL from "+staker+" to validator share "+share+" (dev)",
-		Summary(OpDelegate, network, staker, share, "1500000000000000000"))
-	assert.Equal(t, "unstake 2 POL from validator share "+share+", wait for the withdrawal delay, claim to "+staker+" (dev)",
-		Summary(OpUnstake, network, staker, share, polWei(2)))
-	assert.Equal(t, "withdraw "+staker+"'s rewards from validator share "+share+" (dev)", Summary(OpWithdrawRewards, network, staker, share, ""))
-	assert.Equal(t, "restake "+staker+"'s rewards with validator share "+share+" (dev)", Summary(OpRestake, network, staker, share, ""))
-	assert.Equal(t, "mystery", Summary("mystery", network, staker, share, ""))
-	attrs := temporal.NewSearchAttributes(Attributes(OpRestake, network, staker)...)
-	v, _ := attrs.GetKeyword(workflows.SAChain)
-	assert.Equal(t, Chain, v)
-	v, _ = attrs.GetKeyword(workflows.SAOperation)
-	assert.Equal(t, OpRestake, v)
 }

@@ -195,7 +195,12 @@ func TestLedgerMinimumGasPrice(t *testing.T) {
 	in := cosmos.Intent{Operation: cosmos.OpDelegate, Network: cosmos.NetworkMocha, Delegator: c.del, Validator: c.v1, Amount: "1000"}
 	body := tx.TxBody{Messages: []tx.Any{tx.MsgDelegate{DelegatorAddress: c.del, ValidatorAddress: c.v1, Amount: tx.Coin{Denom: "utia", Amount: in.Amount}}.Any()}}
 	pk := tx.PubKey{Key: c.pub}.Any()
-	for fee, code := range map[string]uint32{"399": CodeInsufficientFee, "400": 0} {
+	// In this order: once "400" is included, sequence 0 is used and would be refused first.
+	for _, c2 := range []struct {
+		fee  string
+		code uint32
+	}{{"399", CodeInsufficientFee}, {"400", 0}} {
+		fee, code := c2.fee, c2.code
 		ai := tx.AuthInfo{SignerInfos: []tx.SignerInfo{{PublicKey: &pk, SignMode: tx.SignModeDirect, Sequence: 0}},
 			Fee: tx.Fee{Amount: []tx.Coin{{Denom: "utia", Amount: fee}}, GasLimit: 200_000}}
 		raw := tx.TxRaw{BodyBytes: body.Marshal(), AuthInfoBytes: ai.Marshal()}

@@ -171,7 +171,7 @@ func testHyperliquidSixthRefused(t *testing.T) {
 	base := uint64(time.Now().UnixMilli())
 	for i := range uint64(5) {
 		a := hlsigner.Action{Type: hlsigner.TypeCWithdraw, SignatureChainID: hlsigner.DefaultSignatureChainID, HyperliquidChain: "Mainnet", Wei: hype, Nonce: base - i}
-		s, err := signer.Sign(hlsigner.Intent{Network: "mainnet", Delegator: delegator, Amount: "1"}, &hlsigner.Unsigned{Action: a})
+		s, err := signer.Sign(context.Background(), hlsigner.Intent{Network: "mainnet", Delegator: delegator, Amount: "1"}, &hlsigner.Unsigned{Action: a})
 		require.NoError(t, err)
 		submitHyperliquid(t, "mainnet", s)
 	}

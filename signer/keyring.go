@@ -2,6 +2,7 @@ package signer
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/gagliardetto/solana-go"
+
+	"github.com/stakeflow/stakeflow/signer/keys"
 )
 
 // solanaKeypairLen is the length of a Solana CLI keypair: 32-byte seed then 32-byte public key.
@@ -190,6 +193,44 @@ func (kr *SolanaKeyring) keyFor(pk solana.PublicKey, addr string) (ed25519.Priva
 		return nil, &UnknownKeyError{Address: addr}
 	}
 	return k, nil
+}
+
+var _ keys.Backend = (*SolanaKeyring)(nil)
+
+// Accounts lists the loaded keys as key-backend accounts (keys.Backend), sorted by address.
+func (kr *SolanaKeyring) Accounts() []keys.Account {
+	addrs := kr.Addresses()
+	out := make([]keys.Account, len(addrs))
+	for i, a := range addrs {
+		out[i], _ = kr.Account(a)
+	}
+	return out
+}
+
+// Account returns the account of the base58 address addr (keys.Finder).
+func (kr *SolanaKeyring) Account(addr string) (keys.Account, bool) {
+	k, err := kr.key(addr)
+	if err != nil {
+		return keys.Account{}, false
+	}
+	pub := solana.PublicKeyFromBytes(k.Public().(ed25519.PublicKey))
+	return keys.Account{Address: pub.String(), PublicKey: pub.Bytes(), Handle: pub.String()}, true
+}
+
+// Sign signs payload, the message bytes, with acct's ed25519 key (keys.Backend). Only
+// keys.Ed25519 is supported.
+func (kr *SolanaKeyring) Sign(ctx context.Context, acct keys.Account, scheme keys.Scheme, payload []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if scheme != keys.Ed25519 {
+		return nil, fmt.Errorf("a Solana keyring signs %s only, not %s", keys.Ed25519, scheme)
+	}
+	k, err := kr.key(acct.Handle)
+	if err != nil {
+		return nil, err
+	}
+	return ed25519.Sign(k, payload), nil
 }
 
 // String describes the keyring by its addresses only.

@@ -69,7 +69,8 @@ type Signed struct {
 }
 
 // Sentinel errors. Every error returned by this package wraps exactly one of them, except the
-// context's own error when Sign is cancelled.
+// context's own error when Sign is cancelled and a *keys.SignError (wrapping keys.ErrSign and
+// naming the account) when the key backend does not sign.
 var (
 	// ErrVerification means the transaction does not match the intent or the policy.
 	ErrVerification = errors.New("transaction verification failed")

@@ -2,13 +2,14 @@ package signer
 
 import (
 	"context"
-	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/mr-tron/base58"
+
+	"github.com/stakeflow/stakeflow/signer/keys"
 )
 
 // Caps applied when the policy leaves them at zero.
@@ -50,9 +51,10 @@ type SolanaPolicy struct {
 	MaxFeeLamports uint64
 }
 
-// Solana verifies and signs Solana staking transactions with keys from a SolanaKeyring.
+// Solana verifies Solana staking transactions and has a key backend (a SolanaKeyring, say) sign
+// the message of those that pass.
 type Solana struct {
-	keys    *SolanaKeyring
+	keys    keys.Backend
 	policy  SolanaPolicy
 	allowed map[solana.PublicKey]bool
 	badVote []string // allow-list entries that are not addresses; every stake is refused
@@ -62,8 +64,13 @@ var _ Signer = (*Solana)(nil)
 
 // NewSolana returns a Solana signer using keys and policy. A malformed allow-list entry is not
 // dropped: it makes every stake verification fail, naming the entry.
-func NewSolana(keys *SolanaKeyring, policy SolanaPolicy) *Solana {
-	s := &Solana{keys: keys, policy: policy, allowed: make(map[solana.PublicKey]bool)}
+func NewSolana(kr *SolanaKeyring, policy SolanaPolicy) *Solana {
+	return NewSolanaBackend(kr, policy)
+}
+
+// NewSolanaBackend is NewSolana over any key backend that signs keys.Ed25519.
+func NewSolanaBackend(backend keys.Backend, policy SolanaPolicy) *Solana {
+	s := &Solana{keys: backend, policy: policy, allowed: make(map[solana.PublicKey]bool)}
 	for _, a := range policy.AllowedVoteAccounts {
 		pk, err := solana.PublicKeyFromBase58(a)
 		if err != nil {
@@ -158,9 +165,9 @@ func (s *Solana) Sign(ctx context.Context, unsigned string, intent Intent) (*Sig
 	if err != nil {
 		return nil, &UnknownKeyError{Address: intent.Staker}
 	}
-	key, err := s.keys.keyFor(staker, intent.Staker)
-	if err != nil {
-		return nil, err
+	acct, ok := keys.Find(s.keys, staker.String())
+	if !ok {
+		return nil, &UnknownKeyError{Address: intent.Staker}
 	}
 	pi, err := parseIntentFor(intent, staker)
 	if err != nil {
@@ -176,7 +183,10 @@ func (s *Solana) Sign(ctx context.Context, unsigned string, intent Intent) (*Sig
 	t := v.tx
 	out := make([]byte, len(t.raw))
 	copy(out, t.raw)
-	sig := ed25519.Sign(key, t.message())
+	sig, err := keys.Sign(ctx, s.keys, acct, keys.Ed25519, t.message())
+	if err != nil {
+		return nil, err
+	}
 	copy(out[t.sigOffset:t.sigOffset+solana.SignatureLength], sig)
 	return &Signed{
 		Signature:         base58.Encode(sig),
@@ -203,7 +213,7 @@ func (s Solana) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String()))
 // MarshalJSON encodes the policy and key addresses only.
 func (s Solana) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Keys   *SolanaKeyring `json:"keys"`
-		Policy SolanaPolicy   `json:"policy"`
+		Keys   keys.Backend `json:"keys"`
+		Policy SolanaPolicy `json:"policy"`
 	}{s.keys, s.policy})
 }

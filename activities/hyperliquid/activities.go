@@ -247,7 +247,7 @@ func (a *Activities) HLSign(ctx context.Context, in SignInput) (Signed, error) {
 			return Signed{}, temporal.NewApplicationError("recording the nonce before signing: "+err.Error(), ErrNonceBook)
 		}
 	}
-	s, err := a.Signer.Sign(intent, u)
+	s, err := a.Signer.Sign(ctx, intent, u)
 	if err != nil {
 		return Signed{}, signError(err)
 	}

@@ -44,7 +44,7 @@ func (c *hlClient) request(amount string) *hl.Unsigned {
 }
 
 func (c *hlClient) sign(amount string, u *hl.Unsigned) *hl.Signed {
-	s, err := c.signer.Sign(hl.Intent{Network: c.network, Delegator: c.addr, Amount: amount}, u)
+	s, err := c.signer.Sign(context.Background(), hl.Intent{Network: c.network, Delegator: c.addr, Amount: amount}, u)
 	require.NoError(c.t, err)
 	return s
 }
@@ -183,7 +183,7 @@ func TestHyperliquidHostileRequests(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			c := newHLClient(t, "testnet")
 			require.NoError(t, shared.SetHyperliquidHostile(c.addr, mode))
-			_, err := c.signer.Sign(hl.Intent{Network: "testnet", Delegator: c.addr, Amount: "1.25"}, c.request("1.25"))
+			_, err := c.signer.Sign(context.Background(), hl.Intent{Network: "testnet", Delegator: c.addr, Amount: "1.25"}, c.request("1.25"))
 			var ve *hl.VerificationError
 			require.ErrorAs(t, err, &ve)
 			assert.Equal(t, field, ve.Field)
@@ -204,7 +204,7 @@ func TestHyperliquidOtherAmountContradictsItself(t *testing.T) {
 	u, err := hl.Decode(res.UnsignedTransaction)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(125_000_000), u.Action.Wei, "the action is as asked")
-	_, err = c.signer.Sign(hl.Intent{Network: "testnet", Delegator: c.addr, Amount: "1.25", EchoedAmount: res.Amount}, u)
+	_, err = c.signer.Sign(context.Background(), hl.Intent{Network: "testnet", Delegator: c.addr, Amount: "1.25", EchoedAmount: res.Amount}, u)
 	var ce *hl.ContradictionError
 	require.ErrorAs(t, err, &ce)
 	assert.Contains(t, err.Error(), `"2.25"`)

@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/cosmos/go-bip39"
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+	secpecdsa "github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
 	"github.com/ethereum/go-ethereum/accounts/keystore"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/signer/cosmos/tx"
 	"github.com/stakeflow/stakeflow/signer/evm"
+	"github.com/stakeflow/stakeflow/signer/keys"
 )
 
 const redacted = "[REDACTED]"
@@ -69,6 +72,47 @@ func (kr *Keyring) key(addr string) (*secp256k1.PrivateKey, error) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownKey, addr)
 	}
 	return kr.keys[addr], nil
+}
+
+var _ keys.Backend = (*Keyring)(nil)
+
+// Accounts lists the loaded keys as key-backend accounts (keys.Backend), sorted by address; an
+// account's PublicKey is the compressed key the transaction carries.
+func (kr *Keyring) Accounts() []keys.Account {
+	addrs := kr.Addresses()
+	out := make([]keys.Account, len(addrs))
+	for i, a := range addrs {
+		out[i], _ = kr.Account(a)
+	}
+	return out
+}
+
+// Account returns the account of a celestia1... address (keys.Finder).
+func (kr *Keyring) Account(addr string) (keys.Account, bool) {
+	k, err := kr.key(addr)
+	if err != nil {
+		return keys.Account{}, false
+	}
+	return keys.Account{Address: addr, PublicKey: k.PubKey().SerializeCompressed(), Handle: addr}, true
+}
+
+// Sign signs a 32-byte digest with acct's key under keys.Secp256k1 (keys.Backend): RFC 6979, low
+// S, 64 bytes R || S.
+func (kr *Keyring) Sign(ctx context.Context, acct keys.Account, scheme keys.Scheme, payload []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if scheme != keys.Secp256k1 {
+		return nil, fmt.Errorf("a Celestia keyring signs %s only, not %s", keys.Secp256k1, scheme)
+	}
+	if len(payload) != 32 {
+		return nil, fmt.Errorf("digest is %d bytes, want 32", len(payload))
+	}
+	k, err := kr.key(acct.Handle)
+	if err != nil {
+		return nil, err
+	}
+	return secpecdsa.SignCompact(k, payload, true)[1:], nil
 }
 
 // String describes the keyring by its addresses only.

@@ -14,6 +14,7 @@ import (
 	"github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
 
 	"github.com/stakeflow/stakeflow/signer/cosmos/tx"
+	"github.com/stakeflow/stakeflow/signer/keys"
 )
 
 // Account is what the chain reports for the delegator's account.
@@ -193,34 +194,55 @@ const MinGasPriceMilli = 2
 // MinFee is the lowest fee in utia the minimum gas price allows for gas (rounded up).
 func MinFee(gas uint64) uint64 { return (gas*MinGasPriceMilli + 999) / 1000 }
 
-// Signer verifies and signs Celestia transactions with keys of a Keyring.
+// Signer verifies Celestia transactions and has a key backend (a Keyring, say) sign the SHA-256
+// of the sign doc of those that pass.
 type Signer struct {
-	keys   *Keyring
+	keys   keys.Backend
 	policy Policy
 }
 
 // NewSigner returns a signer over keys bounded by policy.
-func NewSigner(keys *Keyring, policy Policy) *Signer { return &Signer{keys: keys, policy: policy} }
+func NewSigner(kr *Keyring, policy Policy) *Signer { return NewSignerBackend(kr, policy) }
+
+// NewSignerBackend is NewSigner over any key backend that signs keys.Secp256k1 and reports each
+// account's compressed public key.
+func NewSignerBackend(backend keys.Backend, policy Policy) *Signer {
+	return &Signer{keys: backend, policy: policy}
+}
+
+// account is the backend's account for a delegator.
+func (s *Signer) account(delegator string) (keys.Account, error) {
+	a, ok := keys.Find(s.keys, delegator)
+	if !ok {
+		return keys.Account{}, fmt.Errorf("%w: %s", ErrUnknownKey, delegator)
+	}
+	return a, nil
+}
 
 // Policy returns the signer's policy.
 func (s *Signer) Policy() Policy { return s.policy }
 
 // PubKey returns the compressed public key of the delegator's key.
 func (s *Signer) PubKey(delegator string) ([]byte, error) {
-	k, err := s.keys.key(delegator)
+	a, err := s.account(delegator)
 	if err != nil {
 		return nil, err
 	}
-	return k.PubKey().SerializeCompressed(), nil
+	return bytes.Clone(a.PublicKey), nil
 }
 
-// Sign verifies u against the intent, the account and the policy (Verify) and only then signs it.
-func (s *Signer) Sign(_ context.Context, u Unsigned, in Intent, acct Account) (*Signed, error) {
-	k, err := s.keys.key(in.Delegator)
+// Sign verifies u against the intent, the account and the policy (Verify) and only then has the
+// key backend sign SHA-256 of its sign doc. When ctx is cancelled before the signature is made,
+// Sign returns ctx.Err().
+func (s *Signer) Sign(ctx context.Context, u Unsigned, in Intent, acct Account) (*Signed, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ka, err := s.account(in.Delegator)
 	if err != nil {
 		return nil, err
 	}
-	pub := k.PubKey().SerializeCompressed()
+	pub := ka.PublicKey
 	if _, err := Verify(u, in, pub, acct, s.policy); err != nil {
 		return nil, err
 	}
@@ -229,7 +251,11 @@ func (s *Signer) Sign(_ context.Context, u Unsigned, in Intent, acct Account) (*
 		return nil, err
 	}
 	raw := tx.TxRaw{BodyBytes: u.BodyBytes, AuthInfoBytes: u.AuthInfoBytes}
-	sig := SignBytes(k, raw.SignDoc(chainID, acct.AccountNumber).Marshal())
+	sum := sha256.Sum256(raw.SignDoc(chainID, acct.AccountNumber).Marshal())
+	sig, err := keys.Sign(ctx, s.keys, ka, keys.Secp256k1, sum[:])
+	if err != nil {
+		return nil, err
+	}
 	raw.Signatures = [][]byte{sig}
 	b := raw.Marshal()
 	return &Signed{TxBase64: base64.StdEncoding.EncodeToString(b), Hash: TxHash(b), Sequence: acct.Sequence}, nil

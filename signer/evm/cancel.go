@@ -2,7 +2,6 @@ package evm
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"fmt"
 	"math/big"
 
@@ -10,6 +9,8 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/stakeflow/stakeflow/signer/keys"
 )
 
 // CancelGas is the gas limit of a cancel transaction: a plain transfer's intrinsic gas.
@@ -77,7 +78,7 @@ func (s *Signer) SignCancel(ctx context.Context, in CancelIntent, unsigned []byt
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	key, err := s.keys.key(in.Staker)
+	acct, err := account(s.backend, in.Staker)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func (s *Signer) SignCancel(ctx context.Context, in CancelIntent, unsigned []byt
 	if err != nil {
 		return nil, err
 	}
-	return s.signVerified(v, key)
+	return signVerified(ctx, s.backend, acct, v)
 }
 
 // CancelTx is the unsigned cancel transaction in asks for on chain chainID.
@@ -135,20 +136,46 @@ func (s *Signer) checkCancel(in *CancelIntent) error {
 	return nil
 }
 
-// signVerified signs a verified transaction under the London signer of its chain.
-func (s *Signer) signVerified(v *Verified, key *ecdsa.PrivateKey) (*Signed, error) {
-	signer := types.NewLondonSigner(v.tx.ChainId())
-	signed, err := types.SignTx(v.tx, signer, key)
+// account is backend's account for addr: an *UnknownKeyError when it holds none.
+func account(backend keys.Backend, addr common.Address) (keys.Account, error) {
+	acct, ok := keys.Find(backend, addr.Hex())
+	if !ok {
+		return keys.Account{}, &UnknownKeyError{Address: addr.Hex()}
+	}
+	return acct, nil
+}
+
+// signVerified has backend sign a verified transaction under the London signer of its chain.
+func signVerified(ctx context.Context, backend keys.Backend, acct keys.Account, v *Verified) (*Signed, error) {
+	signed, err := signTx(ctx, backend, acct, v.Sender, v.tx)
+	if err != nil {
+		return nil, err
+	}
+	return &Signed{Transaction: signed.Transaction, Hash: signed.Hash, Sender: signed.Sender, Nonce: v.Nonce, MaxFee: v.MaxFee}, nil
+}
+
+// signTx does what types.SignTx does with the key in a backend: it has the backend sign the
+// London signing hash of tx (the exact digest go-ethereum signs), places the signature and checks
+// that it recovers to from. Nothing is returned signed when any step fails.
+func signTx(ctx context.Context, backend keys.Backend, acct keys.Account, from common.Address, tx *types.Transaction) (*Signed, error) {
+	signer := types.NewLondonSigner(tx.ChainId())
+	h := signer.Hash(tx)
+	sig, err := keys.Sign(ctx, backend, acct, keys.Secp256k1Recoverable, h[:])
+	if err != nil {
+		return nil, err
+	}
+	signed, err := tx.WithSignature(signer, sig)
 	if err != nil {
 		return nil, fmt.Errorf("%w: signing: %v", ErrVerification, err)
 	}
 	sender, err := types.Sender(signer, signed)
-	if err != nil || sender != v.Sender {
-		return nil, mismatch("sender", v.Sender.Hex(), fmt.Sprintf("%s (%v)", sender.Hex(), err))
+	if err != nil || sender != from {
+		return nil, mismatch("sender", from.Hex(), fmt.Sprintf("%s (%v)", sender.Hex(), err))
 	}
 	raw, err := signed.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("%w: encoding the signed transaction: %v", ErrVerification, err)
 	}
-	return &Signed{Transaction: hexutil.Encode(raw), Hash: signed.Hash(), Sender: sender, Nonce: v.Nonce, MaxFee: v.MaxFee}, nil
+	return &Signed{Transaction: hexutil.Encode(raw), Hash: signed.Hash(), Sender: sender, Nonce: tx.Nonce(),
+		MaxFee: new(big.Int).Mul(tx.GasFeeCap(), new(big.Int).SetUint64(tx.Gas()))}, nil
 }

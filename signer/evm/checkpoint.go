@@ -382,24 +382,11 @@ func (s *CheckpointSigner) sign(ctx context.Context, from common.Address, tx *ty
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	key, err := s.keys.key(from)
+	acct, err := account(s.keys, from)
 	if err != nil {
 		return nil, err
 	}
-	signer := types.NewLondonSigner(tx.ChainId())
-	signed, err := types.SignTx(tx, signer, key)
-	if err != nil {
-		return nil, fmt.Errorf("%w: signing: %v", ErrVerification, err)
-	}
-	if sender, err := types.Sender(signer, signed); err != nil || sender != from {
-		return nil, mismatch("sender", from.Hex(), fmt.Sprintf("%s (%v)", sender.Hex(), err))
-	}
-	raw, err := signed.MarshalBinary()
-	if err != nil {
-		return nil, fmt.Errorf("%w: encoding the signed transaction: %v", ErrVerification, err)
-	}
-	return &Signed{Transaction: hexutil.Encode(raw), Hash: signed.Hash(), Sender: from, Nonce: tx.Nonce(),
-		MaxFee: new(big.Int).Mul(tx.GasFeeCap(), new(big.Int).SetUint64(tx.Gas()))}, nil
+	return signTx(ctx, s.keys, acct, from, tx)
 }
 
 // ServedFields are the fields endpoint 5 answers beside serializeTx, as the spec lists them

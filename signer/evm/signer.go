@@ -7,26 +7,38 @@ import (
 	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/stakeflow/stakeflow/signer/keys"
 )
 
-// Signer verifies and signs Polygon staking transactions (EIP-1559, on the chain of its policy)
-// with keys from a Keyring.
+// Signer verifies Polygon staking transactions (EIP-1559, on the chain of its policy) and has a
+// key backend (a Keyring, say) sign the signing hash of those that pass.
 type Signer struct {
-	keys   *Keyring
-	policy Policy
-	shares map[common.Address]uint64 // allow-listed ValidatorShare -> validator id
+	keys    *Keyring     // the file keyring New was given; nil under NewBackend
+	backend keys.Backend // signs: the keyring, or another key backend
+	policy  Policy
+	shares  map[common.Address]uint64 // allow-listed ValidatorShare -> validator id
 }
 
 // New returns a Signer using keys and policy, with the policy's defaults applied. An incomplete
 // or malformed policy is refused with an error wrapping ErrPolicy.
-func New(keys *Keyring, policy Policy) (*Signer, error) {
+func New(kr *Keyring, policy Policy) (*Signer, error) {
+	s, err := NewBackend(kr, policy)
+	if err != nil {
+		return nil, err
+	}
+	s.keys = kr
+	return s, nil
+}
+
+// NewBackend is New over any key backend that signs keys.Secp256k1Recoverable.
+func NewBackend(backend keys.Backend, policy Policy) (*Signer, error) {
 	p, shares, err := policy.validate()
 	if err != nil {
 		return nil, err
 	}
-	return &Signer{keys: keys, policy: p, shares: shares}, nil
+	return &Signer{backend: backend, policy: p, shares: shares}, nil
 }
 
 // Policy returns the effective policy, with defaults applied.
@@ -101,7 +113,7 @@ func (s *Signer) Sign(ctx context.Context, intent Intent, unsigned []byte) (*Sig
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	key, err := s.keys.key(intent.Staker)
+	acct, err := account(s.backend, intent.Staker)
 	if err != nil {
 		return nil, err
 	}
@@ -112,32 +124,13 @@ func (s *Signer) Sign(ctx context.Context, intent Intent, unsigned []byte) (*Sig
 	if err != nil {
 		return nil, err
 	}
-	signer := types.NewLondonSigner(v.tx.ChainId())
-	signed, err := types.SignTx(v.tx, signer, key)
-	if err != nil {
-		return nil, fmt.Errorf("%w: signing: %v", ErrVerification, err)
-	}
-	sender, err := types.Sender(signer, signed)
-	if err != nil || sender != intent.Staker {
-		return nil, mismatch("sender", intent.Staker.Hex(), fmt.Sprintf("%s (%v)", sender.Hex(), err))
-	}
-	raw, err := signed.MarshalBinary()
-	if err != nil {
-		return nil, fmt.Errorf("%w: encoding the signed transaction: %v", ErrVerification, err)
-	}
-	return &Signed{
-		Transaction: hexutil.Encode(raw),
-		Hash:        signed.Hash(),
-		Sender:      sender,
-		Nonce:       v.Nonce,
-		MaxFee:      v.MaxFee,
-	}, nil
+	return signVerified(ctx, s.backend, acct, v)
 }
 
 // String describes the signer without key material.
 func (s Signer) String() string {
 	return fmt.Sprintf("evm.Signer{keys: %v, chainId: %d, polToken: %s, stakeManager: %s, validatorShares: %s, maxGasLimit: %d, maxFeePerGas: %s, maxTotalFee: %s, slippageBps: %d}",
-		s.keys, s.policy.ChainID, s.policy.POLToken.Hex(), s.policy.StakeManager.Hex(), (&s).allowList(),
+		s.backend, s.policy.ChainID, s.policy.POLToken.Hex(), s.policy.StakeManager.Hex(), (&s).allowList(),
 		s.policy.MaxGasLimit, s.policy.MaxFeePerGas, s.policy.MaxTotalFee, s.policy.SlippageBps)
 }
 
@@ -150,7 +143,7 @@ func (s Signer) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String()))
 // MarshalJSON encodes the policy and key addresses only.
 func (s Signer) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Keys   *Keyring `json:"keys"`
-		Policy Policy   `json:"policy"`
-	}{s.keys, s.policy})
+		Keys   keys.Backend `json:"keys"`
+		Policy Policy       `json:"policy"`
+	}{s.backend, s.policy})
 }

@@ -1,6 +1,7 @@
 package hyperliquid
 
 import (
+	"context"
 	"fmt"
 	"math/big"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/amount"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
+	"github.com/stakeflow/stakeflow/signer/keys"
 )
 
 // Networks maps a network to its hyperliquidChain value.
@@ -124,9 +126,10 @@ type Signed struct {
 	Digest string `json:"-"`
 }
 
-// Signer verifies and signs cWithdraw actions with the EVM keyring's keys.
+// Signer verifies cWithdraw actions and has a key backend (the EVM keyring, say) sign the
+// EIP-712 digest of those that pass.
 type Signer struct {
-	keys   *signerevm.Keyring
+	keys   keys.Backend
 	policy Policy
 	now    func() time.Time
 
@@ -136,12 +139,18 @@ type Signer struct {
 }
 
 // New returns a signer over keys under policy.
-func New(keys *signerevm.Keyring, policy Policy) *Signer {
-	return &Signer{keys: keys, policy: policy, now: time.Now, signed: map[common.Address]map[uint64]common.Hash{}}
+func New(kr *signerevm.Keyring, policy Policy) *Signer { return NewBackend(kr, policy) }
+
+// NewBackend is New over any key backend that signs keys.Secp256k1Recoverable.
+func NewBackend(backend keys.Backend, policy Policy) *Signer {
+	return &Signer{keys: backend, policy: policy, now: time.Now, signed: map[common.Address]map[uint64]common.Hash{}}
 }
 
 // Has reports whether the signer holds a key for addr.
-func (s *Signer) Has(addr common.Address) bool { return s.keys.Has(addr) }
+func (s *Signer) Has(addr common.Address) bool {
+	_, ok := keys.Find(s.keys, addr.Hex())
+	return ok
+}
 
 // Verify checks u against the intent and the policy; the error names the first difference.
 func (s *Signer) Verify(in Intent, u *Unsigned) error {
@@ -216,12 +225,17 @@ func chainID(s string) (*big.Int, error) {
 }
 
 // Sign verifies u against the intent and the policy, then signs its action with the delegator's
-// key. A nonce this key signed for another action is refused.
-func (s *Signer) Sign(in Intent, u *Unsigned) (*Signed, error) {
+// key. A nonce this key signed for another action is refused. When ctx is cancelled before the
+// signature is made, Sign returns ctx.Err().
+func (s *Signer) Sign(ctx context.Context, in Intent, u *Unsigned) (*Signed, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := s.Verify(in, u); err != nil {
 		return nil, err
 	}
-	if !s.keys.Has(in.Delegator) {
+	acct, ok := keys.Find(s.keys, in.Delegator.Hex())
+	if !ok {
 		return nil, &signerevm.UnknownKeyError{Address: in.Delegator.Hex()}
 	}
 	digest, err := Digest(u.Action)
@@ -234,7 +248,7 @@ func (s *Signer) Sign(in Intent, u *Unsigned) (*Signed, error) {
 	if prev, ok := book[u.Action.Nonce]; ok && prev != digest {
 		return nil, &VerificationError{Field: "nonce", Want: "one this key has not signed for another action", Got: fmt.Sprintf("%d, signed before", u.Action.Nonce)}
 	}
-	sig, err := s.keys.SignDigest(in.Delegator, digest[:])
+	sig, err := keys.Sign(ctx, s.keys, acct, keys.Secp256k1Recoverable, digest[:])
 	if err != nil {
 		return nil, err
 	}

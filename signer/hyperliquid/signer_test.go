@@ -1,6 +1,7 @@
 package hyperliquid
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"encoding/base64"
 	"errors"
@@ -96,14 +97,14 @@ func TestGoldenSignatures(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := signerAt(t, time.UnixMilli(int64(c.action.Nonce)), Policy{})
-			signed, err := s.Sign(Intent{Network: c.network, Delegator: common.HexToAddress(c.addr), Amount: c.amount}, &Unsigned{Action: c.action})
+			signed, err := s.Sign(context.Background(), Intent{Network: c.network, Delegator: common.HexToAddress(c.addr), Amount: c.amount}, &Unsigned{Action: c.action})
 			require.NoError(t, err)
 			assert.Equal(t, c.digest, signed.Digest)
 			assert.Equal(t, Signature{R: c.r, S: c.s, V: c.v}, signed.Signature)
 			got, err := Recover(c.action, signed.Signature)
 			require.NoError(t, err)
 			assert.Equal(t, common.HexToAddress(c.addr), got, "the signature recovers the delegator")
-			again, err := s.Sign(Intent{Network: c.network, Delegator: common.HexToAddress(c.addr), Amount: c.amount}, &Unsigned{Action: c.action})
+			again, err := s.Sign(context.Background(), Intent{Network: c.network, Delegator: common.HexToAddress(c.addr), Amount: c.amount}, &Unsigned{Action: c.action})
 			require.NoError(t, err, "the same action signs again")
 			assert.Equal(t, signed.Signature, again.Signature, "to the same signature")
 		})
@@ -201,7 +202,7 @@ func TestVerifyRefuses(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := signerAt(t, now, Policy{})
-			signed, err := s.Sign(c.in, c.u)
+			signed, err := s.Sign(context.Background(), c.in, c.u)
 			require.Nil(t, signed)
 			var ve *VerificationError
 			require.True(t, errors.As(err, &ve), "%v", err)
@@ -211,26 +212,26 @@ func TestVerifyRefuses(t *testing.T) {
 	}
 	t.Run("listed signature chain", func(t *testing.T) {
 		s := signerAt(t, now, Policy{SignatureChainIDs: []string{"0x66eee", "0xA4B1"}})
-		_, err := s.Sign(in, with(func(a *Action) { a.SignatureChainID = "0xa4b1" }))
+		_, err := s.Sign(context.Background(), in, with(func(a *Action) { a.SignatureChainID = "0xa4b1" }))
 		require.NoError(t, err)
 	})
 	t.Run("nonce signed for another action by this key", func(t *testing.T) {
 		s := signerAt(t, now, Policy{})
-		_, err := s.Sign(in, &Unsigned{Action: good})
+		_, err := s.Sign(context.Background(), in, &Unsigned{Action: good})
 		require.NoError(t, err)
-		_, err = s.Sign(Intent{Network: "testnet", Delegator: in.Delegator, Amount: "2"}, with(func(a *Action) { a.Wei = 200000000 }))
+		_, err = s.Sign(context.Background(), Intent{Network: "testnet", Delegator: in.Delegator, Amount: "2"}, with(func(a *Action) { a.Wei = 200000000 }))
 		var ve *VerificationError
 		require.True(t, errors.As(err, &ve), "%v", err)
 		assert.Equal(t, "nonce", ve.Field)
 	})
 	t.Run("unknown key", func(t *testing.T) {
 		s := signerAt(t, now, Policy{})
-		_, err := s.Sign(Intent{Network: "testnet", Delegator: common.HexToAddress("0x1111111111111111111111111111111111111111"), Amount: "1.5"}, &Unsigned{Action: good})
+		_, err := s.Sign(context.Background(), Intent{Network: "testnet", Delegator: common.HexToAddress("0x1111111111111111111111111111111111111111"), Amount: "1.5"}, &Unsigned{Action: good})
 		assert.ErrorIs(t, err, signerevm.ErrUnknownKey)
 	})
 	t.Run("amount not representable", func(t *testing.T) {
 		s := signerAt(t, now, Policy{})
-		_, err := s.Sign(Intent{Network: "testnet", Delegator: in.Delegator, Amount: "1.500000001"}, &Unsigned{Action: good})
+		_, err := s.Sign(context.Background(), Intent{Network: "testnet", Delegator: in.Delegator, Amount: "1.500000001"}, &Unsigned{Action: good})
 		assert.ErrorIs(t, err, ErrIntent)
 	})
 }
@@ -266,7 +267,7 @@ func TestVerifyRefusesAnAnswerThatContradictsItself(t *testing.T) {
 			s := signerAt(t, now, Policy{})
 			a := good
 			a.Wei = c.wei
-			signed, err := s.Sign(intent(c.echoed), &Unsigned{Action: a})
+			signed, err := s.Sign(context.Background(), intent(c.echoed), &Unsigned{Action: a})
 			require.Nil(t, signed)
 			var ce *ContradictionError
 			require.True(t, errors.As(err, &ce), "%v", err)
@@ -279,7 +280,7 @@ func TestVerifyRefusesAnAnswerThatContradictsItself(t *testing.T) {
 	t.Run("echo agrees", func(t *testing.T) {
 		s := signerAt(t, now, Policy{})
 		for _, echoed := range []string{"1.5", "1.50", "1.5000"} {
-			_, err := s.Sign(intent(echoed), &Unsigned{Action: good})
+			_, err := s.Sign(context.Background(), intent(echoed), &Unsigned{Action: good})
 			require.NoError(t, err, echoed)
 		}
 	})

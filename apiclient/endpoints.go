@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stakeflow/stakeflow/amount"
+	"github.com/stakeflow/stakeflow/chain/networks"
 )
 
 // Limits of the service interface.
@@ -38,23 +39,27 @@ const (
 	errReasonPositiveN = "must hold a positive integer in decimal digits that fits in 64 bits"
 )
 
+// The chains' networks come from the one catalogue (chain/networks).
 var (
-	celestiaNetworks    = []string{"celestia-mainnet-beta", "celestia-mocha-testnet"}
-	hyperliquidNetworks = []string{"mainnet", "testnet"}
-	tonNetworks         = []string{"mainnet", "testnet"}
+	celestiaNetworks    = networks.Celestia.Names()
+	hyperliquidNetworks = networks.Hyperliquid.Names()
+	tonNetworks         = networks.TON.Names()
 	// unifiedNetworks lists, per chain, the networks of the unified interface.
-	unifiedNetworks = map[string][]string{ChainSolana: SolanaNetworks}
+	unifiedNetworks = map[string][]string{ChainSolana: solanaNetworks}
 )
 
-// NetworkAPYNetworks are the network values of endpoint 2 (Get Network APY).
+// NetworkAPYNetworks are the network values of endpoint 2 (Get Network APY). They are the
+// contract's list (data networks, most of them chains stakeflow does not operate), not a chain's
+// network catalogue, so they stay here.
 var NetworkAPYNetworks = []string{"solana", "polkadot", "kusama", "sui", "ethereum", "celestia"}
 
-// DelegatorAPRNetworks are the network values of endpoint 1 (Get Delegator APR).
+// DelegatorAPRNetworks are the network values of endpoint 1 (Get Delegator APR) (the contract's
+// list, like NetworkAPYNetworks).
 var DelegatorAPRNetworks = []string{"ethereum"}
 
-// SolanaNetworks are the Solana networks the service serves (endpoints 7 and 10 to 13): the one
-// list the worker's configuration, the workflows' input checks and this client share.
-var SolanaNetworks = []string{"mainnet-beta", "testnet"}
+// solanaNetworks are the Solana networks the service serves (endpoints 7 and 10 to 13), from the
+// catalogue (networks.Solana).
+var solanaNetworks = networks.Solana.Names()
 
 // DelegatorAPR calls endpoint 1, GET /api/v1/{network}/data/delegator/apr.
 // network must be "ethereum".
@@ -178,7 +183,7 @@ func (c *Client) HyperliquidWithdraw(ctx context.Context, network string, req Hy
 // sending voteAccounts comma-separated in the query parameter set by
 // WithValidatorStatusParam. network is mainnet-beta or testnet.
 func (c *Client) SolanaValidatorStatus(ctx context.Context, network string, voteAccounts []string) (*ValidatorStatusResult, error) {
-	if err := checkNetwork(network, SolanaNetworks); err != nil {
+	if err := checkNetwork(network, solanaNetworks); err != nil {
 		return nil, err
 	}
 	if len(voteAccounts) == 0 {

@@ -115,7 +115,7 @@ const (
 // Networks, Keys, Service and, for EVMRequestLease, Temporal and TaskQueue are required; the rest
 // have defaults.
 type Activities struct {
-	// Networks are the EVM networks the worker serves, by name (a key of evm.Networks).
+	// Networks are the EVM networks the worker serves, by name (one of networks.EVM).
 	Networks map[string]Network
 	Keys     KeyHolder
 	Service  StakingService

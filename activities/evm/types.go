@@ -20,13 +20,6 @@ const (
 	Unit = "wei"
 )
 
-// Networks are the EVM networks a worker may be configured for, with their chain ids: Polygon
-// staking lives on Ethereum mainnet and Sepolia; dev is a local geth --dev node.
-var Networks = map[string]uint64{"mainnet": 1, "sepolia": 11155111, "dev": 1337}
-
-// NetworkNames lists Networks' keys in a fixed order, for messages and flag help.
-var NetworkNames = []string{"mainnet", "sepolia", "dev"}
-
 // PolicyInput is an operation as the worker's policy sees it.
 type PolicyInput struct {
 	Network   string `json:"network"`

@@ -48,9 +48,6 @@ const (
 	Decimals = hlsigner.Decimals
 )
 
-// Networks are the Hyperliquid networks.
-var Networks = []string{"mainnet", "testnet"}
-
 // ErrTooManyPending: the delegator has as many withdrawals pending as Hyperliquid allows (5).
 // Non-retryable.
 const ErrTooManyPending = "TooManyPendingWithdrawals"

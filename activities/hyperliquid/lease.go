@@ -11,6 +11,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/chain/networks"
 )
 
 // One operation per delegator at a time: a withdrawal holds its delegator's lease from before its
@@ -79,7 +80,7 @@ func (a *Activities) HLReadLease(_ context.Context, in actevm.NoncesInput) (acte
 }
 
 func networkOfLease(leaseNetwork string) (string, bool) {
-	for _, n := range Networks {
+	for _, n := range networks.Hyperliquid.Names() {
 		if LeaseNetwork(n) == leaseNetwork {
 			return n, true
 		}

@@ -4,13 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/signer"
 )
-
-// SolanaNetworks are the Solana networks the staking service serves (defined once, in apiclient).
-var SolanaNetworks = apiclient.SolanaNetworks
 
 // Operation names a staking operation; defined once, in signer.
 type Operation = signer.Operation

@@ -21,9 +21,6 @@ const (
 	Unit  = "nanoton"
 )
 
-// Networks are the TON networks endpoint 9 serves.
-var Networks = []string{"mainnet", "testnet"}
-
 // ErrTransactionNotFound: the service did not find the transaction before the deadline.
 // Non-retryable.
 const ErrTransactionNotFound = "TransactionNotFound"

@@ -6,21 +6,14 @@ import (
 
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/chain/rpcproof"
 )
 
-// knownGenesisHashes are the genesis hashes of the public Solana clusters, by network name.
-var knownGenesisHashes = map[string]string{
-	"mainnet-beta": "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d",
-	"testnet":      "4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY",
-	"devnet":       "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG",
-}
-
-// KnownGenesisHash returns the genesis hash of the public Solana cluster named network
-// ("mainnet-beta", "testnet", "devnet"); ok is false for any other name.
+// KnownGenesisHash returns the genesis hash of the public Solana cluster named network, from the
+// catalogue (networks.Solana: "mainnet-beta", "testnet"); ok is false for any other name.
 func KnownGenesisHash(network string) (hash string, ok bool) {
-	hash, ok = knownGenesisHashes[network]
-	return hash, ok
+	return networks.Solana.ID(network)
 }
 
 // GenesisHash returns the base58 genesis hash of the cluster the RPC serves (getGenesisHash).

@@ -17,7 +17,7 @@ func TestKnownGenesisHash(t *testing.T) {
 	}{
 		{"mainnet-beta", "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d", true},
 		{"testnet", "4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY", true},
-		{"devnet", "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG", true},
+		{"devnet", "", false}, // not a network stakeflow operates (the service serves no devnet)
 		{"localnet", "", false},
 	} {
 		got, ok := KnownGenesisHash(tc.network)

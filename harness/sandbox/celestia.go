@@ -12,14 +12,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/harness/sandbox/celestiachain"
 )
 
-// celestiaNetworks are the network values of endpoint 3.
-var celestiaNetworks = []string{"celestia-mainnet-beta", "celestia-mocha-testnet"}
-
-// celestiaChainIDs are the chain ids of the Celestia networks.
-var celestiaChainIDs = map[string]string{"celestia-mainnet-beta": "celestia", "celestia-mocha-testnet": "mocha-4"}
+// celestiaNetworks are the network values of endpoint 3: the product's catalogue (the same fact).
+var celestiaNetworks = networks.Celestia.Names()
 
 // CelestiaOptions configure the sandbox's Celestia ledgers.
 type CelestiaOptions struct {
@@ -46,8 +44,8 @@ func newCelestiaLedgers(o CelestiaOptions) map[string]*celestiachain.Ledger {
 		o.UnbondingTime = CelestiaUnbondingTime
 	}
 	out := map[string]*celestiachain.Ledger{}
-	for network, id := range celestiaChainIDs {
-		out[network] = celestiachain.New(celestiachain.Options{ChainID: id, UnbondingTime: o.UnbondingTime, Validators: CelestiaValidators, BlockTime: o.BlockTime})
+	for _, n := range networks.Celestia {
+		out[n.Name] = celestiachain.New(celestiachain.Options{ChainID: n.ID, UnbondingTime: o.UnbondingTime, Validators: CelestiaValidators, BlockTime: o.BlockTime})
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/stakeflow/stakeflow/chain/networks"
+
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -13,7 +15,7 @@ import (
 )
 
 // hyperliquidNetworks are the network values of endpoint 6.
-var hyperliquidNetworks = []string{"mainnet", "testnet"}
+var hyperliquidNetworks = networks.Hyperliquid.Names()
 
 // hyperliquidSignatureChainID is the signatureChainId endpoint 6 puts in its actions, as the
 // official SDK does on both networks.

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/stakeflow/stakeflow/chain/networks"
+
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -28,7 +30,7 @@ const defaultMinDelegation uint64 = 1_000_000_000
 const hostileExtraLamports uint64 = 1_000_000
 
 // solanaNetworks are the network values of the unified Solana endpoints.
-var solanaNetworks = []string{"mainnet-beta", "testnet"}
+var solanaNetworks = networks.Solana.Names()
 
 // unifiedCommon is the part of every unified request body.
 type unifiedCommon struct {

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/stakeflow/stakeflow/chain/networks"
+
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -12,7 +14,7 @@ import (
 )
 
 // tonNetworks are the network values of endpoint 9.
-var tonNetworks = []string{"mainnet", "testnet"}
+var tonNetworks = networks.TON.Names()
 
 // tonTransactionStatus is the result of endpoint 9.
 type tonTransactionStatus struct {

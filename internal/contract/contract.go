@@ -11,12 +11,8 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
-	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
-	actsolana "github.com/stakeflow/stakeflow/activities/solana"
-	actton "github.com/stakeflow/stakeflow/activities/ton"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/internal/worker"
-	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
@@ -81,14 +77,14 @@ var chains = map[string]struct {
 	chain    string
 	networks []string
 }{
-	pkgOf(wfsolana.StakeWorkflow):  {wfsolana.Chain, actsolana.SolanaNetworks},
-	pkgOf(wfpolygon.Delegate):      {wfpolygon.Chain, actevm.NetworkNames},
-	pkgOf(wfcelestia.Delegate):     {wfcelestia.Chain, signercosmos.Networks()},
-	pkgOf(wfton.Watch):             {wfton.Chain, actton.Networks},
-	pkgOf(wfhyperliquid.Withdraw):  {wfhyperliquid.Chain, acthl.Networks},
-	pkgOf(wfsolana.StakeWorkflow):  {wfsolana.Chain, actsolana.SolanaNetworks},
-	pkgOf(wfpolygon.Delegate):      {wfpolygon.Chain, actevm.NetworkNames},
-	pkgOf(wfeigenlayer.Checkpoint): {wfeigenlayer.Chain, actevm.NetworkNames},
+	pkgOf(wfsolana.StakeWorkflow):  {wfsolana.Chain, networks.Solana.Names()},
+	pkgOf(wfpolygon.Delegate):      {wfpolygon.Chain, networks.EVM.Names()},
+	pkgOf(wfcelestia.Delegate):     {wfcelestia.Chain, networks.Celestia.Names()},
+	pkgOf(wfton.Watch):             {wfton.Chain, networks.TON.Names()},
+	pkgOf(wfhyperliquid.Withdraw):  {wfhyperliquid.Chain, networks.Hyperliquid.Names()},
+	pkgOf(wfsolana.StakeWorkflow):  {wfsolana.Chain, networks.Solana.Names()},
+	pkgOf(wfpolygon.Delegate):      {wfpolygon.Chain, networks.EVM.Names()},
+	pkgOf(wfeigenlayer.Checkpoint): {wfeigenlayer.Chain, networks.EVM.Names()},
 }
 
 // Workflows lists the workflow types admin tools may start, sorted by type name: every workflow the

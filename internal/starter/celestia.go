@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"golang.org/x/term"
 
+	"github.com/stakeflow/stakeflow/chain/networks"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
@@ -34,7 +35,7 @@ func (r *runner) celestiaCmd(fs *flag.FlagSet, verb string) (func(context.Contex
 	var in wfcelestia.Input
 	var id, tia string
 	var wait bool
-	fs.StringVar(&in.Network, "network", "", "celestia-mainnet-beta or celestia-mocha-testnet")
+	fs.StringVar(&in.Network, "network", "", strings.Join(networks.Celestia.Names(), " or "))
 	fs.StringVar(&in.Delegator, "delegator", "", "delegator address (celestia1..., the key that signs)")
 	fs.StringVar(&in.Validator, "validator", "", "validator (celestiavaloper1...), on the worker's allow-list; the source of a redelegation")
 	fs.StringVar(&in.RequestedBy, "requested-by", currentUser(), "who starts the operation (cannot approve it)")

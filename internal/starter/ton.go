@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	actton "github.com/stakeflow/stakeflow/activities/ton"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
@@ -25,7 +26,7 @@ func (r *runner) tonCmd(fs *flag.FlagSet, verb string) (func(context.Context) er
 	var network, hash, requestedBy, id string
 	var deadline time.Duration
 	var wait bool
-	fs.StringVar(&network, "network", "", "TON network: "+strings.Join(actton.Networks, ", "))
+	fs.StringVar(&network, "network", "", "TON network: "+strings.Join(networks.TON.Names(), ", "))
 	fs.StringVar(&hash, "hash", "", "transaction hash, 32 bytes in hex or base64")
 	fs.DurationVar(&deadline, "deadline", wfton.DefaultDeadline, "how long to look for the transaction before the operation fails")
 	fs.StringVar(&requestedBy, "requested-by", currentUser(), "who starts the operation")

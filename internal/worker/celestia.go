@@ -14,6 +14,7 @@ import (
 
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	cosmoschain "github.com/stakeflow/stakeflow/chain/cosmos"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/signer/cosmos/tx"
@@ -53,7 +54,7 @@ type CelestiaConfig struct {
 
 // Register adds the Celestia flags to fs.
 func (c *CelestiaConfig) Register(fs *flag.FlagSet) {
-	fs.Var(&c.REST, "celestia-rest", "comma-separated network=url Cosmos REST endpoints for Celestia staking ("+strings.Join(signercosmos.Networks(), ", ")+"); empty: no Celestia operation runs")
+	fs.Var(&c.REST, "celestia-rest", "comma-separated network=url Cosmos REST endpoints for Celestia staking ("+strings.Join(networks.Celestia.Names(), ", ")+"); empty: no Celestia operation runs")
 	fs.StringVar(&c.Keys, "celestia-keys", "", "directory of keystore v3 files holding Celestia keys (starter keys import --chain celestia)")
 	fs.StringVar(&c.PassphraseFile, "celestia-passphrase-file", "", "file holding the Celestia keystore files' passphrase")
 	fs.Var(&c.Validators, "celestia-validators", "comma-separated celestiavaloper1... validators operations may target")

@@ -14,7 +14,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 
 	"github.com/stakeflow/stakeflow/activities/notify"
-	actsolana "github.com/stakeflow/stakeflow/activities/solana"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/store"
@@ -154,14 +154,10 @@ func (c *Config) Validate() error {
 	if len(c.SolanaRPC) == 0 {
 		errs = append(errs, errors.New("--solana-rpc is required"))
 	}
-	networks := sortedKeys(c.SolanaRPC)
-	for _, n := range networks {
-		known := false
-		for _, k := range actsolana.SolanaNetworks {
-			known = known || k == n
-		}
-		if !known {
-			errs = append(errs, fmt.Errorf("--solana-rpc: unknown network %q (want %v)", n, actsolana.SolanaNetworks))
+	configured := sortedKeys(c.SolanaRPC)
+	for _, n := range configured {
+		if !networks.Solana.Has(n) {
+			errs = append(errs, fmt.Errorf("--solana-rpc: unknown network %q (want %v)", n, networks.Solana.Names()))
 		}
 		if u, err := url.Parse(c.SolanaRPC[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("--solana-rpc %s: %q is not an http(s) URL", n, c.SolanaRPC[n]))
@@ -175,7 +171,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("--solana-genesis %s: %q is not a base58 hash of 32 bytes", n, c.SolanaGenesis[n]))
 		}
 	}
-	for _, n := range networks {
+	for _, n := range configured {
 		if _, ok := c.ExpectedGenesis(n); !ok {
 			errs = append(errs, fmt.Errorf("--solana-rpc %s: no known genesis hash for this network: name the one its RPC must serve with --solana-genesis %s=HASH", n, n))
 		}

@@ -7,7 +7,6 @@ import (
 	"math/big"
 
 	"github.com/stakeflow/stakeflow/activities/eigenlayer"
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
@@ -38,7 +37,7 @@ func (c *EVMConfig) validateEigenLayer() error {
 
 // CheckpointPolicy is the checkpoint signer's policy for network, from the settings.
 func (c *EVMConfig) CheckpointPolicy(network string) (signerevm.CheckpointPolicy, error) {
-	p := signerevm.CheckpointPolicy{ChainID: actevm.Networks[network], MaxGasLimit: c.EigenMaxGasLimit}
+	p := signerevm.CheckpointPolicy{ChainID: evmChainID(network), MaxGasLimit: c.EigenMaxGasLimit}
 	if c.MaxFeePerGasGwei > 0 {
 		p.MaxFeePerGas = new(big.Int).Mul(new(big.Int).SetUint64(c.MaxFeePerGasGwei), big.NewInt(1_000_000_000))
 	}

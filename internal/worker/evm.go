@@ -20,6 +20,7 @@ import (
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/amount"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/metrics"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
@@ -29,7 +30,7 @@ import (
 // EVM activity can run, and Polygon operations fail naming the missing --evm-rpc) unless
 // --evm-rpc names a network.
 type EVMConfig struct {
-	// RPC maps network name (actevm.Networks) to its JSON-RPC URL; its chain id is proven before
+	// RPC maps network name (networks.EVM) to its JSON-RPC URL; its chain id is proven before
 	// anything is read through it.
 	RPC cli.StringMap
 	// Keys is a directory of Ethereum keystore v3 files; PassphraseFile holds their passphrase.
@@ -68,7 +69,7 @@ const DefaultSlippageBps = 50
 
 // Register adds the EVM flags to fs.
 func (c *EVMConfig) Register(fs *flag.FlagSet) {
-	fs.Var(&c.RPC, "evm-rpc", "comma-separated network=url Ethereum JSON-RPC endpoints for Polygon staking ("+strings.Join(actevm.NetworkNames, ", ")+"); empty: no EVM operation runs")
+	fs.Var(&c.RPC, "evm-rpc", "comma-separated network=url Ethereum JSON-RPC endpoints for Polygon staking ("+strings.Join(networks.EVM.Names(), ", ")+"); empty: no EVM operation runs")
 	fs.StringVar(&c.Keys, "evm-keys", "", "directory of Ethereum keystore v3 files")
 	fs.StringVar(&c.PassphraseFile, "evm-passphrase-file", "", "file holding the keystore files' passphrase")
 	fs.Var(&c.PolygonToken, "polygon-token", "comma-separated network=0x... POL token contracts")
@@ -109,8 +110,8 @@ func (c *EVMConfig) Validate() error {
 		errs = append(errs, errors.New("--evm-passphrase-file is required with --evm-rpc"))
 	}
 	for _, n := range sortedKeys(c.RPC) {
-		if _, ok := actevm.Networks[n]; !ok {
-			errs = append(errs, fmt.Errorf("--evm-rpc: unknown network %q (want one of %s)", n, strings.Join(actevm.NetworkNames, ", ")))
+		if !networks.EVM.Has(n) {
+			errs = append(errs, fmt.Errorf("--evm-rpc: unknown network %q (want one of %s)", n, strings.Join(networks.EVM.Names(), ", ")))
 		}
 		if u, err := url.Parse(c.RPC[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("--evm-rpc %s: %q is not an http(s) URL", n, c.RPC[n]))
@@ -195,7 +196,7 @@ func (c *EVMConfig) SignerPolicy(network string) (signerevm.Policy, error) {
 		return signerevm.Policy{}, fmt.Errorf("--polygon-stake-manager %s: %v", network, err)
 	}
 	p := signerevm.Policy{
-		ChainID: actevm.Networks[network], POLToken: token, StakeManager: manager, ValidatorShares: shares,
+		ChainID: evmChainID(network), POLToken: token, StakeManager: manager, ValidatorShares: shares,
 		MaxGasLimit: c.MaxGasLimit, SlippageBps: uint32(c.SlippageBps),
 	}
 	if c.MaxFeePerGasGwei > 0 {
@@ -285,7 +286,7 @@ func newEVMAndEigenLayerActivities(ctx context.Context, cfg Config, logger *zap.
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		n := evmchain.NewNetwork(network, actevm.Networks[network], cl, evmchain.NetworkOptions{OnChange: func(st evmchain.NetworkStatus) {
+		n := evmchain.NewNetwork(network, evmChainID(network), cl, evmchain.NetworkOptions{OnChange: func(st evmchain.NetworkStatus) {
 			logEVMNetwork(logger, st)
 			metrics.SetRPCVerified(h, evmChain, st.Network, st.Verified)
 		}})
@@ -340,4 +341,11 @@ func runEVMNetworks(ctx context.Context, wg *sync.WaitGroup, networks []*evmchai
 		proven = append(proven, n)
 	}
 	return unprovenOf(proven)
+}
+
+// evmChainID is the EIP-155 chain id of an EVM network of the catalogue (0 for a name it lacks,
+// which the configuration's check refuses first).
+func evmChainID(network string) uint64 {
+	id, _ := networks.EVM.ID(network)
+	return id
 }

@@ -12,6 +12,7 @@ import (
 
 	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	hlchain "github.com/stakeflow/stakeflow/chain/hyperliquid"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	hlsigner "github.com/stakeflow/stakeflow/signer/hyperliquid"
@@ -53,8 +54,8 @@ func (c *HyperliquidConfig) Validate(evm EVMConfig) error {
 		errs = append(errs, errors.New("--hyperliquid-api signs with the EVM keys: --evm-keys and --evm-passphrase-file are required"))
 	}
 	for _, n := range sortedKeys(c.API) {
-		if _, ok := hlsigner.Networks[n]; !ok {
-			errs = append(errs, fmt.Errorf("--hyperliquid-api: unknown network %q (want mainnet or testnet)", n))
+		if !networks.Hyperliquid.Has(n) {
+			errs = append(errs, fmt.Errorf("--hyperliquid-api: unknown network %q (want %s)", n, strings.Join(networks.Hyperliquid.Names(), " or ")))
 		}
 		if u, err := url.Parse(c.API[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("--hyperliquid-api %s: %q is not an http(s) URL", n, c.API[n]))

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/stakeflow/stakeflow/amount"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/signer/cosmos/tx"
 )
 
@@ -18,22 +19,17 @@ const (
 	ValoperPrefix = "celestiavaloper"
 )
 
-// Celestia networks of endpoint 3 and their chain ids.
+// Celestia networks of endpoint 3 (names from the catalogue, networks.Celestia).
 const (
-	NetworkMainnet = "celestia-mainnet-beta"
-	NetworkMocha   = "celestia-mocha-testnet"
+	NetworkMainnet = networks.CelestiaMainnet
+	NetworkMocha   = networks.CelestiaMocha
 )
 
-var chainIDs = map[string]string{NetworkMainnet: "celestia", NetworkMocha: "mocha-4"}
-
-// Networks lists the network names, sorted.
-func Networks() []string { return []string{NetworkMainnet, NetworkMocha} }
-
-// ChainID returns the chain id of a network.
+// ChainID returns the chain id of a network (networks.Celestia).
 func ChainID(network string) (string, error) {
-	id, ok := chainIDs[network]
+	id, ok := networks.Celestia.ID(network)
 	if !ok {
-		return "", fmt.Errorf("%w: unknown Celestia network %q (want one of %v)", ErrIntent, network, Networks())
+		return "", fmt.Errorf("%w: unknown Celestia network %q (want one of %v)", ErrIntent, network, networks.Celestia.Names())
 	}
 	return id, nil
 }

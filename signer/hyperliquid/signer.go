@@ -15,12 +15,10 @@ import (
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"github.com/stakeflow/stakeflow/amount"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	"github.com/stakeflow/stakeflow/signer/keys"
 )
-
-// Networks maps a network to its hyperliquidChain value.
-var Networks = map[string]string{"mainnet": "Mainnet", "testnet": "Testnet"}
 
 // DefaultSignatureChainID is the signatureChainId the official SDK signs with (Arbitrum Sepolia's
 // id, 421614): the only one accepted unless the policy lists others.
@@ -154,7 +152,7 @@ func (s *Signer) Has(addr common.Address) bool {
 
 // Verify checks u against the intent and the policy; the error names the first difference.
 func (s *Signer) Verify(in Intent, u *Unsigned) error {
-	chain, ok := Networks[in.Network]
+	chain, ok := networks.Hyperliquid.ID(in.Network)
 	if !ok {
 		return fmt.Errorf("%w: network %q is not mainnet or testnet", ErrIntent, in.Network)
 	}

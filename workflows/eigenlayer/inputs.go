@@ -19,6 +19,7 @@ import (
 
 	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
@@ -58,8 +59,8 @@ type CheckpointInput struct {
 
 // Validate checks the input.
 func (in CheckpointInput) Validate() error {
-	if _, ok := actevm.Networks[in.Network]; !ok {
-		return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %v", in.Network, actevm.NetworkNames)}
+	if !networks.EVM.Has(in.Network) {
+		return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %v", in.Network, networks.EVM.Names())}
 	}
 	if !common.IsHexAddress(in.Owner) || common.HexToAddress(in.Owner) == (common.Address{}) {
 		return &workflows.InputError{Field: "owner", Reason: fmt.Sprintf("%q is not an address", in.Owner)}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
@@ -61,7 +61,8 @@ func Checkpoint(ctx workflow.Context, in CheckpointInput) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	c := &checkpointOp{Operation: o, network: in.Network, chainID: actevm.Networks[in.Network], owner: owner, submitter: submitter}
+	chainID, _ := networks.EVM.ID(in.Network)
+	c := &checkpointOp{Operation: o, network: in.Network, chainID: chainID, owner: owner, submitter: submitter}
 	if err := c.run(ctx); err != nil {
 		return Result{}, o.Fail(ctx, err)
 	}

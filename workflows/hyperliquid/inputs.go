@@ -22,7 +22,6 @@ package hyperliquid
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -30,6 +29,7 @@ import (
 
 	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	"github.com/stakeflow/stakeflow/amount"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
@@ -93,8 +93,8 @@ type WithdrawResult struct {
 
 // Validate checks the input; the error names the first field that is wrong.
 func (in WithdrawInput) Validate() error {
-	if !slices.Contains(acthl.Networks, in.Network) {
-		return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", in.Network, strings.Join(acthl.Networks, ", "))}
+	if !networks.Hyperliquid.Has(in.Network) {
+		return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", in.Network, strings.Join(networks.Hyperliquid.Names(), ", "))}
 	}
 	if in.Delegator == "" {
 		return &workflows.InputError{Field: "delegator", Reason: "is required"}

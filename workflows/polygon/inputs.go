@@ -10,6 +10,7 @@ import (
 
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/amount"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
@@ -109,8 +110,8 @@ func (in RewardsInput) Validate() error {
 }
 
 func validateCommon(network, staker, share string) error {
-	if _, ok := actevm.Networks[network]; !ok {
-		return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", network, strings.Join(actevm.NetworkNames, ", "))}
+	if !networks.EVM.Has(network) {
+		return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", network, strings.Join(networks.EVM.Names(), ", "))}
 	}
 	if err := validateAddress("staker", staker); err != nil {
 		return err

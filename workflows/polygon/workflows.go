@@ -12,6 +12,7 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/amount"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
@@ -43,7 +44,8 @@ func newOperation(ctx workflow.Context, op, network, staker, share, amount, requ
 	if err != nil {
 		return nil, err
 	}
-	p := &operation{Operation: o, network: network, chainID: actevm.Networks[network],
+	chainID, _ := networks.EVM.ID(network)
+	p := &operation{Operation: o, network: network, chainID: chainID,
 		staker: common.HexToAddress(staker), share: common.HexToAddress(share)}
 	if amount != "" {
 		p.amount = wei(amount)

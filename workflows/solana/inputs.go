@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -117,12 +118,10 @@ func (in UnstakeInput) Validate() error {
 const maxLamports = 1<<63 - 1
 
 func validateNetwork(network string) error {
-	for _, n := range actsolana.SolanaNetworks {
-		if network == n {
-			return nil
-		}
+	if networks.Solana.Has(network) {
+		return nil
 	}
-	return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", network, strings.Join(actsolana.SolanaNetworks, ", "))}
+	return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", network, strings.Join(networks.Solana.Names(), ", "))}
 }
 
 func validateAddress(field, addr string, required bool) error {

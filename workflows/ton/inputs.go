@@ -2,13 +2,13 @@ package ton
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 
 	actton "github.com/stakeflow/stakeflow/activities/ton"
+	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -57,8 +57,8 @@ type WatchResult struct {
 
 // Validate checks the input; the error names the first field that is wrong.
 func (in WatchInput) Validate() error {
-	if !slices.Contains(actton.Networks, in.Network) {
-		return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", in.Network, strings.Join(actton.Networks, ", "))}
+	if !networks.TON.Has(in.Network) {
+		return &workflows.InputError{Field: "network", Reason: fmt.Sprintf("%q is not one of %s", in.Network, strings.Join(networks.TON.Names(), ", "))}
 	}
 	if in.Hash == "" {
 		return &workflows.InputError{Field: "hash", Reason: "is required"}

@@ -19,7 +19,7 @@ import (
 // staker's account, once, and the signed transaction is ethers'.
 func TestSignHandsTheBackendTheSigningHash(t *testing.T) {
 	v := loadVectors(t)
-	kr := testSigner(t, v).keys
+	kr := testSigner(t, v).backend.(*Keyring)
 	for _, x := range v.Vectors {
 		t.Run(x.Name, func(t *testing.T) {
 			rec := &keystest.Recorder{Inner: kr}
@@ -42,7 +42,7 @@ func TestSignHandsTheBackendTheSigningHash(t *testing.T) {
 func TestSignSurfacesABackendError(t *testing.T) {
 	v := loadVectors(t)
 	x := v.Vectors[0]
-	rec := &keystest.Recorder{Inner: testSigner(t, v).keys, Err: errors.New("token removed")}
+	rec := &keystest.Recorder{Inner: testSigner(t, v).backend.(*Keyring), Err: errors.New("token removed")}
 	s, err := NewBackend(rec, testPolicy(v))
 	require.NoError(t, err)
 	signed, err := s.Sign(context.Background(), intentFor(t, v, x, false), mustHex(t, x.Unsigned))

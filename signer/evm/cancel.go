@@ -89,7 +89,7 @@ func (s *Signer) SignCancel(ctx context.Context, in CancelIntent, unsigned []byt
 	if err != nil {
 		return nil, err
 	}
-	return signVerified(ctx, s.backend, acct, v)
+	return signTx(ctx, s.backend, acct, v.Sender, v.tx)
 }
 
 // CancelTx is the unsigned cancel transaction in asks for on chain chainID.
@@ -143,15 +143,6 @@ func account(backend keys.Backend, addr common.Address) (keys.Account, error) {
 		return keys.Account{}, &UnknownKeyError{Address: addr.Hex()}
 	}
 	return acct, nil
-}
-
-// signVerified has backend sign a verified transaction under the London signer of its chain.
-func signVerified(ctx context.Context, backend keys.Backend, acct keys.Account, v *Verified) (*Signed, error) {
-	signed, err := signTx(ctx, backend, acct, v.Sender, v.tx)
-	if err != nil {
-		return nil, err
-	}
-	return &Signed{Transaction: signed.Transaction, Hash: signed.Hash, Sender: signed.Sender, Nonce: v.Nonce, MaxFee: v.MaxFee}, nil
 }
 
 // signTx does what types.SignTx does with the key in a backend: it has the backend sign the

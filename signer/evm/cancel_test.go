@@ -96,7 +96,7 @@ func TestCancelVerificationRefusesAnythingElse(t *testing.T) {
 
 	capped := testPolicy(v)
 	capped.MaxFeePerGas = big.NewInt(32_000_000_000)
-	cs, err := New(s.keys, capped)
+	cs, err := New(s.backend.(*Keyring), capped)
 	if err != nil {
 		t.Fatal(err)
 	}

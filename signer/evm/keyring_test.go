@@ -167,7 +167,7 @@ func TestLoadKeyringRefusals(t *testing.T) {
 func TestKeyMaterialNeverPrinted(t *testing.T) {
 	v := loadVectors(t)
 	s := testSigner(t, v)
-	kr := s.keys
+	kr := s.backend.(*Keyring)
 	secret := strings.TrimPrefix(v.Key.PrivateKey, "0x")
 	k, _ := crypto.HexToECDSA(secret)
 	d := new(big.Int).SetBytes(crypto.FromECDSA(k)).String() // the scalar in decimal, as %v of a big.Int would print it

@@ -15,22 +15,14 @@ import (
 // Signer verifies Polygon staking transactions (EIP-1559, on the chain of its policy) and has a
 // key backend (a Keyring, say) sign the signing hash of those that pass.
 type Signer struct {
-	keys    *Keyring     // the file keyring New was given; nil under NewBackend
-	backend keys.Backend // signs: the keyring, or another key backend
+	backend keys.Backend // signs: the file keyring New was given, or another key backend
 	policy  Policy
 	shares  map[common.Address]uint64 // allow-listed ValidatorShare -> validator id
 }
 
 // New returns a Signer using keys and policy, with the policy's defaults applied. An incomplete
 // or malformed policy is refused with an error wrapping ErrPolicy.
-func New(kr *Keyring, policy Policy) (*Signer, error) {
-	s, err := NewBackend(kr, policy)
-	if err != nil {
-		return nil, err
-	}
-	s.keys = kr
-	return s, nil
-}
+func New(kr *Keyring, policy Policy) (*Signer, error) { return NewBackend(kr, policy) }
 
 // NewBackend is New over any key backend that signs keys.Secp256k1Recoverable.
 func NewBackend(backend keys.Backend, policy Policy) (*Signer, error) {
@@ -124,7 +116,7 @@ func (s *Signer) Sign(ctx context.Context, intent Intent, unsigned []byte) (*Sig
 	if err != nil {
 		return nil, err
 	}
-	return signVerified(ctx, s.backend, acct, v)
+	return signTx(ctx, s.backend, acct, v.Sender, v.tx)
 }
 
 // String describes the signer without key material.

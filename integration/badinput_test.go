@@ -62,7 +62,7 @@ func TestBadInputStartedDirectly(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			id := operationID(t, "bad")
-			run, err := st.Client.ExecuteWorkflow(ctx, starter.StartOptions(id, "bad input"), tc.wf, tc.in)
+			run, err := st.Client.ExecuteWorkflow(ctx, starter.StartOptions(id, "bad input", queueOf(t, tc.wf)), tc.wf, tc.in)
 			require.NoError(t, err)
 			err = run.Get(ctx, nil)
 			var appErr *temporal.ApplicationError
@@ -78,7 +78,7 @@ func TestBadInputStartedDirectly(t *testing.T) {
 	id := operationID(t, "bad")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run, err := st.Client.ExecuteWorkflow(ctx, starter.StartOptions(id, "foreign"), wfsolana.UnstakeWorkflow,
+	run, err := st.Client.ExecuteWorkflow(ctx, starter.StartOptions(id, "foreign", queueOf(t, wfsolana.UnstakeWorkflow)), wfsolana.UnstakeWorkflow,
 		wfsolana.UnstakeInput{Network: "testnet", Staker: staker, StakeAccount: solana.NewWallet().PublicKey().String()})
 	require.NoError(t, err)
 	err = run.Get(ctx, nil)

@@ -45,7 +45,7 @@ func TestCLIStartApproveQuery(t *testing.T) {
 	id := operationID(t, "stake")
 	lamports := approvalThreshold + 10*sol
 	input := fmt.Sprintf(`{"network":"testnet","staker":%q,"lamports":%d,"requestedBy":"alice"}`, staker, lamports)
-	out, err := temporalCLI(t, "workflow", "start", "--type", "StakeWorkflow", "--task-queue", workflows.TaskQueue,
+	out, err := temporalCLI(t, "workflow", "start", "--type", "StakeWorkflow", "--task-queue", queueOf(t, "StakeWorkflow"),
 		"--workflow-id", id, "--id-reuse-policy", "RejectDuplicate", "--input", input,
 		"--search-attribute", `StakeflowChain="solana"`, "--search-attribute", `StakeflowNetwork="testnet"`,
 		"--search-attribute", `StakeflowOperation="stake"`, "--search-attribute", fmt.Sprintf("StakeflowStaker=%q", staker),
@@ -101,7 +101,7 @@ func TestCLIStartApproveQuery(t *testing.T) {
 
 	// The operation ID is spent: starting it again starts nothing. Without --fail-existing the CLI
 	// prints the earlier run; with it, it fails.
-	again := []string{"workflow", "start", "--type", "StakeWorkflow", "--task-queue", workflows.TaskQueue,
+	again := []string{"workflow", "start", "--type", "StakeWorkflow", "--task-queue", queueOf(t, "StakeWorkflow"),
 		"--workflow-id", id, "--id-reuse-policy", "RejectDuplicate", "--input", input}
 	out, err = temporalCLI(t, again...)
 	require.NoError(t, err, out)
@@ -117,7 +117,7 @@ func TestCLIStartApproveQuery(t *testing.T) {
 	before, err := chain.Balance(ctx, staker.String())
 	require.NoError(t, err)
 	uid := operationID(t, "unstake")
-	out, err = temporalCLI(t, "workflow", "start", "--type", "UnstakeWorkflow", "--task-queue", workflows.TaskQueue,
+	out, err = temporalCLI(t, "workflow", "start", "--type", "UnstakeWorkflow", "--task-queue", queueOf(t, "UnstakeWorkflow"),
 		"--workflow-id", uid, "--id-reuse-policy", "RejectDuplicate", "--fail-existing",
 		"--input", fmt.Sprintf(`{"network":"testnet","staker":%q,"stakeAccount":%q,"requestedBy":"alice"}`, staker, res.StakeAccount))
 	require.NoError(t, err, out)
@@ -200,7 +200,7 @@ func TestCLIPolygonDelegate(t *testing.T) {
 	amount := pol(3)
 	input := fmt.Sprintf(`{"network":%q,"staker":%q,"validatorShare":%q,"amount":%q,"requestedBy":"alice"}`,
 		stack.EVMNetwork, staker.Hex(), v.Share.Hex(), amount.String())
-	out, err := temporalCLI(t, "workflow", "start", "--type", wfpolygon.DelegateWorkflowType, "--task-queue", workflows.TaskQueue,
+	out, err := temporalCLI(t, "workflow", "start", "--type", wfpolygon.DelegateWorkflowType, "--task-queue", queueOf(t, wfpolygon.DelegateWorkflowType),
 		"--workflow-id", id, "--id-reuse-policy", "RejectDuplicate", "--fail-existing", "--input", input)
 	require.NoError(t, err, out)
 

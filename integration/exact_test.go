@@ -23,7 +23,9 @@ import (
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	"github.com/stakeflow/stakeflow/apiclient"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
+	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/internal/worker"
+	solanamod "github.com/stakeflow/stakeflow/modules/solana"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
@@ -169,9 +171,11 @@ func queryStatus(t *testing.T, id string) workflows.Status {
 func TestWrongNetworkRPCKeepsWorkerUnready(t *testing.T) {
 	cfg := st.WorkerConfig()
 	// No override: the public clusters' genesis hashes apply, while the RPC is the local runtime.
-	cfg.SolanaGenesis = nil
-	// Its own task queue, so that it takes no work from the stack's worker.
-	cfg.TaskQueue = "stakeflow-wrong-network"
+	sol, ok := module.Find[*solanamod.Module](cfg.Modules)
+	require.True(t, ok)
+	sol.Genesis = nil
+	// Its own task queues, so that it takes no work from the stack's worker.
+	cfg.Temporal.TaskQueuePrefix = "stakeflow-wrong-network"
 	// Its health server serves on a socket bound here and handed over (Run closes it).
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -23,7 +23,10 @@ import (
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/internal/starter"
+	hyperliquidmod "github.com/stakeflow/stakeflow/modules/hyperliquid"
+	solanamod "github.com/stakeflow/stakeflow/modules/solana"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 )
@@ -92,6 +95,8 @@ func TestHyperliquidWithdrawSurvivesTemporalRestartAndWorkerKill(t *testing.T) {
 // (st.WorkerConfig) against the Temporal at address, its store a SQLite file in dir.
 func processWorkerArgs(address, dir string) []string {
 	cfg := st.WorkerConfig()
+	sol, _ := module.Find[*solanamod.Module](cfg.Modules)
+	hl, _ := module.Find[*hyperliquidmod.Module](cfg.Modules)
 	pairs := func(m cli.StringMap) string {
 		var out []string
 		for k, v := range m {
@@ -100,11 +105,12 @@ func processWorkerArgs(address, dir string) []string {
 		return strings.Join(out, ",")
 	}
 	args := []string{
-		"--temporal-address", address, "--namespace", "default", "--task-queue", workflows.TaskQueue,
+		"--temporal-address", address, "--namespace", "default",
 		"--service-url", cfg.ServiceURL, "--service-token-file", cfg.ServiceTokenFile,
-		"--solana-keys", strings.Join(cfg.SolanaKeys, ","), "--solana-rpc", pairs(cfg.SolanaRPC), "--solana-genesis", pairs(cfg.SolanaGenesis),
-		"--allowed-vote-accounts", strings.Join(cfg.AllowedVoteAccounts, ","), "--epoch-recheck", cfg.EpochRecheck.String(),
-		"--hyperliquid-api", pairs(cfg.Hyperliquid.API), "--hyperliquid-recheck", cfg.Hyperliquid.Recheck.String(),
+		"--solana-keys", strings.Join(sol.Keys, ","), "--solana-rpc", pairs(sol.RPC), "--solana-genesis", pairs(sol.Genesis),
+		"--allowed-vote-accounts", strings.Join(sol.AllowedVoteAccounts, ","), "--epoch-recheck", cfg.EpochRecheck.String(),
+		"--hyperliquid-api", pairs(hl.API), "--hyperliquid-recheck", hl.Recheck.String(),
+		"--hyperliquid-keys", hl.Keys, "--hyperliquid-passphrase-file", hl.PassphraseFile,
 		"--health-addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--store", "sqlite:" + filepath.Join(dir, "data", "stakeflow.db"),
 		"--log-format", "json", "--stop-timeout", "5s",
 	}

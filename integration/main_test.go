@@ -173,7 +173,7 @@ func run(m *testing.M) int {
 		// EVM keys 6-8 are the EigenLayer pod owners, 9-11 Hyperliquid's delegators (hyperliquidDelegator),
 		// 12 the staker of TestPolygonReplacementRefusedThenCancelledEndsOnTheChainsWord.
 		EVM:               &stack.EVMOptions{Stakers: 13},
-		Celestia:          &stack.CelestiaOptions{Delegators: 10, UnbondingTime: celestiaUnbonding, ReplaceAfter: 2 * time.Second},
+		Celestia:          &stack.CelestiaOptions{Delegators: 11, UnbondingTime: celestiaUnbonding, ReplaceAfter: 2 * time.Second},
 		ApprovalThreshold: approvalThreshold,
 		ConfigureWorker: func(cfg *worker.Config) {
 			hooks.configure(cfg)

@@ -6,8 +6,14 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// TaskQueue is the task queue the worker polls and operations are started on.
-const TaskQueue = "stakeflow"
+// DefaultTaskQueuePrefix begins every module's task queue unless --task-queue-prefix names
+// another (a second deployment sharing a namespace).
+const DefaultTaskQueuePrefix = "stakeflow"
+
+// TaskQueueOf is the task queue of a module (a chain family, or the data jobs) under prefix:
+// "stakeflow-celestia". Each module's operations are started on its queue and only a worker
+// serving that module polls it, with that module's keys.
+func TaskQueueOf(prefix, module string) string { return prefix + "-" + module }
 
 // Query and update names.
 const (

@@ -217,7 +217,7 @@ func (a *Activities) HLRequest(ctx context.Context, in RequestInput) (Request, e
 func (a *Activities) HLSign(ctx context.Context, in SignInput) (Signed, error) {
 	if _, err := a.api(in.Network); err != nil || a.Signer == nil {
 		return Signed{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("the worker does not sign for Hyperliquid %s (--hyperliquid-api %s=URL and the EVM keys)", in.Network, in.Network), activities.ErrInvalidInput, nil)
+			fmt.Sprintf("the worker does not sign for Hyperliquid %s (--hyperliquid-api %s=URL and --hyperliquid-keys)", in.Network, in.Network), activities.ErrInvalidInput, nil)
 	}
 	u, err := hlsigner.Decode(in.Unsigned)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/worker"
+	"github.com/stakeflow/stakeflow/modules/all"
 )
 
 func main() {
@@ -26,7 +27,7 @@ func main() {
 
 // run parses args, builds the logger and runs the worker until ctx is done.
 func run(ctx context.Context, args []string) error {
-	var cfg worker.Config
+	cfg := worker.Config{Modules: all.Modules()}
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	cfg.Register(fs)
 	if err := cli.Parse(fs, args, "config"); err != nil {

@@ -29,7 +29,7 @@ func TestKeyFileOthersMayReadStopsTheWorker(t *testing.T) {
 
 	err := run(context.Background(), []string{
 		"--service-url", "http://127.0.0.1:1", "--service-token-file", token, "--solana-keys", dir,
-		"--solana-rpc", "testnet=http://127.0.0.1:1", "--health-addr", "", "--log-level", "error",
+		"--solana-rpc", "testnet=http://127.0.0.1:1", "--health-addr", "", "--log-level", "error", "--data-dir", t.TempDir(),
 	})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), key)

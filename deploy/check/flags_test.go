@@ -51,8 +51,9 @@ func flagsIn(body, where string) ([]string, error) {
 	return names, nil
 }
 
-// workerFlags reads the names of cmd/worker's flags from the source of worker.Config.Register and
-// of the Register methods it delegates to (cli.Temporal.Register, worker.EVMConfig.Register and the other chains').
+// workerFlags reads the names of cmd/worker's flags from the source of worker.Config.Register, of
+// cli.Temporal.Register it delegates to, and of each module's module.go (modules/<name>: every
+// FlagSet call there registers one of the module's flags).
 func workerFlags(t *testing.T) map[string]bool {
 	t.Helper()
 	root := repoRoot(t)
@@ -63,10 +64,7 @@ func workerFlags(t *testing.T) map[string]bool {
 	require.NoError(t, err)
 	// Delegated registrations: each must be one this check knows how to read.
 	delegates := map[string][2]string{
-		"Temporal":    {filepath.Join(root, "internal", "cli", "temporal.go"), "Temporal"},
-		"EVM":         {filepath.Join(root, "internal", "worker", "evm.go"), "EVMConfig"},
-		"Celestia":    {filepath.Join(root, "internal", "worker", "celestia.go"), "CelestiaConfig"},
-		"Hyperliquid": {filepath.Join(root, "internal", "worker", "hyperliquid.go"), "HyperliquidConfig"},
+		"Temporal": {filepath.Join(root, "internal", "cli", "temporal.go"), "Temporal"},
 	}
 	for _, m := range nestedRegister.FindAllStringSubmatch(body, -1) {
 		d, ok := delegates[m[1]]
@@ -74,6 +72,14 @@ func workerFlags(t *testing.T) map[string]bool {
 		sub, err := registerBody(string(readFile(t, d[0])), d[1])
 		require.NoError(t, err, d[0])
 		more, err := flagsIn(sub, d[1]+".Register")
+		require.NoError(t, err)
+		names = append(names, more...)
+	}
+	modules, err := filepath.Glob(filepath.Join(root, "modules", "*", "module.go"))
+	require.NoError(t, err)
+	require.NotEmpty(t, modules, "the worker's modules")
+	for _, path := range modules {
+		more, err := flagsIn(string(readFile(t, path)), path)
 		require.NoError(t, err)
 		names = append(names, more...)
 	}
@@ -89,9 +95,9 @@ func TestWorkerFlagsReadFromSource(t *testing.T) {
 	flags := workerFlags(t)
 	for _, want := range []string{
 		"config", "temporal-address", "namespace", "tls-cert", "tls-key", "tls-ca", "tls-server-name",
-		"task-queue", "service-url", "service-token-file", "solana-keys", "solana-rpc",
+		"task-queue-prefix", "service-url", "service-token-file", "solana-keys", "solana-rpc",
 		"allowed-vote-accounts", "approval-threshold-lamports", "health-addr", "log-format", "log-level",
-		"stop-timeout", "pollers",
+		"stop-timeout", "pollers", "evm-rpc", "celestia-rest", "hyperliquid-api", "hyperliquid-keys", "ton", "jobs",
 	} {
 		assert.True(t, flags[want], "flag %q not found in the worker's Register methods", want)
 	}

@@ -22,18 +22,15 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
-	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
-	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
-	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
-	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
-	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/harness/stack"
+	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/internal/worker"
+	evmmod "github.com/stakeflow/stakeflow/modules/evm"
+	solanamod "github.com/stakeflow/stakeflow/modules/solana"
 	"github.com/stakeflow/stakeflow/signer"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -264,11 +261,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // env is one running stack with the benchmark's worker and clients.
 type env struct {
-	cfg  Config
-	st   *stack.Stack
-	c    client.Client
-	w    sdkworker.Worker
-	bare *Bare
+	cfg Config
+	st  *stack.Stack
+	c   client.Client
+	// w serves the Solana queue (with the ceiling), evmW the EVM one (nil without Polygon sides).
+	w, evmW sdkworker.Worker
+	bare    *Bare
 	// barePolygon is the Polygon bare side (nil without the EVM chain).
 	barePolygon *BarePolygon
 	vote        string
@@ -521,10 +519,6 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 			e.close()
 		}
 	}()
-	acts, err := worker.NewActivities(st.WorkerConfig(), zap.NewNop())
-	if err != nil {
-		return nil, err
-	}
 	keys, err := signer.LoadSolanaKeyring(st.KeyDir)
 	if err != nil {
 		return nil, err
@@ -538,23 +532,53 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 	if err != nil {
 		return nil, err
 	}
-	// Without Polygon sides the EVM activities serve no network.
-	evmActs := &actevm.Activities{}
-	if st.EVM != nil {
-		if evmActs, err = worker.NewEVMActivities(ctx, st.WorkerConfig(), zap.NewNop(), svc, st.Client); err != nil {
-			return nil, err
-		}
-		e.barePolygon = &BarePolygon{Acts: evmActs, Network: stack.EVMNetwork, Poll: cfg.PolygonConfirmPoll}
+	// The orchestrated side runs the product's modules as the worker builds them, each on its own
+	// queue, through the same seam (module.Module) cmd/worker uses.
+	wsvc, err := apiclient.New(st.Sandbox.URL(), apiclient.WithTokenFile(st.TokenFile), apiclient.WithTimeout(30*time.Second),
+		apiclient.WithUserAgent("stakeflow-worker"))
+	if err != nil {
+		return nil, err
 	}
-	e.w = sdkworker.New(st.Client, workflows.TaskQueue, sdkworker.Options{
+	wcfg := st.WorkerConfig()
+	menv := func(name string) module.Env {
+		return module.Env{TaskQueue: benchQueue(name), Logger: zap.NewNop(), Service: wsvc, Temporal: st.Client, EpochRecheck: wcfg.EpochRecheck}
+	}
+	wopts := sdkworker.Options{
 		MaxConcurrentWorkflowTaskPollers:       cfg.Pollers,
 		MaxConcurrentActivityTaskPollers:       cfg.Pollers,
 		MaxConcurrentActivityExecutionSize:     cfg.MaxConcurrentActivities,
 		MaxConcurrentWorkflowTaskExecutionSize: cfg.MaxConcurrentWorkflowTasks,
 		WorkerStopTimeout:                      5 * time.Second,
-	})
-	worker.Register(e.w, &notify.Notifier{}, &actjobs.Activities{}, worker.ChainActivities{Solana: acts, EVM: evmActs,
-		EigenLayer: &actel.Activities{}, Celestia: &actcelestia.Activities{}, TON: &actton.Activities{Service: svc}, Hyperliquid: &acthl.Activities{Service: svc}})
+	}
+	sol, _ := module.Find[*solanamod.Module](wcfg.Modules)
+	solBuilt, err := sol.Build(ctx, menv(sol.Name()))
+	if err != nil {
+		return nil, err
+	}
+	e.w = sdkworker.New(st.Client, benchQueue(sol.Name()), wopts)
+	worker.RegisterCommon(e.w, &notify.Notifier{})
+	register(e.w, sol, solBuilt)
+	if st.EVM != nil {
+		evm, _ := module.Find[*evmmod.Module](wcfg.Modules)
+		evmBuilt, err := evm.Build(ctx, menv(evm.Name()))
+		if err != nil {
+			return nil, err
+		}
+		e.evmW = sdkworker.New(st.Client, benchQueue(evm.Name()), wopts)
+		worker.RegisterCommon(e.evmW, &notify.Notifier{})
+		register(e.evmW, evm, evmBuilt)
+		if err := e.evmW.Start(); err != nil {
+			return nil, fmt.Errorf("starting the benchmark's EVM worker: %w", err)
+		}
+		// The bare side calls the same activities directly, on a client of its own.
+		benv := menv(evm.Name())
+		benv.Service = svc
+		evmActs, err := evm.Activities(ctx, benv)
+		if err != nil {
+			return nil, err
+		}
+		e.barePolygon = &BarePolygon{Acts: evmActs, Network: stack.EVMNetwork, Poll: cfg.PolygonConfirmPoll}
+	}
 	RegisterCeiling(e.w)
 	if err := e.w.Start(); err != nil {
 		return nil, fmt.Errorf("starting the benchmark worker: %w", err)
@@ -574,9 +598,25 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 	return e, nil
 }
 
+// register registers a built module on w, as the worker does.
+func register(w sdkworker.Worker, m module.Module, b module.Built) {
+	m.Workflows(w)
+	for _, a := range b.Activities {
+		w.RegisterActivity(a)
+	}
+}
+
+// benchQueue is a module's task queue under the default prefix: the queue the worker serves it on.
+func benchQueue(module string) string {
+	return workflows.TaskQueueOf(workflows.DefaultTaskQueuePrefix, module)
+}
+
 func (e *env) close() {
 	if e.w != nil {
 		e.w.Stop()
+	}
+	if e.evmW != nil {
+		e.evmW.Stop()
 	}
 	if e.st != nil {
 		e.st.Close()
@@ -633,7 +673,7 @@ func (e *env) stakeInput(i int) wfsolana.StakeInput {
 func (e *env) stakeOp(ctx context.Context, i int) error {
 	in := e.stakeInput(i)
 	id := e.idFor("stake", i)
-	opts := starter.StartOptions(id, wfsolana.StakeSummary(in), wfsolana.StakeAttributes(in)...)
+	opts := starter.StartOptions(id, wfsolana.StakeSummary(in), benchQueue(wfsolana.Module), wfsolana.StakeAttributes(in)...)
 	opts.EnableEagerStart = e.cfg.EagerStart
 	run, err := e.c.ExecuteWorkflow(ctx, opts, wfsolana.StakeWorkflow, in)
 	if err != nil {
@@ -646,11 +686,11 @@ func (e *env) stakeOp(ctx context.Context, i int) error {
 func (e *env) ceilingOp(name string) func(ctx context.Context, i int) error {
 	return func(ctx context.Context, i int) error {
 		in := CeilingInput{Staker: e.staker(i), VoteAccount: e.vote, Lamports: e.cfg.Lamports}
-		opts := client.StartWorkflowOptions{ID: e.idFor(name, i), TaskQueue: workflows.TaskQueue}
+		opts := client.StartWorkflowOptions{ID: e.idFor(name, i), TaskQueue: benchQueue(wfsolana.Module)}
 		if name == CeilingWorkflowName {
 			// Started as a stake is: with its summary and search attributes.
 			stake := e.stakeInput(i)
-			opts = starter.StartOptions(opts.ID, wfsolana.StakeSummary(stake), wfsolana.StakeAttributes(stake)...)
+			opts = starter.StartOptions(opts.ID, wfsolana.StakeSummary(stake), benchQueue(wfsolana.Module), wfsolana.StakeAttributes(stake)...)
 		}
 		opts.EnableEagerStart = e.cfg.EagerStart
 		run, err := e.c.ExecuteWorkflow(ctx, opts, name, in)

@@ -149,7 +149,7 @@ func runClusterServer(ctx context.Context, cfg ClusterConfig, server string) ([]
 				Network: "testnet", Staker: c.Stack.Stakers[i%len(c.Stack.Stakers)].String(), Lamports: cfg.Lamports,
 				Options: workflows.Options{ConfirmPollInterval: cfg.ConfirmPoll},
 			}
-			opts := starter.StartOptions(fmt.Sprintf("bench-cluster-%s-%d", phase, i), wfsolana.StakeSummary(in), wfsolana.StakeAttributes(in)...)
+			opts := starter.StartOptions(fmt.Sprintf("bench-cluster-%s-%d", phase, i), wfsolana.StakeSummary(in), benchQueue(wfsolana.Module), wfsolana.StakeAttributes(in)...)
 			run, err := c.Stack.Client.ExecuteWorkflow(ctx, opts, wfsolana.StakeWorkflow, in)
 			if err != nil {
 				return err

@@ -102,7 +102,7 @@ func (e *env) park(ctx context.Context, rep *Report, n int) (*ParkReport, error)
 	s = RunLoad(ctx, n, e.cfg.ParkConcurrency, func(ctx context.Context, i int) error {
 		in := wfsolana.UnstakeInput{Network: "testnet", Staker: accounts[i].staker, StakeAccount: accounts[i].account,
 			Options: workflows.Options{ConfirmPollInterval: e.cfg.ConfirmPoll}}
-		_, err := e.c.ExecuteWorkflow(ctx, starter.StartOptions(e.idFor("unstake", i), wfsolana.UnstakeSummary(in),
+		_, err := e.c.ExecuteWorkflow(ctx, starter.StartOptions(e.idFor("unstake", i), wfsolana.UnstakeSummary(in), benchQueue(wfsolana.Module),
 			wfsolana.UnstakeAttributes("unstake", in)...), wfsolana.UnstakeWorkflow, in)
 		return err
 	})

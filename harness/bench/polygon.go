@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	"log/slog"
 	"math/big"
 	"strings"
@@ -151,7 +152,7 @@ func (e *env) polygonOp(ctx context.Context, i int) error {
 	in := wfpolygon.DelegateInput{Network: stack.EVMNetwork, Staker: staker.Hex(), ValidatorShare: share.Hex(),
 		Amount: e.cfg.PolygonWei.String(), Options: workflows.Options{ConfirmPollInterval: e.cfg.PolygonConfirmPoll}}
 	opts := starter.StartOptions(e.idFor("polygon-delegate", i),
-		wfpolygon.Summary(wfpolygon.OpDelegate, in.Network, in.Staker, in.ValidatorShare, in.Amount),
+		wfpolygon.Summary(wfpolygon.OpDelegate, in.Network, in.Staker, in.ValidatorShare, in.Amount), benchQueue(wfevm.Module),
 		wfpolygon.Attributes(wfpolygon.OpDelegate, in.Network, in.Staker)...)
 	run, err := e.c.ExecuteWorkflow(ctx, opts, wfpolygon.DelegateWorkflowType, in)
 	if err != nil {

@@ -86,7 +86,7 @@ func (r *runner) runCelestiaOps(ctx context.Context) {
 		wg.Go(func() {
 			in := wfcelestia.Input{Network: stack.CelestiaNetwork, Delegator: out.Delegator, Validator: out.Validator,
 				Amount: strconv.FormatInt(out.Amount, 10), RequestedBy: "chaos"}
-			if r.start(ctx, out.ID, wfcelestia.Summary(wfcelestia.OpDelegate, in), wfcelestia.DelegateWorkflowType, in) {
+			if r.start(ctx, wfcelestia.Module, out.ID, wfcelestia.Summary(wfcelestia.OpDelegate, in), wfcelestia.DelegateWorkflowType, in) {
 				var res wfcelestia.Result
 				if r.awaitResult(ctx, out.ID, &res, &out.State, &out.FailedType, &out.Failure) {
 					out.State, out.Result = StateCompleted, &res

@@ -38,7 +38,7 @@ func (r *runner) jobInput() wfjobs.APYJobInput {
 func (r *runner) startDataJob(ctx context.Context) {
 	r.jobSince = time.Now().UTC().Add(-jobHistory).Truncate(24 * time.Hour)
 	r.jobID = fmt.Sprintf("chaos-apy-%d", r.cfg.Seed)
-	if !r.start(ctx, r.jobID, "chaos: the APY history of "+jobNetwork, wfjobs.APYJobWorkflowType, r.jobInput()) {
+	if !r.start(ctx, wfjobs.Module, r.jobID, "chaos: the APY history of "+jobNetwork, wfjobs.APYJobWorkflowType, r.jobInput()) {
 		return
 	}
 	// The worker opened (and migrated) the store before it was ready: the run reads it alongside.
@@ -91,7 +91,7 @@ func (r *runner) checkDataJob(ctx context.Context, rep *Report, tokenFile string
 		return
 	}
 	again := r.jobID + "-again"
-	if !r.start(ctx, again, "chaos: the APY history again", wfjobs.APYJobWorkflowType, r.jobInput()) ||
+	if !r.start(ctx, wfjobs.Module, again, "chaos: the APY history again", wfjobs.APYJobWorkflowType, r.jobInput()) ||
 		!r.awaitResult(ctx, again, &p, &state, &typ, &failure) {
 		rep.Violations = append(rep.Violations, Violation{Op: again, What: "the data job's second run did not complete: " + failure})
 		return

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	"math/big"
 	"sync"
 
@@ -131,7 +132,7 @@ func (r *runner) runCheckpoint(ctx context.Context, o *CheckpointOutcome, owner 
 		return
 	}
 	in := wfeigenlayer.CheckpointInput{Network: stack.EVMNetwork, Owner: owner.Hex(), RequestedBy: "chaos"}
-	if !r.start(ctx, o.ID, "checkpoint the EigenPod of "+owner.Hex(), wfeigenlayer.CheckpointWorkflowType, in) {
+	if !r.start(ctx, wfevm.Module, o.ID, "checkpoint the EigenPod of "+owner.Hex(), wfeigenlayer.CheckpointWorkflowType, in) {
 		return
 	}
 	var res wfeigenlayer.Result

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	"math/big"
 	"math/rand/v2"
 	"sort"
@@ -371,7 +372,7 @@ func (r *runner) runPolygonOp(ctx context.Context, op PolygonOpSpec) PolygonOutc
 	// as it ended.
 	run := func(id, op, wfType string, wei *big.Int) (*wfpolygon.Result, bool) {
 		in := wfpolygon.DelegateInput{Network: stack.EVMNetwork, Staker: out.Staker, ValidatorShare: out.Share, Amount: wei.String()}
-		if !r.start(ctx, id, wfpolygon.Summary(op, in.Network, in.Staker, in.ValidatorShare, in.Amount), wfType, in) {
+		if !r.start(ctx, wfevm.Module, id, wfpolygon.Summary(op, in.Network, in.Staker, in.ValidatorShare, in.Amount), wfType, in) {
 			out.State = StateNotStarted
 			return nil, false
 		}

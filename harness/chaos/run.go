@@ -408,7 +408,7 @@ func (r *runner) setUp(ctx context.Context) error {
 		bin: bin, env: childEnv(), logf: wlog, restartGap: time.Second,
 		healthAddr: hln.Addr().String(), health: hfile,
 		args: []string{
-			"--temporal-address", r.temporal.address(), "--namespace", "default", "--task-queue", workflows.TaskQueue,
+			"--temporal-address", r.temporal.address(), "--namespace", "default",
 			"--service-url", r.sb.URL(), "--service-token-file", tokenFile,
 			"--solana-keys", keyDir, "--solana-rpc", "testnet=" + rt.URL() + ",mainnet-beta=" + rt.URL(),
 			// The local runtime serves both networks: the worker expects its genesis, not the public ones.
@@ -578,7 +578,7 @@ func (r *runner) runOp(ctx context.Context, op OpSpec) OpOutcome {
 		in.VoteAccount = r.serviceVote
 		out.ExpectedVote = in.VoteAccount
 	}
-	if !r.start(ctx, op.StakeID, wfsolana.StakeSummary(in), wfsolana.StakeWorkflow, in) {
+	if !r.start(ctx, wfsolana.Module, op.StakeID, wfsolana.StakeSummary(in), wfsolana.StakeWorkflow, in) {
 		out.State = StateNotStarted
 		return out
 	}
@@ -606,7 +606,7 @@ func (r *runner) runOp(ctx context.Context, op OpSpec) OpOutcome {
 		r.unstaking--
 		r.mu.Unlock()
 	}()
-	if !r.start(ctx, op.UnstakeID, wfsolana.UnstakeSummary(un), wfsolana.UnstakeWorkflow, un) {
+	if !r.start(ctx, wfsolana.Module, op.UnstakeID, wfsolana.UnstakeSummary(un), wfsolana.UnstakeWorkflow, un) {
 		out.State = StateNotStarted
 		return out
 	}
@@ -619,13 +619,13 @@ func (r *runner) runOp(ctx context.Context, op OpSpec) OpOutcome {
 	return out
 }
 
-// start starts a workflow, retrying while Temporal cannot be reached. A start refused because
+// start starts a workflow on its module's queue, retrying while Temporal cannot be reached. A start refused because
 // the ID is taken means an earlier attempt went through (the IDs are this run's own).
-func (r *runner) start(ctx context.Context, id, summary string, wf, in any) bool {
+func (r *runner) start(ctx context.Context, module, id, summary string, wf, in any) bool {
 	for {
 		// Starts wait while a warp waits for a quiet moment.
 		r.startGate.RLock()
-		_, err := r.client.ExecuteWorkflow(ctx, starter.StartOptions(id, summary), wf, in)
+		_, err := r.client.ExecuteWorkflow(ctx, starter.StartOptions(id, summary, workflows.TaskQueueOf(workflows.DefaultTaskQueuePrefix, module)), wf, in)
 		r.startGate.RUnlock()
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
 		if err == nil || errors.As(err, &already) {

@@ -175,7 +175,7 @@ func runOp(ctx context.Context, tc client.Client, chain *solchain.Client, op cha
 // the ID is taken means an earlier attempt went through (the IDs are the test's own).
 func start(ctx context.Context, tc client.Client, id, summary string, wf, in any) bool {
 	for {
-		_, err := tc.ExecuteWorkflow(ctx, starter.StartOptions(id, summary), wf, in)
+		_, err := tc.ExecuteWorkflow(ctx, starter.StartOptions(id, summary, workflows.TaskQueueOf(workflows.DefaultTaskQueuePrefix, wfsolana.Module)), wf, in)
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
 		if err == nil || errors.As(err, &already) {
 			return true

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/internal/worker"
+	solanamod "github.com/stakeflow/stakeflow/modules/solana"
 )
 
 // Worker is one worker process: the cmd/worker binary with its own copy of the keys, its own data
@@ -63,13 +65,14 @@ func (c *Cluster) AddWorker(ctx context.Context, bin string) (*Worker, error) {
 
 // workerArgs are the flags a deployment passes, from the stack's worker configuration.
 func (c *Cluster) workerArgs(cfg worker.Config, keys, dataDir string) []string {
+	sol, _ := module.Find[*solanamod.Module](cfg.Modules)
 	args := []string{
 		"--temporal-address", cfg.Temporal.Address, "--namespace", cfg.Temporal.Namespace,
-		"--grpc-compression", "none", "--task-queue", cfg.TaskQueue,
+		"--grpc-compression", "none",
 		"--service-url", cfg.ServiceURL, "--service-token-file", cfg.ServiceTokenFile,
-		"--solana-keys", keys, "--solana-rpc", cfg.SolanaRPC.String(), "--solana-genesis", cfg.SolanaGenesis.String(),
-		"--solana-slot-duration", cfg.SolanaSlotDuration.String(),
-		"--allowed-vote-accounts", cfg.AllowedVoteAccounts.String(),
+		"--solana-keys", keys, "--solana-rpc", sol.RPC.String(), "--solana-genesis", sol.Genesis.String(),
+		"--solana-slot-duration", sol.SlotDuration.String(),
+		"--allowed-vote-accounts", sol.AllowedVoteAccounts.String(),
 		"--health-fd", "3", "--data-dir", dataDir,
 		"--log-format", "json", "--log-level", c.opts.WorkerLogLevel, "--stop-timeout", "5s", "--pollers", "8",
 	}

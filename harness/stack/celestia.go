@@ -16,7 +16,7 @@ import (
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/harness/sandbox/celestiachain"
 	"github.com/stakeflow/stakeflow/internal/cli"
-	"github.com/stakeflow/stakeflow/internal/worker"
+	celestiamod "github.com/stakeflow/stakeflow/modules/celestia"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 )
 
@@ -115,12 +115,12 @@ func WriteCelestiaKeys(dir, passphraseFile string, n int) ([]string, error) {
 }
 
 // workerConfig is the worker's Celestia configuration for the stack's ledger.
-func (c *Celestia) workerConfig() worker.CelestiaConfig {
+func (c *Celestia) workerConfig() celestiamod.Config {
 	replace := c.opts.ReplaceAfter
 	if replace == 0 {
 		replace = 5 * time.Second
 	}
-	return worker.CelestiaConfig{
+	return celestiamod.Config{
 		REST: cli.StringMap{CelestiaNetwork: c.rest}, Keys: c.KeyDir, PassphraseFile: c.PassphraseFile,
 		Validators: cli.StringList(sandbox.CelestiaValidators), MaxFee: 20_000, MaxGas: 500_000,
 		GasLimit: 200_000, GasPriceMilli: signercosmos.MinGasPriceMilli, ReplaceAfter: replace,

@@ -19,7 +19,7 @@ import (
 	"github.com/stakeflow/stakeflow/harness/gethdev"
 	"github.com/stakeflow/stakeflow/harness/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/internal/cli"
-	"github.com/stakeflow/stakeflow/internal/worker"
+	evmmod "github.com/stakeflow/stakeflow/modules/evm"
 )
 
 // EVMNetwork is the network name the local EVM chain serves Polygon staking under.
@@ -148,19 +148,19 @@ func (e *EVM) start(ctx context.Context, o EVMOptions, logger *zap.Logger) error
 }
 
 // evmWorkerConfig is the worker's EVM configuration for the stack's chain.
-func (e *EVM) workerConfig() worker.EVMConfig {
+func (e *EVM) workerConfig() evmmod.Config {
 	shares := cli.StringMap{}
 	for _, v := range e.Deployment.Validators {
 		shares[v.Share.Hex()] = fmt.Sprint(v.ID)
 	}
-	return worker.EVMConfig{
+	return evmmod.Config{
 		RPC:                    cli.StringMap{EVMNetwork: e.Node.RPCURL()},
 		Keys:                   e.KeyDir,
 		PassphraseFile:         e.PassphraseFile,
 		PolygonToken:           cli.StringMap{EVMNetwork: e.Deployment.Token.Hex()},
 		PolygonStakeManager:    cli.StringMap{EVMNetwork: e.Deployment.StakeManager.Hex()},
 		PolygonValidatorShares: shares,
-		SlippageBps:            worker.DefaultSlippageBps,
+		SlippageBps:            evmmod.DefaultSlippageBps,
 		// This geth prices a new storage slot far above mainnet (a first delegate estimates about
 		// 530,000 gas, twice mainnet's): the local chain's cap is raised to match, not the default.
 		MaxGasLimit:     2_000_000,

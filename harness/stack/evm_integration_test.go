@@ -17,7 +17,8 @@ import (
 	"github.com/stakeflow/stakeflow/apiclient"
 	"github.com/stakeflow/stakeflow/harness/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
-	"github.com/stakeflow/stakeflow/internal/worker"
+	"github.com/stakeflow/stakeflow/internal/module"
+	evmmod "github.com/stakeflow/stakeflow/modules/evm"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 
@@ -56,18 +57,20 @@ func TestStackWithEVMChain(t *testing.T) {
 	cfg := st.WorkerConfig()
 	require.NoError(t, cfg.Validate())
 	// A worker process given WorkerArgs reads the same EVM settings as the in-process one.
-	var parsed worker.EVMConfig
+	parsed := evmmod.New()
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	parsed.Register(fs)
+	parsed.Flags(fs)
 	require.NoError(t, fs.Parse(e.WorkerArgs()))
-	require.Equal(t, cfg.EVM, parsed)
-	p, err := cfg.EVM.SignerPolicy(EVMNetwork)
+	evm, ok := module.Find[*evmmod.Module](cfg.Modules)
+	require.True(t, ok)
+	require.Equal(t, evm.Config, parsed.Config)
+	p, err := evm.SignerPolicy(EVMNetwork)
 	require.NoError(t, err)
 	require.Equal(t, e.Deployment.Token, p.POLToken)
 	require.Equal(t, e.Deployment.StakeManager, p.StakeManager)
 	require.Len(t, p.ValidatorShares, len(e.Deployment.Validators))
 	require.Equal(t, uint64(1337), p.ChainID)
-	require.Equal(t, e.Node.RPCURL(), cfg.EVM.RPC[EVMNetwork])
+	require.Equal(t, e.Node.RPCURL(), evm.RPC[EVMNetwork])
 
 	// Endpoint 4 puts a staker's signed approve on the chain.
 	staker := e.Stakers[0]

@@ -28,7 +28,14 @@ import (
 	"github.com/stakeflow/stakeflow/harness/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/internal/worker"
+	celestiamod "github.com/stakeflow/stakeflow/modules/celestia"
+	evmmod "github.com/stakeflow/stakeflow/modules/evm"
+	hyperliquidmod "github.com/stakeflow/stakeflow/modules/hyperliquid"
+	jobsmod "github.com/stakeflow/stakeflow/modules/jobs"
+	solanamod "github.com/stakeflow/stakeflow/modules/solana"
+	tonmod "github.com/stakeflow/stakeflow/modules/ton"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -369,38 +376,42 @@ func (s *Stack) WorkerConfig() worker.Config {
 	if slot == 0 {
 		slot = solanart.DefaultSlotDuration
 	}
-	cfg := worker.Config{
-		Temporal:            cli.Temporal{Address: s.TemporalAddress(), Namespace: "default", Compression: s.compression()},
-		TaskQueue:           workflows.TaskQueue,
-		ServiceURL:          s.Sandbox.URL(),
-		ServiceTokenFile:    s.TokenFile,
-		SolanaKeys:          cli.StringList{s.KeyDir},
-		SolanaRPC:           cli.StringMap{"testnet": rpcURL, "mainnet-beta": rpcURL},
-		SolanaGenesis:       cli.StringMap{"testnet": genesis, "mainnet-beta": genesis},
-		MaxCommission:       worker.DefaultMaxCommission,
+	sol := solanamod.New()
+	sol.Config = solanamod.Config{
+		Keys:                cli.StringList{s.KeyDir},
+		RPC:                 cli.StringMap{"testnet": rpcURL, "mainnet-beta": rpcURL},
+		Genesis:             cli.StringMap{"testnet": genesis, "mainnet-beta": genesis},
+		MaxCommission:       solanamod.DefaultMaxCommission,
 		AllowedVoteAccounts: allowed,
-		SolanaSlotDuration:  slot,
-		HealthAddr:          s.healthLn.Addr().String(),
+		SlotDuration:        slot,
 		ApprovalThreshold:   s.opts.ApprovalThreshold,
-		EpochRecheck:        s.opts.EpochRecheck,
+	}
+	evm, cel, hl := evmmod.New(), celestiamod.New(), hyperliquidmod.New()
+	if s.EVM != nil {
+		evm.Config = s.EVM.workerConfig()
+		// Hyperliquid's delegators are the EVM chain's keys, against the sandbox's emulated
+		// exchange; a pending withdrawal is read again as often as a deactivating stake.
+		hl.Config = hyperliquidmod.Config{
+			API:  cli.StringMap{"mainnet": s.Sandbox.HyperliquidURL("mainnet"), "testnet": s.Sandbox.HyperliquidURL("testnet")},
+			Keys: s.EVM.KeyDir, PassphraseFile: s.EVM.PassphraseFile, Recheck: s.opts.EpochRecheck,
+		}
+	}
+	if s.Celestia != nil {
+		cel.Config = s.Celestia.workerConfig()
+	}
+	cfg := worker.Config{
+		Temporal:         cli.Temporal{Address: s.TemporalAddress(), Namespace: "default", Compression: s.compression()},
+		ServiceURL:       s.Sandbox.URL(),
+		ServiceTokenFile: s.TokenFile,
+		HealthAddr:       s.healthLn.Addr().String(),
+		EpochRecheck:     s.opts.EpochRecheck,
 		// The data jobs' default store: a SQLite file among the stack's files.
 		DataDir:     filepath.Join(s.opts.Dir, "data"),
 		LogFormat:   "console",
 		LogLevel:    "info",
 		StopTimeout: 5 * time.Second,
 		Pollers:     8,
-	}
-	if s.EVM != nil {
-		cfg.EVM = s.EVM.workerConfig()
-		// Hyperliquid signs with the same EVM keys, against the sandbox's emulated exchange; a
-		// pending withdrawal is read again as often as a deactivating stake.
-		cfg.Hyperliquid = worker.HyperliquidConfig{
-			API:     cli.StringMap{"mainnet": s.Sandbox.HyperliquidURL("mainnet"), "testnet": s.Sandbox.HyperliquidURL("testnet")},
-			Recheck: s.opts.EpochRecheck,
-		}
-	}
-	if s.Celestia != nil {
-		cfg.Celestia = s.Celestia.workerConfig()
+		Modules:     []module.Module{sol, evm, cel, hl, tonmod.New(), jobsmod.New()},
 	}
 	if s.opts.ConfigureWorker != nil {
 		s.opts.ConfigureWorker(&cfg)

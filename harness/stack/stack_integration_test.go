@@ -4,6 +4,8 @@ package stack
 
 import (
 	"context"
+	"github.com/stakeflow/stakeflow/internal/module"
+	solanamod "github.com/stakeflow/stakeflow/modules/solana"
 	"io"
 	"net"
 	"net/http"
@@ -78,13 +80,15 @@ func TestStackStartsWhatTheTestsAndTheDemoUse(t *testing.T) {
 	cfg := st.WorkerConfig()
 	require.NoError(t, cfg.Validate())
 	genesis := st.Sandbox.Runtime().GenesisHash().String()
-	require.Equal(t, genesis, cfg.SolanaGenesis["testnet"])
-	require.Equal(t, genesis, cfg.SolanaGenesis["mainnet-beta"])
+	sol, ok := module.Find[*solanamod.Module](cfg.Modules)
+	require.True(t, ok)
+	require.Equal(t, genesis, sol.Genesis["testnet"])
+	require.Equal(t, genesis, sol.Genesis["mainnet-beta"])
 	var votes []string
 	for _, v := range st.Sandbox.Runtime().VoteAccounts() {
 		votes = append(votes, v.String())
 	}
-	require.ElementsMatch(t, votes, []string(cfg.AllowedVoteAccounts))
+	require.ElementsMatch(t, votes, []string(sol.AllowedVoteAccounts))
 
 	require.Len(t, st.Stakers, 2)
 	for _, pk := range st.Stakers {

@@ -148,3 +148,14 @@ func (m *StringMap) Set(v string) error {
 	*m = out
 	return nil
 }
+
+// SortedKeys returns the keys of m in order: how settings are read and checked, so that errors and
+// logs come in the same order every time.
+func SortedKeys(m StringMap) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

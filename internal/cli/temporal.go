@@ -14,6 +14,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/stakeflow/stakeflow/workflows"
 )
 
 // Temporal holds the settings of a connection to a Temporal frontend.
@@ -26,6 +28,18 @@ type Temporal struct {
 	TLSServer string
 	// Compression is the gRPC compression of requests to Temporal: gzip (the default) or none.
 	Compression string
+	// TaskQueuePrefix begins every module's task queue (workflows.TaskQueueOf): the worker polls
+	// and the starter starts operations on prefix-<module>.
+	TaskQueuePrefix string
+}
+
+// TaskQueue is the task queue of module under these settings.
+func (t *Temporal) TaskQueue(module string) string {
+	prefix := t.TaskQueuePrefix
+	if prefix == "" {
+		prefix = workflows.DefaultTaskQueuePrefix
+	}
+	return workflows.TaskQueueOf(prefix, module)
 }
 
 // Compression settings of the connection to Temporal.
@@ -44,6 +58,7 @@ func (t *Temporal) Register(fs *flag.FlagSet) {
 	fs.StringVar(&t.TLSKey, "tls-key", "", "client private key file (mTLS)")
 	fs.StringVar(&t.TLSCA, "tls-ca", "", "CA bundle file that signed the server certificate")
 	fs.StringVar(&t.TLSServer, "tls-server-name", "", "server name to verify (defaults to the address host)")
+	fs.StringVar(&t.TaskQueuePrefix, "task-queue-prefix", workflows.DefaultTaskQueuePrefix, "first part of every task queue: each chain's operations run on <prefix>-<module> (solana, evm, celestia, hyperliquid, ton, jobs)")
 	fs.StringVar(&t.Compression, "grpc-compression", CompressionGzip, "gRPC compression to Temporal: gzip, or none (saves CPU on the worker and the server when they share a network)")
 }
 

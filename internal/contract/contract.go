@@ -13,6 +13,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/internal/worker"
+	"github.com/stakeflow/stakeflow/modules/all"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
@@ -37,6 +38,9 @@ type Handler struct {
 type Workflow struct {
 	// Type is the workflow type name, as `temporal workflow start --type` takes it.
 	Type string
+	// Module is the worker module serving it: runs start on its task queue,
+	// workflows.TaskQueueOf(prefix, Module).
+	Module string
 	// Chain is the StakeflowChain of its operations; Networks the values its input's network takes.
 	Chain    string
 	Networks []string
@@ -91,7 +95,7 @@ var chains = map[string]struct {
 // worker registers except the Internal ones, with its input and result types read from the
 // function's signature.
 func Workflows() ([]Workflow, error) {
-	fns, err := registered()
+	fns, modules, err := registered()
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +115,7 @@ func Workflows() ([]Workflow, error) {
 			return nil, fmt.Errorf("workflow %s: package %s is not a chain the contract knows", name, pkgOf(fn))
 		}
 		out = append(out, Workflow{
-			Type: name, Chain: c.chain, Networks: c.networks,
+			Type: name, Module: modules[name], Chain: c.chain, Networks: c.networks,
 			Input: t.In(1), Result: t.Out(0),
 			Queries: Queries, Updates: Updates,
 		})
@@ -121,18 +125,31 @@ func Workflows() ([]Workflow, error) {
 
 // Registered lists every workflow type the worker registers, internal ones included, sorted.
 func Registered() ([]string, error) {
-	fns, err := registered()
+	fns, _, err := registered()
 	if err != nil {
 		return nil, err
 	}
 	return sortedKeys(fns), nil
 }
 
-// registered registers the worker's workflows on a recorder: the functions by type name.
-func registered() (map[string]any, error) {
-	rec := &recorder{fns: map[string]any{}}
-	worker.Register(rec, nil, nil, worker.ChainActivities{})
-	return rec.fns, rec.err
+// registered registers the worker's workflows on recorders, as the worker registers them on each
+// module's queue: the functions by type name. A type registered twice on one queue is an error;
+// on two queues (a lease each module runs on its own) it is listed once. modules names the module
+// of each type (the last to register it).
+func registered() (fns map[string]any, modules map[string]string, err error) {
+	fns, modules = map[string]any{}, map[string]string{}
+	for _, m := range all.Modules() {
+		rec := &recorder{fns: map[string]any{}}
+		worker.RegisterCommon(rec, nil)
+		m.Workflows(rec)
+		if rec.err != nil {
+			return nil, nil, fmt.Errorf("module %s: %w", m.Name(), rec.err)
+		}
+		for name, fn := range rec.fns {
+			fns[name], modules[name] = fn, m.Name()
+		}
+	}
+	return fns, modules, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

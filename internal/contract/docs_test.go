@@ -77,7 +77,7 @@ func TestDocsCoverTheContract(t *testing.T) {
 			typ := flagValue(cmd, "--type")
 			w, ok := byType[typ]
 			require.True(t, ok, "example starts unknown workflow type %q: %s", typ, cmd)
-			require.Equal(t, workflows.TaskQueue, flagValue(cmd, "--task-queue"), cmd)
+			require.Equal(t, "stakeflow-"+w.Module, flagValue(cmd, "--task-queue"), "the queue of the module serving %s: %s", typ, cmd)
 			require.NoError(t, workflows.ValidateOperationID(flagValue(cmd, "--workflow-id")), cmd)
 			require.NoError(t, validate(t, sch[w.Input], []byte(input)), "%s example: %s", typ, input)
 			v := reflect.New(w.Input)

@@ -72,7 +72,7 @@ func (r *runner) celestiaCmd(fs *flag.FlagSet, verb string) (func(context.Contex
 			return err
 		}
 		defer c.Close()
-		run, err := r.start(ctx, c, id, wfcelestia.Summary(verb, in), wfType, in, wfcelestia.Attributes(verb, in.Network, in.Delegator)...)
+		run, err := r.start(ctx, c, wfcelestia.Module, id, wfcelestia.Summary(verb, in), wfType, in, wfcelestia.Attributes(verb, in.Network, in.Delegator)...)
 		if err != nil {
 			return err
 		}

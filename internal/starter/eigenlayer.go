@@ -14,6 +14,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/workflows"
 	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 var errNoEigenLayerVerb = errors.New("eigenlayer: give a command: checkpoint")
@@ -42,7 +43,7 @@ func (r *runner) eigenLayerCmd(fs *flag.FlagSet, verb string) (func(context.Cont
 		owner := common.HexToAddress(in.Owner).Hex()
 		id := wfeigenlayer.CheckpointWorkflowID(in.Network, owner)
 		summary := fmt.Sprintf("checkpoint the EigenPod of %s (%s)", owner, in.Network)
-		opts := StartOptions(id, summary, wfeigenlayer.Attributes(in.Network, owner)...)
+		opts := StartOptions(id, summary, r.temporal.TaskQueue(wfevm.Module), wfeigenlayer.Attributes(in.Network, owner)...)
 		// One checkpoint per pod at a time, and a new one once it ended: the ID is the pod's.
 		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 		run, err := c.ExecuteWorkflow(ctx, opts, wfeigenlayer.CheckpointWorkflowType, in)

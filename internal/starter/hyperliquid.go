@@ -48,7 +48,7 @@ func (r *runner) hyperliquidCmd(fs *flag.FlagSet, verb string) (func(context.Con
 		defer c.Close()
 		who := strings.ToLower(common.HexToAddress(delegator).Hex())
 		summary := wfhyperliquid.Summary(wfhyperliquid.OpWithdraw, network, who, amount)
-		run, err := r.start(ctx, c, id, summary, wfhyperliquid.WithdrawWorkflowType, in, wfhyperliquid.Attributes(wfhyperliquid.OpWithdraw, network, who)...)
+		run, err := r.start(ctx, c, wfhyperliquid.Module, id, summary, wfhyperliquid.WithdrawWorkflowType, in, wfhyperliquid.Attributes(wfhyperliquid.OpWithdraw, network, who)...)
 		if err != nil {
 			return err
 		}

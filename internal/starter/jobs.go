@@ -71,7 +71,7 @@ func jobScheduled(kind, network, address string, since time.Time) (scheduledActi
 		return scheduledAction{}, "", err
 	}
 	types := map[string]string{wfjobs.KindAPY: wfjobs.APYJobWorkflowType, wfjobs.KindRewards: wfjobs.RewardsJobWorkflowType, wfjobs.KindSSV: wfjobs.SSVJobWorkflowType}
-	return scheduledAction{workflow: types[kind], input: in, summary: wfjobs.Summary(kind, network, address), attrs: attrs, job: true}, id, nil
+	return scheduledAction{module: wfjobs.Module, workflow: types[kind], input: in, summary: wfjobs.Summary(kind, network, address), attrs: attrs, job: true}, id, nil
 }
 
 // parseTime reads an RFC 3339 time or a date (YYYY-MM-DD, midnight UTC); empty is the zero time.

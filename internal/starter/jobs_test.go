@@ -17,7 +17,6 @@ import (
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/jobs/jobstest"
 	"github.com/stakeflow/stakeflow/internal/cli"
-	"github.com/stakeflow/stakeflow/workflows"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 )
 
@@ -73,7 +72,7 @@ func TestScheduleCreateJob(t *testing.T) {
 			assert.Equal(t, tt.id, a.ID)
 			assert.Equal(t, tt.wfType, a.Workflow)
 			assert.Equal(t, []any{tt.input}, a.Args)
-			assert.Equal(t, workflows.TaskQueue, a.TaskQueue)
+			assert.Equal(t, "stakeflow-jobs", a.TaskQueue, "a data job runs on the jobs module's queue")
 			got := map[string]string{}
 			for k, v := range a.TypedSearchAttributes.GetUntypedValues() {
 				got[k.GetName()] = v.(string)

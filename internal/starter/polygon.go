@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 )
 
@@ -75,7 +76,7 @@ func (r *runner) polygonCmd(fs *flag.FlagSet, verb string) (func(context.Context
 		defer c.Close()
 		stakerHex := common.HexToAddress(staker).Hex()
 		summary := wfpolygon.Summary(verb, network, stakerHex, common.HexToAddress(share).Hex(), amount)
-		run, err := r.start(ctx, c, id, summary, wfType, in, wfpolygon.Attributes(verb, network, stakerHex)...)
+		run, err := r.start(ctx, c, wfevm.Module, id, summary, wfType, in, wfpolygon.Attributes(verb, network, stakerHex)...)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/workflows"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
@@ -191,7 +192,7 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 			return err
 		}
 		defer c.Close()
-		_, err = c.ScheduleClient().Create(ctx, scheduleOptions(*id, spec, action, pol, catchup, pauseOnFailure, paused))
+		_, err = c.ScheduleClient().Create(ctx, scheduleOptions(*id, r.temporal.TaskQueue(action.module), spec, action, pol, catchup, pauseOnFailure, paused))
 		if err != nil {
 			return fmt.Errorf("create schedule %s: %w", *id, err)
 		}
@@ -223,7 +224,7 @@ func operationScheduled(chain, operation string, in wfsolana.StakeInput, lamport
 		if err := in.Validate(); err != nil {
 			return fail(err.Error())
 		}
-		action = scheduledAction{workflow: wfsolana.StakeWorkflow, input: in, summary: wfsolana.StakeSummary(in), attrs: wfsolana.StakeAttributes(in)}
+		action = scheduledAction{module: wfsolana.Module, workflow: wfsolana.StakeWorkflow, input: in, summary: wfsolana.StakeSummary(in), attrs: wfsolana.StakeAttributes(in)}
 	case wfpolygon.Chain:
 		a, err := polygonScheduled(operation, in.Network, in.Staker, share, polAmount, weiAmount, in.RequestedBy)
 		if err != nil {
@@ -240,9 +241,9 @@ func operationScheduled(chain, operation string, in wfsolana.StakeInput, lamport
 }
 
 // scheduleOptions are the options a schedule is created with.
-func scheduleOptions(id string, spec client.ScheduleSpec, action scheduledAction, overlap enumspb.ScheduleOverlapPolicy,
+func scheduleOptions(id, taskQueue string, spec client.ScheduleSpec, action scheduledAction, overlap enumspb.ScheduleOverlapPolicy,
 	catchup time.Duration, pauseOnFailure, paused bool) client.ScheduleOptions {
-	start := StartOptions(id, action.summary, action.attrs...)
+	start := StartOptions(id, action.summary, taskQueue, action.attrs...)
 	if action.job {
 		start.TypedSearchAttributes = temporal.NewSearchAttributes(action.attrs...)
 	}
@@ -255,7 +256,7 @@ func scheduleOptions(id string, spec client.ScheduleSpec, action scheduledAction
 			ID:                    id,
 			Workflow:              action.workflow,
 			Args:                  []any{action.input},
-			TaskQueue:             workflows.TaskQueue,
+			TaskQueue:             taskQueue,
 			StaticSummary:         "scheduled " + start.StaticSummary,
 			TypedSearchAttributes: start.TypedSearchAttributes,
 		},
@@ -374,6 +375,8 @@ var errNoVerb = errors.New("schedule: give a command: create, list, describe, pa
 
 // scheduledAction is what each run of a schedule starts.
 type scheduledAction struct {
+	// module names the task queue the runs start on (workflows.TaskQueueOf).
+	module   string
 	workflow any
 	input    any
 	summary  string
@@ -416,7 +419,7 @@ func polygonScheduled(operation, network, staker, share, pol, wei, requestedBy s
 	types := map[string]string{wfpolygon.OpDelegate: wfpolygon.DelegateWorkflowType,
 		wfpolygon.OpWithdrawRewards: wfpolygon.WithdrawRewardsWorkflowType, wfpolygon.OpRestake: wfpolygon.RestakeWorkflowType}
 	stakerHex := common.HexToAddress(staker).Hex()
-	return scheduledAction{workflow: types[operation], input: in,
+	return scheduledAction{module: wfevm.Module, workflow: types[operation], input: in,
 		summary: wfpolygon.Summary(operation, network, stakerHex, common.HexToAddress(share).Hex(), amount),
 		attrs:   wfpolygon.Attributes(operation, network, stakerHex)}, nil
 }

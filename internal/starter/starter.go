@@ -212,9 +212,9 @@ type started struct {
 	Summary     string `json:"summary"`
 }
 
-// start starts an operation's workflow; a reused operation ID is refused with ErrAlreadyStarted.
-func (r *runner) start(ctx context.Context, c client.Client, id, summary string, wf any, in any, attrs ...temporal.SearchAttributeUpdate) (client.WorkflowRun, error) {
-	run, err := c.ExecuteWorkflow(ctx, StartOptions(id, summary, attrs...), wf, in)
+// start starts an operation's workflow on its module's task queue; a reused operation ID is refused with ErrAlreadyStarted.
+func (r *runner) start(ctx context.Context, c client.Client, module, id, summary string, wf any, in any, attrs ...temporal.SearchAttributeUpdate) (client.WorkflowRun, error) {
+	run, err := c.ExecuteWorkflow(ctx, StartOptions(id, summary, r.temporal.TaskQueue(module), attrs...), wf, in)
 	if err != nil {
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &already) {
@@ -261,7 +261,7 @@ func (r *runner) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
 		}
 		defer c.Close()
 		summary := wfsolana.StakeSummary(in)
-		run, err := r.start(ctx, c, id, summary, wfsolana.StakeWorkflow, in, wfsolana.StakeAttributes(in)...)
+		run, err := r.start(ctx, c, wfsolana.Module, id, summary, wfsolana.StakeWorkflow, in, wfsolana.StakeAttributes(in)...)
 		if err != nil {
 			return err
 		}
@@ -306,7 +306,7 @@ func (r *runner) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) e
 		if op == "withdraw" {
 			wf, name, summary = wfsolana.WithdrawWorkflow, "WithdrawWorkflow", wfsolana.WithdrawSummary(in)
 		}
-		run, err := r.start(ctx, c, id, summary, wf, in, wfsolana.UnstakeAttributes(op, in)...)
+		run, err := r.start(ctx, c, wfsolana.Module, id, summary, wf, in, wfsolana.UnstakeAttributes(op, in)...)
 		if err != nil {
 			return err
 		}

@@ -14,14 +14,14 @@ import (
 // wfsolana.StakeAttributes and wfsolana.UnstakeAttributes). StakeflowStep starts at validating
 // unless attrs set it. Attributes set at start cost no upsert: the workflows send only what
 // changes later.
-func StartOptions(operationID, summary string, attrs ...temporal.SearchAttributeUpdate) client.StartWorkflowOptions {
+func StartOptions(operationID, summary, taskQueue string, attrs ...temporal.SearchAttributeUpdate) client.StartWorkflowOptions {
 	sa := temporal.NewSearchAttributes(attrs...)
 	if !sa.ContainsKey(workflows.SAStep) {
 		sa = temporal.NewSearchAttributes(append(attrs, workflows.SAStep.ValueSet(workflows.StepValidating))...)
 	}
 	return client.StartWorkflowOptions{
 		ID:                       operationID,
-		TaskQueue:                workflows.TaskQueue,
+		TaskQueue:                taskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		// Without this the client hands back the earlier run instead of refusing.

@@ -51,7 +51,7 @@ func (r *runner) tonCmd(fs *flag.FlagSet, verb string) (func(context.Context) er
 		}
 		defer c.Close()
 		summary := wfton.Summary(wfton.OpWatch, network, in.Hash)
-		run, err := r.start(ctx, c, id, summary, wfton.WatchWorkflowType, in, wfton.Attributes(wfton.OpWatch, network)...)
+		run, err := r.start(ctx, c, wfton.Module, id, summary, wfton.WatchWorkflowType, in, wfton.Attributes(wfton.OpWatch, network)...)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/module"
+	"github.com/stakeflow/stakeflow/modules/all"
+	solanamod "github.com/stakeflow/stakeflow/modules/solana"
 	"github.com/stakeflow/stakeflow/signer"
 )
 
@@ -22,7 +25,7 @@ import (
 // config file gets: every flag at its default.
 func defaultConfig(t *testing.T) Config {
 	t.Helper()
-	var cfg Config
+	cfg := Config{Modules: all.Modules()}
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	cfg.Register(fs)
 	require.NoError(t, fs.Parse(nil))
@@ -33,22 +36,23 @@ func defaultConfig(t *testing.T) Config {
 // and "Exactly once". The values are written out, not read from the code's constants.
 func TestFlagDefaultsAreTheREADMEs(t *testing.T) {
 	cfg := defaultConfig(t)
+	sol := solanaOf(t, cfg)
 	for _, tc := range []struct {
 		flag string
 		got  any
 		want any
 	}{
 		{"--grpc-compression", cfg.Temporal.Compression, "gzip"},
-		{"--task-queue", cfg.TaskQueue, "stakeflow"},
-		{"--solana-slot-duration", cfg.SolanaSlotDuration, 400 * time.Millisecond},
+		{"--task-queue-prefix", cfg.Temporal.TaskQueue("solana"), "stakeflow-solana"},
+		{"--solana-slot-duration", sol.SlotDuration, 400 * time.Millisecond},
 		{"--epoch-recheck", cfg.EpochRecheck, time.Hour},
-		{"--max-commission", cfg.MaxCommission, uint(10)},
+		{"--max-commission", sol.MaxCommission, uint(10)},
 		// 0 takes the signer's default, pinned below.
-		{"--max-fee-lamports", cfg.MaxFeeLamports, uint64(0)},
-		{"--max-compute-unit-limit", cfg.MaxComputeUnitLimit, uint64(0)},
-		{"--max-compute-unit-price", cfg.MaxComputeUnitPrice, uint64(0)},
-		{"--approval-threshold-lamports", cfg.ApprovalThreshold, uint64(0)},
-		{"--dual-approval-threshold-lamports", cfg.DualApprovalThreshold, uint64(0)},
+		{"--max-fee-lamports", sol.MaxFeeLamports, uint64(0)},
+		{"--max-compute-unit-limit", sol.MaxComputeUnitLimit, uint64(0)},
+		{"--max-compute-unit-price", sol.MaxComputeUnitPrice, uint64(0)},
+		{"--approval-threshold-lamports", sol.ApprovalThreshold, uint64(0)},
+		{"--dual-approval-threshold-lamports", sol.DualApprovalThreshold, uint64(0)},
 		{"--health-addr", cfg.HealthAddr, "127.0.0.1:8081"},
 		{"--log-format", cfg.LogFormat, "json"},
 		{"--pollers", cfg.Pollers, 8},
@@ -85,10 +89,11 @@ func TestDefaultsReachTheActivitiesAndTheSigner(t *testing.T) {
 
 	cfg := defaultConfig(t)
 	cfg.ServiceURL, cfg.ServiceTokenFile = "http://127.0.0.1:1", token
-	cfg.SolanaKeys = cli.StringList{dir}
-	cfg.SolanaRPC = cli.StringMap{"testnet": "http://127.0.0.1:1"}
+	sol := solanaOf(t, cfg)
+	sol.Keys = cli.StringList{dir}
+	sol.RPC = cli.StringMap{"testnet": "http://127.0.0.1:1"}
 	require.NoError(t, cfg.Validate())
-	acts, err := NewActivities(cfg, zap.NewNop())
+	acts, _, err := sol.Activities(module.Env{Logger: zap.NewNop(), EpochRecheck: cfg.EpochRecheck})
 	require.NoError(t, err)
 
 	s, ok := acts.Signer.(*signer.Solana)
@@ -102,4 +107,12 @@ func TestDefaultsReachTheActivitiesAndTheSigner(t *testing.T) {
 	assert.Equal(t, 400*time.Millisecond, acts.SlotDuration)
 	assert.Zero(t, acts.Policy.ApprovalThreshold)
 	assert.Zero(t, acts.Policy.DualApprovalThreshold)
+}
+
+// solanaOf is cfg's Solana module.
+func solanaOf(t *testing.T, cfg Config) *solanamod.Module {
+	t.Helper()
+	sol, ok := module.Find[*solanamod.Module](cfg.Modules)
+	require.True(t, ok, "the worker has a Solana module")
+	return sol
 }

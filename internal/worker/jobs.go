@@ -30,10 +30,10 @@ func (c *Config) StoreDSN() string {
 	return "sqlite:" + filepath.Join(c.DataDir, "stakeflow.db")
 }
 
-// newJobActivities opens the store (the SQLite file's directory is created) and returns the data
-// jobs' activities over it and svc, and a function that closes the store. A store that cannot be
-// opened is an error naming the DSN (without its password).
-func newJobActivities(ctx context.Context, cfg Config, logger *zap.Logger, svc actjobs.Service) (*actjobs.Activities, func(), error) {
+// openStore opens the store (the SQLite file's directory is created) and returns it with a
+// function that closes it. A store that cannot be opened is an error naming the DSN (without its
+// password).
+func openStore(ctx context.Context, cfg Config, logger *zap.Logger) (actjobs.Store, func(), error) {
 	dsn := cfg.StoreDSN()
 	st, err := OpenStore(ctx, dsn)
 	if err != nil {
@@ -48,5 +48,5 @@ func newJobActivities(ctx context.Context, cfg Config, logger *zap.Logger, svc a
 		}
 	}
 	logger.Info("Store open", zap.String("store", store.RedactDSN(dsn)))
-	return actjobs.New(svc, st), closeStore, nil
+	return st, closeStore, nil
 }

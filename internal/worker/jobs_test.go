@@ -51,16 +51,16 @@ func TestStoreThatDoesNotOpenStopsTheWorker(t *testing.T) {
 	}
 	cfg := defaultConfig(t)
 	cfg.Store = "postgres://stakeflow:s3cr3t@127.0.0.1:1/stakeflow"
-	_, _, err := newJobActivities(context.Background(), cfg, zap.NewNop(), nil)
+	_, _, err := openStore(context.Background(), cfg, zap.NewNop())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "opening the store postgres://stakeflow:xxxxx@127.0.0.1:1/stakeflow (--store): dial tcp 127.0.0.1:1: connection refused")
 	assert.NotContains(t, err.Error(), "s3cr3t")
 
 	OpenStore = func(context.Context, string) (actjobs.Store, error) { return jobstest.New(), nil }
-	acts, closeStore, err := newJobActivities(context.Background(), cfg, zap.NewNop(), nil)
+	st, closeStore, err := openStore(context.Background(), cfg, zap.NewNop())
 	require.NoError(t, err)
 	closeStore()
-	assert.NotNil(t, acts.Store)
+	assert.NotNil(t, st)
 }
 
 // TestDefaultStoreIsSQLiteInTheDataDir: without --store the worker opens (and migrates) the SQLite
@@ -68,7 +68,7 @@ func TestStoreThatDoesNotOpenStopsTheWorker(t *testing.T) {
 func TestDefaultStoreIsSQLiteInTheDataDir(t *testing.T) {
 	cfg := defaultConfig(t)
 	cfg.DataDir = t.TempDir() + "/not-created"
-	_, closeStore, err := newJobActivities(context.Background(), cfg, zap.NewNop(), nil)
+	_, closeStore, err := openStore(context.Background(), cfg, zap.NewNop())
 	require.NoError(t, err)
 	defer closeStore()
 	fi, err := os.Stat(filepath.Join(cfg.DataDir, "stakeflow.db"))

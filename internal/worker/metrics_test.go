@@ -2,8 +2,6 @@ package worker
 
 import (
 	"context"
-	"crypto/ed25519"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -32,8 +30,6 @@ import (
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/apiclient"
-	solchain "github.com/stakeflow/stakeflow/chain/solana"
-	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
 	"github.com/stakeflow/stakeflow/signer"
@@ -286,7 +282,13 @@ func (f fakeTemporal) CheckHealth(context.Context, *client.CheckHealthRequest) (
 	return &client.CheckHealthResponse{}, f.err
 }
 
-// TestReadyz checks each readiness condition: worker started, keys loaded, Temporal reachable.
+// withKeys is a worker serving one module, Solana's, holding n keys.
+func withKeys(n int) []served {
+	return []served{{name: "solana", queue: "stakeflow-solana", keys: func() int { return n }}}
+}
+
+// TestReadyz checks each readiness condition: worker started, each module's keys loaded, Temporal
+// reachable; a ready worker lists its modules and their queues.
 func TestReadyz(t *testing.T) {
 	started := make(chan struct{})
 	close(started)
@@ -296,10 +298,11 @@ func TestReadyz(t *testing.T) {
 		wantCode int
 		wantBody string
 	}{
-		{"not started", healthChecks{ready: make(chan struct{}), temporal: fakeTemporal{}, keys: func() int { return 1 }}, 503, "worker not started"},
-		{"no keys", healthChecks{ready: started, temporal: fakeTemporal{}, keys: func() int { return 0 }}, 503, "no keys loaded"},
-		{"temporal down", healthChecks{ready: started, temporal: fakeTemporal{err: errors.New("unavailable")}, keys: func() int { return 2 }}, 503, "temporal unreachable"},
-		{"ready", healthChecks{ready: started, temporal: fakeTemporal{}, keys: func() int { return 2 }}, 200, "ready"},
+		{"not started", healthChecks{ready: make(chan struct{}), temporal: fakeTemporal{}, modules: withKeys(1)}, 503, "worker not started"},
+		{"no keys", healthChecks{ready: started, temporal: fakeTemporal{}, modules: withKeys(0)}, 503, "solana: no keys loaded"},
+		{"no module", healthChecks{ready: started, temporal: fakeTemporal{}}, 503, "no module served"},
+		{"temporal down", healthChecks{ready: started, temporal: fakeTemporal{err: errors.New("unavailable")}, modules: withKeys(2)}, 503, "temporal unreachable"},
+		{"ready", healthChecks{ready: started, temporal: fakeTemporal{}, modules: withKeys(2)}, 200, "ready\nmodule solana (task queue stakeflow-solana): ready\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -332,36 +335,24 @@ func TestWorkerServiceClientCountsEveryChain(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
-	var ints []int // the Solana CLI keypair form
-	for _, b := range ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)) {
-		ints = append(ints, int(b))
-	}
-	key, err := json.Marshal(ints)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "staker.json"), key, 0o600))
 	token := filepath.Join(dir, "token")
 	require.NoError(t, os.WriteFile(token, []byte("test-token-value"), 0o600))
 	cfg := defaultConfig(t)
 	cfg.ServiceURL, cfg.ServiceTokenFile = srv.URL, token
-	cfg.SolanaKeys = cli.StringList{dir}
-	cfg.SolanaRPC = cli.StringMap{"testnet": "http://127.0.0.1:1"}
-	require.NoError(t, cfg.Validate())
 
 	exp := prom.New(prom.Options{FlushInterval: 10 * time.Millisecond})
 	t.Cleanup(func() { _ = exp.Close() })
-	acts, err := newActivities(cfg, zap.NewNop(), exp.Handler(), solchain.NetworkOptions{})
+	svc, err := newService(cfg, zap.NewNop(), exp.Handler())
 	require.NoError(t, err)
 	ctx := context.Background()
-	cel, ok := acts.Service.(actcelestia.StakingService)
-	require.True(t, ok)
+	// The one client every module's Env carries, through each chain's own interface.
+	var cel actcelestia.StakingService = svc
 	_, err = cel.CelestiaSend(ctx, "celestia-mocha-testnet", apiclient.CelestiaSendRequest{SignedTransaction: "0a8f01"})
 	require.NoError(t, err)
-	pol, ok := acts.Service.(actevm.StakingService)
-	require.True(t, ok)
+	var pol actevm.StakingService = svc
 	_, err = pol.PolygonSend(ctx, apiclient.PolygonSendRequest{SignedTransaction: "0x02f8", StakerAddress: "0x8f2b1d6c1f0e4f1a9b9a1e1d2c3b4a5968776655"})
 	require.Error(t, err)
-	ton, ok := acts.Service.(actton.Service)
-	require.True(t, ok)
+	var ton actton.Service = svc
 	_, err = ton.TONTransactionStatus(ctx, "testnet", "abc")
 	require.NoError(t, err)
 

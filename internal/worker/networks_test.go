@@ -20,11 +20,12 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/stakeflow/stakeflow/activities"
-	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
+	"github.com/stakeflow/stakeflow/internal/module"
+	solanamod "github.com/stakeflow/stakeflow/modules/solana"
 )
 
 const (
@@ -105,22 +106,24 @@ func gauge(t require.TestingT, mux http.Handler, name string, labels map[string]
 // stakeflow_rpc_verified and the logs.
 func TestReadinessFollowsTheNetworkProof(t *testing.T) {
 	node, url := newRPCNode(t, localGenesis)
-	cfg := Config{SolanaRPC: cli.StringMap{"testnet": url}}
+	sol := solanamod.New()
+	sol.RPC = cli.StringMap{"testnet": url}
+	sol.NetworkOptions = solchain.NetworkOptions{Recheck: time.Hour, Retry: 5 * time.Millisecond}
 	exp := prom.New(prom.Options{FlushInterval: 5 * time.Millisecond})
 	t.Cleanup(func() { _ = exp.Close() })
 	core, logs := observer.New(zapcore.InfoLevel)
-	networks := newNetworks(cfg, zap.New(core), exp.Handler(), solchain.NetworkOptions{Recheck: time.Hour, Retry: 5 * time.Millisecond})
-	chains := map[string]actsolana.SolanaReader{}
-	for name, n := range networks {
-		chains[name] = n
-	}
+	networks := sol.Networks(zap.New(core), exp.Handler())
+	require.Len(t, networks, 1)
+	chains := map[string]*solchain.Network{"testnet": networks[0]}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	started := make(chan struct{})
 	close(started)
-	mux := newHealthMux(healthChecks{ready: started, temporal: fakeTemporal{}, keys: func() int { return 1 },
-		networks: runNetworks(ctx, &wg, chains)}, exp.HTTPHandler())
+	wg.Add(1)
+	go func() { defer wg.Done(); networks[0].Run(ctx) }()
+	mux := newHealthMux(healthChecks{ready: started, temporal: fakeTemporal{}, modules: []served{{name: "solana", queue: "stakeflow-solana",
+		keys: func() int { return 1 }, networks: []module.Network{networks[0]}}}}, exp.HTTPHandler())
 	testnet := map[string]string{activities.LabelChain: "solana", activities.LabelNetwork: "testnet"}
 	const wait, tick = 10 * time.Second, 5 * time.Millisecond
 
@@ -174,7 +177,7 @@ func TestReadyzServiceAuth(t *testing.T) {
 	started := make(chan struct{})
 	close(started)
 	ok := false
-	checks := healthChecks{ready: started, temporal: fakeTemporal{}, keys: func() int { return 1 }, serviceAuth: func() bool { return ok }}
+	checks := healthChecks{ready: started, temporal: fakeTemporal{}, modules: withKeys(1), serviceAuth: func() bool { return ok }}
 	code, body := readyz(t, newHealthMux(checks, nil))
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Contains(t, body, "refuses the worker's token")
@@ -212,42 +215,36 @@ func TestServiceAuthGauge(t *testing.T) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, 1.0, gauge(c, mux, metrics.ServiceAuthOK, nil)) }, 10*time.Second, time.Millisecond)
 	st.set(false)
 	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, 0.0, gauge(c, mux, metrics.ServiceAuthOK, nil)) }, 10*time.Second, time.Millisecond)
-	assert.Nil(t, authHealthy(fakeServiceWithoutAuth{}), "a client that cannot tell is not checked")
-	assert.NotNil(t, authHealthy(struct {
-		fakeServiceWithoutAuth
-		*authState
-	}{authState: st}))
 }
 
-type fakeServiceWithoutAuth struct{ actsolana.StakingService }
-
+// validConfig is a valid configuration of a worker serving Solana only.
 func validConfig(t *testing.T) Config {
-	return Config{
-		ServiceURL: "http://127.0.0.1:1", ServiceTokenFile: "token", SolanaKeys: cli.StringList{"keys"},
-		SolanaRPC: cli.StringMap{"testnet": "http://127.0.0.1:8899"}, Pollers: 1, MaxCommission: DefaultMaxCommission,
-	}
+	sol := solanamod.New()
+	sol.Keys = cli.StringList{"keys"}
+	sol.RPC = cli.StringMap{"testnet": "http://127.0.0.1:8899"}
+	return Config{ServiceURL: "http://127.0.0.1:1", ServiceTokenFile: "token", Pollers: 1, DataDir: "data", Modules: []module.Module{sol}}
 }
 
 func TestConfigValidateTrustSettings(t *testing.T) {
 	tests := []struct {
 		name   string
-		change func(c *Config)
+		change func(c *solanamod.Module)
 		want   string // "" = valid
 	}{
-		{"known network, no genesis given", func(c *Config) {}, ""},
-		{"genesis override", func(c *Config) { c.SolanaGenesis = cli.StringMap{"testnet": localGenesis} }, ""},
-		{"genesis of a network without RPC", func(c *Config) { c.SolanaGenesis = cli.StringMap{"mainnet-beta": localGenesis} },
+		{"known network, no genesis given", func(c *solanamod.Module) {}, ""},
+		{"genesis override", func(c *solanamod.Module) { c.Genesis = cli.StringMap{"testnet": localGenesis} }, ""},
+		{"genesis of a network without RPC", func(c *solanamod.Module) { c.Genesis = cli.StringMap{"mainnet-beta": localGenesis} },
 			`--solana-genesis names network "mainnet-beta", which has no --solana-rpc`},
-		{"genesis not a hash", func(c *Config) { c.SolanaGenesis = cli.StringMap{"testnet": "nope"} }, `--solana-genesis testnet: "nope" is not a base58 hash`},
-		{"commission over 100", func(c *Config) { c.MaxCommission = 101 }, "--max-commission 101"},
-		{"dual approval below single", func(c *Config) { c.ApprovalThreshold, c.DualApprovalThreshold = 10, 5 }, "--dual-approval-threshold-lamports 5 is below"},
-		{"dual approval alone", func(c *Config) { c.DualApprovalThreshold = 5 }, ""},
-		{"compute-unit limit over u32", func(c *Config) { c.MaxComputeUnitLimit = 1 << 32 }, "--max-compute-unit-limit"},
+		{"genesis not a hash", func(c *solanamod.Module) { c.Genesis = cli.StringMap{"testnet": "nope"} }, `--solana-genesis testnet: "nope" is not a base58 hash`},
+		{"commission over 100", func(c *solanamod.Module) { c.MaxCommission = 101 }, "--max-commission 101"},
+		{"dual approval below single", func(c *solanamod.Module) { c.ApprovalThreshold, c.DualApprovalThreshold = 10, 5 }, "--dual-approval-threshold-lamports 5 is below"},
+		{"dual approval alone", func(c *solanamod.Module) { c.DualApprovalThreshold = 5 }, ""},
+		{"compute-unit limit over u32", func(c *solanamod.Module) { c.MaxComputeUnitLimit = 1 << 32 }, "--max-compute-unit-limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := validConfig(t)
-			tt.change(&cfg)
+			tt.change(solanaOf(t, cfg))
 			err := cfg.Validate()
 			if tt.want == "" {
 				require.NoError(t, err)
@@ -256,12 +253,12 @@ func TestConfigValidateTrustSettings(t *testing.T) {
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
-	cfg := validConfig(t)
-	h, ok := cfg.ExpectedGenesis("testnet")
+	sol := solanaOf(t, validConfig(t))
+	h, ok := sol.ExpectedGenesis("testnet")
 	assert.True(t, ok)
 	assert.Equal(t, testnetGenesis, h)
-	cfg.SolanaGenesis = cli.StringMap{"testnet": localGenesis}
-	h, _ = cfg.ExpectedGenesis("testnet")
+	sol.Genesis = cli.StringMap{"testnet": localGenesis}
+	h, _ = sol.ExpectedGenesis("testnet")
 	assert.Equal(t, localGenesis, h, "the configured hash overrides the known one")
 }
 
@@ -271,9 +268,9 @@ func TestKeyErrorsNameTheFile(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "operator.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`[1,2,3]`), 0o600))
-	cfg := validConfig(t)
-	cfg.SolanaKeys = cli.StringList{dir}
-	_, err := NewActivities(cfg, zap.NewNop())
+	sol := solanaOf(t, validConfig(t))
+	sol.Keys = cli.StringList{dir}
+	_, _, err := sol.Activities(module.Env{Logger: zap.NewNop()})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), bad)
 	assert.True(t, strings.HasPrefix(err.Error(), "loading Solana keys"), err.Error())

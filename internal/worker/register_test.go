@@ -6,14 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
-	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
-	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
-	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
-	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
-	actsolana "github.com/stakeflow/stakeflow/activities/solana"
-	actton "github.com/stakeflow/stakeflow/activities/ton"
+	"github.com/stakeflow/stakeflow/internal/module"
+	"github.com/stakeflow/stakeflow/modules/all"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
@@ -23,35 +18,48 @@ import (
 	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
-// TestEachChainsWorkflowRunsItsOwnCode registers every chain as the worker does and starts each
-// chain's workflows by function and by type name: each runs its own chain's code (its input
-// validation answers), never another chain's workflow of the same short name.
+// TestEachChainsWorkflowRunsItsOwnCode registers each module's workflows as the worker does on
+// that module's queue and starts them by function and by type name: each runs its own chain's
+// code (its input validation answers), never another chain's workflow of the same short name.
 func TestEachChainsWorkflowRunsItsOwnCode(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	for _, tt := range []struct {
-		name string
-		wf   any
-		in   any
-		want string
+		name   string
+		module string
+		wf     any
+		in     any
+		want   string
 	}{
-		{"solana unstake by function", wfsolana.UnstakeWorkflow, wfsolana.UnstakeInput{Network: "testnet"}, "invalid staker: is required"},
-		{"solana stake by function", wfsolana.StakeWorkflow, wfsolana.StakeInput{Network: "testnet"}, "invalid staker: is required"},
-		{"polygon unstake by type", wfpolygon.UnstakeWorkflowType, wfpolygon.UnstakeInput{Network: "testnet"}, `invalid network: "testnet" is not one of mainnet, sepolia, dev`},
-		{"APY job by type", wfjobs.APYJobWorkflowType, wfjobs.APYJobInput{Network: "testnet"}, `invalid network: "testnet" is not one of solana, polkadot`},
-		{"rewards job by type", wfjobs.RewardsJobWorkflowType, wfjobs.RewardsJobInput{Network: "ethereum", Address: "0x12"}, `invalid address: "0x12"`},
-		{"celestia delegate by type", wfcelestia.DelegateWorkflowType, wfcelestia.Input{Network: "celestia"}, `unknown Celestia network "celestia"`},
-		{"Hyperliquid withdraw by type", wfhyperliquid.WithdrawWorkflowType, wfhyperliquid.WithdrawInput{Network: "testnet"}, "invalid delegator: is required"},
-		{"TON watch by type", wfton.WatchWorkflowType, wfton.WatchInput{Network: "testnet"}, "invalid hash: is required"},
-		{"eigenlayer checkpoint by type", wfeigenlayer.CheckpointWorkflowType, wfeigenlayer.CheckpointInput{Network: "dev", Owner: "0x12"}, `invalid owner: "0x12"`},
-		{"polygon delegate by type", wfpolygon.DelegateWorkflowType, wfpolygon.DelegateInput{Network: "testnet"}, `invalid network: "testnet" is not one of mainnet, sepolia, dev`},
+		{"solana unstake by function", "solana", wfsolana.UnstakeWorkflow, wfsolana.UnstakeInput{Network: "testnet"}, "invalid staker: is required"},
+		{"solana stake by function", "solana", wfsolana.StakeWorkflow, wfsolana.StakeInput{Network: "testnet"}, "invalid staker: is required"},
+		{"polygon unstake by type", "evm", wfpolygon.UnstakeWorkflowType, wfpolygon.UnstakeInput{Network: "testnet"}, `invalid network: "testnet" is not one of mainnet, sepolia, dev`},
+		{"APY job by type", "jobs", wfjobs.APYJobWorkflowType, wfjobs.APYJobInput{Network: "testnet"}, `invalid network: "testnet" is not one of solana, polkadot`},
+		{"rewards job by type", "jobs", wfjobs.RewardsJobWorkflowType, wfjobs.RewardsJobInput{Network: "ethereum", Address: "0x12"}, `invalid address: "0x12"`},
+		{"celestia delegate by type", "celestia", wfcelestia.DelegateWorkflowType, wfcelestia.Input{Network: "celestia"}, `unknown Celestia network "celestia"`},
+		{"Hyperliquid withdraw by type", "hyperliquid", wfhyperliquid.WithdrawWorkflowType, wfhyperliquid.WithdrawInput{Network: "testnet"}, "invalid delegator: is required"},
+		{"TON watch by type", "ton", wfton.WatchWorkflowType, wfton.WatchInput{Network: "testnet"}, "invalid hash: is required"},
+		{"eigenlayer checkpoint by type", "evm", wfeigenlayer.CheckpointWorkflowType, wfeigenlayer.CheckpointInput{Network: "dev", Owner: "0x12"}, `invalid owner: "0x12"`},
+		{"polygon delegate by type", "evm", wfpolygon.DelegateWorkflowType, wfpolygon.DelegateInput{Network: "testnet"}, `invalid network: "testnet" is not one of mainnet, sepolia, dev`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			env := suite.NewTestWorkflowEnvironment()
-			Register(env, &notify.Notifier{}, &actjobs.Activities{}, ChainActivities{Solana: &actsolana.Activities{}, EVM: &actevm.Activities{},
-				EigenLayer: &actel.Activities{}, Celestia: &actcelestia.Activities{}, TON: &actton.Activities{}, Hyperliquid: &acthl.Activities{}})
+			RegisterCommon(env, &notify.Notifier{})
+			moduleNamed(t, tt.module).Workflows(env)
 			env.ExecuteWorkflow(tt.wf, tt.in)
 			require.True(t, env.IsWorkflowCompleted())
 			require.ErrorContains(t, env.GetWorkflowError(), tt.want)
 		})
 	}
+}
+
+// moduleNamed is the module of that name among every module.
+func moduleNamed(t *testing.T, name string) module.Module {
+	t.Helper()
+	for _, m := range all.Modules() {
+		if m.Name() == name {
+			return m
+		}
+	}
+	t.Fatalf("no module %q", name)
+	return nil
 }

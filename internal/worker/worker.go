@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,94 +18,22 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
-	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
-	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
-	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
-	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/notify"
-	actsolana "github.com/stakeflow/stakeflow/activities/solana"
-	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/apiclient"
-	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
-	"github.com/stakeflow/stakeflow/signer"
+	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
-	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
-	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
-	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
-	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
-	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
-	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
-// Register registers every stakeflow workflow and activity on r: the operations' event
-// notifications, the data jobs, then each chain's (ChainActivities.Chains).
-func Register(r sdkworker.Registry, n *notify.Notifier, jobActs *actjobs.Activities, acts ChainActivities) {
-	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowType})
-	r.RegisterActivity(n)
-	wfjobs.Register(r)
-	r.RegisterActivity(jobActs)
-	for _, c := range acts.Chains() {
-		c.Workflows(r)
-		r.RegisterActivity(c.Activities)
-	}
-}
-
-// ChainActivities are each chain's activities, as Run builds them from the configuration.
-type ChainActivities struct {
-	Solana      *actsolana.Activities
-	EVM         *actevm.Activities // Polygon's
-	EigenLayer  *actel.Activities
-	Celestia    *actcelestia.Activities
-	TON         *actton.Activities
-	Hyperliquid *acthl.Activities
-}
-
-// A Chain is one chain's part of the worker: the function that registers its workflows, and the
-// struct whose methods are its activities.
-type Chain struct {
-	Workflows  func(sdkworker.WorkflowRegistry)
-	Activities any
-}
-
-// Chains lists the chains the worker serves, one line each.
-func (a ChainActivities) Chains() []Chain {
-	return []Chain{
-		{wfsolana.Register, a.Solana},
-		{wfpolygon.Register, a.EVM},
-		{wfeigenlayer.Register, a.EigenLayer},
-		{wfcelestia.Register, a.Celestia},
-		{wfton.Register, a.TON},
-		{wfhyperliquid.Register, a.Hyperliquid},
-	}
-}
-
-// NewActivities builds the activities from the configuration: keys, service client, signer and
-// one chain reader per network, a solchain.Network that refuses to read until its RPC is proven
-// to serve the network (it checks on its first read; Run also checks at start, periodically and
-// after failures).
-func NewActivities(cfg Config, logger *zap.Logger) (*actsolana.Activities, error) {
-	return newActivities(cfg, logger, nil, solchain.NetworkOptions{})
-}
-
-func newActivities(cfg Config, logger *zap.Logger, h client.MetricsHandler, nopts solchain.NetworkOptions) (*actsolana.Activities, error) {
-	keys, err := signer.LoadSolanaKeyring(cfg.SolanaKeys...)
-	if err != nil {
-		// The keyring's error names the file or directory it could not use.
-		return nil, fmt.Errorf("loading Solana keys: %w", err)
-	}
-	if keys.Len() == 0 {
-		return nil, fmt.Errorf("no Solana keypair found in %v", []string(cfg.SolanaKeys))
-	}
+// newService is the staking service's client of the configuration: every call, whichever module
+// makes it, is counted and timed (h nil: logged only).
+func newService(cfg Config, logger *zap.Logger, h client.MetricsHandler) (*apiclient.Client, error) {
 	opts := []apiclient.Option{
 		apiclient.WithTokenFile(cfg.ServiceTokenFile),
 		apiclient.WithTimeout(30 * time.Second),
 		apiclient.WithLogger(logger.Named("apiclient")),
 		apiclient.WithUserAgent("stakeflow-worker"),
-		// Every call, whichever chain or job makes it, is counted and timed (h nil: logged only).
 		apiclient.WithObserver(metrics.ServiceObserver(h)),
 	}
 	if cfg.ValidatorStatusParam != "" {
@@ -117,67 +43,36 @@ func newActivities(cfg Config, logger *zap.Logger, h client.MetricsHandler, nopt
 	if err != nil {
 		return nil, fmt.Errorf("staking service client: %w", err)
 	}
-	chains := map[string]actsolana.SolanaReader{}
-	for network, n := range newNetworks(cfg, logger, h, nopts) {
-		chains[network] = n
-	}
-	return &actsolana.Activities{
-		Service: svc,
-		Signer: signer.NewSolana(keys, signer.SolanaPolicy{
-			AllowedVoteAccounts: cfg.AllowedVoteAccounts,
-			MaxComputeUnitPrice: cfg.MaxComputeUnitPrice,
-			MaxComputeUnitLimit: uint32(cfg.MaxComputeUnitLimit),
-			MaxFeeLamports:      cfg.MaxFeeLamports,
-		}),
-		Keys:   keys,
-		Chains: chains,
-		Policy: actsolana.Policy{
-			ApprovalThreshold: cfg.ApprovalThreshold, DualApprovalThreshold: cfg.DualApprovalThreshold,
-			MaxCommission: uint8(cfg.MaxCommission),
-		},
-		SlotDuration: cfg.SolanaSlotDuration,
-		EpochRecheck: cfg.EpochRecheck,
-	}, nil
+	return svc, nil
 }
 
-// newNetworks returns one proven reader per configured Solana network. Each logs and records
-// (stakeflow_rpc_verified) every change of its proof; h may be nil.
-func newNetworks(cfg Config, logger *zap.Logger, h client.MetricsHandler, opts solchain.NetworkOptions) map[string]*solchain.Network {
-	out := map[string]*solchain.Network{}
-	for _, network := range sortedKeys(cfg.SolanaRPC) {
-		expected, _ := cfg.ExpectedGenesis(network)
-		if known, ok := solchain.KnownGenesisHash(network); ok && known != expected {
-			logger.Warn("Solana network expects a configured genesis hash instead of the public cluster's",
-				zap.String("network", network), zap.String("expectedGenesis", expected), zap.String("publicGenesis", known))
+// RegisterCommon registers what every module's queue serves besides the module's own: the
+// operations' event notifications, which an operation starts as a child on its own queue.
+func RegisterCommon(r sdkworker.Registry, n *notify.Notifier) {
+	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowType})
+	r.RegisterActivity(n)
+}
+
+// served is one module as this worker serves it: its queue's worker and what /readyz checks.
+type served struct {
+	name, queue string
+	w           sdkworker.Worker
+	keys        func() int
+	networks    []module.Network
+}
+
+// readiness lists, one line each, why the module is not ready (empty: ready).
+func (s served) readiness() []string {
+	var out []string
+	if s.keys != nil && s.keys() == 0 {
+		out = append(out, s.name+": no keys loaded")
+	}
+	for _, n := range s.networks {
+		if err := n.Verified(); err != nil {
+			out = append(out, s.name+": "+err.Error())
 		}
-		o := opts
-		o.OnChange = func(st solchain.NetworkStatus) {
-			logNetwork(logger, st)
-			metrics.SetRPCVerified(h, chainSolana, st.Network, st.Verified)
-		}
-		metrics.SetRPCVerified(h, chainSolana, network, false)
-		out[network] = solchain.NewNetwork(network, expected, solchain.New(cfg.SolanaRPC[network]), o)
 	}
 	return out
-}
-
-// chainSolana is the chain label of the Solana networks' metrics.
-const chainSolana = "solana"
-
-// logNetwork logs a change of a network's proof: a mismatch as an error (the RPC serves another
-// network: nothing is read from it and the worker stays unready until it is fixed), other losses
-// as warnings.
-func logNetwork(logger *zap.Logger, st solchain.NetworkStatus) {
-	fields := []zap.Field{zap.String("network", st.Network), zap.String("expectedGenesis", st.Expected), zap.String("servedGenesis", st.Served)}
-	switch {
-	case st.Verified:
-		logger.Info("Solana RPC proven to serve its network", fields...)
-	case st.Served != "" && st.Served != st.Expected:
-		logger.Error("Solana RPC serves another network: refusing every read from it; the worker stays unready until the RPC or --solana-genesis is fixed",
-			append(fields, zap.String("reason", st.Reason))...)
-	default:
-		logger.Warn("Solana RPC not proven to serve its network: refusing reads until it is", append(fields, zap.String("reason", st.Reason))...)
-	}
 }
 
 // Run runs the worker until ctx is done, then stops it gracefully.
@@ -195,80 +90,76 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	}
 	exporter := prom.New(prom.Options{Logger: logger.Named("metrics")})
 	defer func() { _ = exporter.Close() }()
-	acts, err := newActivities(cfg, logger, exporter.Handler(), solchain.NetworkOptions{})
+	svc, err := newService(cfg, logger, exporter.Handler())
 	if err != nil {
 		return err
 	}
-	auth := authHealthy(acts.Service)
-	// Endpoint 4 (Polygon's broadcast) and the data jobs' endpoints are called on the client itself.
-	evmService, _ := acts.Service.(actevm.StakingService)
-	celService, _ := acts.Service.(actcelestia.StakingService)
-	elService, _ := acts.Service.(actel.Service)
-	jobService, _ := acts.Service.(actjobs.Service)
-	// Endpoint 9 (TON's transaction status) likewise.
-	tonService, _ := acts.Service.(actton.Service)
-	// Endpoint 6 (Hyperliquid's withdrawal request) likewise.
-	hlService, _ := acts.Service.(acthl.Service)
-	hlActs, err := newHyperliquidActivities(cfg, logger, hlService)
-	if err != nil {
-		return err
-	}
-	jobActs, closeStore, err := newJobActivities(ctx, cfg, logger, jobService)
+	st, closeStore, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	// The nonces Hyperliquid actions are signed with are recorded in the store, so that a nonce
-	// stays one operation's across restarts.
-	if nb, ok := jobActs.Store.(acthl.NonceBook); ok {
-		hlActs.Nonces = nb
-	}
 
 	copts, err := cfg.Temporal.Options(logger.Named("temporal"))
 	if err != nil {
 		return err
 	}
 	copts.MetricsHandler = exporter.Handler()
-	c, err := client.Dial(copts)
+	if cfg.Identity != "" {
+		copts.Identity = cfg.Identity
+	}
+	// Lazy: nothing connects before every module is built (its keys loaded and checked).
+	c, err := client.NewLazyClient(copts)
 	if err != nil {
 		return fmt.Errorf("connecting to Temporal at %s (namespace %s): %w", cfg.Temporal.Address, cfg.Temporal.Namespace, err)
 	}
 	defer c.Close()
-	if err := CheckNamespace(ctx, c, cfg.Temporal.Namespace); err != nil {
-		return err
-	}
 	if cfg.StickyCache > 0 {
 		// Process-wide, and read when the first worker is created.
 		sdkworker.SetStickyWorkflowCacheSize(cfg.StickyCache)
 	}
-	evmActs, elActs, evmNetworks, err := newEVMAndEigenLayerActivities(ctx, cfg, logger, exporter.Handler(), evmService, elService, c)
-	if err != nil {
-		return err
-	}
-	w := sdkworker.New(c, cfg.TaskQueue, sdkworker.Options{
-		MaxConcurrentWorkflowTaskPollers: cfg.Pollers,
-		MaxConcurrentActivityTaskPollers: cfg.Pollers,
-		WorkerStopTimeout:                cfg.StopTimeout,
-	})
 	notifier, err := newNotifier(cfg)
 	if err != nil {
 		return err
 	}
-	celActs, celClients, err := newCelestiaActivities(cfg.Celestia, celService)
-	if err != nil {
+	var mods []served
+	for _, m := range cfg.Modules {
+		if !m.Enabled() {
+			continue
+		}
+		queue := cfg.Temporal.TaskQueue(m.Name())
+		built, err := m.Build(ctx, module.Env{TaskQueue: queue, Logger: logger.Named(m.Name()), Metrics: exporter.Handler(),
+			Service: svc, Temporal: c, Store: st, EpochRecheck: cfg.EpochRecheck})
+		if err != nil {
+			return fmt.Errorf("module %s: %w", m.Name(), err)
+		}
+		w := sdkworker.New(c, queue, sdkworker.Options{
+			MaxConcurrentWorkflowTaskPollers: cfg.Pollers,
+			MaxConcurrentActivityTaskPollers: cfg.Pollers,
+			WorkerStopTimeout:                cfg.StopTimeout,
+		})
+		RegisterCommon(w, notifier)
+		m.Workflows(w)
+		for _, a := range built.Activities {
+			w.RegisterActivity(a)
+		}
+		mods = append(mods, served{name: m.Name(), queue: queue, w: w, keys: built.Keys, networks: built.Networks})
+	}
+
+	if err := CheckNamespace(ctx, c, cfg.Temporal.Namespace); err != nil {
 		return err
 	}
-	celActs.Temporal, celActs.TaskQueue = c, cfg.TaskQueue
-	hlActs.Temporal, hlActs.TaskQueue = c, cfg.TaskQueue
-	Register(w, notifier, jobActs, ChainActivities{Solana: acts, EVM: evmActs, EigenLayer: elActs, Celestia: celActs,
-		TON: &actton.Activities{Service: tonService}, Hyperliquid: hlActs})
 
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { stopBackground(); wg.Wait() }()
-	networks := runNetworks(bg, &wg, acts.Chains)
-	evmUnproven := runEVMNetworks(bg, &wg, evmNetworks)
-	celUnproven := runCelestiaNetworks(bg, &wg, celClients, logger)
+	for _, m := range mods {
+		for _, n := range m.networks {
+			wg.Add(1)
+			go func() { defer wg.Done(); n.Run(bg) }()
+		}
+	}
+	auth := svc.AuthHealthy
 	wg.Add(1)
 	go func() { defer wg.Done(); recordAuth(bg, exporter.Handler(), auth, authRecordInterval) }()
 
@@ -278,8 +169,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return err
 	}
 	if ln != nil {
-		h := newHealthMux(healthChecks{ready: ready, temporal: c, keys: keyCount(acts.Keys), networks: networks,
-			otherNetworks: func() []string { return append(evmUnproven(), celUnproven()...) }, serviceAuth: auth}, exporter.HTTPHandler())
+		h := newHealthMux(healthChecks{ready: ready, temporal: c, modules: mods, serviceAuth: auth}, exporter.HTTPHandler())
 		srv := serveHealth(ln, h, logger)
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -287,57 +177,27 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 			_ = srv.Shutdown(sctx)
 		}()
 	}
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("starting worker: %w", err)
+	for i, m := range mods {
+		if err := m.w.Start(); err != nil {
+			for _, started := range mods[:i] {
+				started.w.Stop()
+			}
+			return fmt.Errorf("starting the worker of module %s (task queue %s): %w", m.name, m.queue, err)
+		}
 	}
 	close(ready)
-	logger.Info("Worker started", zap.String("taskQueue", cfg.TaskQueue), zap.String("namespace", cfg.Temporal.Namespace),
-		zap.String("serviceURL", cfg.ServiceURL))
+	for _, m := range mods {
+		logger.Info("Module started", zap.String("module", m.name), zap.String("taskQueue", m.queue))
+	}
+	logger.Info("Worker started", zap.String("namespace", cfg.Temporal.Namespace), zap.String("serviceURL", cfg.ServiceURL))
 	<-ctx.Done()
 	logger.Info("Worker stopping", zap.Duration("stopTimeout", cfg.StopTimeout))
-	w.Stop()
-	return nil
-}
-
-// provenNetwork is a chain reader that proves its network and can keep proving it.
-type provenNetwork interface {
-	Verified() error
-	Run(ctx context.Context)
-}
-
-// runNetworks starts the checks of every reader that proves its network, until ctx is done, and
-// returns a function listing, one line each, those not proven and why.
-func runNetworks(ctx context.Context, wg *sync.WaitGroup, chains map[string]actsolana.SolanaReader) func() []string {
-	var proven []provenNetwork
-	for _, name := range slices.Sorted(maps.Keys(chains)) {
-		if n, ok := chains[name].(provenNetwork); ok {
-			proven = append(proven, n)
-			wg.Add(1)
-			go func() { defer wg.Done(); n.Run(ctx) }()
-		}
+	var stopping sync.WaitGroup
+	for _, m := range mods {
+		stopping.Add(1)
+		go func() { defer stopping.Done(); m.w.Stop() }()
 	}
-	return unprovenOf(proven)
-}
-
-// unprovenOf lists, one line each, the networks not proven and why (their refusal).
-func unprovenOf(networks []provenNetwork) func() []string {
-	return func() []string {
-		var out []string
-		for _, n := range networks {
-			if err := n.Verified(); err != nil {
-				out = append(out, err.Error())
-			}
-		}
-		return out
-	}
-}
-
-// authHealthy returns the staking service client's view of whether the service accepts its token,
-// when the client can tell; otherwise nil.
-func authHealthy(svc actsolana.StakingService) func() bool {
-	if a, ok := svc.(interface{ AuthHealthy() bool }); ok {
-		return a.AuthHealthy
-	}
+	stopping.Wait()
 	return nil
 }
 
@@ -381,50 +241,23 @@ func CheckNamespace(ctx context.Context, c client.Client, namespace string) erro
 	return nil
 }
 
-// keyCount returns how many keys k holds, when it can tell (a keyring); otherwise 1 when k is set.
-func keyCount(k actsolana.KeyHolder) func() int {
-	if l, ok := k.(interface{ Len() int }); ok {
-		return l.Len
-	}
-	return func() int {
-		if k == nil {
-			return 0
-		}
-		return 1
-	}
-}
-
 // healthChecker is the part of the Temporal client /readyz uses.
 type healthChecker interface {
 	CheckHealth(ctx context.Context, req *client.CheckHealthRequest) (*client.CheckHealthResponse, error)
 }
 
-// healthChecks are what /readyz checks: the worker started (ready closed), at least one key
-// loaded, every network's RPC proven, the staking service accepting the worker's token, and
-// Temporal reachable. networks and serviceAuth may be nil (nothing to check).
+// healthChecks are what /readyz checks: the worker started (ready closed), each module ready (its
+// keys loaded, each of its networks proven), the staking service accepting the worker's token,
+// and Temporal reachable. serviceAuth may be nil (nothing to check).
 type healthChecks struct {
-	ready    <-chan struct{}
-	temporal healthChecker
-	keys     func() int
-	// networks and otherNetworks list the Solana and the other chains' networks not proven, one
-	// line each.
-	networks, otherNetworks func() []string
-	serviceAuth             func() bool
+	ready       <-chan struct{}
+	temporal    healthChecker
+	modules     []served
+	serviceAuth func() bool
 }
 
-// unproven lists, one line each, the networks whose RPC is not proven and why.
-func (h healthChecks) unproven() []string {
-	var out []string
-	if h.networks != nil {
-		out = append(out, h.networks()...)
-	}
-	if h.otherNetworks != nil {
-		out = append(out, h.otherNetworks()...)
-	}
-	return out
-}
-
-// newHealthMux serves /healthz (the process answers), /readyz (healthChecks) and /metrics.
+// newHealthMux serves /healthz (the process answers), /readyz (healthChecks: the body lists each
+// module with its task queue, and why it is not ready) and /metrics.
 func newHealthMux(checks healthChecks, metricsHandler http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
@@ -435,25 +268,34 @@ func newHealthMux(checks healthChecks, metricsHandler http.Handler) *http.ServeM
 			http.Error(w, "worker not started", http.StatusServiceUnavailable)
 			return
 		}
-		if checks.keys == nil || checks.keys() == 0 {
-			http.Error(w, "no keys loaded", http.StatusServiceUnavailable)
-			return
+		var reasons, lines []string
+		for _, m := range checks.modules {
+			why := m.readiness()
+			reasons = append(reasons, why...)
+			state := "ready"
+			if len(why) > 0 {
+				state = "not ready"
+			}
+			lines = append(lines, fmt.Sprintf("module %s (task queue %s): %s", m.name, m.queue, state))
 		}
-		if reasons := checks.unproven(); len(reasons) > 0 {
-			http.Error(w, strings.Join(reasons, "\n"), http.StatusServiceUnavailable)
-			return
+		if len(checks.modules) == 0 {
+			reasons = append(reasons, "no module served")
 		}
 		if checks.serviceAuth != nil && !checks.serviceAuth() {
-			http.Error(w, "the staking service refuses the worker's token (replace the file of --service-token-file)", http.StatusServiceUnavailable)
+			reasons = append(reasons, "the staking service refuses the worker's token (replace the file of --service-token-file)")
+		}
+		if len(reasons) == 0 {
+			ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+			defer cancel()
+			if _, err := checks.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+				reasons = append(reasons, "temporal unreachable")
+			}
+		}
+		if len(reasons) > 0 {
+			http.Error(w, strings.Join(append(reasons, lines...), "\n"), http.StatusServiceUnavailable)
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-		defer cancel()
-		if _, err := checks.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
-			http.Error(w, "temporal unreachable", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ready\n"))
+		_, _ = w.Write([]byte("ready\n" + strings.Join(lines, "\n") + "\n"))
 	})
 	if metricsHandler != nil {
 		mux.Handle("/metrics", metricsHandler)

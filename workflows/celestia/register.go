@@ -5,6 +5,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
+// Module is the name of Celestia's module: its operations run on the task queue
+// workflows.TaskQueueOf(prefix, Module), served only by a worker configured for it.
+const Module = "celestia"
+
 // Register registers Celestia's workflows on r, under names apart from every other chain's.
 func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(Delegate, workflow.RegisterOptions{Name: DelegateWorkflowType})

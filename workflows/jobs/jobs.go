@@ -37,6 +37,10 @@ const maxFailedKept = 100
 // DefaultMaxActivities is how many activity calls a job makes before it continues as new.
 const DefaultMaxActivities = 50
 
+// Module is the name of the data jobs's module: its operations run on the task queue
+// workflows.TaskQueueOf(prefix, Module), served only by a worker configured for it.
+const Module = "jobs"
+
 // Register registers the jobs' workflows on r. Their functions are named apart from every other
 // workflow's (see workflows/polygon.Register).
 func Register(r worker.WorkflowRegistry) {

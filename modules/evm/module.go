@@ -1,4 +1,11 @@
-package worker
+// Package evm is the worker's module of the EVM chains: Polygon's staking operations and
+// EigenLayer's checkpoints, which share the EVM keys (keystore v3 files), the networks (one proven
+// reader per --evm-rpc) and each address's nonce lease, and so one task queue.
+//
+// Their code lives in workflows/polygon and workflows/eigenlayer (the operations), workflows/evm
+// (the EVM transaction step), activities/evm and activities/eigenlayer, signer/evm (the
+// verifiers and keys) and chain/evm (the chain-id-proving reader).
+package evm
 
 import (
 	"context"
@@ -9,27 +16,30 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/params"
-	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
-	"github.com/stakeflow/stakeflow/activities/eigenlayer"
+	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/amount"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
 	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/metrics"
+	"github.com/stakeflow/stakeflow/internal/module"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
+	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
+	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
+	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 )
 
-// EVMConfig is the worker's configuration of Polygon staking on Ethereum networks. It is off (no
+// Config is the worker's configuration of Polygon staking on Ethereum networks. It is off (no
 // EVM activity can run, and Polygon operations fail naming the missing --evm-rpc) unless
 // --evm-rpc names a network.
-type EVMConfig struct {
+type Config struct {
 	// RPC maps network name (networks.EVM) to its JSON-RPC URL; its chain id is proven before
 	// anything is read through it.
 	RPC cli.StringMap
@@ -67,8 +77,8 @@ type EVMConfig struct {
 // the exchange rate can move between the read and the block.
 const DefaultSlippageBps = 50
 
-// Register adds the EVM flags to fs.
-func (c *EVMConfig) Register(fs *flag.FlagSet) {
+// register adds the EVM flags to fs.
+func (c *Config) register(fs *flag.FlagSet) {
 	fs.Var(&c.RPC, "evm-rpc", "comma-separated network=url Ethereum JSON-RPC endpoints for Polygon staking ("+strings.Join(networks.EVM.Names(), ", ")+"); empty: no EVM operation runs")
 	fs.StringVar(&c.Keys, "evm-keys", "", "directory of Ethereum keystore v3 files")
 	fs.StringVar(&c.PassphraseFile, "evm-passphrase-file", "", "file holding the keystore files' passphrase")
@@ -85,11 +95,11 @@ func (c *EVMConfig) Register(fs *flag.FlagSet) {
 }
 
 // Enabled reports whether any EVM network is configured.
-func (c *EVMConfig) Enabled() bool { return len(c.RPC) > 0 }
+func (c *Config) enabled() bool { return len(c.RPC) > 0 }
 
-// Validate checks the EVM settings; the error names every setting that is wrong.
-func (c *EVMConfig) Validate() error {
-	if !c.Enabled() {
+// validate checks the EVM settings; the error names every setting that is wrong.
+func (c *Config) validate() error {
+	if !c.enabled() {
 		for _, f := range []struct {
 			name string
 			set  bool
@@ -109,7 +119,7 @@ func (c *EVMConfig) Validate() error {
 	if c.PassphraseFile == "" {
 		errs = append(errs, errors.New("--evm-passphrase-file is required with --evm-rpc"))
 	}
-	for _, n := range sortedKeys(c.RPC) {
+	for _, n := range cli.SortedKeys(c.RPC) {
 		if !networks.EVM.Has(n) {
 			errs = append(errs, fmt.Errorf("--evm-rpc: unknown network %q (want one of %s)", n, strings.Join(networks.EVM.Names(), ", ")))
 		}
@@ -123,7 +133,7 @@ func (c *EVMConfig) Validate() error {
 		}
 	}
 	for _, f := range c.contractFlags() {
-		for _, n := range sortedKeys(f.values) {
+		for _, n := range cli.SortedKeys(f.values) {
 			if _, ok := c.RPC[n]; !ok {
 				errs = append(errs, fmt.Errorf("%s names network %q, which has no --evm-rpc", f.name, n))
 			}
@@ -154,7 +164,7 @@ func (c *EVMConfig) Validate() error {
 }
 
 // contractFlags are the per-network contract settings, in the order errors name them.
-func (c *EVMConfig) contractFlags() []struct {
+func (c *Config) contractFlags() []struct {
 	name   string
 	values cli.StringMap
 } {
@@ -165,9 +175,9 @@ func (c *EVMConfig) contractFlags() []struct {
 }
 
 // validatorShares reads --polygon-validator-shares.
-func (c *EVMConfig) validatorShares() ([]signerevm.ValidatorShare, error) {
+func (c *Config) validatorShares() ([]signerevm.ValidatorShare, error) {
 	var out []signerevm.ValidatorShare
-	for _, a := range sortedKeys(c.PolygonValidatorShares) {
+	for _, a := range cli.SortedKeys(c.PolygonValidatorShares) {
 		addr, err := hexAddress(a)
 		if err != nil {
 			return nil, fmt.Errorf("--polygon-validator-shares: %v", err)
@@ -182,7 +192,7 @@ func (c *EVMConfig) validatorShares() ([]signerevm.ValidatorShare, error) {
 }
 
 // SignerPolicy is the signer's policy for network, from the settings.
-func (c *EVMConfig) SignerPolicy(network string) (signerevm.Policy, error) {
+func (c *Config) SignerPolicy(network string) (signerevm.Policy, error) {
 	shares, err := c.validatorShares()
 	if err != nil {
 		return signerevm.Policy{}, err
@@ -238,83 +248,6 @@ func optionalWei(s string) (*big.Int, error) {
 	return a.Big(), nil
 }
 
-// evmChain is the chain label of the EVM networks' metrics and logs.
-const evmChain = "evm"
-
-// newEVMActivities builds the EVM activities: the keystore keyring, one proven reader and one
-// signer per configured network, the staking service (endpoint 4) and the Temporal client that
-// starts the nonce sequencers. With EVM off they serve no network: a Polygon operation fails at
-// once, naming the network this worker does not serve.
-func newEVMActivities(ctx context.Context, cfg Config, logger *zap.Logger, h client.MetricsHandler, svc actevm.StakingService, c client.Client) (*actevm.Activities, []*evmchain.Network, error) {
-	acts, _, proven, err := newEVMAndEigenLayerActivities(ctx, cfg, logger, h, svc, nil, c)
-	return acts, proven, err
-}
-
-// newEVMAndEigenLayerActivities builds the EVM activities (newEVMActivities) and, on the same
-// keys and readers, the EigenLayer checkpoint activities (elSvc: endpoint 5).
-func newEVMAndEigenLayerActivities(ctx context.Context, cfg Config, logger *zap.Logger, h client.MetricsHandler, svc actevm.StakingService,
-	elSvc eigenlayer.Service, c client.Client) (*actevm.Activities, *eigenlayer.Activities, []*evmchain.Network, error) {
-	acts := &actevm.Activities{Networks: map[string]actevm.Network{}, Service: svc, Temporal: c, TaskQueue: cfg.TaskQueue,
-		EpochRecheck: cfg.EpochRecheck}
-	if !cfg.EVM.Enabled() {
-		acts.Keys = noKeys{}
-		return acts, &eigenlayer.Activities{Service: elSvc}, nil, nil
-	}
-	keys, err := signerevm.LoadKeyring(cfg.EVM.Keys, cfg.EVM.PassphraseFile)
-	if err != nil {
-		// The keyring's error names the file; it never carries the passphrase.
-		return nil, nil, nil, fmt.Errorf("loading EVM keys: %w", err)
-	}
-	if keys.Len() == 0 {
-		return nil, nil, nil, fmt.Errorf("no keystore file found in %s", cfg.EVM.Keys)
-	}
-	acts.Keys = keys
-	acts.Policy.ApprovalThresholdWei, _ = optionalWei(cfg.EVM.ApprovalThresholdWei)
-	acts.Policy.DualApprovalThresholdWei, _ = optionalWei(cfg.EVM.DualApprovalThresholdWei)
-	var proven []*evmchain.Network
-	readers := map[string]*evmchain.Network{}
-	for _, network := range sortedKeys(cfg.EVM.RPC) {
-		policy, err := cfg.EVM.SignerPolicy(network)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		s, err := signerevm.New(keys, policy)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("EVM signer for %s: %w", network, err)
-		}
-		cl, err := evmchain.Dial(ctx, cfg.EVM.RPC[network])
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		n := evmchain.NewNetwork(network, evmChainID(network), cl, evmchain.NetworkOptions{OnChange: func(st evmchain.NetworkStatus) {
-			logEVMNetwork(logger, st)
-			metrics.SetRPCVerified(h, evmChain, st.Network, st.Verified)
-		}})
-		metrics.SetRPCVerified(h, evmChain, network, false)
-		acts.Networks[network] = actevm.Network{Chain: n, Signer: s}
-		readers[network] = n
-		proven = append(proven, n)
-	}
-	el, err := newEigenLayerActivities(cfg, keys, readers, elSvc)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return acts, el, proven, nil
-}
-
-// NewEVMActivities builds the EVM activities as the worker does, for a process that runs a worker
-// of its own (the benchmark): svc is the staking service (endpoint 4), c the Temporal client that
-// starts the nonce sequencers. Each network's RPC is proven on its first read.
-func NewEVMActivities(ctx context.Context, cfg Config, logger *zap.Logger, svc actevm.StakingService, c client.Client) (*actevm.Activities, error) {
-	acts, _, err := newEVMActivities(ctx, cfg, logger, nil, svc, c)
-	return acts, err
-}
-
-// noKeys holds no key: the EVM activities of a worker without EVM settings.
-type noKeys struct{}
-
-func (noKeys) Has(common.Address) bool { return false }
-
 // logEVMNetwork logs a change of an EVM network's proof (its chain id).
 func logEVMNetwork(logger *zap.Logger, st evmchain.NetworkStatus) {
 	fields := []zap.Field{zap.String("network", st.Network), zap.String("expectedChainId", st.Expected), zap.String("servedChainId", st.Served)}
@@ -329,23 +262,153 @@ func logEVMNetwork(logger *zap.Logger, st evmchain.NetworkStatus) {
 	}
 }
 
-// runEVMNetworks starts the chain-id checks of the EVM networks until ctx is done, and returns a
-// function listing, one line each, those not proven and why.
-func runEVMNetworks(ctx context.Context, wg *sync.WaitGroup, networks []*evmchain.Network) func() []string {
-	for _, n := range networks {
-		wg.Add(1)
-		go func() { defer wg.Done(); n.Run(ctx) }()
-	}
-	proven := make([]provenNetwork, 0, len(networks))
-	for _, n := range networks {
-		proven = append(proven, n)
-	}
-	return unprovenOf(proven)
-}
-
 // evmChainID is the EIP-155 chain id of an EVM network of the catalogue (0 for a name it lacks,
 // which the configuration's check refuses first).
 func evmChainID(network string) uint64 {
 	id, _ := networks.EVM.ID(network)
 	return id
+}
+
+// registerEigenLayer adds the EigenLayer checkpoint flags to fs.
+func (c *Config) registerEigenLayer(fs *flag.FlagSet) {
+	fs.Var(&c.EigenPodManager, "eigenlayer-pod-manager", "comma-separated network=0x... EigenPodManager contracts (EigenLayer checkpoints; empty: none)")
+	fs.Uint64Var(&c.EigenMaxGasLimit, "eigenlayer-max-gas-limit", 0, "highest gas limit of a checkpoint transaction to sign (0: the signer's default, 6,000,000)")
+	fs.StringVar(&c.EigenMaxTransactionFee, "eigenlayer-max-fee-wei", "", "most a checkpoint transaction may pay, maxFeePerGas x gas, wei (empty: the signer's default, 0.2 ether)")
+}
+
+// validateEigenLayer checks the checkpoint settings.
+func (c *Config) validateEigenLayer() error {
+	var errs []error
+	for _, n := range cli.SortedKeys(c.EigenPodManager) {
+		if _, ok := c.RPC[n]; !ok {
+			errs = append(errs, fmt.Errorf("--eigenlayer-pod-manager names network %q, which has no --evm-rpc", n))
+		}
+		if _, err := hexAddress(c.EigenPodManager[n]); err != nil {
+			errs = append(errs, fmt.Errorf("--eigenlayer-pod-manager %s: %v", n, err))
+		}
+	}
+	if _, err := optionalWei(c.EigenMaxTransactionFee); err != nil {
+		errs = append(errs, fmt.Errorf("--eigenlayer-max-fee-wei: %v", err))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckpointPolicy is the checkpoint signer's policy for network, from the settings.
+func (c *Config) CheckpointPolicy(network string) (signerevm.CheckpointPolicy, error) {
+	p := signerevm.CheckpointPolicy{ChainID: evmChainID(network), MaxGasLimit: c.EigenMaxGasLimit}
+	if c.MaxFeePerGasGwei > 0 {
+		p.MaxFeePerGas = new(big.Int).Mul(new(big.Int).SetUint64(c.MaxFeePerGasGwei), big.NewInt(1_000_000_000))
+	}
+	var err error
+	if p.MaxTotalFee, err = optionalWei(c.EigenMaxTransactionFee); err != nil {
+		return p, fmt.Errorf("--eigenlayer-max-fee-wei: %v", err)
+	}
+	return p, nil
+}
+
+// Module is the EVM chains' module.
+type Module struct{ Config }
+
+// New is the EVM module with its settings' defaults.
+func New() *Module { return &Module{Config{SlippageBps: DefaultSlippageBps}} }
+
+// Name is wfevm.Module.
+func (m *Module) Name() string { return wfevm.Module }
+
+// Workflows registers the module's workflows on r.
+func (m *Module) Workflows(r sdkworker.WorkflowRegistry) {
+	wfpolygon.Register(r)
+	wfeigenlayer.Register(r)
+}
+
+// Flags adds the EVM, Polygon and EigenLayer settings to fs.
+func (m *Module) Flags(fs *flag.FlagSet) { m.register(fs) }
+
+// Enabled reports whether any EVM network is configured.
+func (m *Module) Enabled() bool { return m.enabled() }
+
+// Validate checks the settings; the error names every setting that is wrong.
+func (m *Module) Validate() error { return m.validate() }
+
+// Build loads the keys and builds Polygon's and EigenLayer's activities over one proven reader per
+// network.
+func (m *Module) Build(ctx context.Context, env module.Env) (module.Built, error) {
+	acts, el, networks, err := m.activities(ctx, env)
+	if err != nil {
+		return module.Built{}, err
+	}
+	built := module.Built{
+		Activities: []any{acts, el},
+		Keys:       acts.Keys.(*signerevm.Keyring).Len,
+	}
+	for _, n := range networks {
+		built.Networks = append(built.Networks, n)
+	}
+	return built, nil
+}
+
+// Activities builds Polygon's activities as the worker does, for a process that runs a worker of
+// its own (the benchmark). Each network's RPC is proven on its first read.
+func (m *Module) Activities(ctx context.Context, env module.Env) (*actevm.Activities, error) {
+	acts, _, _, err := m.activities(ctx, env)
+	return acts, err
+}
+
+// activities builds Polygon's activities (the keystore keyring, one proven reader and one signer
+// per network, the staking service's endpoint 4, the Temporal client and queue that start the
+// nonce leases) and, on the same keys and readers, EigenLayer's (endpoint 5; a network without
+// an EigenPodManager serves no checkpoint: the operation fails at once, naming it).
+func (m *Module) activities(ctx context.Context, env module.Env) (*actevm.Activities, *actel.Activities, []*evmchain.Network, error) {
+	c := &m.Config
+	keys, err := signerevm.LoadKeyring(c.Keys, c.PassphraseFile)
+	if err != nil {
+		// The keyring's error names the file; it never carries the passphrase.
+		return nil, nil, nil, fmt.Errorf("loading EVM keys: %w", err)
+	}
+	if keys.Len() == 0 {
+		return nil, nil, nil, fmt.Errorf("no keystore file found in %s", c.Keys)
+	}
+	acts := &actevm.Activities{Networks: map[string]actevm.Network{}, Service: env.Service, Temporal: env.Temporal,
+		TaskQueue: env.TaskQueue, EpochRecheck: env.EpochRecheck, Keys: keys}
+	acts.Policy.ApprovalThresholdWei, _ = optionalWei(c.ApprovalThresholdWei)
+	acts.Policy.DualApprovalThresholdWei, _ = optionalWei(c.DualApprovalThresholdWei)
+	el := &actel.Activities{Networks: map[string]actel.Network{}, Service: env.Service}
+	var proven []*evmchain.Network
+	for _, network := range cli.SortedKeys(c.RPC) {
+		policy, err := c.SignerPolicy(network)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		s, err := signerevm.New(keys, policy)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("EVM signer for %s: %w", network, err)
+		}
+		cl, err := evmchain.Dial(ctx, c.RPC[network])
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		n := evmchain.NewNetwork(network, evmChainID(network), cl, evmchain.NetworkOptions{OnChange: func(st evmchain.NetworkStatus) {
+			logEVMNetwork(env.Logger, st)
+			metrics.SetRPCVerified(env.Metrics, wfevm.Module, st.Network, st.Verified)
+		}})
+		metrics.SetRPCVerified(env.Metrics, wfevm.Module, network, false)
+		acts.Networks[network] = actevm.Network{Chain: n, Signer: s}
+		proven = append(proven, n)
+		if pm, ok := c.EigenPodManager[network]; ok {
+			manager, err := hexAddress(pm)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("--eigenlayer-pod-manager %s: %v", network, err)
+			}
+			policy, err := c.CheckpointPolicy(network)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			cs, err := signerevm.NewCheckpointSigner(keys, policy)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("checkpoint signer for %s: %w", network, err)
+			}
+			el.Networks[network] = actel.Network{Chain: n, Signer: cs, PodManager: manager}
+		}
+	}
+	return acts, el, proven, nil
 }

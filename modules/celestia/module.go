@@ -1,4 +1,10 @@
-package worker
+// Package celestia is the worker's Celestia module: its settings (--celestia-*), its keys
+// (keystore v3 files of secp256k1 keys), one chain-id-proving REST client per network, and
+// Celestia's workflows and activities on the Celestia task queue.
+//
+// Celestia's code lives in workflows/celestia, activities/celestia, signer/cosmos (the
+// verifier, the transaction encoding and keys) and chain/cosmos (the REST reader).
+package celestia
 
 import (
 	"context"
@@ -7,22 +13,24 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
+	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	cosmoschain "github.com/stakeflow/stakeflow/chain/cosmos"
 	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/module"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/signer/cosmos/tx"
+	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 )
 
-// CelestiaConfig is the worker's configuration of Celestia staking. It is off (Celestia
+// Config is the worker's configuration of Celestia staking. It is off (Celestia
 // operations fail naming the missing --celestia-rest) unless --celestia-rest names a network.
-type CelestiaConfig struct {
+type Config struct {
 	// REST maps network name (celestia-mainnet-beta, celestia-mocha-testnet) to its Cosmos REST
 	// endpoint; its chain id is proven before anything is read through it.
 	REST cli.StringMap
@@ -52,8 +60,8 @@ type CelestiaConfig struct {
 	TimeoutBlocks uint64
 }
 
-// Register adds the Celestia flags to fs.
-func (c *CelestiaConfig) Register(fs *flag.FlagSet) {
+// register adds the Celestia flags to fs.
+func (c *Config) register(fs *flag.FlagSet) {
 	fs.Var(&c.REST, "celestia-rest", "comma-separated network=url Cosmos REST endpoints for Celestia staking ("+strings.Join(networks.Celestia.Names(), ", ")+"); empty: no Celestia operation runs")
 	fs.StringVar(&c.Keys, "celestia-keys", "", "directory of keystore v3 files holding Celestia keys (starter keys import --chain celestia)")
 	fs.StringVar(&c.PassphraseFile, "celestia-passphrase-file", "", "file holding the Celestia keystore files' passphrase")
@@ -69,12 +77,12 @@ func (c *CelestiaConfig) Register(fs *flag.FlagSet) {
 	fs.Uint64Var(&c.TimeoutBlocks, "celestia-timeout-blocks", actcelestia.DefaultTimeoutBlocks, "how many blocks ahead of the chain's height every Celestia transaction's timeout height is set (past it, one not included can never be)")
 }
 
-// Enabled reports whether any Celestia network is configured.
-func (c *CelestiaConfig) Enabled() bool { return len(c.REST) > 0 }
+// enabled reports whether any Celestia network is configured.
+func (c *Config) enabled() bool { return len(c.REST) > 0 }
 
-// Validate checks the Celestia settings.
-func (c *CelestiaConfig) Validate() error {
-	if !c.Enabled() {
+// validate checks the Celestia settings.
+func (c *Config) validate() error {
+	if !c.enabled() {
 		if c.Keys != "" || c.PassphraseFile != "" {
 			return errors.New("--celestia-keys or --celestia-passphrase-file is set but --celestia-rest names no network")
 		}
@@ -84,7 +92,7 @@ func (c *CelestiaConfig) Validate() error {
 	if c.Keys == "" || c.PassphraseFile == "" {
 		errs = append(errs, errors.New("--celestia-keys and --celestia-passphrase-file are required with --celestia-rest"))
 	}
-	for _, n := range sortedKeys(c.REST) {
+	for _, n := range cli.SortedKeys(c.REST) {
 		if _, err := signercosmos.ChainID(n); err != nil {
 			errs = append(errs, fmt.Errorf("--celestia-rest: %v", err))
 		}
@@ -103,61 +111,89 @@ func (c *CelestiaConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// newCelestiaActivities builds the Celestia activities and the REST clients whose chain ids are
-// still to prove. With Celestia off they serve no network.
-func newCelestiaActivities(cfg CelestiaConfig, svc actcelestia.StakingService) (*actcelestia.Activities, []*cosmoschain.Client, error) {
-	acts := &actcelestia.Activities{Chains: map[string]actcelestia.Chain{}, Service: svc,
-		Policy:   actcelestia.Policy{ApprovalThreshold: cfg.ApprovalThreshold, DualApprovalThreshold: cfg.DualApprovalThreshold},
-		GasLimit: cfg.GasLimit, GasPriceMilli: cfg.GasPriceMilli, ReplaceAfter: cfg.ReplaceAfter, TimeoutBlocks: cfg.TimeoutBlocks}
-	if !cfg.Enabled() {
-		acts.Signer = signercosmos.NewSigner(nil, signercosmos.Policy{})
-		return acts, nil, nil
-	}
-	keys, err := signercosmos.LoadKeyring(cfg.Keys, cfg.PassphraseFile)
-	if err != nil {
-		return nil, nil, err
-	}
-	acts.Signer = signercosmos.NewSigner(keys, signercosmos.Policy{Validators: cfg.Validators, MaxFee: cfg.MaxFee, MaxGas: cfg.MaxGas, Memo: cfg.Memo})
-	var clients []*cosmoschain.Client
-	for _, n := range sortedKeys(cfg.REST) {
-		id, _ := signercosmos.ChainID(n)
-		c := cosmoschain.New(cfg.REST[n], id, nil)
-		acts.Chains[n] = c
-		clients = append(clients, c)
-	}
-	return acts, clients, nil
+// Module is the Celestia module.
+type Module struct{ Config }
+
+// New is the Celestia module with its settings' defaults.
+func New() *Module {
+	return &Module{Config{MaxFee: 20_000, MaxGas: 500_000, GasLimit: 200_000, GasPriceMilli: signercosmos.MinGasPriceMilli,
+		ReplaceAfter: time.Minute, TimeoutBlocks: actcelestia.DefaultTimeoutBlocks}}
 }
 
-// runCelestiaNetworks proves each REST endpoint's chain id, again after a failure, until ctx is
-// done, and returns a function listing the endpoints not proven yet.
-func runCelestiaNetworks(ctx context.Context, wg *sync.WaitGroup, clients []*cosmoschain.Client, logger *zap.Logger) func() []string {
-	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				if err := c.Verify(ctx); err != nil {
-					logger.Warn("Celestia REST endpoint not proven", zap.String("chainId", c.ChainID()), zap.Error(err))
-				}
-				wait := 30 * time.Second
-				if !c.Verified() {
-					wait = 2 * time.Second
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(wait):
-				}
-			}
-		}()
+// Name is wfcelestia.Module.
+func (m *Module) Name() string { return wfcelestia.Module }
+
+// Workflows registers the module's workflows on r.
+func (m *Module) Workflows(r sdkworker.WorkflowRegistry) {
+	wfcelestia.Register(r)
+}
+
+// Flags adds the Celestia settings to fs.
+func (m *Module) Flags(fs *flag.FlagSet) { m.register(fs) }
+
+// Enabled reports whether any Celestia network is configured.
+func (m *Module) Enabled() bool { return m.enabled() }
+
+// Validate checks the settings; the error names every setting that is wrong.
+func (m *Module) Validate() error { return m.validate() }
+
+// Build loads the keys and builds the activities over one REST client per network, each proving
+// its chain id before anything is read through it.
+func (m *Module) Build(_ context.Context, env module.Env) (module.Built, error) {
+	c := &m.Config
+	keys, err := signercosmos.LoadKeyring(c.Keys, c.PassphraseFile)
+	if err != nil {
+		return module.Built{}, err
 	}
-	return func() []string {
-		var out []string
-		for _, c := range clients {
-			if !c.Verified() {
-				out = append(out, "celestia "+c.ChainID())
-			}
+	acts := &actcelestia.Activities{Chains: map[string]actcelestia.Chain{}, Service: env.Service,
+		Signer:   signercosmos.NewSigner(keys, signercosmos.Policy{Validators: c.Validators, MaxFee: c.MaxFee, MaxGas: c.MaxGas, Memo: c.Memo}),
+		Policy:   actcelestia.Policy{ApprovalThreshold: c.ApprovalThreshold, DualApprovalThreshold: c.DualApprovalThreshold},
+		GasLimit: c.GasLimit, GasPriceMilli: c.GasPriceMilli, ReplaceAfter: c.ReplaceAfter, TimeoutBlocks: c.TimeoutBlocks,
+		Temporal: env.Temporal, TaskQueue: env.TaskQueue}
+	built := module.Built{
+		Activities: []any{acts},
+		Keys:       func() int { return len(keys.Addresses()) },
+	}
+	for _, n := range cli.SortedKeys(c.REST) {
+		id, _ := signercosmos.ChainID(n)
+		rest := cosmoschain.New(c.REST[n], id, nil)
+		acts.Chains[n] = rest
+		built.Networks = append(built.Networks, &network{rest: rest, name: n, logger: env.Logger})
+	}
+	return built, nil
+}
+
+// network proves a REST endpoint's chain id, and again after a failure.
+type network struct {
+	rest   *cosmoschain.Client
+	name   string
+	logger *zap.Logger
+}
+
+// Verified is nil once the endpoint served the network's chain id.
+func (n *network) Verified() error {
+	if n.rest.Verified() {
+		return nil
+	}
+	return fmt.Errorf("celestia %s: the REST endpoint is not proven to serve chain %s", n.name, n.rest.ChainID())
+}
+
+// Run checks the chain id until ctx is done: every 2 seconds until proven, then every 30.
+func (n *network) Run(ctx context.Context) {
+	for {
+		if err := n.rest.Verify(ctx); err != nil {
+			n.logger.Warn("Celestia REST endpoint not proven", zap.String("network", n.name), zap.String("chainId", n.rest.ChainID()), zap.Error(err))
 		}
-		return out
+		wait := 30 * time.Second
+		if !n.rest.Verified() {
+			wait = 2 * time.Second
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
 	}
 }

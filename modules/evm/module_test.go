@@ -1,4 +1,4 @@
-package worker
+package evm
 
 import (
 	"flag"
@@ -24,23 +24,23 @@ func evmArgs(extra ...string) []string {
 		"--polygon-validator-shares", share7 + "=7"}, extra...)
 }
 
-func parseEVM(t *testing.T, args ...string) EVMConfig {
+func parseEVM(t *testing.T, args ...string) Config {
 	t.Helper()
-	var c EVMConfig
+	m := New()
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	c.Register(fs)
+	m.Flags(fs)
 	require.NoError(t, cli.Parse(fs, args, ""))
-	return c
+	return m.Config
 }
 
-func TestEVMConfigOffByDefault(t *testing.T) {
+func TestConfigOffByDefault(t *testing.T) {
 	c := parseEVM(t)
-	require.False(t, c.Enabled())
-	require.NoError(t, c.Validate())
+	require.False(t, c.enabled())
+	require.NoError(t, c.validate())
 	require.Equal(t, uint(50), c.SlippageBps, "the documented default slippage")
 }
 
-func TestEVMConfigRefusesWhatIsWrongNamingIt(t *testing.T) {
+func TestConfigRefusesWhatIsWrongNamingIt(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -61,14 +61,14 @@ func TestEVMConfigRefusesWhatIsWrongNamingIt(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := parseEVM(t, tt.args...)
-			require.ErrorContains(t, c.Validate(), tt.want)
+			require.ErrorContains(t, c.validate(), tt.want)
 		})
 	}
 }
 
-func TestEVMConfigSignerPolicyIsAcceptedBySigner(t *testing.T) {
+func TestConfigSignerPolicyIsAcceptedBySigner(t *testing.T) {
 	c := parseEVM(t, evmArgs("--evm-max-fee-per-gas-gwei", "30", "--evm-max-fee-wei", "1000000000000000")...)
-	require.NoError(t, c.Validate())
+	require.NoError(t, c.validate())
 	p, err := c.SignerPolicy("dev")
 	require.NoError(t, err)
 	require.Equal(t, uint64(1337), p.ChainID)

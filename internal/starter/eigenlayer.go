@@ -43,7 +43,8 @@ func (r *runner) eigenLayerCmd(fs *flag.FlagSet, verb string) (func(context.Cont
 		owner := common.HexToAddress(in.Owner).Hex()
 		id := wfeigenlayer.CheckpointWorkflowID(in.Network, owner)
 		summary := fmt.Sprintf("checkpoint the EigenPod of %s (%s)", owner, in.Network)
-		opts := StartOptions(id, summary, r.temporal.TaskQueue(wfevm.Module), wfeigenlayer.Attributes(in.Network, owner)...)
+		queue := r.temporal.TaskQueue(wfevm.Module)
+		opts := StartOptions(id, summary, queue, wfeigenlayer.Attributes(in.Network, owner)...)
 		// One checkpoint per pod at a time, and a new one once it ended: the ID is the pod's.
 		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 		run, err := c.ExecuteWorkflow(ctx, opts, wfeigenlayer.CheckpointWorkflowType, in)
@@ -55,6 +56,7 @@ func (r *runner) eigenLayerCmd(fs *flag.FlagSet, verb string) (func(context.Cont
 			}
 			return fmt.Errorf("starting %s: %w", id, err)
 		}
+		r.checkQueue(ctx, c, queue)
 		return r.afterStartOf(ctx, c, run, wfeigenlayer.CheckpointWorkflowType, summary, wait, eigenLayerResult)
 	}, nil
 }

@@ -77,6 +77,9 @@ Data (read from the store the worker's jobs write; --store DSN, default sqlite:d
 Namespace:
   setup     register the search attributes stakeflow needs (idempotent)
 
+Each operation starts on its chain's task queue, <prefix>-<module> (--task-queue-prefix, default
+stakeflow: stakeflow-solana, -evm, -celestia, -hyperliquid, -ton, -jobs), where only a worker
+serving that chain polls; the start says when no worker polled it lately.
 Every flag has an environment twin (STAKEFLOW_<FLAG>, e.g. STAKEFLOW_TEMPORAL_ADDRESS) and may
 come from a JSON file given with --config. Add --json for machine-readable output.
 `
@@ -174,6 +177,10 @@ type runner struct {
 	json     bool
 	config   string
 	dial     func(cli.Temporal) (client.Client, error)
+	// queue is the task queue the last operation was started on; unserved says no worker
+	// polled it lately (checkQueue).
+	queue    string
+	unserved bool
 }
 
 func (r *runner) client() (client.Client, error) {
@@ -210,11 +217,37 @@ type started struct {
 	RunID       string `json:"runId"`
 	Workflow    string `json:"workflow"`
 	Summary     string `json:"summary"`
+	// TaskQueue is where it waits for its module's worker; Warning says when no worker polled it
+	// lately.
+	TaskQueue string `json:"taskQueue,omitempty"`
+	Warning   string `json:"warning,omitempty"`
+}
+
+// checkQueue records the task queue an operation was started on and whether a worker polled it
+// lately: an operation on a queue nobody serves waits, and the person who started it is told
+// which worker it waits for rather than finding it silent later.
+func (r *runner) checkQueue(ctx context.Context, c client.Client, queue string) {
+	r.queue = queue
+	d, err := c.DescribeTaskQueue(ctx, queue, enums.TASK_QUEUE_TYPE_WORKFLOW)
+	r.unserved = err == nil && len(d.GetPollers()) == 0
+}
+
+// queueWarning is the warning of an operation started on a queue no worker polled lately.
+func (r *runner) queueWarning() string {
+	if !r.unserved {
+		return ""
+	}
+	module := strings.TrimPrefix(r.queue, r.temporal.TaskQueuePrefix+"-")
+	return fmt.Sprintf("no worker has polled task queue %s lately: the operation waits until a worker serving %s (its settings given) runs", r.queue, module)
 }
 
 // start starts an operation's workflow on its module's task queue; a reused operation ID is refused with ErrAlreadyStarted.
 func (r *runner) start(ctx context.Context, c client.Client, module, id, summary string, wf any, in any, attrs ...temporal.SearchAttributeUpdate) (client.WorkflowRun, error) {
-	run, err := c.ExecuteWorkflow(ctx, StartOptions(id, summary, r.temporal.TaskQueue(module), attrs...), wf, in)
+	queue := r.temporal.TaskQueue(module)
+	run, err := c.ExecuteWorkflow(ctx, StartOptions(id, summary, queue, attrs...), wf, in)
+	if err == nil {
+		r.checkQueue(ctx, c, queue)
+	}
 	if err != nil {
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &already) {
@@ -328,12 +361,16 @@ func solanaResult(run client.WorkflowRun, ctx context.Context) (any, string, err
 }
 
 func (r *runner) afterStartOf(ctx context.Context, c client.Client, run client.WorkflowRun, name, summary string, wait bool, result resultOf) error {
-	s := started{OperationID: run.GetID(), RunID: run.GetRunID(), Workflow: name, Summary: summary}
+	s := started{OperationID: run.GetID(), RunID: run.GetRunID(), Workflow: name, Summary: summary, TaskQueue: r.queue, Warning: r.queueWarning()}
+	human := fmt.Sprintf("started %s\n  operation ID: %s\n  %s", name, s.OperationID, summary)
+	if s.Warning != "" {
+		human += "\n  warning: " + s.Warning
+	}
 	if !wait {
-		return r.print(fmt.Sprintf("started %s\n  operation ID: %s\n  %s", name, s.OperationID, summary), s)
+		return r.print(human, s)
 	}
 	if !r.json {
-		fmt.Fprintf(r.out, "started %s\n  operation ID: %s\n  %s\n", name, s.OperationID, summary)
+		fmt.Fprintln(r.out, human)
 	}
 	return r.follow(ctx, c, run, result)
 }

@@ -25,7 +25,7 @@ import (
 )
 
 // The lease model: several operations of one address lease its nonces from a real sequencer
-// (NonceSequencerWorkflow) and send transactions to a fake nonce chain on which a build may land
+// (NonceLeaseWorkflow) and send transactions to a fake nonce chain on which a build may land
 // at once, late, or never; an operation may give up following its build (releasing with it still
 // open) or be terminated at any point while holding the lease. After every seeded run:
 //   - every grant was at the chain's next nonce with nothing of the address pending (no nonce

@@ -11,9 +11,10 @@ import (
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
-// Lease is an operation's hold on its address's nonces.
+// Lease is an operation's hold on its address's nonces, from Acquire until Release.
 type Lease struct {
-	seqID      string
+	// id is the lease's workflow ID.
+	id         string
 	workflowID string
 	start      uint64
 	// Next is the next nonce the operation may use.
@@ -40,7 +41,7 @@ func Acquire(ctx workflow.Context, o *workflows.Operation, chain Chain, network,
 	o.Flush(ctx)
 	id := ID(chain, network, address)
 	g, granted := waitForGrant(ctx, o, id)
-	l := &Lease{seqID: id, workflowID: req.WorkflowID, start: g.Nonce, Next: g.Nonce}
+	l := &Lease{id: id, workflowID: req.WorkflowID, start: g.Nonce, Next: g.Nonce}
 	if !granted {
 		// Leave the queue (or give back a lease granted meanwhile) with no nonce used.
 		l.Next = 0
@@ -130,6 +131,6 @@ func (l *Lease) Release(ctx workflow.Context) error {
 		return nil
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	return workflow.SignalExternalWorkflow(dctx, l.seqID, "", SignalRelease,
+	return workflow.SignalExternalWorkflow(dctx, l.id, "", SignalRelease,
 		Release{WorkflowID: l.workflowID, Next: l.Next}).Get(dctx, nil)
 }

@@ -36,8 +36,8 @@ func Workflow(read Reader) func(workflow.Context, State) error {
 // grantsPerRun bounds a lease run's history before it continues as new.
 const grantsPerRun = 200
 
-// grant reads the address's nonces from the chain and answers req with the next nonce, or with
-// the conflict it found.
+// grant reads the address's nonces from the chain and answers the operation first in the queue
+// with the next nonce, or with the conflict it found.
 func (s *sequencer) grant(ctx workflow.Context) Grant {
 	st := &s.st
 	n, err := s.read(ctx)

@@ -35,7 +35,7 @@ test-stacks: tools
 ## lint: workflowcheck (determinism of workflow code), staticcheck, errcheck (pinned; scripts/tools.sh lint)
 lint:
 	@set -e; bin="$$(scripts/tools.sh lint)"; \
-	  echo "workflowcheck ./workflows/..."; "$$bin/workflowcheck" ./workflows/...; \
+	  echo "workflowcheck ./workflows/... ./lease/..."; "$$bin/workflowcheck" ./workflows/... ./lease/...; \
 	  echo "staticcheck ./..."; "$$bin/staticcheck" ./...; "$$bin/staticcheck" -tags integration ./...; \
 	  echo "errcheck ./..."; "$$bin/errcheck" -ignoretests -exclude .errcheck-excludes ./...
 

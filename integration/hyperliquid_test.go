@@ -15,9 +15,9 @@ import (
 
 	hlchain "github.com/stakeflow/stakeflow/chain/hyperliquid"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
+	"github.com/stakeflow/stakeflow/lease"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	hlsigner "github.com/stakeflow/stakeflow/signer/hyperliquid"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 )
 
@@ -135,10 +135,10 @@ func leaseTimesOf(t *testing.T, id string) leaseTimes {
 	for it.HasNext() {
 		ev, err := it.Next()
 		require.NoError(t, err)
-		if a := ev.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == wfevm.SignalGrant {
+		if a := ev.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == lease.SignalGrant {
 			lt.granted = ev.GetEventTime().AsTime()
 		}
-		if a := ev.GetSignalExternalWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetSignalName() == wfevm.SignalRelease {
+		if a := ev.GetSignalExternalWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetSignalName() == lease.SignalRelease {
 			lt.released = ev.GetEventTime().AsTime()
 		}
 	}

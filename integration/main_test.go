@@ -34,14 +34,15 @@ import (
 var recordHistories = flag.String("record-histories", "", "write the histories of the workflows run here under this directory (the workflows/ folder: each chain's into <chain>/testdata/histories)")
 
 // historyDir is where the history of a workflow type (or a file name starting with it) is
-// recorded: the folder of its chain's workflows.
+// recorded: the folder of its chain's workflows; the nonce lease's, beside the workflows folder
+// (package lease).
 func historyDir(root, name string) string {
 	chain := "solana"
 	switch {
+	case strings.HasPrefix(name, "NonceLease"):
+		return filepath.Join(root, "..", "lease", "testdata", "histories")
 	case strings.HasPrefix(name, "Polygon"):
 		chain = "polygon"
-	case strings.HasPrefix(name, "EVM"):
-		chain = "evm"
 	case strings.HasPrefix(name, "Celestia"):
 		chain = "celestia"
 	case strings.HasPrefix(name, "TON"):

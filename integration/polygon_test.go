@@ -13,9 +13,9 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/stretchr/testify/require"
 
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/harness/stack"
+	"github.com/stakeflow/stakeflow/lease"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 )
 
@@ -142,7 +142,7 @@ func testPolygonDelegateThroughStarter(t *testing.T) {
 	}
 
 	// The address's sequencer rests between leases: what a deploy finds in flight.
-	snapshotAs(t, actevm.SequencerID(stack.EVMNetwork, staker.Hex()), "EVMNonceSequencerWorkflow-idle")
+	snapshotAs(t, lease.ID(lease.EVM, stack.EVMNetwork, staker.Hex()), lease.WorkflowType+"-idle")
 
 	// A second start under the same ID is refused and sends nothing.
 	_, err = starterRun(t, "polygon", "delegate", "--network", stack.EVMNetwork, "--staker", staker.Hex(),

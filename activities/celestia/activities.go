@@ -16,6 +16,7 @@ import (
 	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/apiclient"
 	cosmoschain "github.com/stakeflow/stakeflow/chain/cosmos"
+	"github.com/stakeflow/stakeflow/lease"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 )
 
@@ -81,8 +82,8 @@ type Activities struct {
 	// does not give) before it reports the step stalled (default 5m); the step stays open and
 	// confirms again.
 	StallAfter time.Duration
-	// Temporal and TaskQueue start and signal the delegators' sequencers.
-	Temporal  WorkflowStarter
+	// Temporal and TaskQueue start and signal the delegators' nonce leases (CelestiaRequestLease).
+	Temporal  lease.Starter
 	TaskQueue string
 }
 

@@ -12,13 +12,13 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/apiclient"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
+	"github.com/stakeflow/stakeflow/lease"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 
@@ -69,13 +69,6 @@ type StakingService interface {
 
 var _ StakingService = (*apiclient.Client)(nil)
 
-// WorkflowStarter starts or signals workflows (the Temporal client): EVMRequestLease signals the
-// nonce sequencer, starting it when it is not running.
-type WorkflowStarter interface {
-	SignalWithStartWorkflow(ctx context.Context, workflowID string, signalName string, signalArg any,
-		options client.StartWorkflowOptions, workflow any, workflowArgs ...any) (client.WorkflowRun, error)
-}
-
 // Network is what the activities use on one EVM network.
 type Network struct {
 	// Chain reads the network.
@@ -120,9 +113,9 @@ type Activities struct {
 	Keys     KeyHolder
 	Service  StakingService
 	Policy   Policy
-	// Temporal starts and signals the nonce sequencers; TaskQueue is the queue they run on (the
-	// worker's, workflows.TaskQueue).
-	Temporal  WorkflowStarter
+	// Temporal starts and signals the addresses' nonce leases (EVMRequestLease); TaskQueue is the
+	// queue they run on (the worker's, workflows.TaskQueue).
+	Temporal  lease.Starter
 	TaskQueue string
 	// GasMarginPercent is added to the gas estimate (0: DefaultGasMarginPercent).
 	GasMarginPercent uint64
@@ -202,25 +195,26 @@ func (a *Activities) EVMCheckPolicy(ctx context.Context, in PolicyInput) (activi
 }
 
 // EVMReadNonces reads an address's nonces (latest, pending, finalized).
-func (a *Activities) EVMReadNonces(ctx context.Context, in NoncesInput) (Nonces, error) {
+// It is the reader of the EVM family's nonce leases (lease.Register).
+func (a *Activities) EVMReadNonces(ctx context.Context, in lease.ReadInput) (lease.Nonces, error) {
 	n, err := a.network(in.Network)
 	if err != nil {
-		return Nonces{}, err
+		return lease.Nonces{}, err
 	}
 	addr, err := address("address", in.Address)
 	if err != nil {
-		return Nonces{}, err
+		return lease.Nonces{}, err
 	}
 	got, err := n.Chain.Nonces(ctx, addr)
 	if err != nil {
-		return Nonces{}, chainErr("nonces of "+addr.Hex(), err)
+		return lease.Nonces{}, chainErr("nonces of "+addr.Hex(), err)
 	}
-	return Nonces{Latest: got.Latest, Pending: got.Pending, Finalized: got.Finalized}, nil
+	return lease.Nonces{Latest: got.Latest, Pending: got.Pending, Finalized: got.Finalized}, nil
 }
 
-// EVMRequestLease signals the nonce sequencer of (network, address), starting it when it is not
-// running (SignalWithStart).
-func (a *Activities) EVMRequestLease(ctx context.Context, in SequencerRequest) error {
+// EVMRequestLease asks the nonce lease of (network, address) for the operation named, starting
+// the lease when it is not running (lease.Ask).
+func (a *Activities) EVMRequestLease(ctx context.Context, in lease.Request) error {
 	if _, err := a.network(in.Network); err != nil {
 		return err
 	}
@@ -228,23 +222,8 @@ func (a *Activities) EVMRequestLease(ctx context.Context, in SequencerRequest) e
 	if err != nil {
 		return err
 	}
-	if in.WorkflowID == "" {
-		return invalid("the lease request names no operation (workflow ID)")
-	}
-	if a.Temporal == nil || a.TaskQueue == "" {
-		return invalid("this worker has no Temporal client or task queue for the nonce sequencers")
-	}
-	id := SequencerID(in.Network, addr.Hex())
-	_, err = a.Temporal.SignalWithStartWorkflow(ctx, id, SignalAcquire, in,
-		client.StartWorkflowOptions{ID: id, TaskQueue: a.TaskQueue},
-		SequencerWorkflowType, SequencerState{Network: in.Network, Address: addr.Hex()})
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return err
-		}
-		return temporal.NewApplicationError(fmt.Sprintf("signalling nonce sequencer %s: %v", id, err), activities.ErrServiceUnavailable)
-	}
-	return nil
+	in.Address = addr.Hex()
+	return lease.Ask(ctx, a.Temporal, a.TaskQueue, lease.EVM, in)
 }
 
 // network returns the configured network name, or a non-retryable error naming it.

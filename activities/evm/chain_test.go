@@ -25,6 +25,7 @@ import (
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 	sbevm "github.com/stakeflow/stakeflow/harness/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
+	"github.com/stakeflow/stakeflow/lease"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 
@@ -103,8 +104,8 @@ func (c *realChain) run(t *testing.T, activity, in, out any) error {
 
 func (c *realChain) nonce(t *testing.T) uint64 {
 	t.Helper()
-	var n Nonces
-	require.NoError(t, c.run(t, c.a.EVMReadNonces, NoncesInput{Network: "dev", Address: c.staker.Hex()}, &n))
+	var n lease.Nonces
+	require.NoError(t, c.run(t, c.a.EVMReadNonces, lease.ReadInput{Network: "dev", Address: c.staker.Hex()}, &n))
 	return n.Latest
 }
 
@@ -271,7 +272,7 @@ func TestRealChain(t *testing.T) {
 
 		err = c.run(t, c.a.EVMCheckFresh, FreshInput{Network: "dev", Staker: c.staker.Hex(), Nonce: ours.Nonce, Hashes: []string{ours.Hash}}, nil)
 		typ, nonRetryable := appErr(t, err)
-		assert.Equal(t, ErrNonceConflict, typ)
+		assert.Equal(t, lease.ErrNonceConflict, typ)
 		assert.True(t, nonRetryable)
 		assert.Contains(t, err.Error(), rcpt.TxHash.Hex(), "the stranger's transaction is named")
 

@@ -19,12 +19,13 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/apiclient"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
+	"github.com/stakeflow/stakeflow/lease"
 )
 
 // EVMCheckFresh proves the nonce is the address's next and used by no one else: the chain's next
 // nonce for the staker (at the latest block) must equal it, or be past it only because one of the
 // step's own builds (Hashes) holds it (LandedEarlier). A nonce used by another transaction, and a
-// gap (the chain's next nonce below ours), are ErrNonceConflict, non-retryable, naming the nonce
+// gap (the chain's next nonce below ours), are lease.ErrNonceConflict, non-retryable, naming the nonce
 // and, when the node can find it, the transaction that used it.
 func (a *Activities) EVMCheckFresh(ctx context.Context, in FreshInput) (FreshResult, error) {
 	n, err := a.network(in.Network)
@@ -49,7 +50,7 @@ func (a *Activities) EVMCheckFresh(ctx context.Context, in FreshInput) (FreshRes
 	case nonces.Latest < in.Nonce:
 		return FreshResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"the chain's next nonce for %s is %d, below this transaction's nonce %d: nonces %d to %d would be skipped (a gap); nothing was sent",
-			staker.Hex(), nonces.Latest, in.Nonce, nonces.Latest, in.Nonce-1), ErrNonceConflict, nil)
+			staker.Hex(), nonces.Latest, in.Nonce, nonces.Latest, in.Nonce-1), lease.ErrNonceConflict, nil)
 	}
 	// The nonce is used: by one of this step's builds, or by someone else.
 	for _, h := range hashes {
@@ -74,7 +75,7 @@ func (a *Activities) EVMCheckFresh(ctx context.Context, in FreshInput) (FreshRes
 	}
 	return FreshResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 		"nonce %d of %s is already used %s (the chain's next nonce is %d); nothing was sent",
-		in.Nonce, staker.Hex(), by, nonces.Latest), ErrNonceConflict, nil)
+		in.Nonce, staker.Hex(), by, nonces.Latest), lease.ErrNonceConflict, nil)
 }
 
 func hashes(in []string) ([]common.Hash, error) {

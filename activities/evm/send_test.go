@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/stakeflow/stakeflow/chain/rpcproof"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +22,8 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/apiclient"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
+	"github.com/stakeflow/stakeflow/chain/rpcproof"
+	"github.com/stakeflow/stakeflow/lease"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 
@@ -127,7 +129,7 @@ func TestCheckFresh(t *testing.T) {
 				Hashes: []string{ourHash.Hex(), ourNewer.Hex()}})
 			if tt.wantErr != nil {
 				typ, nonRetryable := appErr(t, err)
-				assert.Equal(t, ErrNonceConflict, typ)
+				assert.Equal(t, lease.ErrNonceConflict, typ)
 				assert.True(t, nonRetryable)
 				for _, w := range tt.wantErr {
 					assert.Contains(t, err.Error(), w)
@@ -265,26 +267,35 @@ func (f *fakeStarter) SignalWithStartWorkflow(_ context.Context, id, signal stri
 	return nil, nil
 }
 
-// TestRequestLease: the sequencer of (network, address) is signalled with the request and started
-// with its state on the worker's task queue.
+// TestRequestLease: the EVM lease of (network, address) is signalled with the request and
+// started with its chain, network and address on the worker's task queue; a worker without a task
+// queue or an unknown network is refused.
 func TestRequestLease(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{})
 	st := &fakeStarter{}
 	h.a.Temporal, h.a.TaskQueue = st, "stakeflow"
-	req := SequencerRequest{Network: "dev", Address: h.staker.Hex(), WorkflowID: "op-1", RunID: "run-1"}
+	req := lease.Request{Network: "dev", Address: h.staker.Hex(), WorkflowID: "op-1", RunID: "run-1"}
 	_, err := h.env.ExecuteActivity(h.a.EVMRequestLease, req)
 	require.NoError(t, err)
-	assert.Equal(t, SequencerID("dev", h.staker.Hex()), st.id)
+	assert.Equal(t, "nonce-lease/evm/dev/"+strings.ToLower(h.staker.Hex()), st.id)
 	assert.Equal(t, st.id, st.opts.ID)
 	assert.Equal(t, "stakeflow", st.opts.TaskQueue)
-	assert.Equal(t, SignalAcquire, st.signal)
-	assert.Equal(t, req, st.arg)
-	assert.Equal(t, SequencerWorkflowType, st.wf)
-	assert.Equal(t, []any{SequencerState{Network: "dev", Address: h.staker.Hex()}}, st.args)
+	assert.Equal(t, "acquire", st.signal)
+	want := req
+	want.Chain = lease.EVM
+	assert.Equal(t, want, st.arg)
+	assert.Equal(t, "NonceLeaseWorkflow", st.wf)
+	assert.Equal(t, []any{lease.State{Chain: lease.EVM, Network: "dev", Address: h.staker.Hex()}}, st.args)
 
 	h.a.TaskQueue = ""
 	_, err = h.env.ExecuteActivity(h.a.EVMRequestLease, req)
 	typ, _ := appErr(t, err)
+	assert.Equal(t, activities.ErrInvalidInput, typ)
+
+	h.a.TaskQueue = "stakeflow"
+	req.Network = "mainnet"
+	_, err = h.env.ExecuteActivity(h.a.EVMRequestLease, req)
+	typ, _ = appErr(t, err)
 	assert.Equal(t, activities.ErrInvalidInput, typ)
 }
 

@@ -98,31 +98,6 @@ type Unbond struct {
 // Claimable reports whether the unbond can be claimed now.
 func (u Unbond) Claimable() bool { return u.Epoch >= u.WithdrawEpoch+u.WithdrawalDelay }
 
-// NoncesInput names an address on a network.
-type NoncesInput struct {
-	Network string `json:"network"`
-	Address string `json:"address"`
-}
-
-// Nonces are an address's next nonces as the chain counts them.
-type Nonces struct {
-	// Latest counts its transactions in the latest block; Pending adds those in the node's pool.
-	Latest  uint64 `json:"latest"`
-	Pending uint64 `json:"pending"`
-	// Finalized counts its transactions at finalized depth.
-	Finalized uint64 `json:"finalized"`
-}
-
-// SequencerRequest asks the nonce sequencer of (Network, Address) for the address's lease,
-// starting the sequencer when it is not running.
-type SequencerRequest struct {
-	Network string `json:"network"`
-	Address string `json:"address"`
-	// WorkflowID and RunID are the requesting operation's: the lease is signalled to it.
-	WorkflowID string `json:"workflowId"`
-	RunID      string `json:"runId"`
-}
-
 // BuildInput asks for an unsigned transaction for one step.
 type BuildInput struct {
 	Network string `json:"network"`

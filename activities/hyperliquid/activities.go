@@ -34,6 +34,7 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/apiclient"
 	hlchain "github.com/stakeflow/stakeflow/chain/hyperliquid"
+	"github.com/stakeflow/stakeflow/lease"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	hlsigner "github.com/stakeflow/stakeflow/signer/hyperliquid"
 	"github.com/stakeflow/stakeflow/store"
@@ -88,9 +89,9 @@ type Activities struct {
 	// Nonces records durably which operation signs with each nonce of a key (the worker's store);
 	// nil: the signer's memory alone, which a restart forgets.
 	Nonces NonceBook
-	// Temporal starts and signals the delegators' lease sequencers (HLRequestLease); TaskQueue is
-	// the queue they run on (the worker's).
-	Temporal  WorkflowStarter
+	// Temporal starts and signals the delegators' leases (HLRequestLease); TaskQueue is the queue
+	// they run on (the worker's).
+	Temporal  lease.Starter
 	TaskQueue string
 }
 

@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/stakeflow/stakeflow/activities"
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	hlchain "github.com/stakeflow/stakeflow/chain/hyperliquid"
+	"github.com/stakeflow/stakeflow/lease"
 )
 
 // TestFateCannotLandOnlyOnceTheNonceLeftTheWindow: Hyperliquid's proof that an action cannot land
@@ -82,33 +82,37 @@ func (s *starter) SignalWithStartWorkflow(_ context.Context, id, signal string, 
 	return nil, nil
 }
 
-// TestRequestLeaseStartsTheDelegatorsSequencer: the lease of a Hyperliquid delegator is its own
-// sequencer (not the EVM one of the same address on the EVM network called mainnet), read by
-// HLReadLease, which counts no nonce; a network that is not a Hyperliquid lease's is refused.
-func TestRequestLeaseStartsTheDelegatorsSequencer(t *testing.T) {
+// TestRequestLeaseStartsTheDelegatorsLease: the lease of a Hyperliquid delegator is its own (not
+// the EVM lease of the same address on the EVM network called mainnet), read by HLReadLease,
+// which counts no nonce; a network the worker has no API for is refused.
+func TestRequestLeaseStartsTheDelegatorsLease(t *testing.T) {
 	st := &starter{}
 	a := &Activities{APIs: map[string]API{"mainnet": &fakeAPI{}}, Temporal: st, TaskQueue: "q"}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
 	addr := "0x1111111111111111111111111111111111111111"
-	_, err := env.ExecuteActivity(a.HLRequestLease, actevm.SequencerRequest{Network: "hyperliquid-mainnet", Address: addr, WorkflowID: "op-1"})
+	_, err := env.ExecuteActivity(a.HLRequestLease, lease.Request{Network: "mainnet", Address: addr, WorkflowID: "op-1"})
 	require.NoError(t, err)
-	require.Equal(t, []string{"evm-nonces/hyperliquid-mainnet/" + addr}, st.ids)
-	assert.NotEqual(t, actevm.SequencerID("mainnet", addr), st.ids[0], "not the EVM mainnet sequencer of the same address")
-	assert.Equal(t, actevm.SequencerState{Network: "hyperliquid-mainnet", Address: addr, Reader: ReadLeaseActivity}, st.state[0])
+	require.Equal(t, []string{"nonce-lease/hyperliquid/mainnet/" + addr}, st.ids)
+	assert.NotEqual(t, "nonce-lease/evm/mainnet/"+addr, st.ids[0], "not the EVM mainnet lease of the same address")
+	assert.Equal(t, lease.State{Chain: lease.Hyperliquid, Network: "mainnet", Address: addr}, st.state[0])
 
-	v, err := env.ExecuteActivity(a.HLReadLease, actevm.NoncesInput{Network: "hyperliquid-mainnet", Address: addr})
+	v, err := env.ExecuteActivity(a.HLReadLease, lease.ReadInput{Network: "mainnet", Address: addr})
 	require.NoError(t, err)
-	var n actevm.Nonces
+	var n lease.Nonces
 	require.NoError(t, v.Get(&n))
-	assert.Equal(t, actevm.Nonces{}, n)
+	assert.Equal(t, lease.Nonces{}, n)
 
-	for _, network := range []string{"mainnet", "hyperliquid-testnet"} {
-		_, err = env.ExecuteActivity(a.HLRequestLease, actevm.SequencerRequest{Network: network, Address: addr, WorkflowID: "op-2"})
+	for _, network := range []string{"testnet", "hyperliquid-mainnet"} {
+		_, err = env.ExecuteActivity(a.HLRequestLease, lease.Request{Network: network, Address: addr, WorkflowID: "op-2"})
 		var ae *temporal.ApplicationError
 		require.True(t, errors.As(err, &ae), "%s: %v", network, err)
 		assert.True(t, ae.NonRetryable(), network)
 	}
+	_, err = env.ExecuteActivity(a.HLReadLease, lease.ReadInput{Network: "hyperliquid-mainnet", Address: addr})
+	var ae *temporal.ApplicationError
+	require.True(t, errors.As(err, &ae), "a network name that is not Hyperliquid's: %v", err)
+	assert.True(t, ae.NonRetryable())
 	assert.Len(t, st.ids, 1)
 }

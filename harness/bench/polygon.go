@@ -19,6 +19,7 @@ import (
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 )
@@ -66,8 +67,8 @@ func (b *BarePolygon) Delegate(ctx context.Context, staker, share common.Address
 		ValidatorShare: share.Hex(), Amount: wei.String()}, &d); err != nil {
 		return fmt.Errorf("delegation: %w", err)
 	}
-	var nonces actevm.Nonces
-	if err := call(b.Acts.EVMReadNonces, actevm.NoncesInput{Network: b.Network, Address: staker.Hex()}, &nonces); err != nil {
+	var nonces lease.Nonces
+	if err := call(b.Acts.EVMReadNonces, lease.ReadInput{Network: b.Network, Address: staker.Hex()}, &nonces); err != nil {
 		return fmt.Errorf("nonces: %w", err)
 	}
 	nonce := nonces.Pending
@@ -170,7 +171,7 @@ func (e *env) barePolygonOp(ctx context.Context, i int) error {
 // polygonStaker is the i-th operation's address and validator on a side (0 orchestrated, 1
 // bare): each side has addresses of its own, as many as the concurrency, and operation i uses
 // address i mod the concurrency. The sides must not share an address: the orchestrated side's
-// nonce sequencer would rightly report the bare side's transactions as a stranger's.
+// nonce lease would rightly report the bare side's transactions as a stranger's.
 func (e *env) polygonStaker(i, side int) (common.Address, common.Address) {
 	ev := e.st.EVM
 	c := e.cfg.PolygonConcurrency

@@ -33,7 +33,7 @@ const (
 var polWei = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
 
 // PolygonOpSpec is one planned Polygon operation; several share a staker address, so that the
-// address's nonce sequencer orders them under the run's faults.
+// address's nonce lease orders them under the run's faults.
 type PolygonOpSpec struct {
 	Index int
 	Kind  Kind

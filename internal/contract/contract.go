@@ -13,11 +13,11 @@ import (
 
 	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/internal/worker"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/modules/all"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfjobs "github.com/stakeflow/stakeflow/workflows/jobs"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
@@ -67,8 +67,9 @@ var Updates = []Handler{
 var Internal = map[string]string{
 	workflows.NotifyWorkflowType: "the delivery of one event of an operation to the worker's webhook (--notify-webhook): " +
 		"started by the operation itself, as an abandoned child whose ID is the event's",
-	wfevm.SequencerWorkflowType: "the EVM nonce sequencer: one per network and address, started by the operations' " +
-		"EVMRequestLease activity, which hands out nonces in order; a run started by hand would hand out nonces no operation tracks",
+	lease.WorkflowType: "the nonce lease of an address: one per chain family, network and address, started by the operations' " +
+		"request activity (EVMRequestLease, CelestiaRequestLease, HLRequestLease), which hands out nonces in order; " +
+		"a run started by hand would hand out nonces no operation tracks",
 	wfjobs.APYJobWorkflowType: "the network APY job: started by a schedule (starter schedule create --job apy), one per network, " +
 		"so that one job of a kind runs per scope at a time",
 	wfjobs.RewardsJobWorkflowType: "the delegator rewards job: started by a schedule (starter schedule create --job rewards), " +

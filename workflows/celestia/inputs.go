@@ -7,9 +7,9 @@ import (
 
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	"github.com/stakeflow/stakeflow/amount"
+	"github.com/stakeflow/stakeflow/lease"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // Chain is the chain name of every Celestia operation (StakeflowChain); Unit its amounts' unit.
@@ -40,7 +40,7 @@ const (
 const StepWaitingUnbonding = "waiting-unbonding"
 
 // RecordedSteps are the values a Celestia operation gives the StakeflowStep search attribute.
-var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), wfevm.StepWaitingNonce, StepWaitingUnbonding)
+var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), lease.StepWaitingNonce, StepWaitingUnbonding)
 
 // Input starts a Celestia operation.
 type Input struct {

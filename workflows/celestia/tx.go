@@ -9,8 +9,8 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // ca is the nil Activities pointer the workflows name Celestia activities through.
@@ -20,7 +20,7 @@ var ca *actcelestia.Activities
 const neverReplace = 100 * 365 * 24 * time.Hour
 
 // Tx is one Celestia transaction step. Its account sequence is the next one of the delegator's
-// lease (the sequencer's, read from the chain): every build reuses it, so at most one build can
+// lease (package lease, read from the chain): every build reuses it, so at most one build can
 // ever land, and Confirm follows all of them by hash. Every build carries a timeout height a
 // bounded number of blocks ahead of the chain's height at its build, chosen by the build and
 // pinned here: a replacement (Confirm answered replace: unseen, the sequence unused, the timeout
@@ -131,14 +131,14 @@ var _ workflows.Replaceable = (*Tx)(nil)
 
 // transact runs intent as one step under the lease's next sequence and, once a build of it used
 // the sequence on chain (included, with code 0 or not), moves the lease past it.
-func transact(ctx workflow.Context, o *workflows.Operation, intent actcelestia.Intent, lease *wfevm.Lease) (workflows.TxRecord, error) {
-	seq := lease.Next
+func transact(ctx workflow.Context, o *workflows.Operation, intent actcelestia.Intent, held *lease.Lease) (workflows.TxRecord, error) {
+	seq := held.Next
 	t := &Tx{o: o, intent: intent, sequence: &seq}
 	rec, err := o.Transact(ctx, t)
 	// The sequence is consumed when one of the builds was included (with code 0 or not) or another
 	// transaction was proven to hold it.
 	if err == nil || t.conf.Hash != "" || t.conf.Holder != "" {
-		lease.Next = seq + 1
+		held.Next = seq + 1
 	}
 	return rec, err
 }

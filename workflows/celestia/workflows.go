@@ -11,8 +11,8 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	"github.com/stakeflow/stakeflow/amount"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // operation is a Celestia operation: the core's Operation and its input.
@@ -30,7 +30,7 @@ func start(ctx workflow.Context, op string, in Input) (*operation, error) {
 	o, err := workflows.NewOperation(ctx, workflows.Setup{
 		Chain: Chain, Network: in.Network, Operation: op, Staker: in.Delegator, Amount: in.Amount, Unit: Unit,
 		Validator: in.Validator, RequestedBy: in.RequestedBy, Options: in.Options,
-		Waits:        []string{wfevm.StepWaitingNonce, StepWaitingUnbonding},
+		Waits:        []string{lease.StepWaitingNonce, StepWaitingUnbonding},
 		Labels:       workflows.Labels{Validator: "validator", Account: "destination", Block: "height"},
 		FormatAmount: FormatTIA,
 	})
@@ -106,12 +106,12 @@ func (o *operation) position(ctx workflow.Context, validator string) (actcelesti
 // transact runs the operation's transaction holding the delegator's sequence lease, and gives it
 // back whatever happens.
 func (o *operation) transact(ctx workflow.Context) (workflows.TxRecord, error) {
-	lease, err := wfevm.AcquireLeaseVia(ctx, o.Operation, o.in.Network, o.in.Delegator, ca.CelestiaRequestLease)
+	held, err := lease.Acquire(ctx, o.Operation, lease.Celestia, o.in.Network, o.in.Delegator, ca.CelestiaRequestLease)
 	if err != nil {
 		return workflows.TxRecord{}, err
 	}
-	rec, err := transact(ctx, o.Operation, o.intent(), lease)
-	if rerr := lease.Release(ctx); rerr != nil {
+	rec, err := transact(ctx, o.Operation, o.intent(), held)
+	if rerr := held.Release(ctx); rerr != nil {
 		o.Logger().Warn("Sequence lease not released", "error", rerr)
 	}
 	return rec, err

@@ -21,12 +21,11 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/apiclient"
 	cosmoschain "github.com/stakeflow/stakeflow/chain/cosmos"
 	"github.com/stakeflow/stakeflow/harness/sandbox/celestiachain"
+	"github.com/stakeflow/stakeflow/lease"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 var (
@@ -122,16 +121,16 @@ func (h *harness) run(wfType string, in Input) (Result, error) {
 	Register(env)
 	// The sequencer grants the chain's next sequence (as it reads it) and takes releases.
 	env.OnActivity(h.acts.CelestiaRequestLease, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, req actevm.SequencerRequest) error {
-			n, err := h.acts.CelestiaReadNonces(context.Background(), actevm.NoncesInput{Network: req.Network, Address: req.Address})
+		func(_ context.Context, req lease.Request) error {
+			n, err := h.acts.CelestiaReadNonces(context.Background(), lease.ReadInput{Network: req.Network, Address: req.Address})
 			require.NoError(h.t, err)
 			h.leases = append(h.leases, n.Latest)
-			env.SignalWorkflow(wfevm.SignalGrant, wfevm.Grant{Nonce: n.Latest})
+			env.SignalWorkflow(lease.SignalGrant, lease.Grant{Nonce: n.Latest})
 			return nil
 		})
-	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, wfevm.SignalRelease, mock.Anything).Return(
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, lease.SignalRelease, mock.Anything).Return(
 		func(_, _, _, _ string, arg any) error {
-			h.releases = append(h.releases, arg.(wfevm.Release).Next)
+			h.releases = append(h.releases, arg.(lease.Release).Next)
 			return nil
 		})
 	// Durable timers move the ledger's clock as far as they wait.

@@ -1,7 +1,7 @@
 // Package eigenlayer is the EigenLayer checkpoint operation: one startCheckpoint by the pod owner,
 // then proofs transactions from the staking service (endpoint 5), in batches, until the pod's
 // checkpoint completes, on the chain-neutral operation core (workflows.Operation, Transact) and
-// the EVM nonce sequencer (workflows/evm).
+// the EVM family's nonce lease (package lease).
 //
 // The operation's ID is derived from the network and the owner, whose one pod getPod names: a
 // second checkpoint of the same pod is refused while one runs. It finds the checkpoint where
@@ -20,8 +20,8 @@ import (
 	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/chain/networks"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // Chain is the chain name of checkpoint operations (StakeflowChain); Unit their fees' unit.
@@ -37,7 +37,7 @@ const (
 )
 
 // RecordedSteps are the values a checkpoint gives the StakeflowStep search attribute.
-var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), wfevm.StepWaitingNonce)
+var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), lease.StepWaitingNonce)
 
 // CheckpointWorkflowID is the ID of the checkpoint operation of owner's pod on network: one at a
 // time per pod (an owner has one pod).

@@ -7,6 +7,7 @@ import (
 
 	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/lease"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
@@ -151,10 +152,10 @@ func (t *tx) Confirmed() workflows.Confirmed {
 
 // transact runs t under the lease's next nonce and moves the lease only to the nonce the chain
 // has consumed (wfevm.NextNonce).
-func transact(ctx workflow.Context, o *workflows.Operation, t *tx, lease *wfevm.Lease) (workflows.TxRecord, error) {
-	t.nonce = lease.Next
+func transact(ctx workflow.Context, o *workflows.Operation, t *tx, held *lease.Lease) (workflows.TxRecord, error) {
+	t.nonce = held.Next
 	rec, err := o.Transact(ctx, t)
-	lease.Next = wfevm.NextNonce(t.nonce, t.sends, t.conf, err)
+	held.Next = wfevm.NextNonce(t.nonce, t.sends, t.conf, err)
 	return rec, err
 }
 

@@ -12,17 +12,17 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
 	"github.com/stakeflow/stakeflow/chain/networks"
+	"github.com/stakeflow/stakeflow/lease"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // MaxAlreadyProven is how many batches in a row may turn out already proven (by another party)
 // before the operation stops: a service that keeps answering proven validators is not believed.
 const MaxAlreadyProven = 10
 
-// Register registers the checkpoint workflow. The EVM nonce sequencer it leases nonces from is
-// registered with Polygon's workflows (polygon.Register), once per worker.
+// Register registers the checkpoint workflow. The EVM family's nonce lease it leases nonces from
+// is registered with Polygon's workflows (polygon.Register), once on the EVM task queue.
 func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(Checkpoint, workflow.RegisterOptions{Name: CheckpointWorkflowType})
 }
@@ -55,7 +55,7 @@ func Checkpoint(ctx workflow.Context, in CheckpointInput) (Result, error) {
 	o, err := workflows.NewOperation(ctx, workflows.Setup{
 		Chain: Chain, Network: in.Network, Operation: OpCheckpoint, Staker: owner.Hex(), Unit: Unit,
 		RequestedBy: in.RequestedBy, Options: in.Options,
-		Waits:  []string{wfevm.StepWaitingNonce},
+		Waits:  []string{lease.StepWaitingNonce},
 		Labels: workflows.Labels{Validator: "pod", Account: "checkpoint", Block: "block"},
 	})
 	if err != nil {
@@ -104,13 +104,13 @@ func (c *checkpointOp) show(ctx workflow.Context, p actel.Pod) {
 }
 
 // withLease runs steps holding address's nonce lease and gives it back whatever happens.
-func (c *checkpointOp) withLease(ctx workflow.Context, address common.Address, steps func(*wfevm.Lease) error) error {
-	lease, err := wfevm.AcquireLease(ctx, c.Operation, c.network, address.Hex())
+func (c *checkpointOp) withLease(ctx workflow.Context, address common.Address, steps func(*lease.Lease) error) error {
+	held, err := lease.Acquire(ctx, c.Operation, lease.EVM, c.network, address.Hex(), ea.EVMRequestLease)
 	if err != nil {
 		return err
 	}
-	err = steps(lease)
-	if rerr := lease.Release(ctx); rerr != nil {
+	err = steps(held)
+	if rerr := held.Release(ctx); rerr != nil {
 		c.Logger().Warn("Nonce lease not released", "error", rerr)
 	}
 	return err
@@ -154,10 +154,10 @@ func (c *checkpointOp) run(ctx workflow.Context) error {
 // checkpoint started meanwhile is proven on instead.
 func (c *checkpointOp) start(ctx workflow.Context) (actel.Pod, error) {
 	var rec workflows.TxRecord
-	err := c.withLease(ctx, c.owner, func(lease *wfevm.Lease) error {
+	err := c.withLease(ctx, c.owner, func(held *lease.Lease) error {
 		var err error
 		rec, err = transact(ctx, c.Operation, &tx{o: c.Operation, network: c.network, sender: c.owner.Hex(),
-			start: &signerevm.StartIntent{ChainID: c.chainID, Owner: c.owner, Pod: c.pod}}, lease)
+			start: &signerevm.StartIntent{ChainID: c.chainID, Owner: c.owner, Pod: c.pod}}, held)
 		return err
 	})
 	switch {
@@ -181,13 +181,13 @@ func done(p actel.Pod, ts uint64) bool {
 func (c *checkpointOp) prove(ctx workflow.Context, p actel.Pod) error {
 	ts := c.progress.Timestamp
 	proven := 0
-	return c.withLease(ctx, c.submitter, func(lease *wfevm.Lease) error {
+	return c.withLease(ctx, c.submitter, func(held *lease.Lease) error {
 		for !done(p, ts) {
 			t := &tx{o: c.Operation, network: c.network, sender: c.submitter.Hex(), proofs: &actel.ProofsBuildInput{
 				Network: c.network, Owner: c.owner.Hex(), Submitter: c.submitter.Hex(), Pod: c.pod.Hex(),
 				ActivateTx: c.progress.StartTx, CheckpointTimestamp: ts,
 			}}
-			_, err := transact(ctx, c.Operation, t, lease)
+			_, err := transact(ctx, c.Operation, t, held)
 			switch {
 			case err == nil:
 				c.progress.BatchesSent++

@@ -17,8 +17,8 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 const (
@@ -148,10 +148,10 @@ func newEnv(t *testing.T, p *fakePod) *env {
 	e.OnActivity(ea.EVMCheckFresh, mock.Anything, mock.Anything).Return(actevm.FreshResult{}, nil).Maybe()
 	e.OnActivity(ea.EVMSendRPC, mock.Anything, mock.Anything).Return(p.broadcast).Maybe()
 	e.OnActivity(ea.EVMConfirm, mock.Anything, mock.Anything).Return(p.confirm).Maybe()
-	e.OnSignalExternalWorkflow(mock.Anything, wfevm.SequencerID(network, common.HexToAddress(owner).Hex()), "", wfevm.SignalRelease, mock.Anything).Return(nil).Maybe()
+	e.OnSignalExternalWorkflow(mock.Anything, lease.ID(lease.EVM, network, common.HexToAddress(owner).Hex()), "", lease.SignalRelease, mock.Anything).Return(nil).Maybe()
 	e.RegisterDelayedCallback(func() {
 		for _, n := range []uint64{5, 6} {
-			e.SignalWorkflow(wfevm.SignalGrant, wfevm.Grant{Nonce: n})
+			e.SignalWorkflow(lease.SignalGrant, lease.Grant{Nonce: n})
 		}
 	}, 0)
 	t.Cleanup(func() { e.AssertExpectations(t) })

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -61,8 +62,8 @@ func (t *Tx) Cancel() bool {
 }
 
 // NewTx is a step doing intent, under the lease's next nonce; Done moves the lease past it.
-func NewTx(o *workflows.Operation, network string, intent actevm.Intent, lease *Lease) *Tx {
-	intent.Nonce = lease.Next
+func NewTx(o *workflows.Operation, network string, intent actevm.Intent, held *lease.Lease) *Tx {
+	intent.Nonce = held.Next
 	return &Tx{o: o, network: network, intent: intent}
 }
 
@@ -154,10 +155,10 @@ func (t *Tx) Confirmed() workflows.Confirmed {
 
 // Transact runs intent as one step under the lease's next nonce, and moves the lease only to the
 // nonce the chain has consumed (see NextNonce).
-func Transact(ctx workflow.Context, o *workflows.Operation, network string, intent actevm.Intent, lease *Lease) (workflows.TxRecord, error) {
-	t := NewTx(o, network, intent, lease)
+func Transact(ctx workflow.Context, o *workflows.Operation, network string, intent actevm.Intent, held *lease.Lease) (workflows.TxRecord, error) {
+	t := NewTx(o, network, intent, held)
 	rec, err := o.Transact(ctx, t)
-	lease.Next = NextNonce(t.intent.Nonce, t.sends, t.conf, err)
+	held.Next = NextNonce(t.intent.Nonce, t.sends, t.conf, err)
 	return rec, err
 }
 

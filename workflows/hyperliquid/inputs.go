@@ -1,7 +1,7 @@
 // Package hyperliquid holds Hyperliquid's workflows on the operation core (package workflows).
 //
 // Withdraw (HyperliquidWithdrawWorkflow) moves staking rewards to the spot balance. It first takes
-// its delegator's lease (one operation per delegator at a time, the sequencer the nonce chains
+// its delegator's lease (one operation per delegator at a time, the nonce lease the nonce chains
 // use; a second operation waits in waiting-nonce) and holds it until its withdrawal's fate is
 // final (the history shows it initiated, which no one can undo, or it is proven unable to land),
 // giving it back on every exit: so the withdrawals the history shows before it signs are
@@ -30,8 +30,8 @@ import (
 	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/chain/networks"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // Chain is the chain name of every Hyperliquid operation (StakeflowChain); Unit its amounts' unit
@@ -54,7 +54,7 @@ const OpWithdraw = "withdraw"
 const StepWaitingWithdrawal = "waiting-withdrawal"
 
 // RecordedSteps are the values a Hyperliquid operation gives the StakeflowStep search attribute.
-var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), wfevm.StepWaitingNonce, StepWaitingWithdrawal)
+var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), lease.StepWaitingNonce, StepWaitingWithdrawal)
 
 // WithdrawInput starts a withdrawal of Amount HYPE of Delegator's staking rewards to its spot
 // balance.

@@ -15,8 +15,8 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	hlchain "github.com/stakeflow/stakeflow/chain/hyperliquid"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // ha is the nil Activities pointer the workflows name Hyperliquid activities through.
@@ -42,7 +42,7 @@ type withdrawal struct {
 	signed acthl.Signed
 	misses int
 	// lease is the delegator's lease while held.
-	lease *wfevm.Lease
+	lease *lease.Lease
 }
 
 // Withdraw (workflow type HyperliquidWithdrawWorkflow) moves Amount HYPE of the delegator's
@@ -55,7 +55,7 @@ func Withdraw(ctx workflow.Context, in WithdrawInput) (WithdrawResult, error) {
 	o, err := workflows.NewOperation(ctx, workflows.Setup{
 		Chain: Chain, Network: in.Network, Operation: OpWithdraw, Staker: strings.ToLower(in.Delegator),
 		Amount: strconv.FormatUint(wei, 10), Unit: Unit, RequestedBy: in.RequestedBy, Options: in.Options,
-		Waits:        []string{wfevm.StepWaitingNonce, StepWaitingWithdrawal},
+		Waits:        []string{lease.StepWaitingNonce, StepWaitingWithdrawal},
 		Labels:       workflows.Labels{Account: "withdrawal", Block: "nonce"},
 		FormatAmount: FormatHYPE,
 	})
@@ -86,11 +86,11 @@ func (w *withdrawal) account(ctx workflow.Context) (acthl.Account, error) {
 // leased runs the withdrawal holding the delegator's lease (one operation per delegator at a
 // time, see acthl's lease), and gives it back on every exit, a cancelled operation included.
 func (w *withdrawal) leased(ctx workflow.Context) (WithdrawResult, error) {
-	lease, err := wfevm.AcquireLeaseVia(ctx, w.Operation, acthl.LeaseNetwork(w.in.Network), common.HexToAddress(w.in.Delegator).Hex(), ha.HLRequestLease)
+	held, err := lease.Acquire(ctx, w.Operation, lease.Hyperliquid, w.in.Network, common.HexToAddress(w.in.Delegator).Hex(), ha.HLRequestLease)
 	if err != nil {
 		return WithdrawResult{}, err
 	}
-	w.lease = lease
+	w.lease = held
 	defer w.release(ctx)
 	return w.run(ctx)
 }

@@ -17,12 +17,11 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/stakeflow/stakeflow/activities"
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	hlchain "github.com/stakeflow/stakeflow/chain/hyperliquid"
+	"github.com/stakeflow/stakeflow/lease"
 	hlsigner "github.com/stakeflow/stakeflow/signer/hyperliquid"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 const delegator = "0x1111111111111111111111111111111111111111"
@@ -147,26 +146,26 @@ func newEnvLease(e *exchange, grantAfter time.Duration, held func()) *testsuite.
 	env.SetStartTime(signedAt)
 	e.clock = env.Now
 	Register(env)
-	env.OnActivity(ha.HLRequestLease, mock.Anything, mock.Anything).Return(func(_ context.Context, req actevm.SequencerRequest) error {
+	env.OnActivity(ha.HLRequestLease, mock.Anything, mock.Anything).Return(func(_ context.Context, req lease.Request) error {
 		e.events = append(e.events, "lease")
-		if req.Network != "hyperliquid-testnet" && req.Network != "hyperliquid-mainnet" {
-			return fmt.Errorf("lease asked on %q", req.Network)
+		if req.Chain != lease.Hyperliquid || (req.Network != "testnet" && req.Network != "mainnet") {
+			return fmt.Errorf("lease asked of %q on %q", req.Chain, req.Network)
 		}
 		env.RegisterDelayedCallback(func() {
 			if held != nil {
 				held()
 			}
 			e.events = append(e.events, "granted")
-			env.SignalWorkflow(wfevm.SignalGrant, wfevm.Grant{})
+			env.SignalWorkflow(lease.SignalGrant, lease.Grant{})
 		}, grantAfter)
 		return nil
 	})
-	env.OnSignalExternalWorkflow(mock.Anything, wfevm.SequencerID("hyperliquid-testnet", common.HexToAddress(delegator).Hex()), "", wfevm.SignalRelease, mock.Anything).Return(
+	env.OnSignalExternalWorkflow(mock.Anything, lease.ID(lease.Hyperliquid, "testnet", common.HexToAddress(delegator).Hex()), "", lease.SignalRelease, mock.Anything).Return(
 		func(_, _, _, _ string, arg any) error {
 			e.events = append(e.events, "release")
 			return nil
 		})
-	env.OnSignalExternalWorkflow(mock.Anything, wfevm.SequencerID("hyperliquid-mainnet", common.HexToAddress(delegator).Hex()), "", wfevm.SignalRelease, mock.Anything).Return(
+	env.OnSignalExternalWorkflow(mock.Anything, lease.ID(lease.Hyperliquid, "mainnet", common.HexToAddress(delegator).Hex()), "", lease.SignalRelease, mock.Anything).Return(
 		func(_, _, _, _ string, arg any) error {
 			e.events = append(e.events, "release")
 			return nil
@@ -347,7 +346,7 @@ func TestWithdrawTwoSameAmountAtOnceEachItsOwn(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&res))
 	assert.Equal(t, "0xtx1764000000001", res.Hash, "its own withdrawal")
 	assert.NotEqual(t, theirs.Hash, res.Hash)
-	assert.Equal(t, wfevm.StepWaitingNonce, during.Step, "waited visibly for the lease")
+	assert.Equal(t, lease.StepWaitingNonce, during.Step, "waited visibly for the lease")
 	assert.Equal(t, []string{"lease", "granted", "read", "sign", "submit", "read", "release"}, e.events[:7],
 		"nothing read, asked or signed before the lease; the lease given back once the history shows the withdrawal")
 	assert.NotContains(t, e.events[7:], "release", "given back once")

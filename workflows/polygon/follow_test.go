@@ -8,6 +8,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/lease"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
@@ -16,7 +17,7 @@ import (
 // land, so the operation does not fail: it follows that build, never asking for a replacement
 // again, and completes with it.
 func TestReplacementThatCannotBeBuiltFollowsTheBuildSent(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 5})
+	e := newEnv(t, lease.Grant{Nonce: 5})
 	e.delegation(actevm.Delegation{Balance: polWei(500), Allowance: polWei(100), ExpectedShares: polWei(100)})
 	var confirms []actevm.ConfirmInput
 	e.chain.confirm = []func(actevm.ConfirmInput) actevm.ConfirmResult{
@@ -44,14 +45,14 @@ func TestReplacementThatCannotBeBuiltFollowsTheBuildSent(t *testing.T) {
 	require.Zero(t, confirms[0].ReplaceAfter, "the first confirmation may ask for a replacement")
 	require.Equal(t, wfevm.FollowStallAfter, confirms[1].ReplaceAfter, "the follow-up asks for no replacement: an answer past the bound only stalls the step visibly")
 	require.Equal(t, confirms[0].Hashes, confirms[1].Hashes, "it follows exactly what was sent")
-	require.Equal(t, []wfevm.Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, e.releases)
+	require.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, e.releases)
 }
 
 // TestCancelAfterAStuckBuildFollowsItRatherThanStop: a cancel arrives while the only build is
 // stuck. It may still land, so the operation follows it to its end and reports the cancel, rather
 // than stopping with "nothing done".
 func TestCancelAfterAStuckBuildFollowsItRatherThanStop(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 9})
+	e := newEnv(t, lease.Grant{Nonce: 9})
 	e.delegation(actevm.Delegation{Balance: polWei(500), Allowance: polWei(100), ExpectedShares: polWei(100)})
 	e.chain.confirm = []func(actevm.ConfirmInput) actevm.ConfirmResult{
 		func(actevm.ConfirmInput) actevm.ConfirmResult {

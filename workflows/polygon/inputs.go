@@ -11,8 +11,8 @@ import (
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/chain/networks"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 // Chain is the chain name of every Polygon operation (StakeflowChain); Unit its amounts' unit.
@@ -45,7 +45,7 @@ const (
 const StepWaitingWithdrawal = "waiting-withdrawal-delay"
 
 // RecordedSteps are the values a Polygon operation gives the StakeflowStep search attribute.
-var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), wfevm.StepWaitingNonce, StepWaitingWithdrawal)
+var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), lease.StepWaitingNonce, StepWaitingWithdrawal)
 
 // DelegateInput starts a delegate: Amount wei of POL from Staker to the validator whose
 // ValidatorShare contract is ValidatorShare.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
+	"github.com/stakeflow/stakeflow/lease"
 )
 
 // warnings is a logger that keeps the warnings and infos, each with its key-values.
@@ -64,11 +64,11 @@ func loggedEnv(releaseErr error) (*testsuite.TestWorkflowEnvironment, *warnings)
 	e.OnActivity(ea.EVMCheckFresh, mock.Anything, mock.Anything).Return(actevm.FreshResult{}, nil)
 	e.OnActivity(ea.EVMBroadcast, mock.Anything, mock.Anything).Return(c.broadcast)
 	e.OnActivity(ea.EVMConfirm, mock.Anything, mock.Anything).Return(c.confirmed)
-	e.OnSignalExternalWorkflow(mock.Anything, wfevm.SequencerID(network, common.HexToAddress(staker).Hex()), "", wfevm.SignalRelease, mock.Anything).
+	e.OnSignalExternalWorkflow(mock.Anything, lease.ID(lease.EVM, network, common.HexToAddress(staker).Hex()), "", lease.SignalRelease, mock.Anything).
 		Return(releaseErr)
 	e.RegisterDelayedCallback(func() {
-		e.SignalWorkflow(wfevm.SignalGrant, wfevm.Grant{Nonce: 1})
-		e.SignalWorkflow(wfevm.SignalGrant, wfevm.Grant{Nonce: 2})
+		e.SignalWorkflow(lease.SignalGrant, lease.Grant{Nonce: 1})
+		e.SignalWorkflow(lease.SignalGrant, lease.Grant{Nonce: 2})
 	}, 0)
 	return e, w
 }

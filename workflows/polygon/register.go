@@ -4,10 +4,11 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
+	"github.com/stakeflow/stakeflow/lease"
 )
 
-// Register registers Polygon's workflows, and the EVM nonce sequencer they lease nonces from, on r.
+// Register registers Polygon's workflows on r, and the nonce lease of the EVM family (Polygon and
+// EigenLayer, which share the EVM task queue) reading nonces through EVMReadNonces.
 //
 // Their functions are named apart from every other chain's (Delegate, not DelegateWorkflow): the
 // SDK keeps a process-wide alias from a function's short name to the type it is registered under,
@@ -18,5 +19,5 @@ func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(Unstake, workflow.RegisterOptions{Name: UnstakeWorkflowType})
 	r.RegisterWorkflowWithOptions(WithdrawRewards, workflow.RegisterOptions{Name: WithdrawRewardsWorkflowType})
 	r.RegisterWorkflowWithOptions(Restake, workflow.RegisterOptions{Name: RestakeWorkflowType})
-	r.RegisterWorkflowWithOptions(wfevm.NonceSequencerWorkflow, workflow.RegisterOptions{Name: wfevm.SequencerWorkflowType})
+	lease.Register(r, ea.EVMReadNonces)
 }

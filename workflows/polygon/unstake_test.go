@@ -13,8 +13,8 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 func (e *env) status(t *testing.T) workflows.Status {
@@ -52,7 +52,7 @@ func (r *unbondReads) read(now func() time.Time) func(context.Context, actevm.Un
 }
 
 func unstakeWith(t *testing.T, reads *unbondReads, opts workflows.Options) *env {
-	e := newEnv(t, wfevm.Grant{Nonce: 10}, wfevm.Grant{Nonce: 11})
+	e := newEnv(t, lease.Grant{Nonce: 10}, lease.Grant{Nonce: 11})
 	e.delegation(actevm.Delegation{Staked: polWei(40), Shares: polWei(40), ExpectedShares: polWei(40)})
 	e.OnActivity(ea.EVMReadUnbond, mock.Anything, mock.Anything).Return(reads.read(e.Now))
 	in := delegateInput()
@@ -142,7 +142,7 @@ func TestUnstakeUnbondReadRefusedStallsThenClaims(t *testing.T) {
 	reads := &unbondReads{us: []actevm.Unbond{u},
 		errs: []error{temporal.NewNonRetryableApplicationError("rpc 403", activities.ErrChainRejected, nil)}}
 	var stall *workflows.Stall
-	e := newEnv(t, wfevm.Grant{Nonce: 10}, wfevm.Grant{Nonce: 11})
+	e := newEnv(t, lease.Grant{Nonce: 10}, lease.Grant{Nonce: 11})
 	e.delegation(actevm.Delegation{Staked: polWei(40), ExpectedShares: polWei(40)})
 	e.OnActivity(ea.EVMReadUnbond, mock.Anything, mock.Anything).Return(reads.read(e.Now))
 	e.RegisterDelayedCallback(func() { stall = e.status(t).Stall }, 10*time.Second)
@@ -159,7 +159,7 @@ func TestUnstakeUnbondReadRefusedStallsThenClaims(t *testing.T) {
 func TestUnstakeCancelledDuringTheWaitClaimsNothing(t *testing.T) {
 	u := actevm.Unbond{Nonce: 3, WithdrawEpoch: 100, WithdrawalDelay: 80, Epoch: 100, EpochDuration: time.Hour}
 	reads := &unbondReads{us: []actevm.Unbond{u}}
-	e := newEnv(t, wfevm.Grant{Nonce: 10})
+	e := newEnv(t, lease.Grant{Nonce: 10})
 	e.delegation(actevm.Delegation{Staked: polWei(40), ExpectedShares: polWei(40)})
 	e.OnActivity(ea.EVMReadUnbond, mock.Anything, mock.Anything).Return(reads.read(e.Now))
 	e.RegisterDelayedCallback(e.CancelWorkflow, 30*time.Minute)

@@ -13,6 +13,7 @@ import (
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/chain/networks"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
@@ -37,7 +38,7 @@ func newOperation(ctx workflow.Context, op, network, staker, share, amount, requ
 		Chain: Chain, Network: network, Operation: op, Staker: common.HexToAddress(staker).Hex(),
 		Amount: amount, Unit: Unit, Validator: common.HexToAddress(share).Hex(),
 		RequestedBy: requestedBy, Options: opts,
-		Waits:        []string{wfevm.StepWaitingNonce, StepWaitingWithdrawal},
+		Waits:        []string{lease.StepWaitingNonce, StepWaitingWithdrawal},
 		Labels:       workflows.Labels{Validator: "validator share", Account: "unbond", Block: "block"},
 		FormatAmount: FormatPOL,
 	})
@@ -88,13 +89,13 @@ func (o *operation) readDelegation(ctx workflow.Context) (actevm.Delegation, err
 }
 
 // withLease runs steps holding the staker's nonce lease, and gives it back whatever happens.
-func (o *operation) withLease(ctx workflow.Context, steps func(*wfevm.Lease) error) error {
-	lease, err := wfevm.AcquireLease(ctx, o.Operation, o.network, o.staker.Hex())
+func (o *operation) withLease(ctx workflow.Context, steps func(*lease.Lease) error) error {
+	held, err := lease.Acquire(ctx, o.Operation, lease.EVM, o.network, o.staker.Hex(), ea.EVMRequestLease)
 	if err != nil {
 		return err
 	}
-	err = steps(lease)
-	if rerr := lease.Release(ctx); rerr != nil {
+	err = steps(held)
+	if rerr := held.Release(ctx); rerr != nil {
 		o.Logger().Warn("Nonce lease not released", "error", rerr)
 	}
 	return err
@@ -132,7 +133,7 @@ func (o *operation) runDelegate(ctx workflow.Context) error {
 	if err := o.checkPolicy(ctx); err != nil {
 		return err
 	}
-	return o.withLease(ctx, func(lease *wfevm.Lease) error {
+	return o.withLease(ctx, func(held *lease.Lease) error {
 		d, err := o.readDelegation(ctx)
 		if err != nil {
 			return err
@@ -144,14 +145,14 @@ func (o *operation) runDelegate(ctx workflow.Context) error {
 			approve := o.intent(actevm.Operation("approve"))
 			approve.ValidatorShare = common.Address{}
 			approve.Amount = new(big.Int).Set(o.amount)
-			if _, err := wfevm.Transact(ctx, o.Operation, o.network, approve, lease); err != nil {
+			if _, err := wfevm.Transact(ctx, o.Operation, o.network, approve, held); err != nil {
 				return err
 			}
 		}
 		delegate := o.intent(actevm.Operation("delegate"))
 		delegate.Amount = new(big.Int).Set(o.amount)
 		delegate.ExpectedShares = wei(d.ExpectedShares)
-		_, err = wfevm.Transact(ctx, o.Operation, o.network, delegate, lease)
+		_, err = wfevm.Transact(ctx, o.Operation, o.network, delegate, held)
 		return err
 	})
 }
@@ -187,7 +188,7 @@ func (o *operation) runUnstake(ctx workflow.Context) error {
 		return err
 	}
 	var sold workflows.TxRecord
-	err = o.withLease(ctx, func(lease *wfevm.Lease) error {
+	err = o.withLease(ctx, func(held *lease.Lease) error {
 		d, err := o.readDelegation(ctx)
 		if err != nil {
 			return err
@@ -195,7 +196,7 @@ func (o *operation) runUnstake(ctx workflow.Context) error {
 		unstake := o.intent(actevm.Operation("unstake"))
 		unstake.Amount = new(big.Int).Set(o.amount)
 		unstake.ExpectedShares = wei(d.ExpectedShares)
-		sold, err = wfevm.Transact(ctx, o.Operation, o.network, unstake, lease)
+		sold, err = wfevm.Transact(ctx, o.Operation, o.network, unstake, held)
 		return err
 	})
 	if err != nil {
@@ -205,10 +206,10 @@ func (o *operation) runUnstake(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	return o.withLease(ctx, func(lease *wfevm.Lease) error {
+	return o.withLease(ctx, func(held *lease.Lease) error {
 		claim := o.intent(actevm.Operation("claim"))
 		claim.UnbondNonce = new(big.Int).SetUint64(u.Nonce)
-		_, err := wfevm.Transact(ctx, o.Operation, o.network, claim, lease)
+		_, err := wfevm.Transact(ctx, o.Operation, o.network, claim, held)
 		return err
 	})
 }
@@ -292,8 +293,8 @@ func (o *operation) runRewards(ctx workflow.Context, call actevm.Operation) erro
 	if err := o.checkPolicy(ctx); err != nil {
 		return err
 	}
-	return o.withLease(ctx, func(lease *wfevm.Lease) error {
-		_, err := wfevm.Transact(ctx, o.Operation, o.network, o.intent(call), lease)
+	return o.withLease(ctx, func(held *lease.Lease) error {
+		_, err := wfevm.Transact(ctx, o.Operation, o.network, o.intent(call), held)
 		return err
 	})
 }

@@ -18,8 +18,8 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
-	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
 const (
@@ -94,17 +94,17 @@ func (c *chain) confirmed(_ context.Context, in actevm.ConfirmInput) (actevm.Con
 type env struct {
 	*testsuite.TestWorkflowEnvironment
 	chain    *chain
-	releases []wfevm.Release
+	releases []lease.Release
 	leases   int
 }
 
-func newEnv(t *testing.T, grants ...wfevm.Grant) *env {
+func newEnv(t *testing.T, grants ...lease.Grant) *env {
 	var suite testsuite.WorkflowTestSuite
 	e := &env{TestWorkflowEnvironment: suite.NewTestWorkflowEnvironment(), chain: &chain{}}
 	Register(e)
 	e.RegisterActivity(ea)
 	e.OnActivity(ea.EVMCheckPolicy, mock.Anything, mock.Anything).Return(activities.PolicyDecision{}, nil).Maybe()
-	e.OnActivity(ea.EVMRequestLease, mock.Anything, mock.Anything).Return(func(context.Context, actevm.SequencerRequest) error {
+	e.OnActivity(ea.EVMRequestLease, mock.Anything, mock.Anything).Return(func(context.Context, lease.Request) error {
 		e.leases++
 		return nil
 	}).Maybe()
@@ -113,15 +113,15 @@ func newEnv(t *testing.T, grants ...wfevm.Grant) *env {
 	e.OnActivity(ea.EVMCheckFresh, mock.Anything, mock.Anything).Return(actevm.FreshResult{}, nil).Maybe()
 	e.OnActivity(ea.EVMBroadcast, mock.Anything, mock.Anything).Return(e.chain.broadcast).Maybe()
 	e.OnActivity(ea.EVMConfirm, mock.Anything, mock.Anything).Return(e.chain.confirmed).Maybe()
-	e.OnSignalExternalWorkflow(mock.Anything, wfevm.SequencerID(network, common.HexToAddress(staker).Hex()), "", wfevm.SignalRelease, mock.Anything).
+	e.OnSignalExternalWorkflow(mock.Anything, lease.ID(lease.EVM, network, common.HexToAddress(staker).Hex()), "", lease.SignalRelease, mock.Anything).
 		Return(func(_, _, _, _ string, arg any) error {
-			e.releases = append(e.releases, arg.(wfevm.Release))
+			e.releases = append(e.releases, arg.(lease.Release))
 			return nil
 		}).Maybe()
 	// The sequencer's grants, in the order the operation asks (signals wait in the channel).
 	e.RegisterDelayedCallback(func() {
 		for _, g := range grants {
-			e.SignalWorkflow(wfevm.SignalGrant, g)
+			e.SignalWorkflow(lease.SignalGrant, g)
 		}
 	}, 0)
 	t.Cleanup(func() { e.AssertExpectations(t) })
@@ -146,7 +146,7 @@ func delegateInput() DelegateInput {
 }
 
 func TestDelegateApprovesExactlyTheAmountThenDelegatesOnConsecutiveNonces(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 7})
+	e := newEnv(t, lease.Grant{Nonce: 7})
 	e.delegation(actevm.Delegation{Balance: polWei(500), Allowance: polWei(1), ExpectedShares: polWei(100)})
 	e.ExecuteWorkflow(DelegateWorkflowType, delegateInput())
 	r := e.result(t)
@@ -164,7 +164,7 @@ func TestDelegateApprovesExactlyTheAmountThenDelegatesOnConsecutiveNonces(t *tes
 	require.Equal(t, common.HexToAddress(share), delegate.ValidatorShare)
 	require.Equal(t, uint64(1337), delegate.ChainID)
 
-	require.Equal(t, []wfevm.Release{{WorkflowID: "default-test-workflow-id", Next: 9}}, e.releases,
+	require.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 9}}, e.releases,
 		"the lease goes back once, past both nonces used")
 	require.Len(t, r.Transactions, 2)
 	require.Equal(t, "approve", r.Transactions[0].Kind)
@@ -174,42 +174,42 @@ func TestDelegateApprovesExactlyTheAmountThenDelegatesOnConsecutiveNonces(t *tes
 }
 
 func TestDelegateWithEnoughAllowanceSendsNoApprove(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 3})
+	e := newEnv(t, lease.Grant{Nonce: 3})
 	e.delegation(actevm.Delegation{Balance: polWei(500), Allowance: polWei(100), ExpectedShares: polWei(100)})
 	e.ExecuteWorkflow(DelegateWorkflowType, delegateInput())
 	r := e.result(t)
 	require.Len(t, e.chain.builds, 1)
 	require.Equal(t, actevm.Operation("delegate"), e.chain.builds[0].Intent.Operation)
 	require.Equal(t, uint64(3), e.chain.builds[0].Intent.Nonce)
-	require.Equal(t, []wfevm.Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, e.releases)
+	require.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, e.releases)
 	require.Len(t, r.Transactions, 1)
 }
 
 func TestDelegateRefusedWhenTheBalanceIsShortSignsNothing(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 3})
+	e := newEnv(t, lease.Grant{Nonce: 3})
 	e.delegation(actevm.Delegation{Balance: polWei(99), Allowance: polWei(100), ExpectedShares: polWei(100)})
 	e.ExecuteWorkflow(DelegateWorkflowType, delegateInput())
 	require.True(t, e.IsWorkflowCompleted())
 	err := e.GetWorkflowError()
 	require.ErrorContains(t, err, "holds 99 POL, less than the 100 POL asked; nothing was signed")
 	require.Empty(t, e.chain.signs)
-	require.Equal(t, []wfevm.Release{{WorkflowID: "default-test-workflow-id", Next: 3}}, e.releases,
+	require.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 3}}, e.releases,
 		"the lease goes back with its nonce unused")
 }
 
 func TestNonceConflictFailsBeforeAnythingIsBuilt(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Error: "nonces 4 to 5 of 0x11 were used by transactions stakeflow did not send"})
+	e := newEnv(t, lease.Grant{Error: "nonces 4 to 5 of 0x11 were used by transactions stakeflow did not send"})
 	e.ExecuteWorkflow(DelegateWorkflowType, delegateInput())
 	require.True(t, e.IsWorkflowCompleted())
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, e.GetWorkflowError(), &appErr)
-	require.Equal(t, wfevm.ErrNonceConflict, appErr.Type())
+	require.Equal(t, lease.ErrNonceConflict, appErr.Type())
 	require.Contains(t, appErr.Error(), "did not send")
 	require.Empty(t, e.chain.builds)
 }
 
 func TestStuckTransactionIsReplacedUnderTheSameNonceAndAnEarlierBuildMayLand(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 5})
+	e := newEnv(t, lease.Grant{Nonce: 5})
 	e.delegation(actevm.Delegation{Balance: polWei(500), Allowance: polWei(100), ExpectedShares: polWei(100)})
 	e.chain.confirm = []func(actevm.ConfirmInput) actevm.ConfirmResult{
 		func(actevm.ConfirmInput) actevm.ConfirmResult {
@@ -230,11 +230,11 @@ func TestStuckTransactionIsReplacedUnderTheSameNonceAndAnEarlierBuildMayLand(t *
 	require.Len(t, r.Transactions, 1)
 	require.Equal(t, "0xhash-delegate-5-1", r.Transactions[0].TxID, "the build that landed is the one recorded")
 	require.Equal(t, 2, r.Transactions[0].Builds)
-	require.Equal(t, []wfevm.Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, e.releases)
+	require.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, e.releases)
 }
 
 func TestUnstakeWaitsForTheWithdrawalDelayThenClaimsTheUnbond(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 10}, wfevm.Grant{Nonce: 11})
+	e := newEnv(t, lease.Grant{Nonce: 10}, lease.Grant{Nonce: 11})
 	e.delegation(actevm.Delegation{Staked: polWei(100), Shares: polWei(100), ExpectedShares: polWei(40)})
 	var reads []actevm.UnbondInput
 	epoch := uint64(20)
@@ -263,7 +263,7 @@ func TestUnstakeWaitsForTheWithdrawalDelayThenClaimsTheUnbond(t *testing.T) {
 	// 80 epochs left of 30 minutes each, capped at the hourly re-check: two waits of an hour.
 	require.Equal(t, 2*time.Hour, e.Now().Sub(start).Truncate(time.Minute))
 	require.Equal(t, uint64(3), r.UnbondNonce)
-	require.Equal(t, []wfevm.Release{{WorkflowID: "default-test-workflow-id", Next: 11}, {WorkflowID: "default-test-workflow-id", Next: 12}}, e.releases,
+	require.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 11}, {WorkflowID: "default-test-workflow-id", Next: 12}}, e.releases,
 		"no lease is held during the wait")
 }
 
@@ -277,7 +277,7 @@ func TestRewardsWithNothingToWithdrawSignNothing(t *testing.T) {
 }
 
 func TestRestakeSendsOneRestake(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 1})
+	e := newEnv(t, lease.Grant{Nonce: 1})
 	e.delegation(actevm.Delegation{LiquidRewards: polWei(2)})
 	e.ExecuteWorkflow(RestakeWorkflowType, RewardsInput{Network: network, Staker: staker, ValidatorShare: share})
 	r := e.result(t)
@@ -339,7 +339,7 @@ func TestFormatPOLIsExact(t *testing.T) {
 
 // A balance and an allowance of exactly the amount are enough: no approve, one delegate.
 func TestDelegateOfExactlyTheBalanceAndAllowance(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 3})
+	e := newEnv(t, lease.Grant{Nonce: 3})
 	e.delegation(actevm.Delegation{Balance: polWei(100), Allowance: polWei(100), ExpectedShares: polWei(100)})
 	e.ExecuteWorkflow(DelegateWorkflowType, delegateInput())
 	r := e.result(t)
@@ -350,7 +350,7 @@ func TestDelegateOfExactlyTheBalanceAndAllowance(t *testing.T) {
 
 // A read the RPC refuses before anything landed fails the operation at once: nothing to stall for.
 func TestDelegateReadRefusedBeforeAnythingLandedFails(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 3})
+	e := newEnv(t, lease.Grant{Nonce: 3})
 	e.OnActivity(ea.EVMReadDelegation, mock.Anything, mock.Anything).
 		Return(actevm.Delegation{}, temporal.NewNonRetryableApplicationError("rpc 403", activities.ErrChainRejected, nil))
 	e.ExecuteWorkflow(DelegateWorkflowType, delegateInput())
@@ -361,7 +361,7 @@ func TestDelegateReadRefusedBeforeAnythingLandedFails(t *testing.T) {
 }
 
 func TestWithdrawRewardsSendsOneWithdrawOfTheRewards(t *testing.T) {
-	e := newEnv(t, wfevm.Grant{Nonce: 1})
+	e := newEnv(t, lease.Grant{Nonce: 1})
 	e.delegation(actevm.Delegation{LiquidRewards: "1"})
 	e.ExecuteWorkflow(WithdrawRewardsWorkflowType, RewardsInput{Network: network, Staker: staker, ValidatorShare: share})
 	r := e.result(t)

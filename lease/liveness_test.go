@@ -1,4 +1,4 @@
-package evm
+package lease
 
 import (
 	"errors"
@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -23,25 +24,25 @@ func TestSequencerFreesTheLeaseOfATerminatedHolderAtTheChainsCount(t *testing.T)
 	r.acquire(time.Second, "op-a")
 	r.acquire(2*time.Second, "op-b")
 	// op-a signed nonce 4 and was terminated; its transaction is pending, then lands, then is final.
-	r.chainAt(30*time.Second, actevm.Nonces{Latest: 4, Pending: 5, Finalized: 4})
+	r.chainAt(30*time.Second, Nonces{Latest: 4, Pending: 5, Finalized: 4})
 	r.closeAt(time.Minute, "op-a", "Terminated")
-	r.chainAt(5*time.Minute, actevm.Nonces{Latest: 5, Pending: 5, Finalized: 4})
+	r.chainAt(5*time.Minute, Nonces{Latest: 5, Pending: 5, Finalized: 4})
 	r.chainAt(7*time.Minute, settled(5))
-	var st SequencerState
+	var st State
 	r.env.RegisterDelayedCallback(func() { st = r.state(t) }, 50*time.Minute)
-	r.runFrom(time.Hour, SequencerState{Network: "dev", Address: addr, CheckEvery: 2 * time.Minute})
+	r.runFrom(time.Hour, State{Network: "dev", Address: addr, CheckEvery: 2 * time.Minute})
 
 	require.Equal(t, []string{"op-a", "op-b"}, r.order)
 	assert.Equal(t, []Grant{{Nonce: 5}}, r.grants["op-b"], "granted at the chain's consumed nonce, after the holder's transaction landed final")
-	assert.Contains(t, r.checks, actevm.HolderInput{WorkflowID: "op-a", RunID: "run-op-a"}, "the holder's own run is described")
+	assert.Contains(t, r.checks, HolderInput{WorkflowID: "op-a", RunID: "run-op-a"}, "the holder's own run is described")
 	notices := r.notices["op-b"]
 	require.GreaterOrEqual(t, len(notices), 2)
-	assert.Equal(t, LeaseNotice{Holder: "op-a"}, notices[0], "the waiter is told whom it waits on")
+	assert.Equal(t, Notice{Holder: "op-a"}, notices[0], "the waiter is told whom it waits on")
 	assert.True(t, notices[1].Stalled)
 	assert.Equal(t, "op-a", notices[1].Holder)
 	assert.Contains(t, notices[1].Reason, "op-a closed (Terminated) holding the nonce lease of "+addr)
 	require.Len(t, st.Events, 1)
-	assert.Equal(t, actevm.EventHolderClosed, st.Events[0].Kind)
+	assert.Equal(t, EventHolderClosed, st.Events[0].Kind)
 	assert.Equal(t, "op-a", st.Events[0].Holder)
 	assert.Equal(t, uint64(5), st.Events[0].Next)
 	assert.Equal(t, "op-b", st.Holder.WorkflowID)
@@ -53,10 +54,10 @@ func TestSequencerLeavesALiveHolderItsLease(t *testing.T) {
 	r := newSequencerRun(t, settled(4))
 	r.acquire(time.Second, "op-a")
 	r.acquire(2*time.Second, "op-b")
-	r.runFrom(time.Hour, SequencerState{Network: "dev", Address: addr, CheckEvery: 2 * time.Minute})
+	r.runFrom(time.Hour, State{Network: "dev", Address: addr, CheckEvery: 2 * time.Minute})
 	assert.Equal(t, []string{"op-a"}, r.order, "op-b still waits")
 	assert.GreaterOrEqual(t, len(r.checks), 20, "checked every two minutes for an hour")
-	assert.Equal(t, []LeaseNotice{{Holder: "op-a"}}, r.notices["op-b"])
+	assert.Equal(t, []Notice{{Holder: "op-a"}}, r.notices["op-b"])
 }
 
 // A release above the nonce the chain has consumed at final depth is not trusted: the next
@@ -66,17 +67,17 @@ func TestSequencerDoesNotTrustAReleaseAboveTheChainsCount(t *testing.T) {
 	r.acquire(time.Second, "op-a")
 	r.acquire(2*time.Second, "op-b")
 	r.release(time.Minute, "op-a", 6) // a says nonces 4 and 5 landed; the chain counts 4
-	var during SequencerState
+	var during State
 	r.env.RegisterDelayedCallback(func() { during = r.state(t) }, 20*time.Minute)
 	r.chainAt(30*time.Minute, settled(6))
-	r.runFrom(time.Hour, SequencerState{Network: "dev", Address: addr, CheckEvery: 2 * time.Minute})
+	r.runFrom(time.Hour, State{Network: "dev", Address: addr, CheckEvery: 2 * time.Minute})
 
 	assert.Equal(t, []string{"op-a", "op-b"}, r.order)
 	assert.Equal(t, []Grant{{Nonce: 6}}, r.grants["op-b"], "granted only once the chain counts what a said")
 	require.NotNil(t, during.Settling, "no grant while the chain disagrees")
 	assert.Equal(t, uint64(6), during.Settling.Claim)
 	assert.Nil(t, during.Holder)
-	var told *LeaseNotice
+	var told *Notice
 	for _, n := range r.notices["op-b"] {
 		if n.Stalled {
 			told = &n
@@ -93,12 +94,12 @@ func TestSequencerResyncTakesTheChainsCount(t *testing.T) {
 	r.acquire(2*time.Second, "op-b")
 	r.release(time.Minute, "op-a", 6)
 	r.at(30*time.Minute, SignalResync, nil)
-	var st SequencerState
+	var st State
 	r.env.RegisterDelayedCallback(func() { st = r.state(t) }, 50*time.Minute)
-	r.runFrom(time.Hour, SequencerState{Network: "dev", Address: addr, CheckEvery: 2 * time.Minute})
+	r.runFrom(time.Hour, State{Network: "dev", Address: addr, CheckEvery: 2 * time.Minute})
 	assert.Equal(t, []Grant{{Nonce: 4}}, r.grants["op-b"])
 	require.Len(t, st.Events, 1)
-	assert.Equal(t, actevm.EventResync, st.Events[0].Kind)
+	assert.Equal(t, EventResync, st.Events[0].Kind)
 	assert.Equal(t, uint64(6), st.Events[0].Claimed)
 }
 
@@ -109,15 +110,15 @@ func TestSequencerTakesTheChainsCountWhenAReleaseIsBelowIt(t *testing.T) {
 	r.acquire(time.Second, "op-a")
 	r.acquire(2*time.Second, "op-b")
 	// a gave up on its build at nonce 4 (still pending) and says nothing was used; it lands.
-	r.chainAt(50*time.Second, actevm.Nonces{Latest: 4, Pending: 5, Finalized: 4})
+	r.chainAt(50*time.Second, Nonces{Latest: 4, Pending: 5, Finalized: 4})
 	r.release(time.Minute, "op-a", 4)
 	r.chainAt(3*time.Minute, settled(5))
-	var st SequencerState
+	var st State
 	r.env.RegisterDelayedCallback(func() { st = r.state(t) }, 50*time.Minute)
-	r.runFrom(time.Hour, SequencerState{Network: "dev", Address: addr, CheckEvery: 2 * time.Minute})
+	r.runFrom(time.Hour, State{Network: "dev", Address: addr, CheckEvery: 2 * time.Minute})
 	assert.Equal(t, []Grant{{Nonce: 5}}, r.grants["op-b"], "the chain's count, no conflict")
 	require.Len(t, st.Events, 1)
-	assert.Equal(t, actevm.EventChainAhead, st.Events[0].Kind)
+	assert.Equal(t, EventChainAhead, st.Events[0].Kind)
 	assert.Equal(t, uint64(4), st.Events[0].Claimed)
 	assert.Equal(t, uint64(5), st.Events[0].Next)
 }
@@ -132,10 +133,10 @@ func TestSequencerContinuesAsNewCarryingItsLease(t *testing.T) {
 	r.acquire(2*time.Second, "op-b")
 	r.acquire(3*time.Second, "op-c")
 	r.release(4*time.Second, "op-a", 6) // the chain counts 4: settling
-	r.runFrom(time.Hour, SequencerState{Network: "dev", Address: addr, CheckEvery: 2 * time.Minute})
+	r.runFrom(time.Hour, State{Network: "dev", Address: addr, CheckEvery: 2 * time.Minute})
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(r.env.GetWorkflowError(), &can), "want continue-as-new, got %v", r.env.GetWorkflowError())
-	var st SequencerState
+	var st State
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &st))
 	require.NotNil(t, st.Settling)
 	assert.Equal(t, "op-a", st.Settling.WorkflowID)
@@ -153,46 +154,90 @@ func TestSequencerContinuesAsNewCarryingItsLease(t *testing.T) {
 	assert.Equal(t, []Grant{{Nonce: 6}}, next.grants["op-b"])
 }
 
-// An operation waiting for its lease is visibly stalled when the sequencer says the lease does
-// not come (its holder closed without giving it back), and back to waiting-nonce, then on, when
-// granted.
+// leasedOp is an operation reduced to its lease: it acquires the lease, answers the nonce it was
+// granted, and gives the lease back with none used.
+func leasedOp(ctx workflow.Context, opts workflows.Options) (uint64, error) {
+	o, err := workflows.NewOperation(ctx, workflows.Setup{Chain: "evmtest", Network: "dev", Operation: "delegate",
+		Staker: addr, Unit: "wei", Options: opts, Waits: []string{StepWaitingNonce}})
+	if err != nil {
+		return 0, err
+	}
+	held, err := Acquire(ctx, o, EVM, "dev", addr, requestLease)
+	if err != nil {
+		return 0, o.Fail(ctx, err)
+	}
+	granted := held.Next
+	if err := held.Release(ctx); err != nil {
+		return 0, err
+	}
+	o.Done(ctx)
+	return granted, nil
+}
+
+// newWaitEnv runs leasedOp; the lease answers g at grantAt.
+func newWaitEnv(grantAt time.Duration, g Grant) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(leasedOp)
+	registerChain(env)
+	env.OnActivity(requestLease, mock.Anything, mock.Anything).Return(nil)
+	env.OnSignalExternalWorkflow(mock.Anything, ID(EVM, "dev", addr), "", SignalRelease, mock.Anything).Return(nil).Maybe()
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGrant, g) }, grantAt)
+	return env
+}
+
+func opStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.Status {
+	t.Helper()
+	v, err := env.QueryWorkflow(workflows.QueryStatus)
+	require.NoError(t, err)
+	var st workflows.Status
+	require.NoError(t, v.Get(&st))
+	return st
+}
+
+func granted(t *testing.T, env *testsuite.TestWorkflowEnvironment) uint64 {
+	t.Helper()
+	require.NoError(t, env.GetWorkflowError())
+	var n uint64
+	require.NoError(t, env.GetWorkflowResult(&n))
+	return n
+}
+
+// An operation waiting for its lease is visibly stalled when the lease says it does not come
+// (its holder closed without giving it back), and back to waiting-nonce, then on, when granted.
 func TestLeaseWaiterShowsTheSequencersStall(t *testing.T) {
-	c := &evmChain{}
-	env := newLeaseEnv(t, c, 9*time.Minute, Grant{Nonce: 5})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalLeaseNotice, LeaseNotice{Holder: "op-a"}) }, time.Minute)
+	env := newWaitEnv(9*time.Minute, Grant{Nonce: 5})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalNotice, Notice{Holder: "op-a"}) }, time.Minute)
 	reason := "op-a closed (Terminated) holding the nonce lease of " + addr + " without giving it back"
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(SignalLeaseNotice, LeaseNotice{Holder: "op-a", Stalled: true, Reason: reason})
+		env.SignalWorkflow(SignalNotice, Notice{Holder: "op-a", Stalled: true, Reason: reason})
 	}, 3*time.Minute)
 	var stalled workflows.Status
-	env.RegisterDelayedCallback(func() { stalled = leaseStatus(t, env) }, 4*time.Minute)
-	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
-	require.NoError(t, env.GetWorkflowError())
+	env.RegisterDelayedCallback(func() { stalled = opStatus(t, env) }, 4*time.Minute)
+	env.ExecuteWorkflow(leasedOp, workflows.Options{})
+	assert.Equal(t, uint64(5), granted(t, env))
 	assert.Equal(t, workflows.StepStalled, stalled.Step)
 	require.NotNil(t, stalled.Stall)
 	assert.Equal(t, StepWaitingNonce, stalled.Stall.Step)
 	assert.Equal(t, reason, stalled.Stall.LastError)
-	final := leaseStatus(t, env)
-	assert.Nil(t, final.Stall, "the stall ends with the grant")
-	assert.Equal(t, uint64(5), c.builds[0].Intent.Nonce)
+	assert.Nil(t, opStatus(t, env).Stall, "the stall ends with the grant")
 }
 
 // A wait for the lease longer than MaxStallWait stalls the operation visibly, naming the
 // operation holding the lease.
 func TestLeaseWaitPastItsBoundStallsNamingTheHolder(t *testing.T) {
-	c := &evmChain{}
-	env := newLeaseEnv(t, c, 25*time.Minute, Grant{Nonce: 5})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalLeaseNotice, LeaseNotice{Holder: "op-a"}) }, time.Second)
+	env := newWaitEnv(25*time.Minute, Grant{Nonce: 5})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalNotice, Notice{Holder: "op-a"}) }, time.Second)
 	var before, after workflows.Status
-	env.RegisterDelayedCallback(func() { before = leaseStatus(t, env) }, 4*time.Minute)
-	env.RegisterDelayedCallback(func() { after = leaseStatus(t, env) }, 6*time.Minute)
-	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}, Options: workflows.Options{MaxStallWait: 5 * time.Minute}})
-	require.NoError(t, env.GetWorkflowError())
+	env.RegisterDelayedCallback(func() { before = opStatus(t, env) }, 4*time.Minute)
+	env.RegisterDelayedCallback(func() { after = opStatus(t, env) }, 6*time.Minute)
+	env.ExecuteWorkflow(leasedOp, workflows.Options{MaxStallWait: 5 * time.Minute})
+	assert.Equal(t, uint64(5), granted(t, env))
 	assert.Equal(t, StepWaitingNonce, before.Step, "within the bound, simply waiting")
 	assert.Nil(t, before.Stall)
 	assert.Equal(t, workflows.StepStalled, after.Step)
 	require.NotNil(t, after.Stall)
 	assert.Equal(t, StepWaitingNonce, after.Stall.Step)
 	assert.Contains(t, after.Stall.LastError, "for the nonce lease of its address, held by operation op-a")
-	assert.Nil(t, leaseStatus(t, env).Stall)
+	assert.Nil(t, opStatus(t, env).Stall)
 }

@@ -1,4 +1,4 @@
-package evm
+package lease
 
 import (
 	"context"
@@ -21,12 +21,11 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
 // The lease model: several operations of one address lease its nonces from a real sequencer
-// (NonceSequencerWorkflow) and send transactions to a fake nonce chain on which a build may land
+// (NonceLeaseWorkflow) and send transactions to a fake nonce chain on which a build may land
 // at once, late, or never; an operation may give up following its build (releasing with it still
 // open) or be terminated at any point while holding the lease. After every seeded run:
 //   - every grant was at the chain's next nonce with nothing of the address pending (no nonce
@@ -66,7 +65,7 @@ type modelChain struct {
 	alive    map[string]bool
 	holding  map[string]bool
 	granted  map[string]bool
-	requests []actevm.SequencerRequest
+	requests []Request
 	problems []string
 	grants   []string
 }
@@ -96,9 +95,9 @@ func (c *modelChain) advance() {
 	}
 }
 
-func (c *modelChain) nonces() actevm.Nonces {
+func (c *modelChain) nonces() Nonces {
 	c.advance()
-	n := actevm.Nonces{Latest: uint64(len(c.landed))}
+	n := Nonces{Latest: uint64(len(c.landed))}
 	for _, l := range c.landed {
 		if !l.at.Add(modelFinality).After(c.now()) {
 			n.Finalized++
@@ -225,7 +224,7 @@ func modelOp(ctx workflow.Context, p modelOpPlan) error {
 		return workflow.ExecuteActivity(actx, "ModelEnd", p.ID, released).Get(ctx, nil)
 	}
 	released := func() error { return workflow.ExecuteActivity(actx, "ModelReleasing", p.ID).Get(ctx, nil) }
-	lease, err := AcquireLease(ctx, o, "dev", addr)
+	lease, err := Acquire(ctx, o, EVM, "dev", addr, requestLease)
 	if err != nil {
 		_ = workflow.ExecuteActivity(actx, "ModelError", p.ID, err.Error()).Get(ctx, nil)
 		return end(false)
@@ -294,10 +293,10 @@ type modelPlan struct {
 // modelWorld runs the sequencer and the operations as its children, and carries the
 // operations' lease requests to the sequencer (the request activity's signal-with-start).
 func modelWorld(ctx workflow.Context, plan modelPlan) error {
-	seqID := SequencerID("dev", addr)
+	seqID := ID(EVM, "dev", addr)
 	sctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: seqID,
 		ParentClosePolicy: enums.PARENT_CLOSE_POLICY_ABANDON})
-	seq := workflow.ExecuteChildWorkflow(sctx, SequencerWorkflowType, SequencerState{Network: "dev", Address: addr, CheckEvery: time.Minute})
+	seq := workflow.ExecuteChildWorkflow(sctx, WorkflowType, State{Network: "dev", Address: addr, CheckEvery: time.Minute})
 	if err := seq.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		return err
 	}
@@ -317,7 +316,7 @@ func modelWorld(ctx workflow.Context, plan modelPlan) error {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
 	deadline := workflow.Now(ctx).Add(4 * time.Hour)
 	for done < len(plan.Ops) && workflow.Now(ctx).Before(deadline) {
-		var reqs []actevm.SequencerRequest
+		var reqs []Request
 		if err := workflow.ExecuteLocalActivity(lctx, "ModelDrain").Get(ctx, &reqs); err != nil {
 			return err
 		}
@@ -369,49 +368,49 @@ func runLeaseModel(t *testing.T, seed int64) []string {
 	}
 	env.RegisterWorkflow(modelWorld)
 	env.RegisterWorkflow(modelOp)
-	env.RegisterWorkflowWithOptions(NonceSequencerWorkflow, workflow.RegisterOptions{Name: SequencerWorkflowType})
-	env.RegisterActivity(ea)
+	env.RegisterWorkflowWithOptions(Workflow(readNonces), workflow.RegisterOptions{Name: WorkflowType})
+	registerChain(env)
 	env.RegisterActivityWithOptions(c.send, activity.RegisterOptions{Name: "ModelSend"})
 	env.RegisterActivityWithOptions(c.follow, activity.RegisterOptions{Name: "ModelFollow"})
 	env.RegisterActivityWithOptions(c.onGrant, activity.RegisterOptions{Name: "ModelGranted"})
 	env.RegisterActivityWithOptions(c.onError, activity.RegisterOptions{Name: "ModelError"})
 	env.RegisterActivityWithOptions(c.onEnd, activity.RegisterOptions{Name: "ModelEnd"})
 	env.RegisterActivityWithOptions(c.onReleasing, activity.RegisterOptions{Name: "ModelReleasing"})
-	env.RegisterActivityWithOptions(func(context.Context) ([]actevm.SequencerRequest, error) {
+	env.RegisterActivityWithOptions(func(context.Context) ([]Request, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		out := c.requests
 		c.requests = nil
 		return out, nil
 	}, activity.RegisterOptions{Name: "ModelDrain"})
-	env.OnActivity(ea.EVMRequestLease, mock.Anything, mock.Anything).Return(func(_ context.Context, r actevm.SequencerRequest) error {
+	env.OnActivity(requestLease, mock.Anything, mock.Anything).Return(func(_ context.Context, r Request) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.requests = append(c.requests, r)
 		return nil
 	})
-	env.OnActivity(ea.EVMReadNonces, mock.Anything, mock.Anything).Return(func(context.Context, actevm.NoncesInput) (actevm.Nonces, error) {
+	env.OnActivity(readNonces, mock.Anything, mock.Anything).Return(func(context.Context, ReadInput) (Nonces, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.nonces(), nil
 	})
-	env.OnActivity(ea.EVMLeaseHolder, mock.Anything, mock.Anything).Return(func(_ context.Context, in actevm.HolderInput) (actevm.HolderState, error) {
+	env.OnActivity(holders.LeaseHolder, mock.Anything, mock.Anything).Return(func(_ context.Context, in HolderInput) (HolderState, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.alive[in.WorkflowID] {
-			return actevm.HolderState{Running: true, Status: "Running"}, nil
+			return HolderState{Running: true, Status: "Running"}, nil
 		}
-		return actevm.HolderState{Status: "Terminated"}, nil
+		return HolderState{Status: "Terminated"}, nil
 	})
 	env.ExecuteWorkflow(modelWorld, plan)
 	if err := env.GetWorkflowError(); err != nil {
 		return []string{fmt.Sprintf("the run did not end: %v", err)}
 	}
-	v, err := env.QueryWorkflowByID(SequencerID("dev", addr), QuerySequencer)
+	v, err := env.QueryWorkflowByID(ID(EVM, "dev", addr), QueryState)
 	if err != nil {
 		return []string{fmt.Sprintf("querying the sequencer: %v", err)}
 	}
-	var st SequencerState
+	var st State
 	if err := v.Get(&st); err != nil {
 		return []string{err.Error()}
 	}

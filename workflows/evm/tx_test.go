@@ -19,9 +19,12 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	"github.com/stakeflow/stakeflow/lease"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	"github.com/stakeflow/stakeflow/workflows"
 )
+
+const addr = "0x1111111111111111111111111111111111111111"
 
 // An operation of an EVM chain reduced to its lease and its steps: it leases the address's
 // nonces, runs its steps (one EVM Tx each) and gives the lease back whatever happened.
@@ -37,25 +40,25 @@ type leaseResult struct {
 
 func leaseWorkflow(ctx workflow.Context, in leaseInput) (leaseResult, error) {
 	o, err := workflows.NewOperation(ctx, workflows.Setup{Chain: "evmtest", Network: "dev", Operation: "delegate",
-		Staker: addr, Unit: "wei", Options: in.Options, Waits: []string{StepWaitingNonce}})
+		Staker: addr, Unit: "wei", Options: in.Options, Waits: []string{lease.StepWaitingNonce}})
 	if err != nil {
 		return leaseResult{}, err
 	}
-	lease, err := AcquireLease(ctx, o, "dev", addr)
+	held, err := lease.Acquire(ctx, o, lease.EVM, "dev", addr, ea.EVMRequestLease)
 	if err != nil {
 		return leaseResult{}, o.Fail(ctx, err)
 	}
 	var res leaseResult
 	for _, op := range in.Steps {
 		rec, err := Transact(ctx, o, "dev", actevm.Intent{Operation: actevm.Operation(op), ChainID: 1337,
-			Staker: common.HexToAddress(addr)}, lease)
+			Staker: common.HexToAddress(addr)}, held)
 		if err != nil {
-			_ = lease.Release(ctx)
+			_ = held.Release(ctx)
 			return leaseResult{}, o.Fail(ctx, err)
 		}
 		res.Records = append(res.Records, rec)
 	}
-	if err := lease.Release(ctx); err != nil {
+	if err := held.Release(ctx); err != nil {
 		return leaseResult{}, err
 	}
 	o.Done(ctx)
@@ -72,8 +75,8 @@ type evmChain struct {
 	confirms []actevm.ConfirmInput
 	// answers are Confirm's answers in turn (the last repeats); none: finalized, the newest hash.
 	answers  []actevm.ConfirmResult
-	releases []Release
-	requests []actevm.SequencerRequest
+	releases []lease.Release
+	requests []lease.Request
 	// buildErrs fail the builds in order (nil: the build succeeds); broadcastErrs fail the n-th
 	// broadcast (from 0); freshErr fails every freshness check.
 	buildErrs     []error
@@ -135,12 +138,12 @@ func (c *evmChain) confirm(_ context.Context, in actevm.ConfirmInput) (actevm.Co
 }
 
 // newLeaseEnv runs leaseWorkflow against c; grants are the sequencer's answers, sent at grantAt.
-func newLeaseEnv(t *testing.T, c *evmChain, grantAt time.Duration, grants ...Grant) *testsuite.TestWorkflowEnvironment {
+func newLeaseEnv(t *testing.T, c *evmChain, grantAt time.Duration, grants ...lease.Grant) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(leaseWorkflow)
 	env.RegisterActivity(ea)
-	env.OnActivity(ea.EVMRequestLease, mock.Anything, mock.Anything).Return(func(_ context.Context, r actevm.SequencerRequest) error {
+	env.OnActivity(ea.EVMRequestLease, mock.Anything, mock.Anything).Return(func(_ context.Context, r lease.Request) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.requests = append(c.requests, r)
@@ -151,16 +154,16 @@ func newLeaseEnv(t *testing.T, c *evmChain, grantAt time.Duration, grants ...Gra
 	env.OnActivity(ea.EVMCheckFresh, mock.Anything, mock.Anything).Return(c.checkFresh).Maybe()
 	env.OnActivity(ea.EVMBroadcast, mock.Anything, mock.Anything).Return(c.broadcast).Maybe()
 	env.OnActivity(ea.EVMConfirm, mock.Anything, mock.Anything).Return(c.confirm).After(c.confirmAfter).Maybe()
-	env.OnSignalExternalWorkflow(mock.Anything, SequencerID("dev", addr), "", SignalRelease, mock.Anything).
+	env.OnSignalExternalWorkflow(mock.Anything, lease.ID(lease.EVM, "dev", addr), "", lease.SignalRelease, mock.Anything).
 		Return(func(_, _, _, _ string, arg any) error {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			c.releases = append(c.releases, arg.(Release))
+			c.releases = append(c.releases, arg.(lease.Release))
 			return nil
 		}).Maybe()
 	env.RegisterDelayedCallback(func() {
 		for _, g := range grants {
-			env.SignalWorkflow(SignalGrant, g)
+			env.SignalWorkflow(lease.SignalGrant, g)
 		}
 	}, grantAt)
 	return env
@@ -177,7 +180,7 @@ func leaseStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows
 
 func TestLeaseStepsUseConsecutiveNoncesAndReleaseTheNextUnused(t *testing.T) {
 	c := &evmChain{}
-	env := newLeaseEnv(t, c, time.Minute, Grant{Nonce: 7})
+	env := newLeaseEnv(t, c, time.Minute, lease.Grant{Nonce: 7})
 	var waiting workflows.Status
 	env.RegisterDelayedCallback(func() { waiting = leaseStatus(t, env) }, 30*time.Second)
 	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"approve", "delegate"}, Options: workflows.Options{ConfirmPollInterval: 3 * time.Second}})
@@ -185,16 +188,16 @@ func TestLeaseStepsUseConsecutiveNoncesAndReleaseTheNextUnused(t *testing.T) {
 	var r leaseResult
 	require.NoError(t, env.GetWorkflowResult(&r))
 
-	assert.Equal(t, StepWaitingNonce, waiting.Step, "the operation rests visibly while another holds the address")
+	assert.Equal(t, lease.StepWaitingNonce, waiting.Step, "the operation rests visibly while another holds the address")
 	require.Len(t, c.requests, 1)
-	assert.Equal(t, actevm.SequencerRequest{Network: "dev", Address: addr, WorkflowID: "default-test-workflow-id", RunID: "default-test-run-id"}, c.requests[0])
+	assert.Equal(t, lease.Request{Chain: lease.EVM, Network: "dev", Address: addr, WorkflowID: "default-test-workflow-id", RunID: "default-test-run-id"}, c.requests[0])
 	require.Len(t, c.builds, 2)
 	assert.Equal(t, uint64(7), c.builds[0].Intent.Nonce)
 	assert.Equal(t, uint64(8), c.builds[1].Intent.Nonce)
 	assert.Equal(t, "dev", c.builds[0].Network)
 	assert.Equal(t, 1, c.builds[0].Build)
 	assert.Empty(t, c.builds[0].PrevMaxFeePerGas, "a first build replaces nothing")
-	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 9}}, c.releases)
+	assert.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 9}}, c.releases)
 
 	require.Len(t, c.signs, 2)
 	assert.Equal(t, "0xunsigned-1", c.signs[0].UnsignedTransaction)
@@ -222,7 +225,7 @@ func TestLeaseReplacementKeepsTheNonceAndFollowsEveryBuild(t *testing.T) {
 		{Outcome: activities.OutcomeReplace},
 		{Outcome: activities.OutcomeFinalized, Hash: "0xhash-1", Block: 51, Fee: "30000"},
 	}}
-	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
+	env := newLeaseEnv(t, c, time.Second, lease.Grant{Nonce: 3})
 	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
 	require.NoError(t, env.GetWorkflowError())
 	var r leaseResult
@@ -236,19 +239,19 @@ func TestLeaseReplacementKeepsTheNonceAndFollowsEveryBuild(t *testing.T) {
 	assert.Equal(t, []string{"0xhash-1", "0xhash-2"}, c.confirms[1].Hashes)
 	assert.Equal(t, []string{"0xhash-1", "0xhash-2"}, c.fresh[1].Hashes)
 	assert.Equal(t, "0xhash-1", r.Records[0].TxID, "the earlier build landed")
-	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
+	assert.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
 }
 
 // A reverted transaction consumed its nonce: the lease moves past it although the step failed.
 func TestLeaseRevertedTransactionStillUsesItsNonce(t *testing.T) {
 	c := &evmChain{answers: []actevm.ConfirmResult{{Outcome: activities.OutcomeFailed, Hash: "0xhash-1", Block: 9, Fee: "40000", Error: "execution reverted"}}}
-	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
+	env := newLeaseEnv(t, c, time.Second, lease.Grant{Nonce: 3})
 	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate", "claim"}})
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(env.GetWorkflowError(), &appErr))
 	assert.Equal(t, workflows.ErrTransactionFailed, appErr.Type())
 	assert.Len(t, c.builds, 1)
-	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
+	assert.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
 }
 
 // Finding 2 of issue 26: the build limit proves nothing on a nonce chain. The builds sent are
@@ -259,7 +262,7 @@ func TestLeaseBuildLimitFollowsWhatWasSentAndReleasesPastTheConsumedNonce(t *tes
 		{Outcome: activities.OutcomeReplace},
 		{Outcome: activities.OutcomeFinalized, Hash: "0xhash-1", Block: 70, Fee: "21000"},
 	}}
-	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
+	env := newLeaseEnv(t, c, time.Second, lease.Grant{Nonce: 3})
 	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}, Options: workflows.Options{MaxBuilds: 2}})
 	require.NoError(t, env.GetWorkflowError())
 	var r leaseResult
@@ -268,7 +271,7 @@ func TestLeaseBuildLimitFollowsWhatWasSentAndReleasesPastTheConsumedNonce(t *tes
 	require.Len(t, c.confirms, 3)
 	assert.Equal(t, FollowStallAfter, c.confirms[2].ReplaceAfter, "followed with replacing stopped")
 	assert.Equal(t, []string{"0xhash-1", "0xhash-2"}, c.confirms[2].Hashes)
-	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
+	assert.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
 }
 
 // A nonce taken at final depth by a transaction none of ours (the chain's proof that nothing
@@ -276,25 +279,25 @@ func TestLeaseBuildLimitFollowsWhatWasSentAndReleasesPastTheConsumedNonce(t *tes
 func TestLeaseNonceTakenByAnotherTransactionReleasesPastIt(t *testing.T) {
 	c := &evmChain{answers: []actevm.ConfirmResult{{Outcome: activities.OutcomeCannotLand, Other: "0xother",
 		Error: "nonce 3 of 0x11 was used, finally, by transaction 0xother, none of this step's builds [0xhash-1]: they can never land"}}}
-	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
+	env := newLeaseEnv(t, c, time.Second, lease.Grant{Nonce: 3})
 	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(env.GetWorkflowError(), &appErr))
 	assert.Equal(t, workflows.ErrCannotLand, appErr.Type())
 	assert.Contains(t, appErr.Error(), "0xother")
 	assert.Len(t, c.builds, 1, "no build can replace a nonce taken")
-	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
+	assert.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 4}}, c.releases)
 }
 
 // Nothing was sent (the first build not proven fresh): the lease goes back at the nonce it
 // started from.
 func TestLeaseNothingSentReleasesTheStartingNonce(t *testing.T) {
-	c := &evmChain{freshErr: temporal.NewNonRetryableApplicationError("pending: a transaction stakeflow did not send", ErrNonceConflict, nil)}
-	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 3})
+	c := &evmChain{freshErr: temporal.NewNonRetryableApplicationError("pending: a transaction stakeflow did not send", lease.ErrNonceConflict, nil)}
+	env := newLeaseEnv(t, c, time.Second, lease.Grant{Nonce: 3})
 	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
 	require.Error(t, env.GetWorkflowError())
 	assert.Empty(t, c.sent)
-	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 3}}, c.releases)
+	assert.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 3}}, c.releases)
 }
 
 // Finding 1 of issue 26 on EVM: a replacement the node refuses at its first send leaves build 1
@@ -308,14 +311,14 @@ func TestLeaseRefusedReplacementFollowsBuildOneAndReleasesPastIt(t *testing.T) {
 		},
 		broadcastErrs: map[int]error{1: temporal.NewNonRetryableApplicationError("insufficient funds for gas * price + value", activities.ErrTransactionRejected, nil)},
 	}
-	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 5})
+	env := newLeaseEnv(t, c, time.Second, lease.Grant{Nonce: 5})
 	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
 	require.NoError(t, env.GetWorkflowError())
 	var r leaseResult
 	require.NoError(t, env.GetWorkflowResult(&r))
 	assert.Equal(t, "0xhash-1", r.Records[0].TxID)
 	require.Len(t, c.sent, 2)
-	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, c.releases)
+	assert.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, c.releases)
 }
 
 // A cancel after a broadcast takes the nonce back: the cancel (a zero-value self-transfer priced
@@ -327,7 +330,7 @@ func TestLeaseCancelAfterBroadcastTakesTheNonceBack(t *testing.T) {
 		{Outcome: activities.OutcomeReplace},
 		{Outcome: activities.OutcomeFinalized, Hash: "0xcancel", Block: 61, Fee: "21000"},
 	}, confirmAfter: time.Hour}
-	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 5})
+	env := newLeaseEnv(t, c, time.Second, lease.Grant{Nonce: 5})
 	var cancelBuilds []actevm.CancelBuildInput
 	var rpcSent []actevm.BroadcastInput
 	env.OnActivity(ea.EVMBuildCancel, mock.Anything, mock.Anything).Return(func(_ context.Context, in actevm.CancelBuildInput) (actevm.CancelBuildResult, error) {
@@ -360,16 +363,16 @@ func TestLeaseCancelAfterBroadcastTakesTheNonceBack(t *testing.T) {
 	require.Len(t, st.Transactions, 1)
 	assert.Equal(t, workflows.TxRecord{Kind: workflows.KindCancel, TxID: "0xcancel", Block: 61, Builds: 1, Fee: "21000",
 		FinalizedAt: st.Transactions[0].FinalizedAt}, st.Transactions[0], "the chain's proof: which transaction took the nonce")
-	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, c.releases)
+	assert.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, c.releases)
 }
 
 func TestLeaseConflictFailsNonRetryablyBeforeAnyBuild(t *testing.T) {
 	c := &evmChain{}
-	env := newLeaseEnv(t, c, time.Second, Grant{Error: "0x11 has 1 transaction(s) pending that stakeflow did not send"})
+	env := newLeaseEnv(t, c, time.Second, lease.Grant{Error: "0x11 has 1 transaction(s) pending that stakeflow did not send"})
 	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(env.GetWorkflowError(), &appErr))
-	assert.Equal(t, ErrNonceConflict, appErr.Type())
+	assert.Equal(t, lease.ErrNonceConflict, appErr.Type())
 	assert.True(t, appErr.NonRetryable())
 	assert.Contains(t, appErr.Error(), "pending that stakeflow did not send")
 	assert.Empty(t, c.builds)
@@ -377,16 +380,16 @@ func TestLeaseConflictFailsNonRetryablyBeforeAnyBuild(t *testing.T) {
 
 func TestLeaseCancelWhileWaitingLeavesTheQueueWithNoNonceUsed(t *testing.T) {
 	c := &evmChain{}
-	env := newLeaseEnv(t, c, 2*time.Hour, Grant{Nonce: 3})
+	env := newLeaseEnv(t, c, 2*time.Hour, lease.Grant{Nonce: 3})
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
 	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
 	assert.True(t, temporal.IsCanceledError(env.GetWorkflowError()), "got %v", env.GetWorkflowError())
-	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 0}}, c.releases)
+	assert.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 0}}, c.releases)
 	assert.Empty(t, c.builds)
 }
 
 func TestNilLeaseReleasesNothing(t *testing.T) {
-	var l *Lease
+	var l *lease.Lease
 	assert.NoError(t, l.Release(nil))
 }
 
@@ -400,12 +403,12 @@ func TestLeaseReplacementNotBuiltFollowsWithoutReplacing(t *testing.T) {
 		},
 		buildErrs: []error{nil, temporal.NewNonRetryableApplicationError("fee bump over the cap", activities.ErrPolicy, nil)},
 	}
-	env := newLeaseEnv(t, c, time.Second, Grant{Nonce: 5})
+	env := newLeaseEnv(t, c, time.Second, lease.Grant{Nonce: 5})
 	env.ExecuteWorkflow(leaseWorkflow, leaseInput{Steps: []string{"delegate"}})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, c.confirms, 2)
 	assert.Zero(t, c.confirms[0].ReplaceAfter, "the first Confirm may ask for a replacement")
 	assert.Equal(t, FollowStallAfter, c.confirms[1].ReplaceAfter, "no replacement: an answer past the bound only stalls the step visibly")
 	assert.Equal(t, []string{"0xhash-1"}, c.confirms[1].Hashes)
-	assert.Equal(t, []Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, c.releases)
+	assert.Equal(t, []lease.Release{{WorkflowID: "default-test-workflow-id", Next: 6}}, c.releases)
 }

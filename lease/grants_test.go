@@ -1,4 +1,4 @@
-package evm
+package lease
 
 import (
 	"context"
@@ -14,8 +14,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
-
-	actevm "github.com/stakeflow/stakeflow/activities/evm"
 )
 
 const addr = "0x1111111111111111111111111111111111111111"
@@ -26,25 +24,25 @@ type sequencerRun struct {
 	env     *testsuite.TestWorkflowEnvironment
 	mu      sync.Mutex
 	grants  map[string][]Grant
-	notices map[string][]LeaseNotice
+	notices map[string][]Notice
 	order   []string
-	chain   []actevm.Nonces
+	chain   []Nonces
 	reads   int
 	// closed are the operations the holder check finds closed, with their status.
 	closed map[string]string
-	checks []actevm.HolderInput
+	checks []HolderInput
 }
 
 // settled is a chain whose count is final: nothing pending, nothing above final depth.
-func settled(n uint64) actevm.Nonces { return actevm.Nonces{Latest: n, Pending: n, Finalized: n} }
+func settled(n uint64) Nonces { return Nonces{Latest: n, Pending: n, Finalized: n} }
 
-func newSequencerRun(t *testing.T, chain ...actevm.Nonces) *sequencerRun {
+func newSequencerRun(t *testing.T, chain ...Nonces) *sequencerRun {
 	var suite testsuite.WorkflowTestSuite
-	r := &sequencerRun{env: suite.NewTestWorkflowEnvironment(), grants: map[string][]Grant{}, notices: map[string][]LeaseNotice{},
+	r := &sequencerRun{env: suite.NewTestWorkflowEnvironment(), grants: map[string][]Grant{}, notices: map[string][]Notice{},
 		chain: chain, closed: map[string]string{}}
-	r.env.RegisterWorkflowWithOptions(NonceSequencerWorkflow, workflow.RegisterOptions{Name: SequencerWorkflowType})
-	r.env.RegisterActivity(ea)
-	r.env.OnActivity(ea.EVMReadNonces, mock.Anything, mock.Anything).Return(func(context.Context, actevm.NoncesInput) (actevm.Nonces, error) {
+	r.env.RegisterWorkflowWithOptions(Workflow(readNonces), workflow.RegisterOptions{Name: WorkflowType})
+	registerChain(r.env)
+	r.env.OnActivity(readNonces, mock.Anything, mock.Anything).Return(func(context.Context, ReadInput) (Nonces, error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		n := r.chain[min(r.reads, len(r.chain)-1)]
@@ -59,21 +57,21 @@ func newSequencerRun(t *testing.T, chain ...actevm.Nonces) *sequencerRun {
 			r.order = append(r.order, id)
 			return nil
 		})
-	r.env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, SignalLeaseNotice, mock.Anything).
+	r.env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, SignalNotice, mock.Anything).
 		Return(func(_, id, _, _ string, arg any) error {
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			r.notices[id] = append(r.notices[id], arg.(LeaseNotice))
+			r.notices[id] = append(r.notices[id], arg.(Notice))
 			return nil
 		}).Maybe()
-	r.env.OnActivity(ea.EVMLeaseHolder, mock.Anything, mock.Anything).Return(func(_ context.Context, in actevm.HolderInput) (actevm.HolderState, error) {
+	r.env.OnActivity(holders.LeaseHolder, mock.Anything, mock.Anything).Return(func(_ context.Context, in HolderInput) (HolderState, error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.checks = append(r.checks, in)
 		if st, ok := r.closed[in.WorkflowID]; ok {
-			return actevm.HolderState{Status: st}, nil
+			return HolderState{Status: st}, nil
 		}
-		return actevm.HolderState{Running: true, Status: "Running"}, nil
+		return HolderState{Running: true, Status: "Running"}, nil
 	}).Maybe()
 	return r
 }
@@ -83,15 +81,15 @@ func (r *sequencerRun) at(d time.Duration, signal string, arg any) {
 }
 
 func (r *sequencerRun) acquire(d time.Duration, op string) {
-	r.at(d, SignalAcquire, actevm.SequencerRequest{Network: "dev", Address: addr, WorkflowID: op, RunID: "run-" + op})
+	r.at(d, SignalAcquire, Request{Network: "dev", Address: addr, WorkflowID: op, RunID: "run-" + op})
 }
 
 // chainAt makes the chain answer n from d on, whatever it answered before.
-func (r *sequencerRun) chainAt(d time.Duration, n actevm.Nonces) {
+func (r *sequencerRun) chainAt(d time.Duration, n Nonces) {
 	r.env.RegisterDelayedCallback(func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		r.chain, r.reads = []actevm.Nonces{n}, 0
+		r.chain, r.reads = []Nonces{n}, 0
 	}, d)
 }
 
@@ -109,20 +107,20 @@ func (r *sequencerRun) release(d time.Duration, op string, next uint64) {
 }
 
 func (r *sequencerRun) run(end time.Duration) {
-	r.runFrom(end, SequencerState{Network: "dev", Address: addr})
+	r.runFrom(end, State{Network: "dev", Address: addr})
 }
 
-func (r *sequencerRun) runFrom(end time.Duration, st SequencerState) {
+func (r *sequencerRun) runFrom(end time.Duration, st State) {
 	r.env.RegisterDelayedCallback(r.env.CancelWorkflow, end)
-	r.env.ExecuteWorkflow(SequencerWorkflowType, st)
+	r.env.ExecuteWorkflow(WorkflowType, st)
 }
 
 // state is the sequencer's state as its query answers it.
-func (r *sequencerRun) state(t *testing.T) SequencerState {
+func (r *sequencerRun) state(t *testing.T) State {
 	t.Helper()
-	v, err := r.env.QueryWorkflow(QuerySequencer)
+	v, err := r.env.QueryWorkflow(QueryState)
 	require.NoError(t, err)
-	var st SequencerState
+	var st State
 	require.NoError(t, v.Get(&st))
 	return st
 }
@@ -149,7 +147,7 @@ func TestSequencerLeaseReleasedUnusedIsHandedOutAgain(t *testing.T) {
 
 func TestSequencerReportsTransactionsItDidNotSend(t *testing.T) {
 	// Read at a's grant, at its release (the chain agrees), at b's grant (3 more used), at c's.
-	r := newSequencerRun(t, settled(4), settled(5), settled(7), actevm.Nonces{Latest: 7, Pending: 8, Finalized: 7})
+	r := newSequencerRun(t, settled(4), settled(5), settled(7), Nonces{Latest: 7, Pending: 8, Finalized: 7})
 	r.acquire(time.Second, "op-a")
 	r.release(time.Minute, "op-a", 5)
 	r.acquire(2*time.Minute, "op-b")
@@ -177,7 +175,7 @@ func TestSequencerQueuedOperationThatGivesUpLeavesTheQueue(t *testing.T) {
 // A grant refused for a conflict gives no lease: the next operation in the queue is answered at
 // once, without anyone releasing.
 func TestSequencerConflictHoldsNoLease(t *testing.T) {
-	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 5, Finalized: 4}, settled(5))
+	r := newSequencerRun(t, Nonces{Latest: 4, Pending: 5, Finalized: 4}, settled(5))
 	r.acquire(time.Second, "op-a")
 	r.acquire(2*time.Second, "op-b")
 	r.run(time.Hour)
@@ -201,7 +199,7 @@ func TestSequencerAfterNoncesUsedElsewhereContinuesAtTheChainsCount(t *testing.T
 }
 
 func TestSequencerPendingConflictNamesTheRange(t *testing.T) {
-	r := newSequencerRun(t, actevm.Nonces{Latest: 4, Pending: 7, Finalized: 4})
+	r := newSequencerRun(t, Nonces{Latest: 4, Pending: 7, Finalized: 4})
 	r.acquire(time.Second, "op-a")
 	r.run(time.Hour)
 	require.Contains(t, r.grants["op-a"][0].Error, addr+" has 3 transaction(s) pending that stakeflow did not send (nonces 4 to 6)")
@@ -241,10 +239,10 @@ func TestSequencerRepeatedAsksAndStrayReleases(t *testing.T) {
 func TestSequencerUndeliveredGrantFreesTheLease(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(NonceSequencerWorkflow, workflow.RegisterOptions{Name: SequencerWorkflowType})
-	env.RegisterActivity(ea)
-	env.OnActivity(ea.EVMReadNonces, mock.Anything, mock.Anything).Return(settled(4), nil)
-	env.OnActivity(ea.EVMLeaseHolder, mock.Anything, mock.Anything).Return(actevm.HolderState{Running: true, Status: "Running"}, nil).Maybe()
+	env.RegisterWorkflowWithOptions(Workflow(readNonces), workflow.RegisterOptions{Name: WorkflowType})
+	registerChain(env)
+	env.OnActivity(readNonces, mock.Anything, mock.Anything).Return(settled(4), nil)
+	env.OnActivity(holders.LeaseHolder, mock.Anything, mock.Anything).Return(HolderState{Running: true, Status: "Running"}, nil).Maybe()
 	var granted []string
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, SignalGrant, mock.Anything).
 		Return(func(_, id, _, _ string, arg any) error {
@@ -257,11 +255,11 @@ func TestSequencerUndeliveredGrantFreesTheLease(t *testing.T) {
 		})
 	for i, id := range []string{"op-gone", "op-b"} {
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(SignalAcquire, actevm.SequencerRequest{Network: "dev", Address: addr, WorkflowID: id})
+			env.SignalWorkflow(SignalAcquire, Request{Network: "dev", Address: addr, WorkflowID: id})
 		}, time.Duration(i+1)*time.Second)
 	}
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
-	env.ExecuteWorkflow(SequencerWorkflowType, SequencerState{Network: "dev", Address: addr})
+	env.ExecuteWorkflow(WorkflowType, State{Network: "dev", Address: addr})
 	assert.Equal(t, []string{"op-gone", "op-b"}, granted)
 	assert.True(t, temporal.IsCanceledError(env.GetWorkflowError()), "a sequencer stops only when cancelled")
 }
@@ -269,18 +267,18 @@ func TestSequencerUndeliveredGrantFreesTheLease(t *testing.T) {
 func TestSequencerUnreadableChainGrantsNothing(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(NonceSequencerWorkflow, workflow.RegisterOptions{Name: SequencerWorkflowType})
-	env.RegisterActivity(ea)
-	env.OnActivity(ea.EVMReadNonces, mock.Anything, mock.Anything).
-		Return(actevm.Nonces{}, temporal.NewNonRetryableApplicationError("rpc 403", "ChainRejected", nil))
+	env.RegisterWorkflowWithOptions(Workflow(readNonces), workflow.RegisterOptions{Name: WorkflowType})
+	registerChain(env)
+	env.OnActivity(readNonces, mock.Anything, mock.Anything).
+		Return(Nonces{}, temporal.NewNonRetryableApplicationError("rpc 403", "ChainRejected", nil))
 	var g Grant
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, SignalGrant, mock.Anything).
 		Return(func(_, _, _, _ string, arg any) error { g = arg.(Grant); return nil })
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(SignalAcquire, actevm.SequencerRequest{Network: "dev", Address: addr, WorkflowID: "op-a"})
+		env.SignalWorkflow(SignalAcquire, Request{Network: "dev", Address: addr, WorkflowID: "op-a"})
 	}, time.Second)
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
-	env.ExecuteWorkflow(SequencerWorkflowType, SequencerState{Network: "dev", Address: addr})
+	env.ExecuteWorkflow(WorkflowType, State{Network: "dev", Address: addr})
 	assert.Contains(t, g.Error, "reading the nonces of "+addr)
 	assert.Zero(t, g.Nonce)
 }
@@ -290,10 +288,10 @@ func TestSequencerUnreadableChainGrantsNothing(t *testing.T) {
 func TestSequencerContinuesAsNewAfter200Grants(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(NonceSequencerWorkflow, workflow.RegisterOptions{Name: SequencerWorkflowType})
-	env.RegisterActivity(ea)
+	env.RegisterWorkflowWithOptions(Workflow(readNonces), workflow.RegisterOptions{Name: WorkflowType})
+	registerChain(env)
 	next := uint64(10)
-	env.OnActivity(ea.EVMReadNonces, mock.Anything, mock.Anything).Return(func(context.Context, actevm.NoncesInput) (actevm.Nonces, error) {
+	env.OnActivity(readNonces, mock.Anything, mock.Anything).Return(func(context.Context, ReadInput) (Nonces, error) {
 		return settled(next), nil
 	})
 	grants := 0
@@ -301,7 +299,7 @@ func TestSequencerContinuesAsNewAfter200Grants(t *testing.T) {
 		Return(func(_, _, _, _ string, _ any) error { grants++; return nil })
 	for i := range 201 {
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(SignalAcquire, actevm.SequencerRequest{Network: "dev", Address: addr, WorkflowID: "op"})
+			env.SignalWorkflow(SignalAcquire, Request{Network: "dev", Address: addr, WorkflowID: "op"})
 		}, time.Duration(2*i+1)*time.Second)
 		env.RegisterDelayedCallback(func() {
 			next++
@@ -309,14 +307,32 @@ func TestSequencerContinuesAsNewAfter200Grants(t *testing.T) {
 		}, time.Duration(2*i+2)*time.Second)
 	}
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
-	env.ExecuteWorkflow(SequencerWorkflowType, SequencerState{Network: "dev", Address: addr})
+	env.ExecuteWorkflow(WorkflowType, State{Network: "dev", Address: addr})
 	err := env.GetWorkflowError()
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(err, &can), "want continue-as-new, got %v", err)
 	assert.Equal(t, 200, grants)
-	var st SequencerState
+	var st State
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &st))
 	assert.Equal(t, uint64(210), st.Next)
 	assert.True(t, st.Known)
 	assert.Nil(t, st.Holder)
+}
+
+// readNonces and requestLease stand for a chain's reader and request activities: each test mocks
+// them (OnActivity) with its own fake chain.
+func readNonces(context.Context, ReadInput) (Nonces, error) {
+	return Nonces{}, errors.New("readNonces is mocked by each test")
+}
+
+func requestLease(context.Context, Request) error {
+	return errors.New("requestLease is mocked by each test")
+}
+
+// registerChain registers the activities the lease and its operations call: the stand-ins of a
+// chain's, and LeaseHolder.
+func registerChain(env *testsuite.TestWorkflowEnvironment) {
+	env.RegisterActivity(readNonces)
+	env.RegisterActivity(requestLease)
+	env.RegisterActivity(&Activities{})
 }

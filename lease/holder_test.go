@@ -1,4 +1,4 @@
-package evm
+package lease
 
 import (
 	"context"
@@ -19,7 +19,6 @@ import (
 
 // fakeDescriber answers DescribeWorkflowExecution with status, or err.
 type fakeDescriber struct {
-	fakeStarter
 	status  enums.WorkflowExecutionStatus
 	err     error
 	id, run string
@@ -38,7 +37,7 @@ func leaseHolder(t *testing.T, a *Activities, in HolderInput) (HolderState, erro
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
-	v, err := env.ExecuteActivity(a.EVMLeaseHolder, in)
+	v, err := env.ExecuteActivity(a.LeaseHolder, in)
 	if err != nil {
 		return HolderState{}, err
 	}
@@ -75,7 +74,7 @@ func TestLeaseHolderTellsWhetherTheHolderRuns(t *testing.T) {
 	assert.Equal(t, HolderState{Status: "NotFound"}, hs)
 }
 
-// TestLeaseHolderErrors: an unavailable Temporal retries; no client or no holder is refused.
+// TestLeaseHolderErrors: an unavailable Temporal retries; no holder is refused.
 func TestLeaseHolderErrors(t *testing.T) {
 	_, err := leaseHolder(t, &Activities{Temporal: &fakeDescriber{err: errors.New("connection refused")}}, HolderInput{WorkflowID: "op-1"})
 	var appErr *temporal.ApplicationError
@@ -83,12 +82,8 @@ func TestLeaseHolderErrors(t *testing.T) {
 	assert.Equal(t, activities.ErrServiceUnavailable, appErr.Type())
 	assert.Contains(t, appErr.Error(), "describing lease holder op-1")
 
-	_, err = leaseHolder(t, &Activities{Temporal: &fakeStarter{}}, HolderInput{WorkflowID: "op-1"})
-	require.True(t, errors.As(err, &appErr))
-	assert.Equal(t, activities.ErrInvalidInput, appErr.Type())
-	assert.True(t, appErr.NonRetryable())
-
 	_, err = leaseHolder(t, &Activities{Temporal: &fakeDescriber{}}, HolderInput{})
 	require.True(t, errors.As(err, &appErr))
 	assert.Equal(t, activities.ErrInvalidInput, appErr.Type())
+	assert.True(t, appErr.NonRetryable())
 }

@@ -31,12 +31,13 @@ declare -A threshold=(
   [workflows]=90
   [workflows/solana]=90
   [workflows/evm]=90
+  [lease]=90
   [workflows/polygon]=90
   [activities]=85
   [activities/solana]=85
   [chain/solana]=90
 )
-order=(signer workflows workflows/solana workflows/evm workflows/polygon activities activities/solana chain/solana)
+order=(signer workflows workflows/solana workflows/evm lease workflows/polygon activities activities/solana chain/solana)
 
 out="${MUTATION_OUT:-$root/.artifacts/mutation}"
 coefficient="${MUTATION_TIMEOUT_COEFFICIENT:-5}"

@@ -166,7 +166,7 @@ func (s CheckpointSigner) String() string {
 // Format prints String under every verb.
 func (s CheckpointSigner) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
 
-// TxChoices are the values stakeflow chose for a checkpoint transaction: the sequencer's nonce,
+// TxChoices are the values stakeflow chose for a checkpoint transaction: the lease's nonce,
 // the gas limit and the fees. All are required and checked against the policy.
 type TxChoices struct {
 	Nonce                uint64   `json:"nonce"`

@@ -21,7 +21,7 @@
 //     (approve) or the intent's validator share (on the allow-list), value 0, data = the
 //     operation's call packed by go-ethereum's abi with exactly the intent's arguments (approve
 //     names the StakeManager and exactly the amount asked, never an unlimited allowance), the
-//     policy's chain id, the sequencer's nonce, no access list. It signs only if the received
+//     policy's chain id, the lease's nonce, no access list. It signs only if the received
 //     bytes are that transaction's bytes. Named checks run first (type, signature absent,
 //     chainId, to, value, access list, nonce, selector, each argument decoded with
 //     accounts/abi, shares within slippage, no extra calldata, gas and fee caps); the gate then

@@ -110,7 +110,7 @@ func TestHostileTransactionsRefused(t *testing.T) {
 			}},
 		{name: "access-list type", vector: "delegate", field: "type", want: "got 1 (EIP-2930",
 			raw: func(good []byte) []byte { return append([]byte{types.AccessListTxType}, good[1:]...) }},
-		{name: "wrong nonce", vector: "delegate", field: "nonce", want: "want 1 (the sequencer's), got 2",
+		{name: "wrong nonce", vector: "delegate", field: "nonce", want: "want 1 (the lease's), got 2",
 			change: func(dt *types.DynamicFeeTx) { dt.Nonce = 2 }},
 		{name: "contract creation", vector: "delegate", field: "to", want: "got none (contract creation)",
 			change: func(dt *types.DynamicFeeTx) { dt.To = nil }},

@@ -73,7 +73,7 @@ type Intent struct {
 	// Required for delegate and unstake, unset for the others.
 	ExpectedShares *big.Int `json:"expectedShares,omitempty"`
 
-	// Nonce is the sender's nonce given by stakeflow's sequencer; the transaction must carry it.
+	// Nonce is the sender's nonce given by the address's nonce lease; the transaction must carry it.
 	Nonce uint64 `json:"nonce"`
 	// GasLimit, when not 0, is the exact gas limit.
 	GasLimit uint64 `json:"gasLimit,omitempty"`

@@ -105,7 +105,7 @@ func (s *Signer) verify(in *Intent, d *decoded) (*Verified, error) {
 		return nil, mismatch("access list", "empty", fmt.Sprintf("%d entries", n))
 	}
 	if tx.Nonce() != in.Nonce {
-		return nil, mismatch("nonce", fmt.Sprintf("%d (the sequencer's)", in.Nonce), fmt.Sprint(tx.Nonce()))
+		return nil, mismatch("nonce", fmt.Sprintf("%d (the lease's)", in.Nonce), fmt.Sprint(tx.Nonce()))
 	}
 	shares, err := s.checkCall(in, tx.Data())
 	if err != nil {

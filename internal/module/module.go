@@ -18,7 +18,6 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
-	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/apiclient"
 )
 
@@ -55,8 +54,10 @@ type Env struct {
 	// Temporal is the worker's client (the leases are started and their holders described
 	// through it).
 	Temporal client.Client
-	// Store is the worker's store (the data jobs' records, Hyperliquid's nonces).
-	Store actjobs.Store
+	// Store is the worker's store (package store's *DB; a test's in its place): each module takes
+	// the part it needs by interface (the data jobs' records, Hyperliquid's nonce book), so the
+	// worker knows none of them.
+	Store any
 	// EpochRecheck caps every wait for a chain's epoch or queue before the chain is read again.
 	EpochRecheck time.Duration
 }

@@ -7,13 +7,12 @@ import (
 
 	"go.uber.org/zap"
 
-	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/store"
 )
 
 // OpenStore opens the data jobs' store from a DSN ("postgres://..." or "sqlite:PATH"): the
 // store package's; tests may put another in its place.
-var OpenStore = func(ctx context.Context, dsn string) (actjobs.Store, error) {
+var OpenStore = func(ctx context.Context, dsn string) (any, error) {
 	db, err := store.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
@@ -33,7 +32,7 @@ func (c *Config) StoreDSN() string {
 // openStore opens the store (the SQLite file's directory is created) and returns it with a
 // function that closes it. A store that cannot be opened is an error naming the DSN (without its
 // password).
-func openStore(ctx context.Context, cfg Config, logger *zap.Logger) (actjobs.Store, func(), error) {
+func openStore(ctx context.Context, cfg Config, logger *zap.Logger) (any, func(), error) {
 	dsn := cfg.StoreDSN()
 	st, err := OpenStore(ctx, dsn)
 	if err != nil {

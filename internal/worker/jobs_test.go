@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/activities/jobs/jobstest"
 )
 
@@ -46,7 +45,7 @@ func TestCheckDSN(t *testing.T) {
 func TestStoreThatDoesNotOpenStopsTheWorker(t *testing.T) {
 	old := OpenStore
 	t.Cleanup(func() { OpenStore = old })
-	OpenStore = func(context.Context, string) (actjobs.Store, error) {
+	OpenStore = func(context.Context, string) (any, error) {
 		return nil, errors.New("dial tcp 127.0.0.1:1: connection refused")
 	}
 	cfg := defaultConfig(t)
@@ -56,7 +55,7 @@ func TestStoreThatDoesNotOpenStopsTheWorker(t *testing.T) {
 	assert.Contains(t, err.Error(), "opening the store postgres://stakeflow:xxxxx@127.0.0.1:1/stakeflow (--store): dial tcp 127.0.0.1:1: connection refused")
 	assert.NotContains(t, err.Error(), "s3cr3t")
 
-	OpenStore = func(context.Context, string) (actjobs.Store, error) { return jobstest.New(), nil }
+	OpenStore = func(context.Context, string) (any, error) { return jobstest.New(), nil }
 	st, closeStore, err := openStore(context.Background(), cfg, zap.NewNop())
 	require.NoError(t, err)
 	closeStore()

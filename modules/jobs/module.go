@@ -44,9 +44,10 @@ func (m *Module) Validate() error { return nil }
 
 // Build builds the jobs' activities over the staking service and the store.
 func (m *Module) Build(_ context.Context, env module.Env) (module.Built, error) {
-	if env.Store == nil {
+	st, ok := env.Store.(actjobs.Store)
+	if !ok {
 		return module.Built{}, errors.New("the data jobs need the worker's store")
 	}
-	acts := actjobs.New(env.Service, env.Store)
+	acts := actjobs.New(env.Service, st)
 	return module.Built{Activities: []any{acts}}, nil
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // TestDefaultCapsAtTheirBounds: a signer with no caps configured (the worker's flags at 0) signs a
-// transaction at each default cap README states and refuses one just past it: total fee 100,000
+// transaction at each default cap docs/configuration.md states and refuses one just past it: total fee 100,000
 // lamports, compute-unit limit 200,000, unit price 1,000,000 micro-lamports.
 func TestDefaultCapsAtTheirBounds(t *testing.T) {
 	f := newFixture()

@@ -225,7 +225,7 @@ func TestWebUIListsStakeWithSearchAttributes(t *testing.T) {
 }
 
 // TestWebUISchedulesPageListsTheDataJobs creates the three data jobs' schedules through the admin
-// tool and checks in headless Chromium that the Web UI's Schedules page lists them (the README's
+// tool and checks in headless Chromium that the Web UI's Schedules page lists them (docs/operating.md's
 // picture of it is this test's screenshot).
 func TestWebUISchedulesPageListsTheDataJobs(t *testing.T) {
 	chromium := requireProgram(t, "CHROMIUM", "scripts/tools.sh chromium")

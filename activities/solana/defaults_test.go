@@ -39,7 +39,7 @@ func confirmDefault(t *testing.T, f *fakeChain, resumeFrom *confirmProgress) Con
 	return res
 }
 
-// TestConfirmDefaultExpiryMarginIs300Blocks: README "the finalized block height has moved two
+// TestConfirmDefaultExpiryMarginIs300Blocks: docs/exactly-once.md "the finalized block height has moved two
 // blockhash lifetimes (300 blocks) past where confirmation began". With ExpiryMarginBlocks unset, an
 // absent transaction whose blockhash is invalid is not expired 300 blocks past the start height,
 // and is 301 blocks past it.

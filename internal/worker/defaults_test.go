@@ -32,9 +32,9 @@ func defaultConfig(t *testing.T) Config {
 	return cfg
 }
 
-// TestFlagDefaultsAreTheREADMEs pins each default README.md states under "Worker configuration"
-// and "Exactly once". The values are written out, not read from the code's constants.
-func TestFlagDefaultsAreTheREADMEs(t *testing.T) {
+// TestFlagDefaultsAreTheDocumentedOnes pins each default docs/configuration.md states
+// and docs/exactly-once.md. The values are written out, not read from the code's constants.
+func TestFlagDefaultsAreTheDocumentedOnes(t *testing.T) {
 	cfg := defaultConfig(t)
 	sol := solanaOf(t, cfg)
 	for _, tc := range []struct {

@@ -15,7 +15,7 @@ import (
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
-// Cancellation at each point of an operation (README "Cancelling before the first broadcast ends
+// Cancellation at each point of an operation (docs/exactly-once.md "Cancelling before the first broadcast ends
 // the operation with nothing sent; after it, the workflow still follows the transaction to its end
 // and reports cancelRequested"). TestCancelWhileAwaitingApproval, TestCancelDuringBuildSendsNothing,
 // TestCancelAfterBroadcastStillConfirms (cancel during confirm) and

@@ -14,7 +14,7 @@ import (
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
-// The tests in this file pin the defaults README.md and docs/reliability.md state, as an operation
+// The tests in this file pin the defaults docs/exactly-once.md, docs/configuration.md and docs/reliability.md state, as an operation
 // started with zero workflows.Options gets them: each fails when the default changes. The numbers are
 // written out here on purpose, not read from the code.
 
@@ -45,7 +45,7 @@ func gaps(times []time.Time) []time.Duration {
 	return out
 }
 
-// TestDefaultMaxBuildsIsThree: README "At most three builds per step". With zero workflows.Options, three
+// TestDefaultMaxBuildsIsThree: docs/exactly-once.md "At most three builds per step". With zero workflows.Options, three
 // transactions that each expire end the operation TooManyBuilds, and a fourth is never built.
 func (s *WorkflowSuite) TestDefaultMaxBuildsIsThree() {
 	c := &chain{}
@@ -142,7 +142,7 @@ func (s *WorkflowSuite) TestDefaultBuildTimeoutIs30m() {
 	s.env.AssertNotCalled(s.T(), "Broadcast", mock.Anything, mock.Anything)
 }
 
-// TestDefaultMaxStallWaitIs10m: README "tries again on a backoff up to maxStallWait (10 minutes)".
+// TestDefaultMaxStallWaitIs10m: docs/exactly-once.md "tries again on a backoff up to maxStallWait (10 minutes)".
 // A confirmation the RPC keeps refusing is tried again 30 s, 1, 2, 4, 8 minutes later, then every
 // 10 minutes.
 func (s *WorkflowSuite) TestDefaultMaxStallWaitIs10m() {
@@ -174,7 +174,7 @@ func deactivating(reads *clock, now func() time.Time, slotsInEpoch, slotsLeft ui
 	}
 }
 
-// TestDefaultEpochWaitRechecksHourly: README "durable timers sized from the slots left in the epoch
+// TestDefaultEpochWaitRechecksHourly: docs/exactly-once.md "durable timers sized from the slots left in the epoch
 // (re-reading the stake account after each, at least hourly)"; workflows.Options.MaxEpochWait "Default 1h".
 // With an epoch far from its end and no recheck asked by the worker, the stake account is read
 // again every hour of workflow time.

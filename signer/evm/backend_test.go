@@ -3,10 +3,13 @@ package evm
 import (
 	"context"
 	"errors"
+	"math/big"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -55,4 +58,34 @@ func TestSignSurfacesABackendError(t *testing.T) {
 	assert.Contains(t, err.Error(), "token removed")
 	assert.Nil(t, signed, "nothing signed")
 	assert.Len(t, rec.Calls(), 1)
+}
+
+// TestCheckpointSignHandsTheBackendTheSigningHash: the checkpoint signer built on a key backend
+// hands it the EIP-1559 signing hash (as go-ethereum's London signer computes it) of the verified
+// startCheckpoint, for the owner's account, once; what it returns is that transaction signed.
+func TestCheckpointSignHandsTheBackendTheSigningHash(t *testing.T) {
+	files, owner := checkpointSigner(t)
+	rec := &keystest.Recorder{Inner: files.keys}
+	s, err := NewCheckpointSignerBackend(rec, CheckpointPolicy{ChainID: testChain})
+	require.NoError(t, err)
+	unsignedTx := types.NewTx(&types.DynamicFeeTx{ChainID: new(big.Int).SetUint64(testChain), Nonce: 3, GasTipCap: big.NewInt(params.GWei),
+		GasFeeCap: big.NewInt(2 * params.GWei), Gas: 100_000, To: &testPod, Value: new(big.Int),
+		Data: append(common.FromHex("0x88676cad"), make([]byte, 32)...)})
+	raw, err := unsignedTx.MarshalBinary()
+	require.NoError(t, err)
+	in := StartIntent{ChainID: testChain, Owner: owner, Pod: testPod,
+		TxChoices: TxChoices{Nonce: 3, GasLimit: 100_000, MaxFeePerGas: big.NewInt(2 * params.GWei), MaxPriorityFeePerGas: big.NewInt(params.GWei)}}
+	signed, err := s.SignStart(context.Background(), in, raw)
+	require.NoError(t, err)
+	calls := rec.Calls()
+	require.Len(t, calls, 1)
+	assert.Equal(t, owner.Hex(), calls[0].Account.Address)
+	assert.Equal(t, keys.Secp256k1Recoverable, calls[0].Scheme)
+	want := types.NewLondonSigner(new(big.Int).SetUint64(testChain)).Hash(unsignedTx)
+	assert.Equal(t, want.Bytes(), calls[0].Payload, "the payload is the transaction's signing hash")
+	var tx types.Transaction
+	require.NoError(t, tx.UnmarshalBinary(common.FromHex(signed.Transaction)))
+	from, err := types.Sender(types.NewLondonSigner(new(big.Int).SetUint64(testChain)), &tx)
+	require.NoError(t, err)
+	assert.Equal(t, owner, from, "the signature recovers to the owner")
 }

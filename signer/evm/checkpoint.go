@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/stakeflow/stakeflow/signer/keys"
 	"math/big"
 	"strings"
 
@@ -135,19 +136,27 @@ func (p CheckpointPolicy) withDefaults() (CheckpointPolicy, error) {
 	return p, nil
 }
 
-// CheckpointSigner verifies and signs EigenLayer checkpoint transactions with keys from a Keyring.
+// CheckpointSigner verifies EigenLayer checkpoint transactions and has a key backend sign the
+// verified ones.
 type CheckpointSigner struct {
-	keys   *Keyring
+	keys   keys.Backend
 	policy CheckpointPolicy
 }
 
-// NewCheckpointSigner returns a CheckpointSigner using keys and policy (defaults applied).
-func NewCheckpointSigner(keys *Keyring, policy CheckpointPolicy) (*CheckpointSigner, error) {
+// NewCheckpointSigner returns a CheckpointSigner signing with the file keyring kr under policy
+// (defaults applied).
+func NewCheckpointSigner(kr *Keyring, policy CheckpointPolicy) (*CheckpointSigner, error) {
+	return NewCheckpointSignerBackend(kr, policy)
+}
+
+// NewCheckpointSignerBackend returns a CheckpointSigner signing through backend (the file keyring
+// or another key backend) under policy (defaults applied).
+func NewCheckpointSignerBackend(backend keys.Backend, policy CheckpointPolicy) (*CheckpointSigner, error) {
 	p, err := policy.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return &CheckpointSigner{keys: keys, policy: p}, nil
+	return &CheckpointSigner{keys: backend, policy: p}, nil
 }
 
 // Policy returns the effective policy.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -158,4 +159,16 @@ func SortedKeys(m StringMap) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// CheckEndpoints checks every network=url pair of the flag named flagName: each URL must be an
+// absolute http(s) URL. The errors name the flag, the network and the value.
+func CheckEndpoints(flagName string, m StringMap) []error {
+	var errs []error
+	for _, n := range SortedKeys(m) {
+		if u, err := url.Parse(m[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("%s %s: %q is not an http(s) URL", flagName, n, m[n]))
+		}
+	}
+	return errs
 }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -92,12 +91,10 @@ func (c *Config) validate() error {
 	if c.Keys == "" || c.PassphraseFile == "" {
 		errs = append(errs, errors.New("--celestia-keys and --celestia-passphrase-file are required with --celestia-rest"))
 	}
+	errs = append(errs, cli.CheckEndpoints("--celestia-rest", c.REST)...)
 	for _, n := range cli.SortedKeys(c.REST) {
 		if _, err := signercosmos.ChainID(n); err != nil {
 			errs = append(errs, fmt.Errorf("--celestia-rest: %v", err))
-		}
-		if u, err := url.Parse(c.REST[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("--celestia-rest %s: %q is not an http(s) URL", n, c.REST[n]))
 		}
 	}
 	for _, v := range c.Validators {

@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"math/big"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -119,12 +118,10 @@ func (c *Config) validate() error {
 	if c.PassphraseFile == "" {
 		errs = append(errs, errors.New("--evm-passphrase-file is required with --evm-rpc"))
 	}
+	errs = append(errs, cli.CheckEndpoints("--evm-rpc", c.RPC)...)
 	for _, n := range cli.SortedKeys(c.RPC) {
 		if !networks.EVM.Has(n) {
 			errs = append(errs, fmt.Errorf("--evm-rpc: unknown network %q (want one of %s)", n, strings.Join(networks.EVM.Names(), ", ")))
-		}
-		if u, err := url.Parse(c.RPC[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("--evm-rpc %s: %q is not an http(s) URL", n, c.RPC[n]))
 		}
 		for _, f := range c.contractFlags() {
 			if _, err := hexAddress(f.values[n]); err != nil {

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -83,12 +82,10 @@ func (m *Module) Validate() error {
 	if c.Keys == "" || c.PassphraseFile == "" {
 		errs = append(errs, errors.New("--hyperliquid-keys and --hyperliquid-passphrase-file are required with --hyperliquid-api"))
 	}
+	errs = append(errs, cli.CheckEndpoints("--hyperliquid-api", c.API)...)
 	for _, n := range cli.SortedKeys(c.API) {
 		if !networks.Hyperliquid.Has(n) {
 			errs = append(errs, fmt.Errorf("--hyperliquid-api: unknown network %q (want %s)", n, strings.Join(networks.Hyperliquid.Names(), " or ")))
-		}
-		if u, err := url.Parse(c.API[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("--hyperliquid-api %s: %q is not an http(s) URL", n, c.API[n]))
 		}
 	}
 	for _, id := range c.SignatureChainIDs {

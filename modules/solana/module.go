@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"net/url"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -120,12 +119,10 @@ func (m *Module) Validate() error {
 	if len(c.Keys) == 0 {
 		errs = append(errs, errors.New("--solana-keys is required with --solana-rpc"))
 	}
+	errs = append(errs, cli.CheckEndpoints("--solana-rpc", c.RPC)...)
 	for _, n := range cli.SortedKeys(c.RPC) {
 		if !networks.Solana.Has(n) {
 			errs = append(errs, fmt.Errorf("--solana-rpc: unknown network %q (want %v)", n, networks.Solana.Names()))
-		}
-		if u, err := url.Parse(c.RPC[n]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("--solana-rpc %s: %q is not an http(s) URL", n, c.RPC[n]))
 		}
 	}
 	for _, n := range cli.SortedKeys(c.Genesis) {

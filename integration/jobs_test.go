@@ -152,7 +152,7 @@ func TestDataJobs(t *testing.T) {
 	t.Run("continues as new", func(t *testing.T) {
 		in := wfjobs.APYJobInput{Network: "kusama", Since: since, Limits: wfjobs.Limits{MaxRecords: 5, MaxActivities: 2}}
 		run, err := st.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "job-apy-kusama-can-" + time.Now().Format("150405.000000"),
-			TaskQueue: queueOf(t, wfjobs.APYJobWorkflowType)}, wfjobs.APYJobWorkflowType, in)
+			TaskQueue: workflows.TaskQueueOf(workflows.DefaultTaskQueuePrefix, wfjobs.Module)}, wfjobs.APYJobWorkflowType, in)
 		require.NoError(t, err)
 		firstRun := run.GetRunID() // Get follows the chain to its last run
 		var p wfjobs.Progress

@@ -25,6 +25,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/internal/starter"
+	"github.com/stakeflow/stakeflow/modules/all"
 	hyperliquidmod "github.com/stakeflow/stakeflow/modules/hyperliquid"
 	solanamod "github.com/stakeflow/stakeflow/modules/solana"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -65,7 +66,7 @@ func TestHyperliquidWithdrawSurvivesTemporalRestartAndWorkerKill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	require.NoError(t, starter.Run(ctx, []string{"hyperliquid", "withdraw", "--network", "mainnet", "--delegator", delegator.Hex(),
-		"--amount", "2.5", "--id", id, "--temporal-address", tmp.address()}, &sout, nil), sout.String())
+		"--amount", "2.5", "--id", id, "--temporal-address", tmp.address()}, &sout, nil, all.StarterGroups()...), sout.String())
 	waitStepOn(t, c, id, wfhyperliquid.StepWaitingWithdrawal)
 	pending := st.Sandbox.HyperliquidAccount("mainnet", delegator).Pending
 	require.Len(t, pending, len(before.Pending)+1)

@@ -25,6 +25,7 @@ import (
 	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/internal/worker"
+	"github.com/stakeflow/stakeflow/modules/all"
 	"github.com/stakeflow/stakeflow/store"
 	"github.com/stakeflow/stakeflow/store/storetest"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -204,7 +205,7 @@ func starterRun(t *testing.T, args ...string) (string, error) {
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	err := starter.Run(ctx, append(args, "--temporal-address", st.TemporalAddress()), &out, nil)
+	err := starter.Run(ctx, append(args, "--temporal-address", st.TemporalAddress()), &out, nil, all.StarterGroups()...)
 	return out.String(), err
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
+	"github.com/stakeflow/stakeflow/modules/all"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -249,7 +250,7 @@ func TestWebUISchedulesPageListsTheDataJobs(t *testing.T) {
 		{"--job", "ssv", "--every", "5m"},
 	} {
 		var out bytes.Buffer
-		err := starter.Run(ctx, append(append([]string{"schedule", "create"}, args...), "--temporal-address", st.TemporalAddress()), &out, nil)
+		err := starter.Run(ctx, append(append([]string{"schedule", "create"}, args...), "--temporal-address", st.TemporalAddress()), &out, nil, all.StarterGroups()...)
 		require.NoError(t, err, out.String())
 	}
 

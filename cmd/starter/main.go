@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/stakeflow/stakeflow/internal/starter"
+	"github.com/stakeflow/stakeflow/modules/all"
 )
 
 func main() {
@@ -23,7 +24,7 @@ func main() {
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := starter.Run(ctx, os.Args[1:], os.Stdout, nil)
+	err := starter.Run(ctx, os.Args[1:], os.Stdout, nil, all.StarterGroups()...)
 	if err == nil {
 		return 0
 	}

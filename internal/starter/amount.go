@@ -77,9 +77,9 @@ func parseLamports(lamports, sol string) (uint64, error) {
 	return n, nil
 }
 
-// parseWei reads an amount given either as whole wei or as POL with at most 18 decimals; exactly
+// ParseWei reads an amount given either as whole wei or as POL with at most 18 decimals; exactly
 // one of the two must be given. The result is decimal wei.
-func parseWei(wei, pol string) (string, error) {
+func ParseWei(wei, pol string) (string, error) {
 	a, err := polFlags.parse(wei, pol)
 	if errors.Is(err, errNoAmount) {
 		return "", errors.New("give the amount with --pol or --wei")
@@ -87,9 +87,9 @@ func parseWei(wei, pol string) (string, error) {
 	return a.String(), err
 }
 
-// parseUtia reads an amount given either as whole utia or as TIA with at most six decimals;
+// ParseUtia reads an amount given either as whole utia or as TIA with at most six decimals;
 // exactly one of the two must be given. The result is decimal utia.
-func parseUtia(utia, tia string) (string, error) {
+func ParseUtia(utia, tia string) (string, error) {
 	a, err := tiaFlags.parse(utia, tia)
 	if errors.Is(err, errNoAmount) {
 		return "", errors.New("give the amount with --utia or --tia")

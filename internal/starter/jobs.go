@@ -89,7 +89,7 @@ func parseTime(flagName, s string) (time.Time, error) {
 }
 
 // dataCmd dispatches `starter data <verb>`.
-func (r *runner) dataCmd(fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+func (r *Session) dataCmd(fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
 	if verb != "export" {
 		return nil, &UsageError{Msg: fmt.Sprintf("unknown data command %q (export)", verb)}
 	}
@@ -138,7 +138,7 @@ func (r *runner) dataCmd(fs *flag.FlagSet, verb string) (func(context.Context) e
 }
 
 // ssvCmd dispatches `starter ssv <verb>`.
-func (r *runner) ssvCmd(fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+func (r *Session) ssvCmd(fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
 	if verb != "list" {
 		return nil, &UsageError{Msg: fmt.Sprintf("unknown ssv command %q (list)", verb)}
 	}

@@ -30,7 +30,7 @@ var overlapPolicies = map[string]enumspb.ScheduleOverlapPolicy{
 }
 
 // scheduleCmd dispatches `starter schedule <verb>`.
-func (r *runner) scheduleCmd(fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+func (r *Session) scheduleCmd(fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
 	var id string
 	if verb != "list" {
 		fs.StringVar(&id, "schedule-id", "", "schedule ID")
@@ -39,7 +39,7 @@ func (r *runner) scheduleCmd(fs *flag.FlagSet, verb string) (func(context.Contex
 		if id == "" {
 			return nil, nil, &UsageError{Msg: "schedule " + verb + ": --schedule-id is required"}
 		}
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -91,7 +91,7 @@ func (r *runner) scheduleCmd(fs *flag.FlagSet, verb string) (func(context.Contex
 	return nil, &UsageError{Msg: fmt.Sprintf("unknown schedule command %q (create, list, describe, pause, unpause, trigger, delete)", verb)}
 }
 
-func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Context) error {
+func (r *Session) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Context) error {
 	var in wfsolana.StakeInput
 	var lamports, sol, cron, overlap string
 	var chain, operation, share, polAmount, weiAmount string
@@ -169,7 +169,7 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 		}
 		if in.RequestedBy == "" {
 			// Each run is requested by whoever created the schedule: they cannot approve it.
-			in.RequestedBy = currentUser()
+			in.RequestedBy = CurrentUser()
 		}
 		var action scheduledAction
 		if jobAction != nil {
@@ -187,7 +187,7 @@ func (r *runner) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Conte
 		} else {
 			spec.Intervals = []client.ScheduleIntervalSpec{{Every: every, Offset: offset}}
 		}
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return err
 		}
@@ -332,9 +332,9 @@ func formatSchedule(id string, d *client.ScheduleDescription) string {
 	return b.String()
 }
 
-func (r *runner) scheduleList() func(context.Context) error {
+func (r *Session) scheduleList() func(context.Context) error {
 	return func(ctx context.Context) error {
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return err
 		}
@@ -392,7 +392,7 @@ func polygonScheduled(operation, network, staker, share, pol, wei, requestedBy s
 	amount := ""
 	switch operation {
 	case wfpolygon.OpDelegate:
-		w, err := parseWei(wei, pol)
+		w, err := ParseWei(wei, pol)
 		if err != nil {
 			return scheduledAction{}, err
 		}

@@ -31,7 +31,7 @@ import (
 	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
-const usage = `usage: starter <command> [flags]
+const usageHead = `usage: starter <command> [flags]
 
 Operations:
   stake     --network N --staker ADDR (--lamports N | --sol X) [--vote-account ADDR] [--id ID] [--wait]
@@ -43,25 +43,11 @@ Operations:
   cancel    --id ID
   status    --id ID
   list      [--step STEP] [--operation OP] [--open] [--limit N]
-Polygon (POL staking on Ethereum; amounts with --pol X (18 decimals) or --wei N):
-  polygon delegate          --network N --staker 0xADDR --validator-share 0xADDR (--pol X | --wei N) [--id ID] [--wait]
-  polygon unstake           --network N --staker 0xADDR --validator-share 0xADDR (--pol X | --wei N) [--id ID] [--wait]
-  polygon withdraw-rewards  --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
-  polygon restake           --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
-Celestia (amounts with --tia X (6 decimals) or --utia N):
-  celestia delegate          --network N --delegator celestia1... --validator celestiavaloper1... (--tia X | --utia N) [--id ID] [--wait]
-  celestia undelegate        --network N --delegator celestia1... --validator celestiavaloper1... (--tia X | --utia N) [--id ID] [--wait]
-  celestia redelegate        --network N --delegator celestia1... --validator celestiavaloper1... --to-validator celestiavaloper1... (--tia X | --utia N)
-  celestia withdraw-rewards  --network N --delegator celestia1... --validator celestiavaloper1... [--id ID] [--wait]
-Keys:
+`
+
+// usageTail follows the chains' command groups in the usage.
+const usageTail = `Keys:
   keys import --chain celestia --dir DIR --passphrase-file FILE   (reads a BIP-39 mnemonic, not echoed; m/44'/118'/0'/0/0)
-Hyperliquid (staking rewards to spot, after Hyperliquid's queue: 7 days on mainnet):
-  hyperliquid withdraw      --network N --delegator 0xADDR --amount HYPE [--id ID] [--wait]
-TON:
-  ton watch                 --network N --hash HASH (hex or base64) [--deadline 1h] [--id ID] [--wait]
-                            follow a transaction until it is final; not found by the deadline, it fails
-EigenLayer (checkpoints of the owner's EigenPod; one per pod at a time, resumed where the chain has it):
-  eigenlayer checkpoint     --network N --owner 0xADDR [--submitter 0xADDR] [--wait]
 Schedules (recurring stakes; each run's operation ID is the schedule ID plus its scheduled time):
   schedule create   --schedule-id ID (--cron EXPR | --every 24h [--offset 9h]) --network N --staker ADDR
                     (--lamports N | --sol X) [--vote-account ADDR] [--overlap skip] [--catchup-window 10m]
@@ -91,9 +77,9 @@ func (e *UsageError) Error() string { return e.Msg }
 
 // Run runs one starter command. Temporal is dialled with dial when the command needs it (nil:
 // from the connection flags).
-func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Temporal) (client.Client, error)) error {
+func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Temporal) (client.Client, error), chains ...Group) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage(chains))
 		if len(args) == 0 {
 			return &UsageError{Msg: "no command given"}
 		}
@@ -102,13 +88,21 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	cmd, rest := args[0], args[1:]
 	verb := ""
 	group, isGroup := groups[cmd]
+	for _, g := range chains {
+		if g.Name == cmd {
+			group, isGroup = struct {
+				noVerb error
+				cmd    groupCmd
+			}{errors.New(g.NoVerb), g.Command}, true
+		}
+	}
 	if isGroup {
 		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
 			return &UsageError{Msg: group.noVerb.Error()}
 		}
 		verb, rest = rest[0], rest[1:]
 	}
-	r := &runner{out: stdout, dial: dial}
+	r := &Session{out: stdout, dial: dial}
 	fs := flag.NewFlagSet("starter "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	r.temporal.Register(fs)
@@ -150,7 +144,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 }
 
 // groupCmd returns the command of a group for its verb (an error names an unknown verb).
-type groupCmd func(r *runner, fs *flag.FlagSet, verb string) (func(context.Context) error, error)
+type groupCmd func(r *Session, fs *flag.FlagSet, verb string) (func(context.Context) error, error)
 
 // groups are the commands that take a verb: one per chain (starter polygon delegate ...) and the
 // admin groups. noVerb is the usage error when the verb is missing.
@@ -158,20 +152,41 @@ var groups = map[string]struct {
 	noVerb error
 	cmd    groupCmd
 }{
-	"schedule": {errNoVerb, (*runner).scheduleCmd},
-	"data":     {errors.New("data: give a command: export"), (*runner).dataCmd},
-	"ssv":      {errors.New("ssv: give a command: list"), (*runner).ssvCmd},
-	"keys": {errors.New("keys: give a command: import"), func(r *runner, fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+	"schedule": {errNoVerb, (*Session).scheduleCmd},
+	"data":     {errors.New("data: give a command: export"), (*Session).dataCmd},
+	"ssv":      {errors.New("ssv: give a command: list"), (*Session).ssvCmd},
+	"keys": {errors.New("keys: give a command: import"), func(r *Session, fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
 		return r.keysCmd(fs, verb, os.Stdin)
 	}},
-	"polygon":     {errNoPolygonVerb, (*runner).polygonCmd},
-	"eigenlayer":  {errNoEigenLayerVerb, (*runner).eigenLayerCmd},
-	"celestia":    {errNoCelestiaVerb, (*runner).celestiaCmd},
-	"hyperliquid": {errNoHyperliquidVerb, (*runner).hyperliquidCmd},
-	"ton":         {errNoTONVerb, (*runner).tonCmd},
 }
 
-type runner struct {
+// Group is a chain's command group, `starter <Name> <verb> [flags]`: its module contributes it
+// (modules/all.StarterGroups), and cmd/starter hands every group to Run.
+type Group struct {
+	Name string
+	// Usage is the group's part of `starter --help`.
+	Usage string
+	// NoVerb is the usage error when the verb is missing ("ton: give a command: watch").
+	NoVerb string
+	// Command adds the verb's flags to fs and returns the command; an unknown verb is a
+	// *UsageError naming it.
+	Command func(s *Session, fs *flag.FlagSet, verb string) (func(context.Context) error, error)
+}
+
+// usage is the text of `starter --help` with the chains' groups.
+func usage(chains []Group) string {
+	var b strings.Builder
+	b.WriteString(usageHead)
+	for _, g := range chains {
+		b.WriteString(g.Usage)
+	}
+	b.WriteString(usageTail)
+	return b.String()
+}
+
+// Session is one starter command's: its connection settings and output. A chain's command group
+// starts its operations through it (Start, AfterStartOf), each on the chain's task queue.
+type Session struct {
 	out      io.Writer
 	temporal cli.Temporal
 	json     bool
@@ -183,14 +198,15 @@ type runner struct {
 	unserved bool
 }
 
-func (r *runner) client() (client.Client, error) {
+// Client dials Temporal with the command's connection settings.
+func (r *Session) Client() (client.Client, error) {
 	if r.dial != nil {
 		return r.dial(r.temporal)
 	}
 	return r.temporal.Dial(zap.NewNop())
 }
 
-func (r *runner) print(human string, v any) error {
+func (r *Session) print(human string, v any) error {
 	if r.json {
 		enc := json.NewEncoder(r.out)
 		enc.SetIndent("", "  ")
@@ -200,15 +216,16 @@ func (r *runner) print(human string, v any) error {
 	return err
 }
 
-// currentUser is the operating-system user running the starter, the default of --requested-by.
-func currentUser() string {
+// CurrentUser is the operating-system user running the starter, the default of --requested-by.
+func CurrentUser() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
 	}
 	return os.Getenv("USER")
 }
 
-func newOperationID(op string) string {
+// NewOperationID is a new operation ID for op: op, a time and a random suffix.
+func NewOperationID(op string) string {
 	return fmt.Sprintf("%s-%s", op, randomSuffix())
 }
 
@@ -223,17 +240,20 @@ type started struct {
 	Warning   string `json:"warning,omitempty"`
 }
 
-// checkQueue records the task queue an operation was started on and whether a worker polled it
+// TaskQueue is the task queue of module under the command's --task-queue-prefix.
+func (r *Session) TaskQueue(module string) string { return r.temporal.TaskQueue(module) }
+
+// CheckQueue records the task queue an operation was started on and whether a worker polled it
 // lately: an operation on a queue nobody serves waits, and the person who started it is told
 // which worker it waits for rather than finding it silent later.
-func (r *runner) checkQueue(ctx context.Context, c client.Client, queue string) {
+func (r *Session) CheckQueue(ctx context.Context, c client.Client, queue string) {
 	r.queue = queue
 	d, err := c.DescribeTaskQueue(ctx, queue, enums.TASK_QUEUE_TYPE_WORKFLOW)
 	r.unserved = err == nil && len(d.GetPollers()) == 0
 }
 
 // queueWarning is the warning of an operation started on a queue no worker polled lately.
-func (r *runner) queueWarning() string {
+func (r *Session) queueWarning() string {
 	if !r.unserved {
 		return ""
 	}
@@ -241,12 +261,12 @@ func (r *runner) queueWarning() string {
 	return fmt.Sprintf("no worker has polled task queue %s lately: the operation waits until a worker serving %s (its settings given) runs", r.queue, module)
 }
 
-// start starts an operation's workflow on its module's task queue; a reused operation ID is refused with ErrAlreadyStarted.
-func (r *runner) start(ctx context.Context, c client.Client, module, id, summary string, wf any, in any, attrs ...temporal.SearchAttributeUpdate) (client.WorkflowRun, error) {
+// Start starts an operation's workflow on its module's task queue; a reused operation ID is refused with ErrAlreadyStarted.
+func (r *Session) Start(ctx context.Context, c client.Client, module, id, summary string, wf any, in any, attrs ...temporal.SearchAttributeUpdate) (client.WorkflowRun, error) {
 	queue := r.temporal.TaskQueue(module)
 	run, err := c.ExecuteWorkflow(ctx, StartOptions(id, summary, queue, attrs...), wf, in)
 	if err == nil {
-		r.checkQueue(ctx, c, queue)
+		r.CheckQueue(ctx, c, queue)
 	}
 	if err != nil {
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
@@ -258,7 +278,7 @@ func (r *runner) start(ctx context.Context, c client.Client, module, id, summary
 	return run, nil
 }
 
-func (r *runner) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
+func (r *Session) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
 	var in wfsolana.StakeInput
 	var id, lamports, sol string
 	var wait bool
@@ -267,7 +287,7 @@ func (r *runner) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
 	fs.StringVar(&lamports, "lamports", "", "amount in lamports")
 	fs.StringVar(&sol, "sol", "", "amount in SOL (at most 9 decimals)")
 	fs.StringVar(&in.VoteAccount, "vote-account", "", "validator vote account (default: chosen by the service within the worker's --allowed-vote-accounts)")
-	fs.StringVar(&in.RequestedBy, "requested-by", currentUser(), "who starts the operation (cannot approve it)")
+	fs.StringVar(&in.RequestedBy, "requested-by", CurrentUser(), "who starts the operation (cannot approve it)")
 	fs.StringVar(&id, "id", "", "operation ID (default: generated and printed)")
 	fs.BoolVar(&wait, "wait", false, "follow the operation until it ends, printing each step")
 	return func(ctx context.Context) error {
@@ -283,18 +303,18 @@ func (r *runner) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
 			return &UsageError{Msg: "stake: " + err.Error()}
 		}
 		if id == "" {
-			id = newOperationID("stake")
+			id = NewOperationID("stake")
 		}
 		if err := workflows.ValidateOperationID(id); err != nil {
 			return &UsageError{Msg: "stake: " + err.Error()}
 		}
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return err
 		}
 		defer c.Close()
 		summary := wfsolana.StakeSummary(in)
-		run, err := r.start(ctx, c, wfsolana.Module, id, summary, wfsolana.StakeWorkflow, in, wfsolana.StakeAttributes(in)...)
+		run, err := r.Start(ctx, c, wfsolana.Module, id, summary, wfsolana.StakeWorkflow, in, wfsolana.StakeAttributes(in)...)
 		if err != nil {
 			return err
 		}
@@ -302,7 +322,7 @@ func (r *runner) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
 	}
 }
 
-func (r *runner) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) error {
+func (r *Session) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) error {
 	var in wfsolana.UnstakeInput
 	var id, lamports string
 	var wait bool
@@ -310,7 +330,7 @@ func (r *runner) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) e
 	fs.StringVar(&in.Staker, "staker", "", "staker address (stake and withdraw authority)")
 	fs.StringVar(&in.StakeAccount, "stake-account", "", "stake account address")
 	fs.StringVar(&lamports, "lamports", "", "expected stake account balance in lamports (default: read from chain)")
-	fs.StringVar(&in.RequestedBy, "requested-by", currentUser(), "who starts the operation (cannot approve it)")
+	fs.StringVar(&in.RequestedBy, "requested-by", CurrentUser(), "who starts the operation (cannot approve it)")
 	fs.StringVar(&id, "id", "", "operation ID (default: generated and printed)")
 	fs.BoolVar(&wait, "wait", false, "follow the operation until it ends, printing each step")
 	return func(ctx context.Context) error {
@@ -325,12 +345,12 @@ func (r *runner) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) e
 			return &UsageError{Msg: op + ": " + err.Error()}
 		}
 		if id == "" {
-			id = newOperationID(op)
+			id = NewOperationID(op)
 		}
 		if err := workflows.ValidateOperationID(id); err != nil {
 			return &UsageError{Msg: op + ": " + err.Error()}
 		}
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return err
 		}
@@ -339,7 +359,7 @@ func (r *runner) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) e
 		if op == "withdraw" {
 			wf, name, summary = wfsolana.WithdrawWorkflow, "WithdrawWorkflow", wfsolana.WithdrawSummary(in)
 		}
-		run, err := r.start(ctx, c, wfsolana.Module, id, summary, wf, in, wfsolana.UnstakeAttributes(op, in)...)
+		run, err := r.Start(ctx, c, wfsolana.Module, id, summary, wf, in, wfsolana.UnstakeAttributes(op, in)...)
 		if err != nil {
 			return err
 		}
@@ -347,12 +367,12 @@ func (r *runner) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) e
 	}
 }
 
-func (r *runner) afterStart(ctx context.Context, c client.Client, run client.WorkflowRun, name, summary string, wait bool) error {
-	return r.afterStartOf(ctx, c, run, name, summary, wait, solanaResult)
+func (r *Session) afterStart(ctx context.Context, c client.Client, run client.WorkflowRun, name, summary string, wait bool) error {
+	return r.AfterStartOf(ctx, c, run, name, summary, wait, solanaResult)
 }
 
-// resultOf reads a finished operation's result: the value printed with --json and its human form.
-type resultOf func(client.WorkflowRun, context.Context) (any, string, error)
+// ResultOf reads a finished operation's result: the value printed with --json and its human form.
+type ResultOf func(client.WorkflowRun, context.Context) (any, string, error)
 
 func solanaResult(run client.WorkflowRun, ctx context.Context) (any, string, error) {
 	var res wfsolana.Result
@@ -360,7 +380,9 @@ func solanaResult(run client.WorkflowRun, ctx context.Context) (any, string, err
 	return res, formatResult(res), err
 }
 
-func (r *runner) afterStartOf(ctx context.Context, c client.Client, run client.WorkflowRun, name, summary string, wait bool, result resultOf) error {
+// AfterStartOf prints the started operation (and any warning about its queue) or, with wait,
+// follows it step by step until result reads its end.
+func (r *Session) AfterStartOf(ctx context.Context, c client.Client, run client.WorkflowRun, name, summary string, wait bool, result ResultOf) error {
 	s := started{OperationID: run.GetID(), RunID: run.GetRunID(), Workflow: name, Summary: summary, TaskQueue: r.queue, Warning: r.queueWarning()}
 	human := fmt.Sprintf("started %s\n  operation ID: %s\n  %s", name, s.OperationID, summary)
 	if s.Warning != "" {
@@ -376,7 +398,7 @@ func (r *runner) afterStartOf(ctx context.Context, c client.Client, run client.W
 }
 
 // follow prints each step as the operation moves, then its outcome.
-func (r *runner) follow(ctx context.Context, c client.Client, run client.WorkflowRun, result resultOf) error {
+func (r *Session) follow(ctx context.Context, c client.Client, run client.WorkflowRun, result ResultOf) error {
 	done := make(chan error, 1)
 	var res any
 	var human string
@@ -412,7 +434,7 @@ func (r *runner) follow(ctx context.Context, c client.Client, run client.Workflo
 	}
 }
 
-func (r *runner) printStep(st *workflows.Status, last *string) {
+func (r *Session) printStep(st *workflows.Status, last *string) {
 	line := st.Step
 	if st.Stall != nil {
 		line += fmt.Sprintf(" (%s, try %d: %s)", st.Stall.Step, st.Stall.Tries, st.Stall.LastError)
@@ -437,7 +459,7 @@ func formatResult(res wfsolana.Result) string {
 		fmt.Fprintf(&b, "\n  vote account:  %s", res.VoteAccount)
 	}
 	for _, t := range res.Transactions {
-		fmt.Fprintf(&b, "\n  %-8s tx %s (slot %d, builds %d, fee %s lamports)", t.Kind, t.TxID, t.Block, t.Builds, orDash(t.Fee))
+		fmt.Fprintf(&b, "\n  %-8s tx %s (slot %d, builds %d, fee %s lamports)", t.Kind, t.TxID, t.Block, t.Builds, OrDash(t.Fee))
 	}
 	if res.CancelRequested {
 		b.WriteString("\n  a cancel arrived after broadcast: the transaction was followed to its end")
@@ -457,7 +479,7 @@ func queryStatus(ctx context.Context, c client.Client, id string) (*workflows.St
 	return &st, nil
 }
 
-func (r *runner) decideCmd(fs *flag.FlagSet, cmd string) func(context.Context) error {
+func (r *Session) decideCmd(fs *flag.FlagSet, cmd string) func(context.Context) error {
 	var id string
 	var in workflows.ApprovalInput
 	fs.StringVar(&id, "id", "", "operation ID")
@@ -470,7 +492,7 @@ func (r *runner) decideCmd(fs *flag.FlagSet, cmd string) func(context.Context) e
 		if in.Approver == "" {
 			return &UsageError{Msg: cmd + ": --approver is required"}
 		}
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return err
 		}
@@ -509,14 +531,14 @@ func decisionLine(id, cmd, approver string, st *workflows.Status) string {
 	return fmt.Sprintf("%s: %sd by %s; %d of %d approvals, waiting for another approver", id, cmd, approver, n, max(ap.ApprovalsRequired, 1))
 }
 
-func (r *runner) cancelCmd(fs *flag.FlagSet) func(context.Context) error {
+func (r *Session) cancelCmd(fs *flag.FlagSet) func(context.Context) error {
 	var id string
 	fs.StringVar(&id, "id", "", "operation ID")
 	return func(ctx context.Context) error {
 		if id == "" {
 			return &UsageError{Msg: "cancel: --id is required"}
 		}
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return err
 		}
@@ -591,14 +613,14 @@ func retryLine(v retryView, now time.Time) string {
 	return line
 }
 
-func (r *runner) statusCmd(fs *flag.FlagSet) func(context.Context) error {
+func (r *Session) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 	var id string
 	fs.StringVar(&id, "id", "", "operation ID")
 	return func(ctx context.Context) error {
 		if id == "" {
 			return &UsageError{Msg: "status: --id is required"}
 		}
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return err
 		}
@@ -625,10 +647,10 @@ func (r *runner) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 				fmt.Fprintf(&b, "\n  validator: %s", st.Validator)
 			}
 			if st.Approval.Required {
-				fmt.Fprintf(&b, "\n  approval:  %s %s", orDash(st.Approval.Decision), st.Approval.Approver)
+				fmt.Fprintf(&b, "\n  approval:  %s %s", OrDash(st.Approval.Decision), st.Approval.Approver)
 			}
 			for _, at := range st.Attempts {
-				fmt.Fprintf(&b, "\n  %s build %d: %s %s", at.Kind, at.Build, at.TxID, orDash(at.Outcome))
+				fmt.Fprintf(&b, "\n  %s build %d: %s %s", at.Kind, at.Build, at.TxID, OrDash(at.Outcome))
 				if at.BroadcastError != "" {
 					fmt.Fprintf(&b, " (broadcast: %s)", at.BroadcastError)
 				}
@@ -688,7 +710,8 @@ func formatAmount(st *workflows.Status) string {
 	return st.Amount + " " + st.Unit
 }
 
-func orDash(s string) string {
+// OrDash is s, or "-" when s is empty.
+func OrDash(s string) string {
 	if s == "" {
 		return "-"
 	}
@@ -733,7 +756,7 @@ func firstLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-func (r *runner) listCmd(fs *flag.FlagSet) func(context.Context) error {
+func (r *Session) listCmd(fs *flag.FlagSet) func(context.Context) error {
 	var step, op string
 	var open bool
 	var limit int
@@ -756,7 +779,7 @@ func (r *runner) listCmd(fs *flag.FlagSet) func(context.Context) error {
 		if open {
 			q = append(q, "ExecutionStatus = 'Running'")
 		}
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return err
 		}
@@ -814,9 +837,9 @@ func (r *runner) listCmd(fs *flag.FlagSet) func(context.Context) error {
 
 func quote(s string) string { return strings.ReplaceAll(s, "'", "") }
 
-func (r *runner) setupCmd() func(context.Context) error {
+func (r *Session) setupCmd() func(context.Context) error {
 	return func(ctx context.Context) error {
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return err
 		}

@@ -92,12 +92,12 @@ func TestParseWei(t *testing.T) {
 		{"", "100000000000000000000000000000", "100000000000000000000000000000000000000000000000"},
 		{"42", "", "42"},
 	} {
-		got, err := parseWei(tt.wei, tt.pol)
+		got, err := ParseWei(tt.wei, tt.pol)
 		require.NoError(t, err, "%q %q", tt.wei, tt.pol)
 		require.Equal(t, tt.want, got, "%q %q", tt.wei, tt.pol)
 	}
 	for _, bad := range [][2]string{{"", ""}, {"-1", ""}, {"+1", ""}, {"0", ""}, {"", "1."}, {"", "1e18"}, {"", "-1"}, {"", "0.0"}, {"0042", ""}, {"", ".25"}, {"", "1.0000000000000000001"}, {"1", "1"}} {
-		_, err := parseWei(bad[0], bad[1])
+		_, err := ParseWei(bad[0], bad[1])
 		require.Error(t, err, "%q %q", bad[0], bad[1])
 	}
 }
@@ -152,22 +152,6 @@ func TestBadInputRefusedBeforeAnyWorkflowStarts(t *testing.T) {
 		{"schedule polygon bad share", []string{"schedule", "create", "--schedule-id", "s", "--every", "1h", "--chain", "polygon", "--operation", "restake", "--network", "dev", "--staker", evmStaker, "--validator-share", "0x12"}, "validatorShare"},
 		{"list by a step never recorded", []string{"list", "--step", "signing"}, `--step "signing" is never recorded; the recorded steps are validating, awaiting-approval, checking-validator, building, confirming`},
 		{"list by an unknown step", []string{"list", "--step", "stuck"}, `--step "stuck" is never recorded`},
-		{"polygon without verb", []string{"polygon"}, "polygon: give a command"},
-		{"eigenlayer without verb", []string{"eigenlayer"}, "eigenlayer: give a command: checkpoint"},
-		{"eigenlayer unknown verb", []string{"eigenlayer", "restake"}, `unknown command "restake"`},
-		{"eigenlayer checkpoint bad owner", []string{"eigenlayer", "checkpoint", "--network", "dev", "--owner", "0x12"}, "invalid owner"},
-		{"eigenlayer checkpoint bad submitter", []string{"eigenlayer", "checkpoint", "--network", "dev", "--owner", evmStaker, "--submitter", "me"}, "invalid submitter"},
-		{"eigenlayer checkpoint unknown network", []string{"eigenlayer", "checkpoint", "--network", "holesky", "--owner", evmStaker}, "invalid network"},
-		{"polygon unknown verb", []string{"polygon", "bond"}, `unknown command "bond"`},
-		{"polygon delegate without amount", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare}, "--pol or --wei"},
-		{"polygon delegate both amounts", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "1", "--wei", "1"}, "not both"},
-		{"polygon delegate 19 decimals", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "0.0000000000000000001"}, "more than 18 decimals"},
-		{"polygon delegate zero", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "0"}, "more than zero"},
-		{"polygon delegate wei with point", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--wei", "1.5"}, `--wei "1.5": want a whole number of the base unit, without a decimal point`},
-		{"polygon unknown network", []string{"polygon", "delegate", "--network", "polygon", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "1"}, "invalid network"},
-		{"polygon short staker", []string{"polygon", "unstake", "--network", "dev", "--staker", "0x1234", "--validator-share", evmShare, "--pol", "1"}, "invalid staker"},
-		{"polygon share is staker", []string{"polygon", "restake", "--network", "dev", "--staker", evmStaker, "--validator-share", evmStaker}, "not a validator share"},
-		{"polygon rewards take no amount", []string{"polygon", "withdraw-rewards", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "1"}, "flag provided but not defined"},
 		{"polygon list by its wait", []string{"list", "--step", "waiting-withdrawal-delayed"}, "waiting-withdrawal-delay"},
 	}
 	for _, tt := range tests {

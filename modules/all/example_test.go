@@ -18,8 +18,9 @@ import (
 // folder, modules/examplechain, and two lines in modules/all/all.go, an import and a list entry.
 // The test counts the lines changed outside the folder (two, added, nothing removed), then builds
 // and runs the chain's own test against the real worker packages with those files laid over the
-// tree (go test -overlay): the worker takes its flags, accepts a configuration of it alone, and its
-// transfer lands on its ledger through the core.
+// tree (go test -overlay): the worker takes its flags, accepts a configuration of it alone, its
+// transfer lands on its ledger through the core, and the admin tool's `example transfer` starts it
+// on the chain's own queue.
 func TestAChainIsItsFolderAndTwoLines(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)

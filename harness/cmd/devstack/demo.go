@@ -15,6 +15,7 @@ import (
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
+	"github.com/stakeflow/stakeflow/modules/all"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -232,7 +233,7 @@ func (ls *localStack) runStarterInto(ctx context.Context, out io.Writer, alongsi
 		wg.Add(1)
 		go func() { defer wg.Done(); alongside(actx) }()
 	}
-	err := starter.Run(ctx, append(args, "--temporal-address", ls.TemporalAddress()), out, nil)
+	err := starter.Run(ctx, append(args, "--temporal-address", ls.TemporalAddress()), out, nil, all.StarterGroups()...)
 	stop()
 	wg.Wait()
 	if id != "" {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/internal/module"
+	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -156,6 +157,41 @@ func (a *Activities) ExampleConfirm(_ context.Context, id string) (string, error
 		return activities.OutcomeFinalized, nil
 	}
 	return activities.OutcomeCannotLand, nil
+}
+
+// StarterGroups is the chain's command group: `starter example transfer --network N --to X --amount N`.
+func (c *Chain) StarterGroups() []starter.Group {
+	return []starter.Group{{Name: Module, NoVerb: "example: give a command: transfer",
+		Usage: "Example:\n  example transfer  --network N --to NAME --amount N [--id ID]\n",
+		Command: func(s *starter.Session, fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+			if verb != "transfer" {
+				return nil, &starter.UsageError{Msg: fmt.Sprintf("example: unknown command %q (transfer)", verb)}
+			}
+			var in TransferInput
+			var id string
+			fs.StringVar(&in.Network, "network", "", "the network")
+			fs.StringVar(&in.To, "to", "", "who receives")
+			fs.Uint64Var(&in.Amount, "amount", 0, "units")
+			fs.StringVar(&id, "id", "", "operation ID (default: generated)")
+			return func(ctx context.Context) error {
+				if in.To == "" || in.Amount == 0 {
+					return &starter.UsageError{Msg: "example transfer: give --to and a positive --amount"}
+				}
+				if id == "" {
+					id = starter.NewOperationID("example-transfer")
+				}
+				c, err := s.Client()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				run, err := s.Start(ctx, c, Module, id, "transfer", TransferWorkflowType, in)
+				if err != nil {
+					return err
+				}
+				return s.AfterStartOf(ctx, c, run, TransferWorkflowType, "transfer", false, nil)
+			}, nil
+		}}}
 }
 
 // Chain is the module: its settings, its queue, its keys.

@@ -17,28 +17,12 @@ const (
 	celValidator = "celestiavaloper1u3drplq4vr90nnwz0tvnrhetc82heq8halazeh"
 )
 
-func TestCelestiaBadInputRefusedBeforeStart(t *testing.T) {
-	base := func(extra ...string) []string {
-		return append([]string{"celestia", "delegate", "--network", "celestia-mocha-testnet", "--delegator", celDelegator, "--validator", celValidator}, extra...)
-	}
+func TestKeysImportRefusesAnotherChain(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"no verb", []string{"celestia"}, "give a command"},
-		{"unknown verb", []string{"celestia", "stake"}, "unknown command"},
-		{"zero amount", base("--utia", "0"), "--utia: must be more than zero"},
-		{"zero tia", base("--tia", "0.0"), "--tia: must be more than zero"},
-		{"utia not a number", base("--utia", "1.5"), `--utia "1.5": want a whole number`},
-		{"utia leading zero", base("--utia", "01"), `--utia "01": write it without leading zeros`},
-		{"both amounts", base("--utia", "1", "--tia", "1"), "not both"},
-		{"no amount", base(), "--utia or --tia"},
-		{"too many decimals", base("--tia", "1.0000001"), `--tia "1.0000001": more than 6 decimals: the smallest unit is 0.000001`},
-		{"bad bech32", []string{"celestia", "delegate", "--network", "celestia-mocha-testnet", "--delegator", celDelegator[:len(celDelegator)-1] + "q", "--validator", celValidator, "--tia", "1"}, "not valid bech32"},
-		{"wrong prefix", []string{"celestia", "delegate", "--network", "celestia-mocha-testnet", "--delegator", "cosmos1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmmk8rs6", "--validator", celValidator, "--tia", "1"}, "prefix"},
-		{"unknown network", []string{"celestia", "delegate", "--network", "celestia", "--delegator", celDelegator, "--validator", celValidator, "--tia", "1"}, "unknown Celestia network"},
-		{"redelegate to itself", []string{"celestia", "redelegate", "--network", "celestia-mocha-testnet", "--delegator", celDelegator, "--validator", celValidator, "--to-validator", celValidator, "--tia", "1"}, "redelegation to the validator"},
 		{"keys other chain", []string{"keys", "import", "--chain", "solana", "--dir", "x", "--passphrase-file", "y"}, "want celestia"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,11 +36,11 @@ func TestCelestiaBadInputRefusedBeforeStart(t *testing.T) {
 func TestParseUtia(t *testing.T) {
 	// Expected values by hand: 1 TIA = 10^6 utia.
 	for tia, want := range map[string]string{"1": "1000000", "0.5": "500000", "2.000001": "2000001", "0.000001": "1"} {
-		got, err := parseUtia("", tia)
+		got, err := ParseUtia("", tia)
 		require.NoError(t, err)
 		assert.Equal(t, want, got, tia)
 	}
-	got, err := parseUtia("2000001", "")
+	got, err := ParseUtia("2000001", "")
 	require.NoError(t, err)
 	assert.Equal(t, "2000001", got)
 }
@@ -69,7 +53,7 @@ func TestKeysImportCelestia(t *testing.T) {
 	pass := filepath.Join(t.TempDir(), "pass")
 	require.NoError(t, os.WriteFile(pass, []byte("secret phrase\n"), 0o600))
 	out := &bytes.Buffer{}
-	r := &runner{out: out}
+	r := &Session{out: out}
 	fs := newFlagSet()
 	run, err := r.keysCmd(fs, "import", bytes.NewBufferString(mnemonic+"\n"))
 	require.NoError(t, err)

@@ -1,10 +1,10 @@
-package starter
+package hyperliquid
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
+	"github.com/stakeflow/stakeflow/internal/starter"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -14,45 +14,43 @@ import (
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 )
 
-var errNoHyperliquidVerb = errors.New("hyperliquid: give a command: withdraw")
-
 // hyperliquidCmd is the Hyperliquid command group: withdraw staking rewards to spot.
-func (r *runner) hyperliquidCmd(fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+func hyperliquidCmd(r *starter.Session, fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
 	if verb != wfhyperliquid.OpWithdraw {
-		return nil, &UsageError{Msg: fmt.Sprintf("hyperliquid: unknown command %q (withdraw)", verb)}
+		return nil, &starter.UsageError{Msg: fmt.Sprintf("hyperliquid: unknown command %q (withdraw)", verb)}
 	}
 	var network, delegator, amount, requestedBy, id string
 	var wait bool
 	fs.StringVar(&network, "network", "", "Hyperliquid network: mainnet or testnet")
 	fs.StringVar(&delegator, "delegator", "", "delegator address (0x..., the EVM key that signs)")
 	fs.StringVar(&amount, "amount", "", "HYPE to move from the staking balance to spot (at most 8 decimals)")
-	fs.StringVar(&requestedBy, "requested-by", currentUser(), "who starts the operation (cannot approve it)")
+	fs.StringVar(&requestedBy, "requested-by", starter.CurrentUser(), "who starts the operation (cannot approve it)")
 	fs.StringVar(&id, "id", "", "operation ID (default: generated and printed)")
 	fs.BoolVar(&wait, "wait", false, "follow the operation until it ends, printing each step")
 	return func(ctx context.Context) error {
-		fail := func(err error) error { return &UsageError{Msg: "hyperliquid withdraw: " + err.Error()} }
+		fail := func(err error) error { return &starter.UsageError{Msg: "hyperliquid withdraw: " + err.Error()} }
 		in := wfhyperliquid.WithdrawInput{Network: network, Delegator: delegator, Amount: amount, RequestedBy: requestedBy}
 		if err := in.Validate(); err != nil {
 			return fail(err)
 		}
 		if id == "" {
-			id = newOperationID("hyperliquid-withdraw")
+			id = starter.NewOperationID("hyperliquid-withdraw")
 		}
 		if err := workflows.ValidateOperationID(id); err != nil {
 			return fail(err)
 		}
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return err
 		}
 		defer c.Close()
 		who := strings.ToLower(common.HexToAddress(delegator).Hex())
 		summary := wfhyperliquid.Summary(wfhyperliquid.OpWithdraw, network, who, amount)
-		run, err := r.start(ctx, c, wfhyperliquid.Module, id, summary, wfhyperliquid.WithdrawWorkflowType, in, wfhyperliquid.Attributes(wfhyperliquid.OpWithdraw, network, who)...)
+		run, err := r.Start(ctx, c, wfhyperliquid.Module, id, summary, wfhyperliquid.WithdrawWorkflowType, in, wfhyperliquid.Attributes(wfhyperliquid.OpWithdraw, network, who)...)
 		if err != nil {
 			return err
 		}
-		return r.afterStartOf(ctx, c, run, wfhyperliquid.WithdrawWorkflowType, summary, wait, hyperliquidResult)
+		return r.AfterStartOf(ctx, c, run, wfhyperliquid.WithdrawWorkflowType, summary, wait, hyperliquidResult)
 	}, nil
 }
 
@@ -67,3 +65,14 @@ func hyperliquidResult(run client.WorkflowRun, ctx context.Context) (any, string
 	fmt.Fprintf(&b, "\n  spot:         %s -> %s", wfhyperliquid.FormatHYPE(res.SpotBefore), wfhyperliquid.FormatHYPE(res.SpotAfter))
 	return res, b.String(), err
 }
+
+// group is the hyperliquid command group of `starter`.
+func group() starter.Group {
+	return starter.Group{Name: "hyperliquid", NoVerb: "hyperliquid: give a command: withdraw", Command: hyperliquidCmd,
+		Usage: `Hyperliquid (staking rewards to spot, after Hyperliquid's queue: 7 days on mainnet):
+  hyperliquid withdraw      --network N --delegator 0xADDR --amount HYPE [--id ID] [--wait]
+`}
+}
+
+// StarterGroups are the module's command groups of `starter`.
+func (m *Module) StarterGroups() []starter.Group { return []starter.Group{group()} }

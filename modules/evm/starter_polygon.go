@@ -1,10 +1,10 @@
-package starter
+package evm
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
+	"github.com/stakeflow/stakeflow/internal/starter"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -15,17 +15,15 @@ import (
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 )
 
-var errNoPolygonVerb = errors.New("polygon: give a command: delegate, unstake, withdraw-rewards, restake")
-
 // polygonCmd is the Polygon command group: delegate, unstake (then wait and claim), withdraw
 // rewards, restake.
-func (r *runner) polygonCmd(fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+func polygonCmd(r *starter.Session, fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
 	var network, staker, share, polAmount, weiAmount, requestedBy, id string
 	var wait bool
 	fs.StringVar(&network, "network", "", "Ethereum network holding Polygon staking: mainnet, sepolia or dev")
 	fs.StringVar(&staker, "staker", "", "staker address (0x..., the key that signs)")
 	fs.StringVar(&share, "validator-share", "", "the validator's ValidatorShare contract (0x...), on the worker's allow-list")
-	fs.StringVar(&requestedBy, "requested-by", currentUser(), "who starts the operation (cannot approve it)")
+	fs.StringVar(&requestedBy, "requested-by", starter.CurrentUser(), "who starts the operation (cannot approve it)")
 	fs.StringVar(&id, "id", "", "operation ID (default: generated and printed)")
 	fs.BoolVar(&wait, "wait", false, "follow the operation until it ends, printing each step")
 	withAmount := verb == wfpolygon.OpDelegate || verb == wfpolygon.OpUnstake
@@ -39,14 +37,14 @@ func (r *runner) polygonCmd(fs *flag.FlagSet, verb string) (func(context.Context
 	}
 	wfType, ok := types[verb]
 	if !ok {
-		return nil, &UsageError{Msg: fmt.Sprintf("polygon: unknown command %q (delegate, unstake, withdraw-rewards, restake)", verb)}
+		return nil, &starter.UsageError{Msg: fmt.Sprintf("polygon: unknown command %q (delegate, unstake, withdraw-rewards, restake)", verb)}
 	}
 	return func(ctx context.Context) error {
-		fail := func(err error) error { return &UsageError{Msg: "polygon " + verb + ": " + err.Error()} }
+		fail := func(err error) error { return &starter.UsageError{Msg: "polygon " + verb + ": " + err.Error()} }
 		var in any
 		amount := ""
 		if withAmount {
-			w, err := parseWei(weiAmount, polAmount)
+			w, err := starter.ParseWei(weiAmount, polAmount)
 			if err != nil {
 				return fail(err)
 			}
@@ -64,23 +62,23 @@ func (r *runner) polygonCmd(fs *flag.FlagSet, verb string) (func(context.Context
 			in = rw
 		}
 		if id == "" {
-			id = newOperationID("polygon-" + verb)
+			id = starter.NewOperationID("polygon-" + verb)
 		}
 		if err := workflows.ValidateOperationID(id); err != nil {
 			return fail(err)
 		}
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return err
 		}
 		defer c.Close()
 		stakerHex := common.HexToAddress(staker).Hex()
 		summary := wfpolygon.Summary(verb, network, stakerHex, common.HexToAddress(share).Hex(), amount)
-		run, err := r.start(ctx, c, wfevm.Module, id, summary, wfType, in, wfpolygon.Attributes(verb, network, stakerHex)...)
+		run, err := r.Start(ctx, c, wfevm.Module, id, summary, wfType, in, wfpolygon.Attributes(verb, network, stakerHex)...)
 		if err != nil {
 			return err
 		}
-		return r.afterStartOf(ctx, c, run, wfType, summary, wait, polygonResult)
+		return r.AfterStartOf(ctx, c, run, wfType, summary, wait, polygonResult)
 	}, nil
 }
 
@@ -97,10 +95,26 @@ func polygonResult(run client.WorkflowRun, ctx context.Context) (any, string, er
 		fmt.Fprintf(&b, "\n  unbond:          %d (claimed)", res.UnbondNonce)
 	}
 	for _, t := range res.Transactions {
-		fmt.Fprintf(&b, "\n  %-16s tx %s (block %d, builds %d, fee %s wei)", t.Kind, t.TxID, t.Block, t.Builds, orDash(t.Fee))
+		fmt.Fprintf(&b, "\n  %-16s tx %s (block %d, builds %d, fee %s wei)", t.Kind, t.TxID, t.Block, t.Builds, starter.OrDash(t.Fee))
 	}
 	if res.CancelRequested {
 		b.WriteString("\n  a cancel arrived after broadcast: the transaction was followed to its end")
 	}
 	return res, b.String(), err
+}
+
+// polygonGroup is the polygon command group of `starter`.
+func polygonGroup() starter.Group {
+	return starter.Group{Name: "polygon", NoVerb: "polygon: give a command: delegate, unstake, withdraw-rewards, restake", Command: polygonCmd,
+		Usage: `Polygon (POL staking on Ethereum; amounts with --pol X (18 decimals) or --wei N):
+  polygon delegate          --network N --staker 0xADDR --validator-share 0xADDR (--pol X | --wei N) [--id ID] [--wait]
+  polygon unstake           --network N --staker 0xADDR --validator-share 0xADDR (--pol X | --wei N) [--id ID] [--wait]
+  polygon withdraw-rewards  --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
+  polygon restake           --network N --staker 0xADDR --validator-share 0xADDR [--id ID] [--wait]
+`}
+}
+
+// StarterGroups are the module's command groups of `starter`: polygon and eigenlayer.
+func (m *Module) StarterGroups() []starter.Group {
+	return []starter.Group{polygonGroup(), eigenLayerGroup()}
 }

@@ -1,10 +1,11 @@
-package starter
+package evm
 
 import (
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/stakeflow/stakeflow/internal/starter"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -17,25 +18,23 @@ import (
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 )
 
-var errNoEigenLayerVerb = errors.New("eigenlayer: give a command: checkpoint")
-
 // eigenLayerCmd is the EigenLayer command group: checkpoint.
-func (r *runner) eigenLayerCmd(fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+func eigenLayerCmd(r *starter.Session, fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
 	if verb != wfeigenlayer.OpCheckpoint {
-		return nil, &UsageError{Msg: fmt.Sprintf("eigenlayer: unknown command %q (checkpoint)", verb)}
+		return nil, &starter.UsageError{Msg: fmt.Sprintf("eigenlayer: unknown command %q (checkpoint)", verb)}
 	}
 	var in wfeigenlayer.CheckpointInput
 	var wait bool
 	fs.StringVar(&in.Network, "network", "", "Ethereum network of the pod: mainnet, sepolia or dev")
 	fs.StringVar(&in.Owner, "owner", "", "pod owner address (0x..., the key that signs startCheckpoint)")
 	fs.StringVar(&in.Submitter, "submitter", "", "proof submitter address (0x..., the key that signs the proofs; default: the owner)")
-	fs.StringVar(&in.RequestedBy, "requested-by", currentUser(), "who starts the operation (cannot approve it)")
+	fs.StringVar(&in.RequestedBy, "requested-by", starter.CurrentUser(), "who starts the operation (cannot approve it)")
 	fs.BoolVar(&wait, "wait", false, "follow the operation until it ends, printing each step")
 	return func(ctx context.Context) error {
 		if err := in.Validate(); err != nil {
-			return &UsageError{Msg: "eigenlayer checkpoint: " + err.Error()}
+			return &starter.UsageError{Msg: "eigenlayer checkpoint: " + err.Error()}
 		}
-		c, err := r.client()
+		c, err := r.Client()
 		if err != nil {
 			return err
 		}
@@ -43,8 +42,8 @@ func (r *runner) eigenLayerCmd(fs *flag.FlagSet, verb string) (func(context.Cont
 		owner := common.HexToAddress(in.Owner).Hex()
 		id := wfeigenlayer.CheckpointWorkflowID(in.Network, owner)
 		summary := fmt.Sprintf("checkpoint the EigenPod of %s (%s)", owner, in.Network)
-		queue := r.temporal.TaskQueue(wfevm.Module)
-		opts := StartOptions(id, summary, queue, wfeigenlayer.Attributes(in.Network, owner)...)
+		queue := r.TaskQueue(wfevm.Module)
+		opts := starter.StartOptions(id, summary, queue, wfeigenlayer.Attributes(in.Network, owner)...)
 		// One checkpoint per pod at a time, and a new one once it ended: the ID is the pod's.
 		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 		run, err := c.ExecuteWorkflow(ctx, opts, wfeigenlayer.CheckpointWorkflowType, in)
@@ -56,8 +55,8 @@ func (r *runner) eigenLayerCmd(fs *flag.FlagSet, verb string) (func(context.Cont
 			}
 			return fmt.Errorf("starting %s: %w", id, err)
 		}
-		r.checkQueue(ctx, c, queue)
-		return r.afterStartOf(ctx, c, run, wfeigenlayer.CheckpointWorkflowType, summary, wait, eigenLayerResult)
+		r.CheckQueue(ctx, c, queue)
+		return r.AfterStartOf(ctx, c, run, wfeigenlayer.CheckpointWorkflowType, summary, wait, eigenLayerResult)
 	}, nil
 }
 
@@ -71,7 +70,15 @@ func eigenLayerResult(run client.WorkflowRun, ctx context.Context) (any, string,
 	}
 	fmt.Fprintf(&b, "\n  batches sent:    %d", res.BatchesSent)
 	for _, t := range res.Transactions {
-		fmt.Fprintf(&b, "\n  %-24s tx %s (block %d, builds %d, fee %s wei)", t.Kind, t.TxID, t.Block, t.Builds, orDash(t.Fee))
+		fmt.Fprintf(&b, "\n  %-24s tx %s (block %d, builds %d, fee %s wei)", t.Kind, t.TxID, t.Block, t.Builds, starter.OrDash(t.Fee))
 	}
 	return res, b.String(), err
+}
+
+// eigenLayerGroup is the eigenlayer command group of `starter`.
+func eigenLayerGroup() starter.Group {
+	return starter.Group{Name: "eigenlayer", NoVerb: "eigenlayer: give a command: checkpoint", Command: eigenLayerCmd,
+		Usage: `EigenLayer (checkpoints of the owner's EigenPod; one per pod at a time, resumed where the chain has it):
+  eigenlayer checkpoint     --network N --owner 0xADDR [--submitter 0xADDR] [--wait]
+`}
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -52,7 +51,8 @@ func TestAChainIsItsFolderAndTwoLines(t *testing.T) {
 	overlayFile := filepath.Join(dir, "overlay.json")
 	require.NoError(t, os.WriteFile(overlayFile, overlay, 0o600))
 
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command builds the example chain")
 	// The folder exists only in the overlay: the test binary is built there and run here.
 	bin := filepath.Join(dir, "examplechain.test")
 	build := exec.Command(goBin, "test", "-c", "-vet=off", "-overlay", overlayFile, "-o", bin, "./modules/examplechain/")

@@ -261,13 +261,10 @@ func (r *Session) queueWarning() string {
 	return fmt.Sprintf("no worker has polled task queue %s lately: the operation waits until a worker serving %s (its settings given) runs", r.queue, module)
 }
 
-// Start starts an operation's workflow on its module's task queue; a reused operation ID is refused with ErrAlreadyStarted.
-func (r *Session) Start(ctx context.Context, c client.Client, module, id, summary string, wf any, in any, attrs ...temporal.SearchAttributeUpdate) (client.WorkflowRun, error) {
+// start starts an operation's workflow on its module's task queue; a reused operation ID is refused with ErrAlreadyStarted.
+func (r *Session) start(ctx context.Context, c client.Client, module, id, summary string, wf any, in any, attrs ...temporal.SearchAttributeUpdate) (client.WorkflowRun, error) {
 	queue := r.temporal.TaskQueue(module)
 	run, err := c.ExecuteWorkflow(ctx, StartOptions(id, summary, queue, attrs...), wf, in)
-	if err == nil {
-		r.CheckQueue(ctx, c, queue)
-	}
 	if err != nil {
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &already) {
@@ -275,7 +272,43 @@ func (r *Session) Start(ctx context.Context, c client.Client, module, id, summar
 		}
 		return nil, fmt.Errorf("starting %s: %w", id, err)
 	}
+	r.CheckQueue(ctx, c, queue)
 	return run, nil
+}
+
+// Op is one operation a command starts: its module (whose queue it runs on), its ID, the
+// workflow (Name as the output shows it) and input, its summary and search attributes; with Wait
+// the command follows it to its end, read by Result.
+type Op struct {
+	Module, ID, Summary, Name string
+	Workflow, Input           any
+	Attrs                     []temporal.SearchAttributeUpdate
+	Wait                      bool
+	Result                    ResultOf
+}
+
+// Launch dials Temporal, starts op on its module's queue and prints it, or with op.Wait follows it
+// to its end.
+func (r *Session) Launch(ctx context.Context, op Op) error {
+	c, err := r.Client()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	run, err := r.start(ctx, c, op.Module, op.ID, op.Summary, op.Workflow, op.Input, op.Attrs...)
+	if err != nil {
+		return err
+	}
+	return r.AfterStartOf(ctx, c, run, op.Name, op.Summary, op.Wait, op.Result)
+}
+
+// OperationID is id, or a new one for kind when id is empty; an ID the workflows refuse is an
+// error naming why.
+func OperationID(id, kind string) (string, error) {
+	if id == "" {
+		id = NewOperationID(kind)
+	}
+	return id, workflows.ValidateOperationID(id)
 }
 
 func (r *Session) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
@@ -302,23 +335,11 @@ func (r *Session) stakeCmd(fs *flag.FlagSet) func(context.Context) error {
 		if err := in.Validate(); err != nil {
 			return &UsageError{Msg: "stake: " + err.Error()}
 		}
-		if id == "" {
-			id = NewOperationID("stake")
-		}
-		if err := workflows.ValidateOperationID(id); err != nil {
+		if id, err = OperationID(id, "stake"); err != nil {
 			return &UsageError{Msg: "stake: " + err.Error()}
 		}
-		c, err := r.Client()
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		summary := wfsolana.StakeSummary(in)
-		run, err := r.Start(ctx, c, wfsolana.Module, id, summary, wfsolana.StakeWorkflow, in, wfsolana.StakeAttributes(in)...)
-		if err != nil {
-			return err
-		}
-		return r.afterStart(ctx, c, run, "StakeWorkflow", summary, wait)
+		return r.Launch(ctx, Op{Module: wfsolana.Module, ID: id, Summary: wfsolana.StakeSummary(in), Name: "StakeWorkflow",
+			Workflow: wfsolana.StakeWorkflow, Input: in, Attrs: wfsolana.StakeAttributes(in), Wait: wait, Result: solanaResult})
 	}
 }
 
@@ -344,31 +365,17 @@ func (r *Session) unstakeCmd(fs *flag.FlagSet, op string) func(context.Context) 
 		if err := in.Validate(); err != nil {
 			return &UsageError{Msg: op + ": " + err.Error()}
 		}
-		if id == "" {
-			id = NewOperationID(op)
-		}
-		if err := workflows.ValidateOperationID(id); err != nil {
+		var err error
+		if id, err = OperationID(id, op); err != nil {
 			return &UsageError{Msg: op + ": " + err.Error()}
 		}
-		c, err := r.Client()
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		wf, name, summary := any(wfsolana.UnstakeWorkflow), "UnstakeWorkflow", wfsolana.UnstakeSummary(in)
+		o := Op{Module: wfsolana.Module, ID: id, Summary: wfsolana.UnstakeSummary(in), Name: "UnstakeWorkflow",
+			Workflow: wfsolana.UnstakeWorkflow, Input: in, Attrs: wfsolana.UnstakeAttributes(op, in), Wait: wait, Result: solanaResult}
 		if op == "withdraw" {
-			wf, name, summary = wfsolana.WithdrawWorkflow, "WithdrawWorkflow", wfsolana.WithdrawSummary(in)
+			o.Workflow, o.Name, o.Summary = wfsolana.WithdrawWorkflow, "WithdrawWorkflow", wfsolana.WithdrawSummary(in)
 		}
-		run, err := r.Start(ctx, c, wfsolana.Module, id, summary, wf, in, wfsolana.UnstakeAttributes(op, in)...)
-		if err != nil {
-			return err
-		}
-		return r.afterStart(ctx, c, run, name, summary, wait)
+		return r.Launch(ctx, o)
 	}
-}
-
-func (r *Session) afterStart(ctx context.Context, c client.Client, run client.WorkflowRun, name, summary string, wait bool) error {
-	return r.AfterStartOf(ctx, c, run, name, summary, wait, solanaResult)
 }
 
 // ResultOf reads a finished operation's result: the value printed with --json and its human form.

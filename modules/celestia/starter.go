@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/stakeflow/stakeflow/chain/networks"
-	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 )
 
@@ -54,22 +53,12 @@ func celestiaCmd(r *starter.Session, fs *flag.FlagSet, verb string) (func(contex
 		if err := in.ValidateFor(verb); err != nil {
 			return fail(err)
 		}
-		if id == "" {
-			id = starter.NewOperationID("celestia-" + verb)
-		}
-		if err := workflows.ValidateOperationID(id); err != nil {
+		var err error
+		if id, err = starter.OperationID(id, "celestia-"+verb); err != nil {
 			return fail(err)
 		}
-		c, err := r.Client()
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		run, err := r.Start(ctx, c, wfcelestia.Module, id, wfcelestia.Summary(verb, in), wfType, in, wfcelestia.Attributes(verb, in.Network, in.Delegator)...)
-		if err != nil {
-			return err
-		}
-		return r.AfterStartOf(ctx, c, run, wfType, wfcelestia.Summary(verb, in), wait, celestiaResult)
+		return r.Launch(ctx, starter.Op{Module: wfcelestia.Module, ID: id, Summary: wfcelestia.Summary(verb, in), Name: wfType,
+			Workflow: wfType, Input: in, Attrs: wfcelestia.Attributes(verb, in.Network, in.Delegator), Wait: wait, Result: celestiaResult})
 	}, nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"go.temporal.io/sdk/client"
 
-	"github.com/stakeflow/stakeflow/workflows"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
 )
@@ -61,24 +60,14 @@ func polygonCmd(r *starter.Session, fs *flag.FlagSet, verb string) (func(context
 			}
 			in = rw
 		}
-		if id == "" {
-			id = starter.NewOperationID("polygon-" + verb)
-		}
-		if err := workflows.ValidateOperationID(id); err != nil {
+		var err error
+		if id, err = starter.OperationID(id, "polygon-"+verb); err != nil {
 			return fail(err)
 		}
-		c, err := r.Client()
-		if err != nil {
-			return err
-		}
-		defer c.Close()
 		stakerHex := common.HexToAddress(staker).Hex()
-		summary := wfpolygon.Summary(verb, network, stakerHex, common.HexToAddress(share).Hex(), amount)
-		run, err := r.Start(ctx, c, wfevm.Module, id, summary, wfType, in, wfpolygon.Attributes(verb, network, stakerHex)...)
-		if err != nil {
-			return err
-		}
-		return r.AfterStartOf(ctx, c, run, wfType, summary, wait, polygonResult)
+		return r.Launch(ctx, starter.Op{Module: wfevm.Module, ID: id, Name: wfType, Workflow: wfType, Input: in,
+			Summary: wfpolygon.Summary(verb, network, stakerHex, common.HexToAddress(share).Hex(), amount),
+			Attrs:   wfpolygon.Attributes(verb, network, stakerHex), Wait: wait, Result: polygonResult})
 	}, nil
 }
 

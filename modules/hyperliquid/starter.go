@@ -10,7 +10,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"go.temporal.io/sdk/client"
 
-	"github.com/stakeflow/stakeflow/workflows"
 	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 )
 
@@ -33,24 +32,14 @@ func hyperliquidCmd(r *starter.Session, fs *flag.FlagSet, verb string) (func(con
 		if err := in.Validate(); err != nil {
 			return fail(err)
 		}
-		if id == "" {
-			id = starter.NewOperationID("hyperliquid-withdraw")
-		}
-		if err := workflows.ValidateOperationID(id); err != nil {
+		var err error
+		if id, err = starter.OperationID(id, "hyperliquid-withdraw"); err != nil {
 			return fail(err)
 		}
-		c, err := r.Client()
-		if err != nil {
-			return err
-		}
-		defer c.Close()
 		who := strings.ToLower(common.HexToAddress(delegator).Hex())
-		summary := wfhyperliquid.Summary(wfhyperliquid.OpWithdraw, network, who, amount)
-		run, err := r.Start(ctx, c, wfhyperliquid.Module, id, summary, wfhyperliquid.WithdrawWorkflowType, in, wfhyperliquid.Attributes(wfhyperliquid.OpWithdraw, network, who)...)
-		if err != nil {
-			return err
-		}
-		return r.AfterStartOf(ctx, c, run, wfhyperliquid.WithdrawWorkflowType, summary, wait, hyperliquidResult)
+		return r.Launch(ctx, starter.Op{Module: wfhyperliquid.Module, ID: id, Name: wfhyperliquid.WithdrawWorkflowType,
+			Workflow: wfhyperliquid.WithdrawWorkflowType, Input: in, Summary: wfhyperliquid.Summary(wfhyperliquid.OpWithdraw, network, who, amount),
+			Attrs: wfhyperliquid.Attributes(wfhyperliquid.OpWithdraw, network, who), Wait: wait, Result: hyperliquidResult})
 	}, nil
 }
 

@@ -12,7 +12,6 @@ import (
 
 	actton "github.com/stakeflow/stakeflow/activities/ton"
 	"github.com/stakeflow/stakeflow/chain/networks"
-	"github.com/stakeflow/stakeflow/workflows"
 	wfton "github.com/stakeflow/stakeflow/workflows/ton"
 )
 
@@ -37,23 +36,13 @@ func tonCmd(r *starter.Session, fs *flag.FlagSet, verb string) (func(context.Con
 			return fail(err)
 		}
 		in.Hash, _ = actton.NormalizeHash(hash)
-		if id == "" {
-			id = starter.NewOperationID("ton-watch")
-		}
-		if err := workflows.ValidateOperationID(id); err != nil {
+		var err error
+		if id, err = starter.OperationID(id, "ton-watch"); err != nil {
 			return fail(err)
 		}
-		c, err := r.Client()
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		summary := wfton.Summary(wfton.OpWatch, network, in.Hash)
-		run, err := r.Start(ctx, c, wfton.Module, id, summary, wfton.WatchWorkflowType, in, wfton.Attributes(wfton.OpWatch, network)...)
-		if err != nil {
-			return err
-		}
-		return r.AfterStartOf(ctx, c, run, wfton.WatchWorkflowType, summary, wait, tonResult)
+		return r.Launch(ctx, starter.Op{Module: wfton.Module, ID: id, Name: wfton.WatchWorkflowType, Workflow: wfton.WatchWorkflowType,
+			Input: in, Summary: wfton.Summary(wfton.OpWatch, network, in.Hash), Attrs: wfton.Attributes(wfton.OpWatch, network),
+			Wait: wait, Result: tonResult})
 	}, nil
 }
 

@@ -177,19 +177,12 @@ func (c *Chain) StarterGroups() []starter.Group {
 				if in.To == "" || in.Amount == 0 {
 					return &starter.UsageError{Msg: "example transfer: give --to and a positive --amount"}
 				}
-				if id == "" {
-					id = starter.NewOperationID("example-transfer")
+				var err error
+				if id, err = starter.OperationID(id, "example-transfer"); err != nil {
+					return &starter.UsageError{Msg: "example transfer: " + err.Error()}
 				}
-				c, err := s.Client()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				run, err := s.Start(ctx, c, Module, id, "transfer", TransferWorkflowType, in)
-				if err != nil {
-					return err
-				}
-				return s.AfterStartOf(ctx, c, run, TransferWorkflowType, "transfer", false, nil)
+				return s.Launch(ctx, starter.Op{Module: Module, ID: id, Summary: "transfer", Name: TransferWorkflowType,
+					Workflow: TransferWorkflowType, Input: in})
 			}, nil
 		}}}
 }

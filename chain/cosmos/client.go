@@ -33,6 +33,8 @@ type Client struct {
 	chainID  string
 	http     *http.Client
 	verified atomic.Bool
+	expect   *Expect
+	params   atomic.Pointer[Params]
 }
 
 // New returns a client of the REST endpoint at base that must serve chainID.
@@ -46,7 +48,9 @@ func New(base, chainID string, hc *http.Client) *Client {
 // ChainID is the chain id the client must serve.
 func (c *Client) ChainID() string { return c.chainID }
 
-// Verify reads the node's network and proves it is the configured chain id.
+// Verify reads the node's network and proves it is the configured chain id; with an Expect set,
+// it then reads the chain's parameters (ReadParams) and proves them against it. Until both
+// hold, every read fails with ErrNetworkUnverified.
 func (c *Client) Verify(ctx context.Context) error {
 	var out struct {
 		DefaultNodeInfo struct {
@@ -59,6 +63,18 @@ func (c *Client) Verify(ctx context.Context) error {
 	if out.DefaultNodeInfo.Network != c.chainID {
 		c.verified.Store(false)
 		return fmt.Errorf("%w: %s serves chain id %q, want %q", ErrNetworkUnverified, c.base, out.DefaultNodeInfo.Network, c.chainID)
+	}
+	if c.expect != nil {
+		p, err := c.ReadParams(ctx)
+		if err != nil {
+			c.verified.Store(false)
+			return err
+		}
+		c.params.Store(&p)
+		if err := c.expect.Check(p); err != nil {
+			c.verified.Store(false)
+			return fmt.Errorf("%w: %s: %w", ErrNetworkUnverified, c.base, err)
+		}
 	}
 	c.verified.Store(true)
 	return nil
@@ -97,6 +113,8 @@ func (c *Client) do(ctx context.Context, method, path string, in []byte, out any
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
 		return false, nil
+	case resp.StatusCode == http.StatusNotImplemented:
+		return false, &notServedError{method: method, path: path}
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
 		return false, fmt.Errorf("%w: %s %s: status %d", ErrUnavailable, method, path, resp.StatusCode)
 	case resp.StatusCode != http.StatusOK:

@@ -21,15 +21,18 @@ var celestiaNetworks = networks.Celestia.Names()
 
 // CelestiaOptions configure the sandbox's Celestia ledgers.
 type CelestiaOptions struct {
-	// UnbondingTime is the staking params' unbonding time; default 21 days, Celestia's.
+	// UnbondingTime is the staking params' unbonding time; default Celestia's, CelestiaUnbondingTime.
 	UnbondingTime time.Duration
 	// BlockTime is how often the ledgers produce a block by themselves (0: only with
 	// transactions; see celestiachain.Options.BlockTime).
 	BlockTime time.Duration
 }
 
-// CelestiaUnbondingTime is Celestia's unbonding period.
-const CelestiaUnbondingTime = 21 * 24 * time.Hour
+// CelestiaUnbondingTime is Celestia's unbonding period: 14 days and 1 hour since CIP-037
+// (formerly 21 days), celestia-app pkg/appconsts/app_consts.go UnbondingTime = 337 * time.Hour,
+// set in genesis by app/default_overrides.go and held by app/param_filters.go, which refuses any
+// other value in a staking MsgUpdateParams (commit 74614c2e4df0b409deb7e31320ce9ce3790efb78).
+const CelestiaUnbondingTime = 337 * time.Hour
 
 // CelestiaValidators are the validator set of every sandbox Celestia ledger.
 var CelestiaValidators = []string{
@@ -145,7 +148,7 @@ func (s *server) celestiaSend(r *http.Request, rc *reqContext) (any, *apiError) 
 		used := wanted * 8 / 10
 		return celestiaSendResult{
 			Status: "success", BlockID: 1_000_000 + int64(binary.BigEndian.Uint32(sum[4:8])%1_000_000),
-			Fee: round(float64(wanted)*0.002/1e6, 6), Gas: celestiaGas{Used: used, Wanted: wanted},
+			Fee: round(float64(wanted)*celestiachain.DefaultMinGasPriceMilli/1e9, 6), Gas: celestiaGas{Used: used, Wanted: wanted},
 			TransactionHash: strings.ToUpper(hex.EncodeToString(sum[:])),
 		}, nil
 	}

@@ -69,7 +69,7 @@ func signDelegateAmount(t *testing.T, s *cosmos.Signer, del string, acct cosmos.
 	in := cosmos.Intent{Operation: cosmos.OpDelegate, Network: cosmos.NetworkMocha, Delegator: del, Validator: CelestiaValidators[0], Amount: amount, TimeoutHeight: 1_000_000}
 	pub, err := s.PubKey(del)
 	require.NoError(t, err)
-	u, err := cosmos.Build(in, pub, acct, cosmos.FeeParams{GasLimit: 200_000, Fee: 400}, "")
+	u, err := cosmos.Build(in, pub, acct, cosmos.FeeParams{GasLimit: 200_000, Fee: 800}, "")
 	require.NoError(t, err)
 	signed, err := s.Sign(context.Background(), u, in, acct)
 	require.NoError(t, err)

@@ -123,7 +123,7 @@ func (c *Celestia) workerConfig() celestiamod.Config {
 	return celestiamod.Config{
 		REST: cli.StringMap{CelestiaNetwork: c.rest}, Keys: c.KeyDir, PassphraseFile: c.PassphraseFile,
 		Validators: cli.StringList(sandbox.CelestiaValidators), MaxFee: 20_000, MaxGas: 500_000,
-		GasLimit: 200_000, GasPriceMilli: signercosmos.MinGasPriceMilli, ReplaceAfter: replace,
+		GasLimit: 200_000, GasPriceMilli: celestiamod.DefaultGasPriceMilli, ReplaceAfter: replace,
 		TimeoutBlocks: cmp.Or(c.opts.TimeoutBlocks, 20),
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/big"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	sdkworker "go.temporal.io/sdk/worker"
@@ -68,7 +70,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&c.MaxFee, "celestia-max-fee-utia", 20_000, "most a signed Celestia transaction may pay, utia")
 	fs.Uint64Var(&c.MaxGas, "celestia-max-gas", 500_000, "highest gas limit to sign")
 	fs.Uint64Var(&c.GasLimit, "celestia-gas-limit", 200_000, "gas limit of every Celestia transaction")
-	fs.Uint64Var(&c.GasPriceMilli, "celestia-gas-price-milli", signercosmos.MinGasPriceMilli, "gas price in thousandths of a utia (at least the chain's minimum, 2)")
+	fs.Uint64Var(&c.GasPriceMilli, "celestia-gas-price-milli", DefaultGasPriceMilli, "gas price in thousandths of a utia (at least 2; a node whose minimum gas price is higher keeps the network unready)")
 	fs.StringVar(&c.Memo, "celestia-memo", "", "memo of every Celestia transaction (empty: none)")
 	fs.Uint64Var(&c.ApprovalThreshold, "celestia-approval-threshold-utia", 0, "Celestia operations of at least this many utia wait for approval (0: never)")
 	fs.Uint64Var(&c.DualApprovalThreshold, "celestia-dual-approval-threshold-utia", 0, "Celestia operations of at least this many utia wait for two approvals (0: never)")
@@ -113,7 +115,7 @@ type Module struct{ Config }
 
 // New is the Celestia module with its settings' defaults.
 func New() *Module {
-	return &Module{Config{MaxFee: 20_000, MaxGas: 500_000, GasLimit: 200_000, GasPriceMilli: signercosmos.MinGasPriceMilli,
+	return &Module{Config{MaxFee: 20_000, MaxGas: 500_000, GasLimit: 200_000, GasPriceMilli: DefaultGasPriceMilli,
 		ReplaceAfter: time.Minute, TimeoutBlocks: actcelestia.DefaultTimeoutBlocks}}
 }
 
@@ -153,34 +155,91 @@ func (m *Module) Build(_ context.Context, env module.Env) (module.Built, error) 
 	}
 	for _, n := range cli.SortedKeys(c.REST) {
 		id, _ := signercosmos.ChainID(n)
-		rest := cosmoschain.New(c.REST[n], id, nil)
+		rest := cosmoschain.New(c.REST[n], id, nil).WithExpect(c.expect())
 		acts.Chains[n] = rest
-		built.Networks = append(built.Networks, &network{rest: rest, name: n, logger: env.Logger})
+		built.Networks = append(built.Networks, &network{rest: rest, name: n, priceMilli: c.GasPriceMilli, logger: env.Logger})
 	}
 	return built, nil
 }
 
-// network proves a REST endpoint's chain id, and again after a failure.
-type network struct {
-	rest   *cosmoschain.Client
-	name   string
-	logger *zap.Logger
+// DefaultGasPriceMilli is the gas price transactions pay by default, in thousandths of a utia:
+// 0.004 utia, celestia-app's DefaultMinGasPrice (pkg/appconsts/initial_consts.go, commit
+// 74614c2e4df0b409deb7e31320ce9ce3790efb78), the minimum a node enforces in CheckTx when its
+// app.toml sets none (app/ante/fee.go ValidateTxFee); celestia-appd's config update clears the
+// former default 0.002utia (LegacyDefaultMinGasPrice) to none, so an up-to-date node with
+// default settings refuses 0.002.
+const DefaultGasPriceMilli = 4
+
+// expect is what every network's chain must answer (besides its chain id): Celestia's bond denom
+// and account prefix, and a node minimum gas price not above the configured one (with none set,
+// celestia-app's default, DefaultGasPriceMilli).
+func (c *Config) expect() cosmoschain.Expect {
+	return cosmoschain.Expect{BondDenom: signercosmos.Denom, AccountPrefix: signercosmos.AccountPrefix,
+		GasPrice: big.NewRat(int64(c.GasPriceMilli), 1000), DefaultMinGasPrice: big.NewRat(DefaultGasPriceMilli, 1000)}
 }
 
-// Verified is nil once the endpoint served the network's chain id.
+// network proves a REST endpoint's chain id and parameters, and again after a failure.
+type network struct {
+	rest       *cosmoschain.Client
+	name       string
+	priceMilli uint64
+	logger     *zap.Logger
+	last       atomic.Pointer[error]
+	noted      atomic.Bool
+}
+
+// Verified is nil once the endpoint served the network's chain id and Celestia's parameters;
+// otherwise why not, naming the setting, the configured value and the chain's.
 func (n *network) Verified() error {
 	if n.rest.Verified() {
 		return nil
 	}
+	if p := n.last.Load(); p != nil {
+		return fmt.Errorf("celestia %s: the REST endpoint is not proven to serve chain %s: %s", n.name, n.rest.ChainID(), n.describe(*p))
+	}
 	return fmt.Errorf("celestia %s: the REST endpoint is not proven to serve chain %s", n.name, n.rest.ChainID())
 }
 
-// Run checks the chain id until ctx is done: every 2 seconds until proven, then every 30.
+// describe names the setting behind each parameter the chain answers differently.
+func (n *network) describe(err error) string {
+	var parts []string
+	for _, pm := range mismatches(err) {
+		switch pm.Param {
+		case cosmoschain.ParamMinGasPrice:
+			parts = append(parts, fmt.Sprintf("--celestia-gas-price-milli %d (%s) is under the node's minimum gas price %s (%s)", n.priceMilli, pm.Configured, pm.Chain, pm.Route))
+		default:
+			parts = append(parts, fmt.Sprintf("the %s is %q on the chain (%s), %q in Celestia's catalogue", pm.Param, pm.Chain, pm.Route, pm.Configured))
+		}
+	}
+	if len(parts) == 0 {
+		return err.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// mismatches collects the ParamMismatch errors inside err (wrapped or joined).
+func mismatches(err error) []*cosmoschain.ParamMismatch {
+	if pm, ok := err.(*cosmoschain.ParamMismatch); ok {
+		return []*cosmoschain.ParamMismatch{pm}
+	}
+	var out []*cosmoschain.ParamMismatch
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = append(out, mismatches(e)...)
+		}
+	case interface{ Unwrap() error }:
+		out = mismatches(u.Unwrap())
+	}
+	return out
+}
+
+// Run checks the chain id and parameters until ctx is done: every 2 seconds until proven, then
+// every 30. The first proof logs the chain's unbonding time and the routes the node does not
+// serve (whose catalogued values are kept).
 func (n *network) Run(ctx context.Context) {
 	for {
-		if err := n.rest.Verify(ctx); err != nil {
-			n.logger.Warn("Celestia REST endpoint not proven", zap.String("network", n.name), zap.String("chainId", n.rest.ChainID()), zap.Error(err))
-		}
+		n.check(ctx)
 		wait := 30 * time.Second
 		if !n.rest.Verified() {
 			wait = 2 * time.Second
@@ -191,6 +250,24 @@ func (n *network) Run(ctx context.Context) {
 			t.Stop()
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// check proves the endpoint once and logs the outcome.
+func (n *network) check(ctx context.Context) {
+	err := n.rest.Verify(ctx)
+	if err != nil {
+		n.last.Store(&err)
+		n.logger.Warn("Celestia REST endpoint not proven", zap.String("network", n.name), zap.String("chainId", n.rest.ChainID()), zap.String("reason", n.describe(err)), zap.Error(err))
+		return
+	}
+	n.last.Store(nil)
+	if p := n.rest.Params(); p != nil && !n.noted.Swap(true) {
+		n.logger.Info("Celestia chain parameters proven", zap.String("network", n.name), zap.String("bondDenom", p.BondDenom),
+			zap.Duration("unbondingTime", p.UnbondingTime), zap.String("accountPrefix", p.AccountPrefix), zap.String("minGasPrices", p.MinGasPrices))
+		for _, r := range p.Unanswered {
+			n.logger.Warn("Celestia REST endpoint does not serve a parameter route; keeping the catalogued value", zap.String("network", n.name), zap.String("route", r))
 		}
 	}
 }

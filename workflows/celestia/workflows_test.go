@@ -96,7 +96,7 @@ func newHarness(t *testing.T) *harness {
 	require.NoError(t, err)
 	del := kr.Addresses()[0]
 
-	l := celestiachain.New(celestiachain.Options{ChainID: "mocha-4", UnbondingTime: 21 * 24 * time.Hour, Validators: []string{val1, val2}})
+	l := celestiachain.New(celestiachain.Options{ChainID: "mocha-4", UnbondingTime: 21 * 24 * time.Hour, MinGasPriceMilli: 2, Validators: []string{val1, val2}})
 	require.NoError(t, l.Fund(del, big.NewInt(10_000_000)))
 	ts := httptest.NewServer(l.Handler())
 	t.Cleanup(ts.Close)

@@ -23,6 +23,8 @@ func (l *Ledger) Handler() http.Handler {
 	mux.HandleFunc("GET /cosmos/staking/v1beta1/delegators/{addr}/unbonding_delegations", l.getUnbonding)
 	mux.HandleFunc("GET /cosmos/distribution/v1beta1/delegators/{addr}/rewards/{val}", l.getRewards)
 	mux.HandleFunc("GET /cosmos/base/tendermint/v1beta1/node_info", l.getNodeInfo)
+	mux.HandleFunc("GET /cosmos/auth/v1beta1/bech32", l.getBech32)
+	mux.HandleFunc("GET /cosmos/base/node/v1beta1/config", l.getNodeConfig)
 	mux.HandleFunc("GET /cosmos/base/tendermint/v1beta1/blocks/latest", l.getLatestBlock)
 	mux.HandleFunc("GET /cosmos/base/tendermint/v1beta1/blocks/{height}", l.getBlock)
 	mux.HandleFunc("GET /sandbox/state", func(w http.ResponseWriter, _ *http.Request) { reply(w, l.Snapshot()) })
@@ -203,6 +205,24 @@ func (l *Ledger) getRewards(w http.ResponseWriter, r *http.Request) {
 func (l *Ledger) getNodeInfo(w http.ResponseWriter, _ *http.Request) {
 	reply(w, map[string]any{"default_node_info": map[string]any{"network": l.opts.ChainID, "moniker": "stakeflow-sandbox"},
 		"application_version": map[string]any{"name": "celestia-app", "app_name": "celestia-appd"}})
+}
+
+// getBech32 answers the auth module's Bech32Prefix query (cosmos-sdk v0.50.13
+// proto/cosmos/auth/v1beta1/query.proto: Bech32PrefixResponse{bech32_prefix}).
+func (l *Ledger) getBech32(w http.ResponseWriter, _ *http.Request) {
+	reply(w, map[string]any{"bech32_prefix": AccountPrefix})
+}
+
+// getNodeConfig answers the node service's Config query (cosmos-sdk v0.50.13
+// proto/cosmos/base/node/v1beta1/query.proto ConfigResponse; client/grpc/node/service.go
+// answers minimum_gas_price with sdk.DecCoins.String(), 18 decimals, and "" when app.toml sets
+// none). Its pruning settings are the SDK's "default" strategy's; halt height none.
+func (l *Ledger) getNodeConfig(w http.ResponseWriter, _ *http.Request) {
+	price := ""
+	if m := l.opts.MinGasPriceMilli; m > 0 {
+		price = fmt.Sprintf("%d.%03d000000000000000%s", m/1000, m%1000, Denom)
+	}
+	reply(w, map[string]any{"minimum_gas_price": price, "pruning_keep_recent": "362880", "pruning_interval": "10", "halt_height": "0"})
 }
 
 func (l *Ledger) getLatestBlock(w http.ResponseWriter, _ *http.Request) {

@@ -23,6 +23,24 @@ import (
 // Denom is the staking and fee denomination.
 const Denom = "utia"
 
+// AccountPrefix is the bech32 prefix of account addresses: celestia-app app/params/config.go
+// Bech32PrefixAccAddr (commit 74614c2e4df0b409deb7e31320ce9ce3790efb78).
+const AccountPrefix = "celestia"
+
+// DefaultMinGasPriceMilli is the minimum gas price a celestia-app node enforces in CheckTx when
+// its app.toml sets none, in thousandths of a utia: pkg/appconsts/initial_consts.go
+// DefaultMinGasPrice = 0.004 (utia), applied by app/ante/fee.go ValidateTxFee (celestia-app
+// commit 74614c2e4df0b409deb7e31320ce9ce3790efb78).
+const DefaultMinGasPriceMilli = 4
+
+// minGasPriceMilli is the minimum gas price the node enforces.
+func (l *Ledger) minGasPriceMilli() uint64 {
+	if l.opts.MinGasPriceMilli > 0 {
+		return l.opts.MinGasPriceMilli
+	}
+	return DefaultMinGasPriceMilli
+}
+
 // GasPerMsg is the gas a message uses on this ledger.
 const GasPerMsg = 100_000
 
@@ -52,6 +70,10 @@ type Options struct {
 	UnbondingTime time.Duration
 	// Validators are the celestiavaloper1... operators of the validator set.
 	Validators []string
+	// MinGasPriceMilli is the node's local minimum gas price (app.toml minimum-gas-prices), in
+	// thousandths of a utia; 0: none set, and CheckTx enforces celestia-app's default,
+	// DefaultMinGasPriceMilli, as the real node does (app/ante/fee.go ValidateTxFee).
+	MinGasPriceMilli uint64
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// BlockTime, when set, makes the chain produce a block every BlockTime of the clock (not of
@@ -376,13 +398,13 @@ func (l *Ledger) Broadcast(raw []byte) Result {
 		}
 		fee.Add(fee, v)
 	}
-	// Minimum gas price 0.002 utia: fee * 1000 >= gas * 2.
+	// The node's minimum gas price (milli-utia per gas): fee * 1000 >= gas * price.
 	need := new(big.Int).SetUint64(t.gasLimit)
-	need.Mul(need, big.NewInt(2))
+	need.Mul(need, new(big.Int).SetUint64(l.minGasPriceMilli()))
 	if new(big.Int).Mul(fee, big.NewInt(1000)).Cmp(need) < 0 {
 		minFee := new(big.Int).Add(need, big.NewInt(999))
 		minFee.Div(minFee, big.NewInt(1000))
-		return refused(hash, CodeInsufficientFee, "insufficient fees; got: %sutia required: %sutia: insufficient fee", fee, minFee)
+		return refused(hash, CodeInsufficientFee, "insufficient minimum gas price for this node; got: %sutia required: %sutia: insufficient fee", fee, minFee)
 	}
 	if acc.balance.Cmp(fee) < 0 {
 		return refused(hash, CodeInsufficientFunds, "%sutia is smaller than %sutia: insufficient funds", acc.balance, fee)

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -76,7 +78,8 @@ func newChain(t *testing.T, clock func() time.Time) *chain {
 	s := cosmos.NewSigner(kr, cosmos.Policy{Validators: []string{v1, v2}, MaxFee: 10_000, MaxGas: 500_000})
 	pub, err := s.PubKey(del)
 	require.NoError(t, err)
-	l := New(Options{ChainID: "mocha-4", UnbondingTime: 21 * 24 * time.Hour, Validators: []string{v1, v2}, Now: clock})
+	// A node whose app.toml sets minimum-gas-prices = "0.002utia" (celestia-app's former default).
+	l := New(Options{ChainID: "mocha-4", UnbondingTime: 21 * 24 * time.Hour, MinGasPriceMilli: 2, Validators: []string{v1, v2}, Now: clock})
 	require.NoError(t, l.Fund(del, big.NewInt(10_000_000)))
 	return &chain{t: t, l: l, s: s, pub: pub, del: del, v1: v1, v2: v2}
 }
@@ -190,21 +193,50 @@ func TestLedgerRefusals(t *testing.T) {
 }
 
 func TestLedgerMinimumGasPrice(t *testing.T) {
-	c := newChain(t, time.Now)
-	// The signer refuses a fee under the minimum gas price: build the transaction by hand.
-	in := cosmos.Intent{Operation: cosmos.OpDelegate, Network: cosmos.NetworkMocha, Delegator: c.del, Validator: c.v1, Amount: "1000"}
-	body := tx.TxBody{Messages: []tx.Any{tx.MsgDelegate{DelegatorAddress: c.del, ValidatorAddress: c.v1, Amount: tx.Coin{Denom: "utia", Amount: in.Amount}}.Any()}}
-	pk := tx.PubKey{Key: c.pub}.Any()
-	// In this order: once "400" is included, sequence 0 is used and would be refused first.
-	for _, c2 := range []struct {
-		fee  string
-		code uint32
-	}{{"399", CodeInsufficientFee}, {"400", 0}} {
-		fee, code := c2.fee, c2.code
-		ai := tx.AuthInfo{SignerInfos: []tx.SignerInfo{{PublicKey: &pk, SignMode: tx.SignModeDirect, Sequence: 0}},
-			Fee: tx.Fee{Amount: []tx.Coin{{Denom: "utia", Amount: fee}}, GasLimit: 200_000}}
-		raw := tx.TxRaw{BodyBytes: body.Marshal(), AuthInfoBytes: ai.Marshal()}
-		raw.Signatures = [][]byte{testSign(t, raw.SignDoc("mocha-4", 1).Marshal())}
-		assert.Equal(t, code, c.l.Broadcast(raw.Marshal()).Code, fee)
+	// The node's minimum: app.toml's, or with none set celestia-app's default 0.004 utia.
+	for _, tc := range []struct {
+		nodeMilli      uint64
+		under, atLeast string
+	}{{2, "399", "400"}, {0, "799", "800"}, {10, "1999", "2000"}} {
+		c := newChain(t, time.Now)
+		c.l.opts.MinGasPriceMilli = tc.nodeMilli
+		// The signer refuses a fee under the minimum gas price: build the transaction by hand.
+		in := cosmos.Intent{Operation: cosmos.OpDelegate, Network: cosmos.NetworkMocha, Delegator: c.del, Validator: c.v1, Amount: "1000"}
+		body := tx.TxBody{Messages: []tx.Any{tx.MsgDelegate{DelegatorAddress: c.del, ValidatorAddress: c.v1, Amount: tx.Coin{Denom: "utia", Amount: in.Amount}}.Any()}}
+		pk := tx.PubKey{Key: c.pub}.Any()
+		// In this order: once the second is included, sequence 0 is used and would be refused first.
+		for _, c2 := range []struct {
+			fee  string
+			code uint32
+		}{{tc.under, CodeInsufficientFee}, {tc.atLeast, 0}} {
+			fee, code := c2.fee, c2.code
+			ai := tx.AuthInfo{SignerInfos: []tx.SignerInfo{{PublicKey: &pk, SignMode: tx.SignModeDirect, Sequence: 0}},
+				Fee: tx.Fee{Amount: []tx.Coin{{Denom: "utia", Amount: fee}}, GasLimit: 200_000}}
+			raw := tx.TxRaw{BodyBytes: body.Marshal(), AuthInfoBytes: ai.Marshal()}
+			raw.Signatures = [][]byte{testSign(t, raw.SignDoc("mocha-4", 1).Marshal())}
+			assert.Equal(t, code, c.l.Broadcast(raw.Marshal()).Code, "node minimum %d milli-utia, fee %s", tc.nodeMilli, fee)
+		}
 	}
+}
+
+// TestLedgerAnswersCelestiasParameters: the routes a worker proves Celestia's parameters by, in
+// the SDK's shapes (cosmos-sdk v0.50.13 proto/cosmos/{staking,auth}/v1beta1/query.proto,
+// proto/cosmos/base/node/v1beta1/query.proto) with celestia-app's values (commit 74614c2e).
+func TestLedgerAnswersCelestiasParameters(t *testing.T) {
+	get := func(l *Ledger, path string) string {
+		rec := httptest.NewRecorder()
+		l.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		require.Equal(t, http.StatusOK, rec.Code, path)
+		return rec.Body.String()
+	}
+	l := New(Options{ChainID: "celestia", UnbondingTime: 337 * time.Hour})
+	assert.JSONEq(t, `{"params":{"unbonding_time":"1213200s","max_validators":100,"max_entries":7,"historical_entries":10000,"bond_denom":"utia","min_commission_rate":"0.050000000000000000"}}`,
+		get(l, "/cosmos/staking/v1beta1/params"))
+	assert.JSONEq(t, `{"bech32_prefix":"celestia"}`, get(l, "/cosmos/auth/v1beta1/bech32"))
+	assert.JSONEq(t, `{"minimum_gas_price":"","pruning_keep_recent":"362880","pruning_interval":"10","halt_height":"0"}`,
+		get(l, "/cosmos/base/node/v1beta1/config"), "none set in app.toml")
+	l = New(Options{ChainID: "celestia", MinGasPriceMilli: 2})
+	assert.Contains(t, get(l, "/cosmos/base/node/v1beta1/config"), `"minimum_gas_price":"0.002000000000000000utia"`)
+	l = New(Options{ChainID: "celestia", MinGasPriceMilli: 1500})
+	assert.Contains(t, get(l, "/cosmos/base/node/v1beta1/config"), `"minimum_gas_price":"1.500000000000000000utia"`)
 }

@@ -334,6 +334,8 @@ type fakeChain struct {
 	// balance is every address's balance; rent the rent-exempt minimum of any size.
 	balance uint64
 	rent    uint64
+	// minDelegation is the chain's minimum delegation (getStakeMinimumDelegation).
+	minDelegation uint64
 	// programs and programsErr are what InstructionPrograms returns.
 	programs    []string
 	programsErr error
@@ -344,6 +346,13 @@ func (f *fakeChain) Balance(context.Context, string) (uint64, error) {
 		return 0, f.readErr
 	}
 	return f.balance, nil
+}
+
+func (f *fakeChain) MinimumDelegation(context.Context) (uint64, error) {
+	if f.readErr != nil {
+		return 0, f.readErr
+	}
+	return f.minDelegation, nil
 }
 
 func (f *fakeChain) RentExemptMinimum(context.Context, uint64) (uint64, error) {

@@ -26,6 +26,9 @@ type SolanaReader interface {
 	AccountInfo(ctx context.Context, addr string) (*solchain.AccountInfo, error)
 	Balance(ctx context.Context, addr string) (uint64, error)
 	RentExemptMinimum(ctx context.Context, size uint64) (uint64, error)
+	// MinimumDelegation is the least a stake account may delegate, in lamports, as the chain
+	// answers it (getStakeMinimumDelegation).
+	MinimumDelegation(ctx context.Context) (uint64, error)
 	VoteAccount(ctx context.Context, vote string) (*solchain.VoteAccountStatus, error)
 	TransactionFee(ctx context.Context, sig string) (uint64, error)
 	// InstructionPrograms returns the program ids of a finalized transaction's instructions.

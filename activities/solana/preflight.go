@@ -45,31 +45,51 @@ type PreflightResult struct {
 	Needed uint64 `json:"needed"`
 	Rent   uint64 `json:"rent,omitempty"`
 	Fee    uint64 `json:"fee"`
+	// MinimumDelegation is the chain's minimum delegation a stake was checked against.
+	MinimumDelegation uint64 `json:"minimumDelegation,omitempty"`
 }
 
 // Preflight reads the staker's balance from the worker's own RPC and refuses, as
 // activities.ErrInsufficientFunds, a transaction the balance cannot pay for: for a stake the
-// amount, the new stake account's rent-exempt minimum and the fee; for the others the fee. It runs
-// before anything is signed.
+// amount, the new stake account's rent-exempt minimum and the fee; for the others the fee. A stake
+// whose stake account would delegate less than the chain's minimum delegation above its
+// rent-exempt reserve (getStakeMinimumDelegation and getMinimumBalanceForRentExemption, read each
+// time: the stake program's own, which a feature activation changes) is refused first, as
+// activities.ErrInvalidInput, naming the amount, the reserve and the minimum. It runs before anything is
+// signed.
 func (a *Activities) Preflight(ctx context.Context, in PreflightInput) (PreflightResult, error) {
 	r, err := a.chain(in.Network)
 	if err != nil {
 		return PreflightResult{}, err
 	}
+	var minimum, rent uint64
+	if in.Operation == OpStake {
+		if rent, err = r.RentExemptMinimum(ctx, solchain.StakeAccountSize); err != nil {
+			return PreflightResult{}, chainErr("rent-exempt minimum of a stake account", err)
+		}
+		if minimum, err = r.MinimumDelegation(ctx); err != nil {
+			return PreflightResult{}, chainErr("minimum delegation", err)
+		}
+		// The stake account holds the amount (CreateAccountWithSeed's lamports) and delegates
+		// what is above its rent-exempt reserve: the stake program's DelegateStake refuses less
+		// than the minimum delegation (InsufficientDelegation).
+		if in.Lamports < rent || in.Lamports-rent < minimum {
+			return PreflightResult{Rent: rent, MinimumDelegation: minimum}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("stake of %s would delegate %s above the stake account's rent-exempt reserve of %s, under the chain's minimum delegation of %s (getStakeMinimumDelegation on %s): stake at least %s; nothing was signed",
+					FormatSOL(in.Lamports), FormatSOL(in.Lamports-min(rent, in.Lamports)), FormatSOL(rent), FormatSOL(minimum), in.Network, FormatSOL(rent+minimum)),
+				activities.ErrInvalidInput, nil)
+		}
+	}
 	balance, err := r.Balance(ctx, in.Staker)
 	if err != nil {
 		return PreflightResult{}, chainErr("balance of "+in.Staker, err)
 	}
-	res := PreflightResult{Balance: balance, Fee: in.FeeLamports}
+	res := PreflightResult{Balance: balance, Fee: in.FeeLamports, Rent: rent, MinimumDelegation: minimum}
 	if res.Fee == 0 {
 		res.Fee = LamportsPerSignature
 	}
 	stake := in.Operation == OpStake
-	if stake {
-		if res.Rent, err = r.RentExemptMinimum(ctx, solchain.StakeAccountSize); err != nil {
-			return PreflightResult{}, chainErr("rent-exempt minimum of a stake account", err)
-		}
-	} else {
+	if !stake {
 		in.Lamports = 0
 	}
 	needed, ok := sum(in.Lamports, res.Rent, res.Fee)

@@ -28,6 +28,8 @@ type RPC interface {
 	GetVoteAccounts(ctx context.Context, opts *rpc.GetVoteAccountsOpts) (*rpc.GetVoteAccountsResult, error)
 	GetTransaction(ctx context.Context, txSig solana.Signature, opts *rpc.GetTransactionOpts) (*rpc.GetTransactionResult, error)
 	GetMinimumBalanceForRentExemption(ctx context.Context, dataSize uint64, commitment rpc.CommitmentType) (uint64, error)
+	// RPCCallForInto makes a call solana-go has no method for (getStakeMinimumDelegation).
+	RPCCallForInto(ctx context.Context, out interface{}, method string, params []interface{}) error
 }
 
 var _ RPC = (*rpc.Client)(nil)
@@ -274,6 +276,25 @@ func (c *Client) RentExemptMinimum(ctx context.Context, size uint64) (uint64, er
 		return 0, c.wrap("getMinimumBalanceForRentExemption", err)
 	}
 	return v, nil
+}
+
+// MinimumDelegation returns the least a stake account may delegate, in lamports, as the chain's
+// stake program defines it today (getStakeMinimumDelegation: an RpcResponse {context, value}
+// whose value is the stake program's GetMinimumDelegation, 1 lamport until the feature
+// stake_raise_minimum_delegation_to_1_sol is active, 1 SOL after; the Solana RPC documentation,
+// solana.com/docs/rpc/http/getstakeminimumdelegation).
+func (c *Client) MinimumDelegation(ctx context.Context) (uint64, error) {
+	var out struct {
+		Value *uint64 `json:"value"`
+	}
+	err := c.rpc.RPCCallForInto(ctx, &out, "getStakeMinimumDelegation", []interface{}{map[string]interface{}{"commitment": ReadCommitment}})
+	if err != nil {
+		return 0, c.wrap("getStakeMinimumDelegation", err)
+	}
+	if out.Value == nil {
+		return 0, c.wrap("getStakeMinimumDelegation", errors.New("empty result"))
+	}
+	return *out.Value, nil
 }
 
 func parseAddress(addr string) (solana.PublicKey, error) {

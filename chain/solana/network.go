@@ -120,6 +120,11 @@ func (n *Network) RentExemptMinimum(ctx context.Context, size uint64) (uint64, e
 	return read(ctx, n, func() (uint64, error) { return n.c.RentExemptMinimum(ctx, size) })
 }
 
+// MinimumDelegation is [Client.MinimumDelegation] on a proven RPC.
+func (n *Network) MinimumDelegation(ctx context.Context) (uint64, error) {
+	return read(ctx, n, func() (uint64, error) { return n.c.MinimumDelegation(ctx) })
+}
+
 // AccountInfo is [Client.AccountInfo] on a proven RPC.
 func (n *Network) AccountInfo(ctx context.Context, addr string) (*AccountInfo, error) {
 	return read(ctx, n, func() (*AccountInfo, error) { return n.c.AccountInfo(ctx, addr) })

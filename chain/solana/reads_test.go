@@ -171,3 +171,26 @@ func TestProviderRefusalsArePermanent(t *testing.T) {
 	_, err := New(srv.URL).BlockHeight(ctx)
 	assert.True(t, IsTransient(err), "408 is transient: %v", err)
 }
+
+// TestMinimumDelegation reads getStakeMinimumDelegation in the shape the Solana RPC documents
+// (solana.com/docs/rpc/http/getstakeminimumdelegation: an RpcResponse, {"context":{"slot":501},
+// "value":1000000000}) with the read commitment.
+func TestMinimumDelegation(t *testing.T) {
+	srv := rpcServer(t,
+		rpcCall{method: "getStakeMinimumDelegation", params: `[{"commitment":"confirmed"}]`, result: `{"context":{"slot":501},"value":1000000000}`},
+		rpcCall{method: "getStakeMinimumDelegation", params: `[{"commitment":"confirmed"}]`, result: `{"context":{"slot":502},"value":1}`},
+		rpcCall{method: "getStakeMinimumDelegation", params: `[{"commitment":"confirmed"}]`, result: `{"context":{"slot":503}}`},
+		rpcCall{method: "getStakeMinimumDelegation", params: `[{"commitment":"confirmed"}]`, rpcErr: `{"code":-32601,"message":"Method not found"}`},
+	)
+	c := New(srv.URL)
+	got, err := c.MinimumDelegation(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1_000_000_000), got)
+	got, err = c.MinimumDelegation(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), got)
+	_, err = c.MinimumDelegation(ctx)
+	require.ErrorContains(t, err, "empty result")
+	_, err = c.MinimumDelegation(ctx)
+	require.ErrorContains(t, err, "getStakeMinimumDelegation")
+}

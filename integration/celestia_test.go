@@ -22,8 +22,10 @@ import (
 // celestiaUnbonding is the unbonding time of the stack's Celestia ledger.
 const celestiaUnbonding = 8 * time.Second
 
-// celestiaFee is what each transaction pays: 200,000 gas at the minimum 0.002 utia.
-const celestiaFee = 400
+// celestiaFee is what each transaction pays: 200,000 gas at 0.004 utia, celestia-app's default
+// node minimum gas price (pkg/appconsts/initial_consts.go DefaultMinGasPrice, commit 74614c2e),
+// the worker's default and what the stand-in node enforces.
+const celestiaFee = 800
 
 func decodeCelestia(t *testing.T, out string) wfcelestia.Result {
 	t.Helper()

@@ -195,12 +195,16 @@ func (n *network) Verified() error {
 		return nil
 	}
 	if p := n.last.Load(); p != nil {
-		return fmt.Errorf("celestia %s: the REST endpoint is not proven to serve chain %s: %s", n.name, n.rest.ChainID(), n.describe(*p))
+		if why := n.describe(*p); why != "" {
+			return fmt.Errorf("celestia %s: the REST endpoint is not proven to serve chain %s: %s", n.name, n.rest.ChainID(), why)
+		}
 	}
 	return fmt.Errorf("celestia %s: the REST endpoint is not proven to serve chain %s", n.name, n.rest.ChainID())
 }
 
-// describe names the setting behind each parameter the chain answers differently.
+// describe names the setting behind each parameter the chain answers differently ("" when err
+// holds none: the endpoint's address, which may carry credentials, stays out of the readiness
+// error).
 func (n *network) describe(err error) string {
 	var parts []string
 	for _, pm := range mismatches(err) {
@@ -210,9 +214,6 @@ func (n *network) describe(err error) string {
 		default:
 			parts = append(parts, fmt.Sprintf("the %s is %q on the chain (%s), %q in Celestia's catalogue", pm.Param, pm.Chain, pm.Route, pm.Configured))
 		}
-	}
-	if len(parts) == 0 {
-		return err.Error()
 	}
 	return strings.Join(parts, "; ")
 }
@@ -259,7 +260,7 @@ func (n *network) check(ctx context.Context) {
 	err := n.rest.Verify(ctx)
 	if err != nil {
 		n.last.Store(&err)
-		n.logger.Warn("Celestia REST endpoint not proven", zap.String("network", n.name), zap.String("chainId", n.rest.ChainID()), zap.String("reason", n.describe(err)), zap.Error(err))
+		n.logger.Warn("Celestia REST endpoint not proven", zap.String("network", n.name), zap.String("chainId", n.rest.ChainID()), zap.String("mismatch", n.describe(err)), zap.Error(err))
 		return
 	}
 	n.last.Store(nil)

@@ -240,6 +240,10 @@ type ProofsVerified struct {
 	Proofs int
 	// Data is the call, re-encoded from the decoded proofs.
 	Data []byte
+	// Version is the fork geometry the balance container proof was checked with; PubkeyHashes
+	// are the batch's validators, in order.
+	Version      ProofVersion
+	PubkeyHashes []common.Hash
 }
 
 func (s *CheckpointSigner) checkChoices(c TxChoices) error {
@@ -385,7 +389,11 @@ func (s *CheckpointSigner) VerifyProofs(in ProofsIntent, served []byte) (*Proofs
 	if !bytes.Equal(expected, data) {
 		return nil, mismatch("calldata", fmt.Sprintf("%d bytes (the canonical encoding of %s)", len(expected), method.Sig), fmt.Sprintf("%d bytes that differ", len(data)))
 	}
-	return &ProofsVerified{Proofs: len(proofs), Data: expected}, nil
+	hashes := make([]common.Hash, len(proofs))
+	for i, p := range proofs {
+		hashes[i] = p.PubkeyHash
+	}
+	return &ProofsVerified{Proofs: len(proofs), Data: expected, Version: version, PubkeyHashes: hashes}, nil
 }
 
 // SignProofs verifies served (VerifyProofs) and signs, with the submitter's key, the transaction

@@ -218,8 +218,8 @@ contract EigenPod {
         podOwnerShares += delta;
         uint64 ts = currentCheckpointTimestamp;
         lastCheckpointTimestamp = ts;
+        // currentCheckpoint() keeps answering the finalized checkpoint, as EigenLayer's does.
         currentCheckpointTimestamp = 0;
-        delete _currentCheckpoint;
         emit CheckpointFinalized(ts, delta);
     }
 
@@ -239,20 +239,32 @@ contract EigenPod {
     }
 
     /// @notice Whether proof (sibling hashes, bottom-up) proves leaf at index under root in a SHA-256
-    /// tree, the index used up at the top (as EigenLayer's Merkle.verifyInclusionSha256).
-    function verifySha256(bytes calldata proof, bytes32 root, bytes32 leaf, uint256 index) public pure returns (bool) {
+    /// tree, the index used up at the top (as EigenLayer's Merkle.verifyInclusionSha256). Each level
+    /// hashes in the scratch space with the SHA-256 precompile, so that a batch's gas is the real
+    /// pod's order of magnitude (no memory grows with the proof).
+    function verifySha256(bytes calldata proof, bytes32 root, bytes32 leaf, uint256 index) public view returns (bool) {
         if (proof.length == 0 || proof.length % 32 != 0 || root == bytes32(0)) {
             return false;
         }
         bytes32 node = leaf;
-        for (uint256 i = 0; i < proof.length; i += 32) {
-            bytes32 sibling = bytes32(proof[i:i + 32]);
-            if (index % 2 == 0) {
-                node = sha256(abi.encodePacked(node, sibling));
-            } else {
-                node = sha256(abi.encodePacked(sibling, node));
+        assembly {
+            let end := add(proof.offset, proof.length)
+            for { let p := proof.offset } lt(p, end) { p := add(p, 32) } {
+                switch mod(index, 2)
+                case 0 {
+                    mstore(0x00, node)
+                    mstore(0x20, calldataload(p))
+                }
+                default {
+                    mstore(0x00, calldataload(p))
+                    mstore(0x20, node)
+                }
+                if iszero(staticcall(gas(), 2, 0x00, 0x40, 0x00, 0x20)) {
+                    revert(0, 0)
+                }
+                node := mload(0x00)
+                index := div(index, 2)
             }
-            index /= 2;
         }
         return node == root && index == 0;
     }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"strings"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
@@ -321,20 +320,46 @@ func (a *Activities) EigenBuildProofs(ctx context.Context, in ProofsBuildInput) 
 		return ProofsBuildResult{}, refused(fmt.Errorf("checkpoint proofs (endpoint 5): %w", err))
 	}
 	p := n.Signer.Policy()
+	// The geometry the pod checks the proofs with is chosen by the checkpoint's timestamp against
+	// the EigenPodManager's Pectra fork timestamp, read from the manager as the pod reads it.
+	block := new(big.Int).SetUint64(pod.Block)
+	vals, err := n.Chain.Call(ctx, block, n.PodManager, &podABI, signerevm.MethodPectraForkTimestamp)
+	if err != nil {
+		return ProofsBuildResult{}, actevm.ChainError("pectraForkTimestamp of the EigenPodManager "+n.PodManager.Hex(), err)
+	}
+	fork := vals[0].(uint64)
+	if err := signerevm.CheckPectraForkTimestamp(p.ChainID, fork); err != nil {
+		return ProofsBuildResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("network %s: %v; nothing was signed", in.Network, err), ErrForkTimestamp, nil)
+	}
 	intent := signerevm.ProofsIntent{ChainID: p.ChainID, Submitter: submitter, Pod: podAddr,
-		CheckpointRoot: common.HexToHash(pod.BeaconBlockRoot), ProofsRemaining: pod.ProofsRemaining}
+		CheckpointRoot: common.HexToHash(pod.BeaconBlockRoot), ProofsRemaining: pod.ProofsRemaining,
+		CheckpointTimestamp: pod.CheckpointTimestamp, PectraForkTimestamp: fork}
 	v, err := n.Signer.VerifyProofs(intent, served)
 	if err != nil {
 		return ProofsBuildResult{}, refused(err)
 	}
+	// An EigenPod skips, without reverting, the proof of a validator that is not active or was
+	// already proven in this checkpoint: a batch all of whose proofs it would skip proves nothing
+	// and is not signed. Read at the latest block: another party may have proven them while the
+	// service answered.
+	skipped := 0
+	for _, h := range v.PubkeyHashes {
+		vals, err := n.Chain.Call(ctx, nil, podAddr, &podABI, signerevm.MethodValidatorInfo, h)
+		if err != nil {
+			return ProofsBuildResult{}, actevm.ChainError("validatorPubkeyHashToInfo of "+h.Hex(), err)
+		}
+		if abi.ConvertType(vals[0], new(signerevm.ValidatorInfo)).(*signerevm.ValidatorInfo).SkippedBy(in.CheckpointTimestamp) {
+			skipped++
+		}
+	}
+	if skipped == len(v.PubkeyHashes) {
+		return ProofsBuildResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the batch of %d proofs proves only validators already proven in checkpoint %d or no longer active: the pod would skip every proof; nothing was signed", v.Proofs, in.CheckpointTimestamp),
+			ErrAlreadyProven, nil)
+	}
 	est, err := n.Chain.EstimateGas(ctx, ethereum.CallMsg{From: submitter, To: &podAddr, Data: v.Data})
 	if err != nil {
-		var rev *evmchain.RevertError
-		if errors.As(err, &rev) && strings.Contains(rev.Reason, AlreadyCheckpointed) {
-			return ProofsBuildResult{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("the batch of %d proofs proves validators already proven in checkpoint %d (%s); nothing was signed", v.Proofs, in.CheckpointTimestamp, rev.Reason),
-				ErrAlreadyProven, nil)
-		}
 		return ProofsBuildResult{}, actevm.ChainError(fmt.Sprintf("simulating the batch of %d proofs; nothing was signed", v.Proofs), err)
 	}
 	gas, err := a.gasLimit(est, p.MaxGasLimit)
@@ -346,7 +371,8 @@ func (a *Activities) EigenBuildProofs(ctx context.Context, in ProofsBuildInput) 
 		return ProofsBuildResult{}, err
 	}
 	intent.TxChoices = signerevm.TxChoices{Nonce: in.Nonce, GasLimit: gas, MaxFeePerGas: f.MaxFeePerGas, MaxPriorityFeePerGas: f.MaxPriorityFeePerGas}
-	activity.GetLogger(ctx).Info("Proofs batch verified", "pod", podAddr.Hex(), "proofs", v.Proofs, "proofsRemaining", pod.ProofsRemaining,
+	activity.GetLogger(ctx).Info("Proofs batch verified", "pod", podAddr.Hex(), "proofs", v.Proofs, "skipped", skipped, "geometry", v.Version.String(),
+		"proofsRemaining", pod.ProofsRemaining,
 		"nonce", in.Nonce, "build", in.Build, "gas", gas)
 	return ProofsBuildResult{ServedTransaction: tx.SerializeTx, Intent: intent, Proofs: v.Proofs}, nil
 }

@@ -34,8 +34,9 @@ var (
 )
 
 // podChain is the EVM fake the tests share, answering the pod's getters: a checkpoint started at
-// ts (0: none active) with root and 5 proofs remaining, of 5 active validators, and the pod's
-// activation among the logs; gas estimates of 1,000,000 at 1 gwei fees.
+// ts (0: none active) with root and 5 proofs remaining, of 5 active validators, each active and
+// not yet proven, the pod's activation among the logs, and the manager's Pectra fork timestamp
+// (forkBefore, before every checkpoint of the tests); gas estimates of 1,000,000 at 1 gwei fees.
 func podChain(ts uint64, root common.Hash) *evmfake.Chain {
 	return &evmfake.Chain{
 		Head:     100,
@@ -47,10 +48,15 @@ func podChain(ts uint64, root common.Hash) *evmfake.Chain {
 			"lastCheckpointTimestamp":    {uint64(0)},
 			"activeValidatorCount":       {big.NewInt(5)},
 			"currentCheckpoint":          {checkpoint{BeaconBlockRoot: root, ProofsRemaining: big.NewInt(5)}},
+			"pectraForkTimestamp":        {uint64(forkBefore)},
+			"validatorPubkeyHashToInfo":  {signerevm.ValidatorInfo{ValidatorIndex: 3, RestakedBalanceGwei: 32e9, Status: signerevm.ValidatorActive}},
 		},
 		Events: []types.Log{{Address: pod, TxHash: startTx}},
 	}
 }
+
+// forkBefore is the Pectra fork timestamp of the fake manager: before the tests' checkpoint 77.
+const forkBefore = 50
 
 // noCheckpoint makes c's pod show no active checkpoint.
 func noCheckpoint(c *evmfake.Chain) { c.Calls["currentCheckpointTimestamp"] = []any{uint64(0)} }
@@ -67,30 +73,42 @@ func (s fakeService) EigenLayerVerifyCheckpointProofs(context.Context, apiclient
 }
 
 // served is endpoint 5's answer: a proofs transaction to `to` whose balance container proof
-// leads to the returned root (a tree of height 3, the container at leaf 6, built with
+// leads to the returned root under EigenLayer's Pectra geometry (the container at field 12 of a
+// 64-leaf beacon state, the state root at leaf 3 of an 8-leaf block header, built with
 // crypto/sha256), and its separate fields, written from the same values: chain 1337, tip 1 wei,
 // fee cap 2 wei, gas 2,000,000, value 0.
 func served(t *testing.T, to common.Address) (apiclient.SerializedEVMTransaction, common.Hash) {
 	t.Helper()
 	container := sha256.Sum256([]byte("container"))
-	leaves := make([][32]byte, 8)
-	for i := range leaves {
-		leaves[i] = sha256.Sum256([]byte{byte(i)})
-	}
-	leaves[6] = container
-	var proof []byte
-	level, index := leaves, 6
-	for len(level) > 1 {
-		proof = append(proof, level[index^1][:]...)
-		next := make([][32]byte, len(level)/2)
-		for i := range next {
-			next[i] = sha256.Sum256(append(append([]byte{}, level[2*i][:]...), level[2*i+1][:]...))
+	tree := func(leaves [][32]byte, index int) ([32]byte, []byte) {
+		var proof []byte
+		level := leaves
+		for len(level) > 1 {
+			proof = append(proof, level[index^1][:]...)
+			next := make([][32]byte, len(level)/2)
+			for i := range next {
+				next[i] = sha256.Sum256(append(append([]byte{}, level[2*i][:]...), level[2*i+1][:]...))
+			}
+			level, index = next, index/2
 		}
-		level, index = next, index/2
+		return level[0], proof
 	}
+	state := make([][32]byte, 64)
+	for i := range state {
+		state[i] = sha256.Sum256([]byte{'s', byte(i)})
+	}
+	state[12] = container
+	stateRoot, stateProof := tree(state, 12)
+	header := make([][32]byte, 8)
+	for i := range header {
+		header[i] = sha256.Sum256([]byte{'h', byte(i)})
+	}
+	header[3] = stateRoot
+	root, headerProof := tree(header, 3)
+	proof := append(stateProof, headerProof...)
 	var proofs []signerevm.BalanceProof
 	for i := 0; i < 3; i++ {
-		proofs = append(proofs, signerevm.BalanceProof{PubkeyHash: sha256.Sum256([]byte{0xa, byte(i)}), Proof: make([]byte, 256)})
+		proofs = append(proofs, signerevm.BalanceProof{PubkeyHash: sha256.Sum256([]byte{0xa, byte(i)}), Proof: make([]byte, 39*32)})
 	}
 	data, err := signerevm.CheckpointABI().Pack("verifyCheckpointProofs", signerevm.BalanceContainerProof{BalanceContainerRoot: container, Proof: proof}, proofs)
 	require.NoError(t, err)
@@ -98,7 +116,7 @@ func served(t *testing.T, to common.Address) (apiclient.SerializedEVMTransaction
 	require.NoError(t, err)
 	return apiclient.SerializedEVMTransaction{SerializeTx: hexutil.Encode(append([]byte{types.DynamicFeeTxType}, body...)),
 		To: to.Hex(), GasLimit: "2000000", Data: hexutil.Encode(data), Value: "0", ChainID: "1337", Type: "2",
-		MaxFeePerGas: "2", MaxPriorityFeePerGas: "1"}, level[0]
+		MaxFeePerGas: "2", MaxPriorityFeePerGas: "1"}, root
 }
 
 func newActivities(t *testing.T, c *evmfake.Chain, tx apiclient.SerializedEVMTransaction) *Activities {
@@ -131,9 +149,11 @@ func buildProofs(t *testing.T, a *Activities) (ProofsBuildResult, error) {
 	return r, nil
 }
 
-// TestBuildProofs: an honest batch comes back with the pod's checkpoint root and proofs remaining
-// and stakeflow's nonce; a batch the simulation finds already proven is ErrAlreadyProven, another
-// revert ErrWouldRevert, a batch to another pod VerificationFailed: nothing signed in each case.
+// TestBuildProofs: an honest batch comes back with the pod's checkpoint root, timestamp and
+// proofs remaining, the manager's fork timestamp and stakeflow's nonce; a batch the pod would skip
+// whole (its validators already proven in this checkpoint, or withdrawn) is ErrAlreadyProven, a
+// revert ErrWouldRevert, a batch to another pod VerificationFailed, a fork timestamp that is zero
+// or not the network's ErrForkTimestamp: nothing signed in each case.
 func TestBuildProofs(t *testing.T) {
 	tx, root := served(t, pod)
 	c := podChain(77, root)
@@ -142,26 +162,68 @@ func TestBuildProofs(t *testing.T) {
 	assert.Equal(t, 3, r.Proofs)
 	assert.Equal(t, root, r.Intent.CheckpointRoot)
 	assert.EqualValues(t, 5, r.Intent.ProofsRemaining)
+	assert.EqualValues(t, 77, r.Intent.CheckpointTimestamp)
+	assert.EqualValues(t, forkBefore, r.Intent.PectraForkTimestamp)
 	assert.EqualValues(t, 9, r.Intent.Nonce)
 	assert.EqualValues(t, 1_250_000, r.Intent.GasLimit, "the estimate and its 25% margin")
 
-	c.GasErr = &evmchain.RevertError{Reason: "EigenPod.verifyCheckpointProofs: " + AlreadyCheckpointed, Replayed: true}
+	for name, info := range map[string]signerevm.ValidatorInfo{
+		"proven in this checkpoint": {ValidatorIndex: 3, LastCheckpointedAt: 77, Status: signerevm.ValidatorActive},
+		"proven in a later one":     {ValidatorIndex: 3, LastCheckpointedAt: 78, Status: signerevm.ValidatorActive},
+		"withdrawn":                 {ValidatorIndex: 3, Status: 2},
+		"never proven (inactive)":   {},
+	} {
+		c.Calls["validatorPubkeyHashToInfo"] = []any{info}
+		_, err = buildProofs(t, newActivities(t, c, tx))
+		assert.Equal(t, ErrAlreadyProven, errType(err), "%s: %v", name, err)
+	}
+	c.Calls["validatorPubkeyHashToInfo"] = []any{signerevm.ValidatorInfo{ValidatorIndex: 3, LastCheckpointedAt: 76, Status: signerevm.ValidatorActive}}
 	_, err = buildProofs(t, newActivities(t, c, tx))
-	assert.Equal(t, ErrAlreadyProven, errType(err), "%v", err)
+	require.NoError(t, err, "proven in the previous checkpoint only")
 
-	c.GasErr = &evmchain.RevertError{Reason: "EigenPod.verifyCheckpointProofs: invalid balance proof", Replayed: true}
+	c.GasErr = &evmchain.RevertError{Reason: "InvalidProof()", Replayed: true}
 	_, err = buildProofs(t, newActivities(t, c, tx))
 	assert.Equal(t, actevm.ErrWouldRevert, errType(err), "%v", err)
-	assert.ErrorContains(t, err, "invalid balance proof")
+	assert.ErrorContains(t, err, "InvalidProof")
 
 	c.GasErr = nil
 	hostile, _ := served(t, other)
 	_, err = buildProofs(t, newActivities(t, c, hostile))
 	assert.Equal(t, activities.ErrVerificationFailed, errType(err), "%v", err)
 
+	// A checkpoint at or before the fork is checked with Deneb's geometry: this Pectra proof fails.
+	c.Calls["pectraForkTimestamp"] = []any{uint64(77)}
+	_, err = buildProofs(t, newActivities(t, c, tx))
+	assert.Equal(t, activities.ErrVerificationFailed, errType(err), "%v", err)
+	c.Calls["pectraForkTimestamp"] = []any{uint64(0)}
+	_, err = buildProofs(t, newActivities(t, c, tx))
+	assert.Equal(t, ErrForkTimestamp, errType(err), "%v", err)
+	c.Calls["pectraForkTimestamp"] = []any{uint64(forkBefore)}
+
 	noCheckpoint(c)
 	_, err = buildProofs(t, newActivities(t, c, tx))
 	assert.Equal(t, ErrNoCheckpoint, errType(err), "%v", err)
+}
+
+// TestBuildProofsRefusesAForkTimestampThatIsNotTheNetworks: on mainnet (chain id 1) an
+// EigenPodManager answering another Pectra fork timestamp than mainnet's (1746612311, the first
+// slot of Electra epoch 364032) is refused before anything is verified or signed.
+func TestBuildProofsRefusesAForkTimestampThatIsNotTheNetworks(t *testing.T) {
+	tx, root := served(t, pod)
+	c := podChain(77, root)
+	c.Calls["pectraForkTimestamp"] = []any{uint64(1741159776)} // Sepolia's
+	s, err := signerevm.NewCheckpointSigner(&signerevm.Keyring{}, signerevm.CheckpointPolicy{ChainID: 1})
+	require.NoError(t, err)
+	a := &Activities{Networks: map[string]Network{"mainnet": {Chain: c, Signer: s, PodManager: manager}}, Service: fakeService{tx}}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	_, err = env.ExecuteActivity(a.EigenBuildProofs, ProofsBuildInput{Network: "mainnet", Owner: owner.Hex(), Submitter: owner.Hex(),
+		Pod: pod.Hex(), ActivateTx: startTx.Hex(), CheckpointTimestamp: 77, Nonce: 9, Build: 1})
+	assert.Equal(t, ErrForkTimestamp, errType(err), "%v", err)
+	assert.ErrorContains(t, err, "1746612311")
+	assert.ErrorContains(t, err, "1741159776")
+	assert.ErrorContains(t, err, "nothing was signed")
 }
 
 // TestBuildStartRefusedWhileActive: no second startCheckpoint is built while one is active.

@@ -16,9 +16,13 @@
 //   - EigenBuildStart refuses (ErrCheckpointActive) while a checkpoint is active: a second
 //     startCheckpoint is never built.
 //   - EigenBuildProofs sends endpoint 5 activateTx = the hash of the transaction that started
-//     the checkpoint. The spec leaves activateTx undefined; this is our reading. The answer is
-//     verified (VerifyProofs), then simulated from the submitter: a revert because its
-//     validators were proven meanwhile is ErrAlreadyProven (re-read and ask again), any other
-//     revert ErrWouldRevert; nothing is signed in either case.
+//     the checkpoint. The spec leaves activateTx undefined; this is our reading. It reads the
+//     EigenPodManager's pectraForkTimestamp (zero, or for a catalogued network another fork than
+//     signerevm.PectraForkTimestamps: ErrForkTimestamp) and has the answer verified
+//     (VerifyProofs) with EigenLayer's proof geometry for the checkpoint's fork. An EigenPod
+//     skips, without reverting, proofs of validators already proven in the checkpoint or no
+//     longer active: a batch of only such proofs (read with validatorPubkeyHashToInfo) is
+//     ErrAlreadyProven (re-read and ask again). The rest is simulated from the submitter: a
+//     revert is ErrWouldRevert. Nothing is signed in any of these cases.
 //   - Errors are application errors whose types are activities' Err* or this package's.
 package eigenlayer

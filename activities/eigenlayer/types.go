@@ -15,10 +15,16 @@ const (
 	ErrCheckpointActive = "EigenLayerCheckpointActive"
 	// ErrNoCheckpoint: no checkpoint is active (it completed): no proofs to send.
 	ErrNoCheckpoint = "EigenLayerNoCheckpoint"
-	// ErrAlreadyProven: the batch proves validators already proven in this checkpoint (another
-	// party sent their proofs first). Nothing was signed; re-read and ask again.
+	// ErrAlreadyProven: every proof of the batch is of a validator already proven in this
+	// checkpoint (another party sent their proofs first) or no longer active: the EigenPod would
+	// skip them all (it skips such proofs, it does not revert). Nothing was signed; re-read and
+	// ask again.
 	ErrAlreadyProven = "EigenLayerAlreadyProven"
-	// AlreadyCheckpointed is the EigenPod's revert reason for such a batch.
+	// ErrForkTimestamp: the EigenPodManager's pectraForkTimestamp is zero, or disagrees with the
+	// network's Pectra fork (signerevm.PectraForkTimestamps). Nothing was signed.
+	ErrForkTimestamp = "EigenLayerForkTimestamp"
+	// AlreadyCheckpointed is kept for workflows/eigenlayer, whose recorded histories match it in a
+	// failed confirmation; no EigenPod reverts with it (EigenLayer's skips such proofs).
 	AlreadyCheckpointed = "validator already checkpointed"
 )
 

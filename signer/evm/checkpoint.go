@@ -3,7 +3,6 @@ package evm
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"github.com/stakeflow/stakeflow/signer/keys"
 	"math/big"
@@ -21,8 +20,10 @@ import (
 // the staking service builds (endpoint 5), both verified by exact expectation before a key signs.
 
 // CheckpointABIJSON is the EigenPod and EigenPodManager subset a checkpoint calls and reads, as
-// a JSON ABI. Selectors: startCheckpoint 0x88676cad, verifyCheckpointProofs 0xf074ba62, getPod
-// 0xa38406a3.
+// a JSON ABI, written from EigenLayer's published interfaces (github.com/Layr-Labs/eigenlayer-contracts
+// src/contracts/interfaces/IEigenPod.sol and IEigenPodManager.sol at commit
+// f84a5151080cdf0b77b9b6e46506cde723d06c28; checked in TestCheckpointABIIsEigenLayers).
+// Selectors: startCheckpoint 0x88676cad, verifyCheckpointProofs 0xf074ba62, getPod 0xa38406a3.
 const CheckpointABIJSON = `[
 {"type":"function","name":"startCheckpoint","stateMutability":"nonpayable",
  "inputs":[{"name":"revertIfNoBalance","type":"bool"}],"outputs":[]},
@@ -42,6 +43,12 @@ const CheckpointABIJSON = `[
    {"name":"prevBeaconBalanceGwei","type":"uint64"}]}]},
 {"type":"function","name":"currentCheckpointTimestamp","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"uint64"}]},
 {"type":"function","name":"lastCheckpointTimestamp","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"uint64"}]},
+{"type":"function","name":"validatorPubkeyHashToInfo","stateMutability":"view",
+ "inputs":[{"name":"validatorPubkeyHash","type":"bytes32"}],
+ "outputs":[{"name":"","type":"tuple","components":[
+   {"name":"validatorIndex","type":"uint64"},{"name":"restakedBalanceGwei","type":"uint64"},
+   {"name":"lastCheckpointedAt","type":"uint64"},{"name":"status","type":"uint8"}]}]},
+{"type":"function","name":"pectraForkTimestamp","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"uint64"}]},
 {"type":"function","name":"activeValidatorCount","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"uint256"}]},
 {"type":"event","name":"CheckpointCreated","anonymous":false,"inputs":[
   {"name":"checkpointTimestamp","type":"uint64","indexed":true},
@@ -54,7 +61,30 @@ const (
 	MethodStartCheckpoint        = "startCheckpoint"
 	MethodVerifyCheckpointProofs = "verifyCheckpointProofs"
 	MethodGetPod                 = "getPod"
+	// MethodValidatorInfo is the EigenPod's validatorPubkeyHashToInfo; MethodPectraForkTimestamp
+	// the EigenPodManager's pectraForkTimestamp.
+	MethodValidatorInfo       = "validatorPubkeyHashToInfo"
+	MethodPectraForkTimestamp = "pectraForkTimestamp"
 )
+
+// ValidatorInfo is IEigenPod.ValidatorInfo as go-ethereum's abi unpacks it; Status is
+// VALIDATOR_STATUS (0 INACTIVE, 1 ACTIVE, 2 WITHDRAWN).
+type ValidatorInfo struct {
+	ValidatorIndex      uint64
+	RestakedBalanceGwei uint64
+	LastCheckpointedAt  uint64
+	Status              uint8
+}
+
+// ValidatorActive is VALIDATOR_STATUS.ACTIVE.
+const ValidatorActive = 1
+
+// SkippedBy reports whether an EigenPod skips (without reverting) a checkpoint proof of this
+// validator in the checkpoint of checkpointTimestamp: it is not ACTIVE, or was already
+// checkpointed at or after that timestamp (EigenPod.verifyCheckpointProofs).
+func (v ValidatorInfo) SkippedBy(checkpointTimestamp uint64) bool {
+	return v.Status != ValidatorActive || v.LastCheckpointedAt >= checkpointTimestamp
+}
 
 // CheckpointABI returns CheckpointABIJSON parsed; each call returns a new value.
 func CheckpointABI() abi.ABI {
@@ -83,8 +113,11 @@ type BalanceProof struct {
 
 // Defaults of CheckpointPolicy.
 var (
-	// DefaultCheckpointMaxGasLimit caps a checkpoint transaction's gas: a batch of 80 balance
-	// proofs takes a few million.
+	// DefaultCheckpointMaxGasLimit caps a checkpoint transaction's gas. A batch of 80 balance
+	// proofs (EigenLayer's proof tool's batch, eigenpod-proofs-generation cli/utils
+	// DEFAULT_BATCH_CHECKPOINT) of 39 siblings each is about 110 KB of calldata: about 4.3 million
+	// gas at EIP-7623's calldata floor, which the execution stays under; with the worker's 25%
+	// gas margin it fits.
 	DefaultCheckpointMaxGasLimit uint64 = 6_000_000
 	// DefaultCheckpointMaxTotalFee caps maxFeePerGas × gas: 0.2 ether.
 	DefaultCheckpointMaxTotalFee = new(big.Int).Mul(big.NewInt(2), big.NewInt(params.Ether/10))
@@ -104,10 +137,6 @@ type CheckpointPolicy struct {
 	MaxFeePerGas, MaxTotalFee *big.Int
 	// MaxProofsPerBatch caps the proofs of one batch (0: DefaultMaxProofsPerBatch).
 	MaxProofsPerBatch int
-	// BlockTreeHeight and BalanceContainerIndex place the balance container root under the
-	// beacon block root (the height of the proof and the leaf's index). 0 and 0 mean the
-	// sandbox's stand-in EigenPod: height 3, index 6.
-	BlockTreeHeight, BalanceContainerIndex uint64
 }
 
 func (p CheckpointPolicy) withDefaults() (CheckpointPolicy, error) {
@@ -128,9 +157,6 @@ func (p CheckpointPolicy) withDefaults() (CheckpointPolicy, error) {
 	}
 	if p.MaxProofsPerBatch <= 0 {
 		p.MaxProofsPerBatch = DefaultMaxProofsPerBatch
-	}
-	if p.BlockTreeHeight == 0 {
-		p.BlockTreeHeight, p.BalanceContainerIndex = 3, 6
 	}
 	p.MaxFeePerGas, p.MaxTotalFee = new(big.Int).Set(p.MaxFeePerGas), new(big.Int).Set(p.MaxTotalFee)
 	return p, nil
@@ -204,6 +230,10 @@ type ProofsIntent struct {
 	// CheckpointRoot is currentCheckpoint().beaconBlockRoot; ProofsRemaining its proofsRemaining.
 	CheckpointRoot  common.Hash `json:"checkpointRoot"`
 	ProofsRemaining uint64      `json:"proofsRemaining"`
+	// CheckpointTimestamp is currentCheckpointTimestamp(); PectraForkTimestamp the EigenPodManager's
+	// pectraForkTimestamp(). Together they choose the proof geometry (ProofVersionAt).
+	CheckpointTimestamp uint64 `json:"checkpointTimestamp,omitempty"`
+	PectraForkTimestamp uint64 `json:"pectraForkTimestamp,omitempty"`
 	TxChoices
 }
 
@@ -213,6 +243,10 @@ type ProofsVerified struct {
 	Proofs int
 	// Data is the call, re-encoded from the decoded proofs.
 	Data []byte
+	// Version is the fork geometry the balance container proof was checked with; PubkeyHashes
+	// are the batch's validators, in order.
+	Version      ProofVersion
+	PubkeyHashes []common.Hash
 }
 
 func (s *CheckpointSigner) checkChoices(c TxChoices) error {
@@ -277,8 +311,11 @@ func (s *CheckpointSigner) SignStart(ctx context.Context, in StartIntent, unsign
 // transaction, either form) against the intent and the policy, and returns the call re-encoded
 // from the proofs it carries: type 2, the policy's chain id, to the intent's pod, value 0, no
 // access list, verifyCheckpointProofs decoded with go-ethereum's abi and nothing after its
-// arguments, a balance container proof that leads to the checkpoint's beacon block root, 1 to
-// min(proofs remaining, the policy's cap) proofs of distinct validators, the service's gas and
+// arguments, a balance container proof that leads to the checkpoint's beacon block root under
+// EigenLayer's geometry for the checkpoint's fork (VerifyBalanceContainer, ProofVersionAt: the
+// checkpoint timestamp against the EigenPodManager's Pectra fork timestamp, which must agree with
+// PectraForkTimestamps for a known chain), 1 to min(proofs remaining, the policy's cap) proofs of
+// distinct validators, each of BalanceProofLength bytes, the service's gas and
 // fees under the policy's caps. The intent's choices (nonce, gas, fees) are not checked here:
 // SignProofs does, and signs them, not the service's.
 func (s *CheckpointSigner) VerifyProofs(in ProofsIntent, served []byte) (*ProofsVerified, error) {
@@ -323,9 +360,14 @@ func (s *CheckpointSigner) VerifyProofs(in ProofsIntent, served []byte) (*Proofs
 	}
 	container := *abi.ConvertType(args[0], new(BalanceContainerProof)).(*BalanceContainerProof)
 	proofs := *abi.ConvertType(args[1], new([]BalanceProof)).(*[]BalanceProof)
-	if !s.leadsTo(container, in.CheckpointRoot) {
-		return nil, mismatch("checkpoint root", in.CheckpointRoot.Hex()+" (the pod's current checkpoint's beacon block root)",
-			fmt.Sprintf("a balance container proof of %s that does not lead to it", common.Hash(container.BalanceContainerRoot).Hex()))
+	version, err := s.proofVersion(in)
+	if err != nil {
+		return nil, err
+	}
+	if !VerifyBalanceContainer(version, in.CheckpointRoot, container.BalanceContainerRoot, container.Proof) {
+		return nil, mismatch("checkpoint root", fmt.Sprintf("%s (the pod's current checkpoint's beacon block root), by a %s balance container proof of %d bytes",
+			in.CheckpointRoot.Hex(), version, version.BalanceContainerProofLength()),
+			fmt.Sprintf("a balance container proof of %s (%d bytes) that does not lead to it", common.Hash(container.BalanceContainerRoot).Hex(), len(container.Proof)))
 	}
 	limit := min(in.ProofsRemaining, uint64(s.policy.MaxProofsPerBatch))
 	if n := uint64(len(proofs)); n == 0 || n > limit {
@@ -337,6 +379,10 @@ func (s *CheckpointSigner) VerifyProofs(in ProofsIntent, served []byte) (*Proofs
 			return nil, mismatch("proofs", "one per validator", fmt.Sprintf("validator %s twice (proof %d)", common.Hash(p.PubkeyHash).Hex(), i))
 		}
 		seen[p.PubkeyHash] = true
+		if len(p.Proof) != BalanceProofLength {
+			return nil, mismatch("balance proof", fmt.Sprintf("%d bytes (BALANCE_TREE_HEIGHT %d + 1 siblings)", BalanceProofLength, BalanceTreeHeight),
+				fmt.Sprintf("%d bytes (proof %d)", len(p.Proof), i))
+		}
 	}
 	// The expected call, re-encoded from what was decoded: the received calldata must be it.
 	expected, err := checkpointABI.Pack(MethodVerifyCheckpointProofs, container, proofs)
@@ -346,7 +392,11 @@ func (s *CheckpointSigner) VerifyProofs(in ProofsIntent, served []byte) (*Proofs
 	if !bytes.Equal(expected, data) {
 		return nil, mismatch("calldata", fmt.Sprintf("%d bytes (the canonical encoding of %s)", len(expected), method.Sig), fmt.Sprintf("%d bytes that differ", len(data)))
 	}
-	return &ProofsVerified{Proofs: len(proofs), Data: expected}, nil
+	hashes := make([]common.Hash, len(proofs))
+	for i, p := range proofs {
+		hashes[i] = p.PubkeyHash
+	}
+	return &ProofsVerified{Proofs: len(proofs), Data: expected, Version: version, PubkeyHashes: hashes}, nil
 }
 
 // SignProofs verifies served (VerifyProofs) and signs, with the submitter's key, the transaction
@@ -363,24 +413,17 @@ func (s *CheckpointSigner) SignProofs(ctx context.Context, in ProofsIntent, serv
 	return s.sign(ctx, in.Submitter, want)
 }
 
-// leadsTo walks the balance container proof (sibling hashes bottom-up, SHA-256) from the
-// container root to root.
-func (s *CheckpointSigner) leadsTo(c BalanceContainerProof, root common.Hash) bool {
-	h := s.policy.BlockTreeHeight
-	if uint64(len(c.Proof)) != 32*h {
-		return false
+// proofVersion is the geometry the pod checks the intent's checkpoint with: its timestamp against
+// the EigenPodManager's Pectra fork timestamp, which must agree with the catalogue for a known
+// chain.
+func (s *CheckpointSigner) proofVersion(in ProofsIntent) (ProofVersion, error) {
+	if in.CheckpointTimestamp == 0 {
+		return 0, intentErr("no checkpoint timestamp")
 	}
-	node, index := c.BalanceContainerRoot, s.policy.BalanceContainerIndex
-	for i := uint64(0); i < h; i++ {
-		sib := c.Proof[32*i : 32*i+32]
-		if index%2 == 0 {
-			node = sha256.Sum256(append(node[:], sib...))
-		} else {
-			node = sha256.Sum256(append(append([]byte{}, sib...), node[:]...))
-		}
-		index /= 2
+	if err := CheckPectraForkTimestamp(s.policy.ChainID, in.PectraForkTimestamp); err != nil {
+		return 0, intentErr("%v", err)
 	}
-	return node == [32]byte(root)
+	return ProofVersionAt(in.CheckpointTimestamp, in.PectraForkTimestamp)
 }
 
 func (s *CheckpointSigner) gate(want *types.Transaction, d *decoded) error {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -51,16 +52,11 @@ func checkpointSigner(t *testing.T) (*CheckpointSigner, common.Address) {
 	return s, addr
 }
 
-// containerProofFor builds, with crypto/sha256 alone, a block tree of height 3 whose leaf 6 is
-// container, and returns its root and container's proof (siblings bottom-up).
-func containerProofFor(container [32]byte, salt byte) (common.Hash, []byte) {
-	leaves := make([][32]byte, 8)
-	for i := range leaves {
-		leaves[i] = sha256.Sum256([]byte{salt, byte(i)})
-	}
-	leaves[6] = container
+// merkleProof returns the root of leaves (a power of two of them) and the proof of leaf index
+// (siblings bottom-up), with crypto/sha256 alone.
+func merkleProof(leaves [][32]byte, index int) ([32]byte, []byte) {
 	var proof []byte
-	level, index := leaves, 6
+	level := leaves
 	for len(level) > 1 {
 		sib := level[index^1]
 		proof = append(proof, sib[:]...)
@@ -72,6 +68,32 @@ func containerProofFor(container [32]byte, salt byte) (common.Hash, []byte) {
 	}
 	return level[0], proof
 }
+
+// containerProofFor builds, with crypto/sha256 alone, EigenLayer's geometry as BeaconChainProofs
+// states it: a beacon state of 2^stateHeight fields (5 before Pectra, 6 after) whose field 12 is
+// container, under a block header of 8 leaves whose leaf 3 is the state root; it returns the
+// block root and container's proof (the state tree's siblings, then the header's).
+func containerProofFor(container [32]byte, salt byte, stateHeight int) (common.Hash, []byte) {
+	state := make([][32]byte, 1<<stateHeight)
+	for i := range state {
+		state[i] = sha256.Sum256([]byte{salt, 's', byte(i)})
+	}
+	state[12] = container
+	stateRoot, stateProof := merkleProof(state, 12)
+	header := make([][32]byte, 8)
+	for i := range header {
+		header[i] = sha256.Sum256([]byte{salt, 'h', byte(i)})
+	}
+	header[3] = stateRoot
+	root, headerProof := merkleProof(header, 3)
+	return root, append(stateProof, headerProof...)
+}
+
+// Timestamps of the fixtures: the Pectra fork at testFork, a checkpoint after it.
+const (
+	testFork       = 1_700_000_000
+	testCheckpoint = testFork + 12
+)
 
 type servedTx struct {
 	chainID    uint64
@@ -97,16 +119,18 @@ func (s servedTx) bytes(t *testing.T) []byte {
 func proofsFixture(t *testing.T, n int, salt byte) (servedTx, ProofsIntent) {
 	t.Helper()
 	container := sha256.Sum256([]byte("balance container"))
-	root, cproof := containerProofFor(container, salt)
+	root, cproof := containerProofFor(container, salt, 6)
 	var proofs []BalanceProof
 	for i := 0; i < n; i++ {
-		proofs = append(proofs, BalanceProof{PubkeyHash: sha256.Sum256([]byte{byte(i)}), BalanceRoot: sha256.Sum256([]byte{0xb, byte(i)}), Proof: make([]byte, 256)})
+		// 39 siblings: BALANCE_TREE_HEIGHT 38 and the list's length.
+		proofs = append(proofs, BalanceProof{PubkeyHash: sha256.Sum256([]byte{byte(i)}), BalanceRoot: sha256.Sum256([]byte{0xb, byte(i)}), Proof: make([]byte, 39*32)})
 	}
 	data, err := CheckpointABI().Pack("verifyCheckpointProofs", BalanceContainerProof{container, cproof}, proofs)
 	require.NoError(t, err)
 	to := testPod
 	served := servedTx{chainID: testChain, to: &to, value: new(big.Int), gas: 1_500_000, fee: big.NewInt(3 * params.GWei), data: data}
 	in := ProofsIntent{ChainID: testChain, Pod: testPod, CheckpointRoot: root, ProofsRemaining: 200,
+		CheckpointTimestamp: testCheckpoint, PectraForkTimestamp: testFork,
 		TxChoices: TxChoices{Nonce: 7, GasLimit: 2_000_000, MaxFeePerGas: big.NewInt(2 * params.GWei), MaxPriorityFeePerGas: big.NewInt(params.GWei)}}
 	return served, in
 }
@@ -154,6 +178,20 @@ func TestSignProofsHostile(t *testing.T) {
 			// The pod's checkpoint root is another state's than the proofs'.
 			_, other := proofsFixture(t, 1, 2)
 			in.CheckpointRoot = other.CheckpointRoot
+		}},
+		{"checkpoint before the fork (a Pectra proof checked as Deneb)", "checkpoint root", func(_ *servedTx, in *ProofsIntent) {
+			in.CheckpointTimestamp = testFork
+		}},
+		{"checkpoint at the fork, fork read one second later", "checkpoint root", func(_ *servedTx, in *ProofsIntent) {
+			in.PectraForkTimestamp = testCheckpoint
+		}},
+		{"balance proof one sibling short", "balance proof", func(st *servedTx, _ *ProofsIntent) {
+			args, err := checkpointABI.Methods["verifyCheckpointProofs"].Inputs.Unpack(st.data[4:])
+			require.NoError(t, err)
+			proofs := *abi.ConvertType(args[1], new([]BalanceProof)).(*[]BalanceProof)
+			proofs[1].Proof = proofs[1].Proof[:38*32]
+			st.data, err = checkpointABI.Pack("verifyCheckpointProofs", args[0], proofs)
+			require.NoError(t, err)
 		}},
 		{"more than remaining", "proofs", func(_ *servedTx, in *ProofsIntent) { in.ProofsRemaining = 2 }},
 		{"trailing bytes", "calldata", func(st *servedTx, _ *ProofsIntent) { st.data = append(append([]byte{}, st.data...), 0) }},

@@ -26,10 +26,6 @@ const (
 // carries (EigenLayer's tools send batches of 80).
 const MaxProofsPerBatch = 80
 
-// AlreadyCheckpointed is the revert reason of a batch proving a validator already proven in the
-// current checkpoint.
-const AlreadyCheckpointed = "EigenPod.verifyCheckpointProofs: validator already checkpointed"
-
 // EigenHostile makes the sandbox's proofs transaction (endpoint 5) for one pod lie. The zero value
 // is honest.
 type EigenHostile string
@@ -85,7 +81,9 @@ type EigenLayer struct {
 }
 
 // DeployEigenLayer deploys the beacon root oracle and the EigenPodManager with adminKey, which
-// owns both and signs every later control (and the "other party"'s proofs).
+// owns both and signs every later control (and the "other party"'s proofs). The manager's Pectra
+// fork timestamp is the latest block's at deployment: every checkpoint after it is proven with
+// Pectra's geometry, as on mainnet today; SetPectraForkTimestamp moves it.
 func DeployEigenLayer(ctx context.Context, rpcURL string, adminKey *ecdsa.PrivateKey) (*EigenLayer, error) {
 	if adminKey == nil {
 		return nil, errors.New("evmchain: no EigenLayer admin key")
@@ -125,7 +123,12 @@ func DeployEigenLayer(ctx context.Context, rpcURL string, adminKey *ecdsa.Privat
 		d.client.Close()
 		return nil, err
 	}
-	if e.Manager, err = create(ContractEigenPodManager, e.Oracle); err != nil {
+	head, err := d.client.HeaderByNumber(ctx, nil)
+	if err != nil {
+		d.client.Close()
+		return nil, fmt.Errorf("evmchain: latest block: %w", err)
+	}
+	if e.Manager, err = create(ContractEigenPodManager, e.Oracle, head.Time); err != nil {
 		d.client.Close()
 		return nil, err
 	}
@@ -211,11 +214,44 @@ func (e *EigenLayer) Reward(ctx context.Context, pod common.Address, gwei uint64
 	return e.postState(ctx, pod)
 }
 
-// postState builds pod's current beacon state and posts its root to the oracle.
+// PectraForkTimestamp is the manager's pectraForkTimestamp().
+func (e *EigenLayer) PectraForkTimestamp(ctx context.Context) (uint64, error) {
+	vals, err := e.d.call(ctx, ContractEigenPodManager, e.Manager, "pectraForkTimestamp")
+	if err != nil {
+		return 0, err
+	}
+	return vals[0].(uint64), nil
+}
+
+// SetPectraForkTimestamp sets the manager's Pectra fork timestamp (EigenLayer's
+// setPectraForkTimestamp). States posted from then on have the shape of the fork the next block
+// is in; keep ts a minute or more away from the chain's time to know which.
+func (e *EigenLayer) SetPectraForkTimestamp(ctx context.Context, ts uint64) error {
+	data, err := e.Pack(ContractEigenPodManager, "setPectraForkTimestamp", ts)
+	if err != nil {
+		return err
+	}
+	if _, err := e.adminSend(ctx, e.Manager, data); err != nil {
+		return fmt.Errorf("evmchain: setPectraForkTimestamp: %w", err)
+	}
+	return nil
+}
+
+// postState builds pod's current beacon state, in the shape of the fork the next block is in
+// (after the latest block's timestamp: Pectra's when that is at or past the manager's fork
+// timestamp), and posts its root to the oracle.
 func (e *EigenLayer) postState(ctx context.Context, pod common.Address) error {
+	fork, err := e.PectraForkTimestamp(ctx)
+	if err != nil {
+		return err
+	}
+	head, err := e.d.client.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("evmchain: latest block: %w", err)
+	}
 	e.mu.Lock()
 	m := e.pods[pod]
-	s, err := newBeaconState(m.balances)
+	s, err := newBeaconState(m.balances, head.Time >= fork)
 	if err == nil {
 		m.states[s.root()] = s
 		m.posted = append(m.posted, s.root())

@@ -3,25 +3,31 @@ pragma solidity 0.8.30;
 
 import "./BeaconRootOracle.sol";
 
-interface IPodManagerOwner {
+interface IPodManager {
     function owner() external view returns (address);
+    function pectraForkTimestamp() external view returns (uint64);
 }
 
 /// @title EigenPod: a stand-in for EigenLayer's EigenPod checkpoints on a local chain.
 /// @notice startCheckpoint, verifyCheckpointProofs, currentCheckpoint, currentCheckpointTimestamp,
-/// lastCheckpointTimestamp and activeValidatorCount have EigenLayer's signatures (hence
-/// selectors) and meaning, over a smaller beacon state:
+/// lastCheckpointTimestamp, activeValidatorCount and validatorPubkeyHashToInfo have EigenLayer's
+/// signatures (hence selectors) and meaning, and checkpoint proofs are checked with EigenLayer's
+/// geometry (Layr-Labs/eigenlayer-contracts src/contracts/libraries/BeaconChainProofs.sol and
+/// src/contracts/pods/EigenPod.sol at commit f84a5151080cdf0b77b9b6e46506cde723d06c28):
 ///
 ///   - The checkpoint's beacon block root is read from the BeaconRootOracle the sandbox posts to
 ///     (EigenLayer reads EIP-4788), when the checkpoint starts.
-///   - The beacon block root commits to the balance container root at leaf
-///     BALANCE_CONTAINER_INDEX of a SHA-256 tree of height BLOCK_TREE_HEIGHT; the balance
-///     container root to the balance leaves (four little-endian uint64 gwei balances each, as on
-///     the beacon chain) in a SHA-256 tree of height BALANCE_TREE_HEIGHT. Proofs are the sibling
-///     hashes bottom-up, as EigenLayer's Merkle library takes them.
-///   - Each validator's balance is credited once per checkpoint: a proof of a validator already
-///     proven in the current checkpoint reverts the whole batch with
-///     "EigenPod.verifyCheckpointProofs: validator already checkpointed".
+///   - The proof version is chosen by the checkpoint timestamp against the EigenPodManager's
+///     pectraForkTimestamp (at or before it: Deneb, after it: Pectra; zero refused).
+///   - The balance container proof climbs from the balances container (field
+///     BALANCE_CONTAINER_INDEX 12 of the beacon state, a tree of height 5 for Deneb, 6 for Pectra)
+///     through the beacon state root (field STATE_ROOT_INDEX 3 of the block header, a tree of
+///     height BEACON_BLOCK_HEADER_TREE_HEIGHT 3) to the beacon block root, at index
+///     (STATE_ROOT_INDEX << stateTreeHeight) | BALANCE_CONTAINER_INDEX. A balance proof climbs
+///     BALANCE_TREE_HEIGHT 38 levels and the list's length from the chunk validatorIndex / 4 (four
+///     little-endian uint64 gwei balances) to the container root. SHA-256, siblings bottom-up.
+///   - A proof of a validator that is not active, or already proven in the current checkpoint, is
+///     skipped, not reverted (EigenLayer's griefing protection).
 ///   - Validators are added by the manager's owner (addValidators), not by withdrawal-credential
 ///     proofs; podOwnerShares stands in for the EigenPodManager's shares of the owner.
 ///
@@ -59,9 +65,12 @@ contract EigenPod {
         ValidatorStatus status;
     }
 
-    uint256 public constant BLOCK_TREE_HEIGHT = 3;
-    uint256 public constant BALANCE_CONTAINER_INDEX = 6;
-    uint256 public constant BALANCE_TREE_HEIGHT = 8;
+    uint256 public constant BEACON_BLOCK_HEADER_TREE_HEIGHT = 3;
+    uint256 public constant DENEB_BEACON_STATE_TREE_HEIGHT = 5;
+    uint256 public constant PECTRA_BEACON_STATE_TREE_HEIGHT = 6;
+    uint256 public constant STATE_ROOT_INDEX = 3;
+    uint256 public constant BALANCE_CONTAINER_INDEX = 12;
+    uint256 public constant BALANCE_TREE_HEIGHT = 38;
 
     address public immutable podOwner;
     BeaconRootOracle public immutable oracle;
@@ -79,7 +88,8 @@ contract EigenPod {
 
     event CheckpointCreated(uint64 indexed checkpointTimestamp, bytes32 indexed beaconBlockRoot, uint256 validatorCount);
     event CheckpointFinalized(uint64 indexed checkpointTimestamp, int256 totalShareDeltaWei);
-    event ValidatorCheckpointed(uint64 indexed checkpointTimestamp, uint40 indexed validatorIndex);
+    event ValidatorCheckpointed(uint64 indexed checkpointTimestamp, bytes32 indexed pubkeyHash);
+    event ValidatorWithdrawn(uint64 indexed checkpointTimestamp, bytes32 indexed pubkeyHash);
     event ValidatorBalanceUpdated(uint40 validatorIndex, uint64 balanceTimestamp, uint64 newValidatorBalanceGwei);
     event ProofSubmitterUpdated(address prevProofSubmitter, address newProofSubmitter);
 
@@ -107,16 +117,16 @@ contract EigenPod {
 
     /// @notice Registers active validators with their restaked balances (sandbox control).
     function addValidators(bytes32[] calldata pubkeyHashes, uint64[] calldata indices, uint64[] calldata balancesGwei) external {
-        require(msg.sender == IPodManagerOwner(podManager).owner(), "EigenPod: only the manager's owner");
+        require(msg.sender == IPodManager(podManager).owner(), "EigenPod: only the manager's owner");
         require(pubkeyHashes.length == indices.length && indices.length == balancesGwei.length, "EigenPod: length mismatch");
         require(currentCheckpointTimestamp == 0, "EigenPod: checkpoint active");
         for (uint256 i = 0; i < pubkeyHashes.length; i++) {
             require(_validators[pubkeyHashes[i]].status == ValidatorStatus.INACTIVE, "EigenPod: validator known");
-            require(indices[i] < 4 * (2 ** BALANCE_TREE_HEIGHT), "EigenPod: validator index too large");
+            require(indices[i] < 2 ** 40, "EigenPod: validator index too large");
             _validators[pubkeyHashes[i]] = ValidatorInfo({
                 validatorIndex: indices[i],
                 restakedBalanceGwei: balancesGwei[i],
-                lastCheckpointedAt: 0,
+                lastCheckpointedAt: lastCheckpointTimestamp,
                 status: ValidatorStatus.ACTIVE
             });
             podOwnerShares += int256(uint256(balancesGwei[i])) * 1 gwei;
@@ -135,48 +145,64 @@ contract EigenPod {
         bytes32 root = oracle.rootOf(address(this));
         require(root != bytes32(0), "EigenPod._startCheckpoint: no beacon block root");
         uint64 ts = uint64(block.timestamp);
+        uint24 remaining = uint24(activeValidatorCount);
         _currentCheckpoint = Checkpoint({
             beaconBlockRoot: root,
-            proofsRemaining: uint24(activeValidatorCount),
+            proofsRemaining: remaining,
             podBalanceGwei: podBalanceGwei,
             balanceDeltasGwei: 0,
             prevBeaconBalanceGwei: 0
         });
         currentCheckpointTimestamp = ts;
-        emit CheckpointCreated(ts, root, activeValidatorCount);
-        if (activeValidatorCount == 0) {
+        if (remaining == 0) {
             _finalize();
         }
+        emit CheckpointCreated(ts, root, remaining);
     }
 
     function verifyCheckpointProofs(BalanceContainerProof calldata balanceContainerProof, BalanceProof[] calldata proofs) external {
         uint64 ts = currentCheckpointTimestamp;
         require(ts != 0, "EigenPod.verifyCheckpointProofs: must have active checkpoint to perform checkpoint proof");
         Checkpoint memory cp = _currentCheckpoint;
+        uint256 stateTreeHeight = _beaconStateTreeHeight(ts);
         require(
-            verifySha256(balanceContainerProof.proof, cp.beaconBlockRoot, balanceContainerProof.balanceContainerRoot, BALANCE_CONTAINER_INDEX, BLOCK_TREE_HEIGHT),
+            balanceContainerProof.proof.length == 32 * (BEACON_BLOCK_HEADER_TREE_HEIGHT + stateTreeHeight),
+            "EigenPod.verifyCheckpointProofs: invalid balance container proof length"
+        );
+        require(
+            verifySha256(
+                balanceContainerProof.proof,
+                cp.beaconBlockRoot,
+                balanceContainerProof.balanceContainerRoot,
+                (STATE_ROOT_INDEX << stateTreeHeight) | BALANCE_CONTAINER_INDEX
+            ),
             "EigenPod.verifyCheckpointProofs: invalid balance container proof"
         );
         for (uint256 i = 0; i < proofs.length; i++) {
             BalanceProof calldata p = proofs[i];
             ValidatorInfo memory info = _validators[p.pubkeyHash];
-            require(info.status == ValidatorStatus.ACTIVE, "EigenPod.verifyCheckpointProofs: validator not active");
-            require(info.lastCheckpointedAt < ts, "EigenPod.verifyCheckpointProofs: validator already checkpointed");
+            // Skipped, not reverted: a validator not active, or already proven in this checkpoint.
+            if (info.status != ValidatorStatus.ACTIVE || info.lastCheckpointedAt >= ts) {
+                continue;
+            }
+            require(p.proof.length == 32 * (BALANCE_TREE_HEIGHT + 1), "EigenPod.verifyCheckpointProofs: invalid balance proof length");
             require(
-                verifySha256(p.proof, balanceContainerProof.balanceContainerRoot, p.balanceRoot, info.validatorIndex / 4, BALANCE_TREE_HEIGHT),
+                verifySha256(p.proof, balanceContainerProof.balanceContainerRoot, p.balanceRoot, info.validatorIndex / 4),
                 "EigenPod.verifyCheckpointProofs: invalid balance proof"
             );
             uint64 balance = balanceAt(p.balanceRoot, info.validatorIndex % 4);
             cp.balanceDeltasGwei += int64(balance) - int64(info.restakedBalanceGwei);
+            cp.prevBeaconBalanceGwei += info.restakedBalanceGwei;
             cp.proofsRemaining--;
             info.restakedBalanceGwei = balance;
             info.lastCheckpointedAt = ts;
             if (balance == 0) {
                 info.status = ValidatorStatus.WITHDRAWN;
                 activeValidatorCount--;
+                emit ValidatorWithdrawn(ts, p.pubkeyHash);
             }
             _validators[p.pubkeyHash] = info;
-            emit ValidatorCheckpointed(ts, uint40(info.validatorIndex));
+            emit ValidatorCheckpointed(ts, p.pubkeyHash);
             emit ValidatorBalanceUpdated(uint40(info.validatorIndex), ts, balance);
         }
         _currentCheckpoint = cp;
@@ -192,9 +218,17 @@ contract EigenPod {
         podOwnerShares += delta;
         uint64 ts = currentCheckpointTimestamp;
         lastCheckpointTimestamp = ts;
+        // currentCheckpoint() keeps answering the finalized checkpoint, as EigenLayer's does.
         currentCheckpointTimestamp = 0;
-        delete _currentCheckpoint;
         emit CheckpointFinalized(ts, delta);
+    }
+
+    /// @notice The beacon state tree's height for a proof at proofTimestamp: EigenPod._getProofVersion
+    /// (at or before the manager's pectraForkTimestamp: Deneb's 5, after it: Pectra's 6).
+    function _beaconStateTreeHeight(uint64 proofTimestamp) internal view returns (uint256) {
+        uint64 forkTimestamp = IPodManager(podManager).pectraForkTimestamp();
+        require(forkTimestamp != 0, "EigenPod._getProofVersion: fork timestamp zero");
+        return proofTimestamp <= forkTimestamp ? DENEB_BEACON_STATE_TREE_HEIGHT : PECTRA_BEACON_STATE_TREE_HEIGHT;
     }
 
     /// @notice The gwei balance at position pos (0..3) of a balance leaf: little-endian uint64s.
@@ -204,21 +238,33 @@ contract EigenPod {
         }
     }
 
-    /// @notice Whether proof (height sibling hashes, bottom-up) proves leaf at index under root in
-    /// a SHA-256 tree.
-    function verifySha256(bytes calldata proof, bytes32 root, bytes32 leaf, uint256 index, uint256 height) public pure returns (bool) {
-        if (proof.length != 32 * height) {
+    /// @notice Whether proof (sibling hashes, bottom-up) proves leaf at index under root in a SHA-256
+    /// tree, the index used up at the top (as EigenLayer's Merkle.verifyInclusionSha256). Each level
+    /// hashes in the scratch space with the SHA-256 precompile, so that a batch's gas is the real
+    /// pod's order of magnitude (no memory grows with the proof).
+    function verifySha256(bytes calldata proof, bytes32 root, bytes32 leaf, uint256 index) public view returns (bool) {
+        if (proof.length == 0 || proof.length % 32 != 0 || root == bytes32(0)) {
             return false;
         }
         bytes32 node = leaf;
-        for (uint256 i = 0; i < height; i++) {
-            bytes32 sibling = bytes32(proof[32 * i:32 * i + 32]);
-            if (index % 2 == 0) {
-                node = sha256(abi.encodePacked(node, sibling));
-            } else {
-                node = sha256(abi.encodePacked(sibling, node));
+        assembly {
+            let end := add(proof.offset, proof.length)
+            for { let p := proof.offset } lt(p, end) { p := add(p, 32) } {
+                switch mod(index, 2)
+                case 0 {
+                    mstore(0x00, node)
+                    mstore(0x20, calldataload(p))
+                }
+                default {
+                    mstore(0x00, calldataload(p))
+                    mstore(0x20, node)
+                }
+                if iszero(staticcall(gas(), 2, 0x00, 0x40, 0x00, 0x20)) {
+                    revert(0, 0)
+                }
+                node := mload(0x00)
+                index := div(index, 2)
             }
-            index /= 2;
         }
         return node == root && index == 0;
     }

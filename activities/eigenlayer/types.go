@@ -23,9 +23,6 @@ const (
 	// ErrForkTimestamp: the EigenPodManager's pectraForkTimestamp is zero, or disagrees with the
 	// network's Pectra fork (signerevm.PectraForkTimestamps). Nothing was signed.
 	ErrForkTimestamp = "EigenLayerForkTimestamp"
-	// AlreadyCheckpointed is kept for workflows/eigenlayer, whose recorded histories match it in a
-	// failed confirmation; no EigenPod reverts with it (EigenLayer's skips such proofs).
-	AlreadyCheckpointed = "validator already checkpointed"
 )
 
 // PodInput names an owner's pod on a network.

@@ -2,7 +2,6 @@ package eigenlayer
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"go.temporal.io/sdk/temporal"
@@ -192,8 +191,7 @@ func (c *checkpointOp) prove(ctx workflow.Context, p actel.Pod) error {
 			case err == nil:
 				c.progress.BatchesSent++
 				proven = 0
-			case workflows.IsErrorType(err, actel.ErrAlreadyProven),
-				t.conf.Outcome == activities.OutcomeFailed && strings.Contains(t.conf.Error, actel.AlreadyCheckpointed):
+			case workflows.IsErrorType(err, actel.ErrAlreadyProven):
 				proven++
 				if proven > MaxAlreadyProven {
 					return temporal.NewNonRetryableApplicationError(

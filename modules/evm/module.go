@@ -93,7 +93,7 @@ type PolygonContracts struct {
 //     ff11f0e08a43a207a3e7bcb7430771ba95d292ec, script/validatorShare-upgrade/input.json,
 //     polToken under chain ids 1 and 11155111 (whose stakeManagerProxy agrees with the package).
 //
-// TestPolygonDefaultsMatchSources (activities/evm) checks them against the pinned package.
+// TestPolygonDefaultsMatchSources checks them against the pinned package.
 var PolygonDefaults = map[string]PolygonContracts{
 	"mainnet": {
 		Token:        "0x455e53CBB86018Ac2B8092FdCd39d8444aFFC3F6",

@@ -60,8 +60,9 @@ var readsABI = func() abi.ABI {
 // Polygon's exchange-rate precisions, as ValidatorShare._getRatePrecision chooses them: the
 // "foundation" validators, ids below 8, keep the old precision of 100; every other validator uses
 // 10**29. Source: 0xPolygon/pos-contracts@ff11f0e08a43a207a3e7bcb7430771ba95d292ec
-// contracts/staking/validatorShare/ValidatorShare.sol (EXCHANGE_RATE_PRECISION = 100,
-// EXCHANGE_RATE_HIGH_PRECISION = 10 ** 29, _getRatePrecision: validatorId < 8).
+// contracts/staking/validatorShare/ValidatorShare.sol (its two private precision constants, 100
+// and 10 ** 29, and _getRatePrecision: validatorId < 8). The contract exposes neither: there is
+// nothing to read.
 var (
 	exchangeRatePrecision     = big.NewInt(100)
 	exchangeRateHighPrecision = new(big.Int).Exp(big.NewInt(10), big.NewInt(29), nil)

@@ -75,6 +75,10 @@ type Network struct {
 	Chain Chain
 	// Signer signs for it; its policy's chain id must be the network's.
 	Signer TxSigner
+	// EventsHub is Polygon's EventsHub (proxy) on this network: the contract that emits the
+	// ValidatorShares' ShareBurnedWithId, which names an unstake's unbond nonce. Required to
+	// read an unbond from its unstake.
+	EventsHub common.Address
 }
 
 // Policy is the worker's operating policy for EVM operations, in wei.
@@ -122,10 +126,6 @@ type Activities struct {
 	// EpochRecheck caps each wait for the withdrawal delay before the unbond is read again
 	// (Unbond.RecheckAfter; 0: the workflow's MaxEpochWait).
 	EpochRecheck time.Duration
-	// EventsHub is the contract that emits the ValidatorShare's events on Polygon mainnet
-	// (ShareBurnedWithId among them); zero: only the validator share's own logs are read, as on
-	// the sandbox's stand-ins.
-	EventsHub common.Address
 	// ResendEvery is how often Confirm re-sends the newest build while the node knows none
 	// (0: DefaultResendEvery).
 	ResendEvery time.Duration

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"errors"
+	"fmt"
 	"math/big"
 	"strings"
 	"testing"
@@ -82,7 +83,7 @@ func startRealChain(t *testing.T) *realChain {
 	s, err := signerevm.New(kr, signerevm.Policy{ChainID: gethdev.ChainID, POLToken: d.Token, StakeManager: d.StakeManager,
 		ValidatorShares: shares, SlippageBps: 10, MaxGasLimit: 2_000_000}) // this geth prices new storage slots high
 	require.NoError(t, err)
-	a := &Activities{Networks: map[string]Network{"dev": {Chain: network, Signer: s}}, Keys: kr, Service: svc,
+	a := &Activities{Networks: map[string]Network{"dev": {Chain: network, Signer: s, EventsHub: d.EventsHub}}, Keys: kr, Service: svc,
 		ResendEvery: time.Second}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
@@ -154,47 +155,53 @@ func (c *realChain) chainFee(t *testing.T, hash string) string {
 // transaction stakeflow did not send refused, naming it.
 func TestRealChain(t *testing.T) {
 	c := startRealChain(t)
-	share := c.d.Validators[0].Share
 	amount := new(big.Int).Mul(big.NewInt(10), sbevm.POL)
 
-	t.Run("delegate", func(t *testing.T) {
-		var d Delegation
-		require.NoError(t, c.run(t, c.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: c.staker.Hex(), ValidatorShare: share.Hex(), Amount: amount.String()}, &d))
-		assert.Equal(t, "1000000000000000000000", d.Balance)
-		assert.Equal(t, "0", d.Allowance)
+	// One validator below id 8 (precision 100) and one from 8 (10**29): on a fresh share the
+	// rate is the precision, so each wei buys one share whatever the precision, and the
+	// product's arithmetic must give exactly that.
+	for i, v := range c.d.Validators {
+		share := v.Share
+		t.Run(fmt.Sprintf("delegate to validator %d", v.ID), func(t *testing.T) {
+			var d Delegation
+			require.NoError(t, c.run(t, c.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: c.staker.Hex(), ValidatorShare: share.Hex(), Amount: amount.String()}, &d))
+			assert.Equal(t, new(big.Int).Sub(new(big.Int).Mul(big.NewInt(1000), sbevm.POL), new(big.Int).Mul(big.NewInt(int64(i)), amount)).String(), d.Balance)
+			assert.Equal(t, "0", d.Allowance)
+			assert.Equal(t, amount.String(), d.ExpectedShares, "one share a wei at a fresh share")
+			nonce := c.nonce(t)
+			approve := Intent{Operation: signerevm.OpApprove, ChainID: gethdev.ChainID, Staker: c.staker, Amount: amount, Nonce: nonce}
+			s := c.signed(t, approve, 1, nil)
+			c.send(t, s, []string{s.Hash})
+			r, err := c.confirm(t, s, []string{s.Hash}, time.Minute)
+			require.NoError(t, err)
+			assert.Equal(t, activities.OutcomeFinalized, r.Outcome)
+			assert.Equal(t, s.Hash, r.Hash)
+			assert.Equal(t, c.chainFee(t, s.Hash), r.Fee)
+			allowance, err := c.d.Allowance(context.Background(), c.staker, c.d.StakeManager)
+			require.NoError(t, err)
+			assert.Equal(t, amount.String(), allowance.String())
 
-		nonce := c.nonce(t)
-		approve := Intent{Operation: signerevm.OpApprove, ChainID: gethdev.ChainID, Staker: c.staker, Amount: amount, Nonce: nonce}
-		s := c.signed(t, approve, 1, nil)
-		c.send(t, s, []string{s.Hash})
-		r, err := c.confirm(t, s, []string{s.Hash}, time.Minute)
-		require.NoError(t, err)
-		assert.Equal(t, activities.OutcomeFinalized, r.Outcome)
-		assert.Equal(t, s.Hash, r.Hash)
-		assert.Equal(t, c.chainFee(t, s.Hash), r.Fee)
-		allowance, err := c.d.Allowance(context.Background(), c.staker, c.d.StakeManager)
-		require.NoError(t, err)
-		assert.Equal(t, amount.String(), allowance.String())
+			require.NoError(t, c.run(t, c.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: c.staker.Hex(), ValidatorShare: share.Hex(), Amount: amount.String()}, &d))
+			delegate := Intent{Operation: signerevm.OpDelegate, ChainID: gethdev.ChainID, Staker: c.staker, ValidatorShare: share,
+				Amount: amount, ExpectedShares: wei(t, d.ExpectedShares), Nonce: nonce + 1}
+			s = c.signed(t, delegate, 1, nil)
+			c.send(t, s, []string{s.Hash})
+			r, err = c.confirm(t, s, []string{s.Hash}, time.Minute)
+			require.NoError(t, err)
+			assert.Equal(t, activities.OutcomeFinalized, r.Outcome)
+			assert.Equal(t, c.chainFee(t, s.Hash), r.Fee)
+			rcpt, err := c.d.Client().TransactionReceipt(context.Background(), common.HexToHash(s.Hash))
+			require.NoError(t, err)
+			minted, err := c.d.ParseShareMinted(rcpt, share)
+			require.NoError(t, err)
+			assert.Equal(t, d.ExpectedShares, minted.Tokens.String(), "ExpectedShares is what the contract minted")
+			require.NoError(t, c.run(t, c.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: c.staker.Hex(), ValidatorShare: share.Hex()}, &d))
+			assert.Equal(t, minted.Tokens.String(), d.Shares)
+			assert.Equal(t, amount.String(), d.Staked)
+		})
+	}
 
-		require.NoError(t, c.run(t, c.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: c.staker.Hex(), ValidatorShare: share.Hex(), Amount: amount.String()}, &d))
-		delegate := Intent{Operation: signerevm.OpDelegate, ChainID: gethdev.ChainID, Staker: c.staker, ValidatorShare: share,
-			Amount: amount, ExpectedShares: wei(t, d.ExpectedShares), Nonce: nonce + 1}
-		s = c.signed(t, delegate, 1, nil)
-		c.send(t, s, []string{s.Hash})
-		r, err = c.confirm(t, s, []string{s.Hash}, time.Minute)
-		require.NoError(t, err)
-		assert.Equal(t, activities.OutcomeFinalized, r.Outcome)
-		assert.Equal(t, c.chainFee(t, s.Hash), r.Fee)
-		rcpt, err := c.d.Client().TransactionReceipt(context.Background(), common.HexToHash(s.Hash))
-		require.NoError(t, err)
-		minted, err := sbevm.ParseShareMinted(rcpt, share)
-		require.NoError(t, err)
-		assert.Equal(t, d.ExpectedShares, minted.Tokens.String(), "ExpectedShares is what the contract minted")
-		require.NoError(t, c.run(t, c.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: c.staker.Hex(), ValidatorShare: share.Hex()}, &d))
-		assert.Equal(t, minted.Tokens.String(), d.Shares)
-		assert.Equal(t, amount.String(), d.Staked)
-	})
-
+	share := c.d.Validators[0].Share
 	t.Run("a delegate beyond the allowance would revert, its reason first", func(t *testing.T) {
 		// The delegate above spent the whole allowance: the node's gas estimate reverts in the
 		// POL token with its Error(string).

@@ -2,7 +2,6 @@ package evm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -12,12 +11,16 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
-	evmchain "github.com/stakeflow/stakeflow/chain/evm"
+	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
 
 // readsJSON is the read side of the POL token (ERC-20), Polygon's ValidatorShare and its
 // StakeManager that the activities call, and the event that names an unbond, as a JSON ABI. The
-// calls that move funds are signer/evm's (ABIJSON).
+// calls that move funds are signer/evm's (ABIJSON). Sources: the functions as the ABIs of npm
+// @maticnetwork/meta@2.4.59 (network/mainnet/v1/artifacts/plasma/{ERC20,ValidatorShare,
+// StakeManager}.json) give them; ShareBurnedWithId, which that package lacks, as
+// 0xPolygon/pos-contracts@ff11f0e08a43a207a3e7bcb7430771ba95d292ec contracts/staking/EventsHub.sol
+// declares it. TestReadsMatchPublishedABIs holds each to its source.
 const readsJSON = `[
 {"type":"function","name":"balanceOf","stateMutability":"view",
  "inputs":[{"name":"account","type":"address"}],"outputs":[{"name":"","type":"uint256"}]},
@@ -35,8 +38,6 @@ const readsJSON = `[
  "inputs":[{"name":"","type":"address"},{"name":"","type":"uint256"}],
  "outputs":[{"name":"shares","type":"uint256"},{"name":"withdrawEpoch","type":"uint256"}]},
 {"type":"function","name":"validatorId","stateMutability":"view",
- "inputs":[],"outputs":[{"name":"","type":"uint256"}]},
-{"type":"function","name":"EXCHANGE_RATE_PRECISION","stateMutability":"view",
  "inputs":[],"outputs":[{"name":"","type":"uint256"}]},
 {"type":"function","name":"epoch","stateMutability":"view",
  "inputs":[],"outputs":[{"name":"","type":"uint256"}]},
@@ -56,12 +57,27 @@ var readsABI = func() abi.ABI {
 	return a
 }()
 
-// Polygon's exchange-rate precisions: validators with an id below 8 use the old one
-// (ValidatorShare._getRatePrecision).
+// Polygon's exchange-rate precisions, as ValidatorShare._getRatePrecision chooses them: the
+// "foundation" validators, ids below 8, keep the old precision of 100; every other validator uses
+// 10**29. Source: 0xPolygon/pos-contracts@ff11f0e08a43a207a3e7bcb7430771ba95d292ec
+// contracts/staking/validatorShare/ValidatorShare.sol (its two private precision constants, 100
+// and 10 ** 29, and _getRatePrecision: validatorId < 8). The contract exposes neither: there is
+// nothing to read.
 var (
 	exchangeRatePrecision     = big.NewInt(100)
 	exchangeRateHighPrecision = new(big.Int).Exp(big.NewInt(10), big.NewInt(29), nil)
+	// foundationValidators: validator ids below this one use exchangeRatePrecision.
+	foundationValidators = big.NewInt(8)
 )
+
+// RatePrecision is the exchange-rate precision of validator id's ValidatorShare
+// (ValidatorShare._getRatePrecision).
+func RatePrecision(id uint64) *big.Int {
+	if new(big.Int).SetUint64(id).Cmp(foundationValidators) < 0 {
+		return new(big.Int).Set(exchangeRatePrecision)
+	}
+	return new(big.Int).Set(exchangeRateHighPrecision)
+}
 
 // reader makes contract reads at one block.
 type reader struct {
@@ -92,29 +108,30 @@ func (r reader) uint64(ctx context.Context, to common.Address, method string, ar
 	return v.Uint64(), nil
 }
 
-// precision is the share's exchange-rate precision: its EXCHANGE_RATE_PRECISION when it exposes
-// one (the sandbox's stand-in), else Polygon's rule by validator id.
-func (r reader) precision(ctx context.Context, share common.Address) (*big.Int, error) {
-	vals, err := r.chain.Call(ctx, r.block, share, &readsABI, "EXCHANGE_RATE_PRECISION")
-	if err == nil {
-		if v, ok := vals[0].(*big.Int); ok && v.Sign() > 0 {
-			return v, nil
+// validatorID is the share's validatorId(); when the policy's allow-list names the share, the
+// two must agree (a share answering another id is not the contract the operator listed).
+func (r reader) validatorID(ctx context.Context, share common.Address, p signerevm.Policy) (uint64, error) {
+	id, err := r.uint64(ctx, share, "validatorId")
+	if err != nil {
+		return 0, err
+	}
+	for _, v := range p.ValidatorShares {
+		if v.Address == share && v.ValidatorID != id {
+			return 0, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("validator share %s answers validatorId %d, but --polygon-validator-shares lists it as validator %d", share.Hex(), id, v.ValidatorID),
+				activities.ErrChainRejected, nil)
 		}
 	}
-	var rev *evmchain.RevertError
-	var rpcErr *evmchain.RPCError
-	if err != nil && !errors.As(err, &rev) && !(errors.As(err, &rpcErr) && !rpcErr.Transient) {
-		// Only a share without the getter (a revert, or no data) falls back to the rule.
-		return nil, chainErr("reading EXCHANGE_RATE_PRECISION of "+share.Hex(), err)
-	}
-	id, err := r.uint(ctx, share, "validatorId")
+	return id, nil
+}
+
+// precision is the share's exchange-rate precision by Polygon's rule on its validator id.
+func (r reader) precision(ctx context.Context, share common.Address, p signerevm.Policy) (*big.Int, error) {
+	id, err := r.validatorID(ctx, share, p)
 	if err != nil {
 		return nil, err
 	}
-	if id.Cmp(big.NewInt(8)) < 0 {
-		return exchangeRatePrecision, nil
-	}
-	return exchangeRateHighPrecision, nil
+	return RatePrecision(id), nil
 }
 
 // ExpectedShares is what amount buys (buyVoucherPOL) or burns (sellVoucher_newPOL) at rate, as
@@ -170,7 +187,7 @@ func (a *Activities) EVMReadDelegation(ctx context.Context, in DelegationInput) 
 	if err != nil {
 		return Delegation{}, err
 	}
-	precision, err := r.precision(ctx, share)
+	precision, err := r.precision(ctx, share, p)
 	if err != nil {
 		return Delegation{}, err
 	}
@@ -198,7 +215,8 @@ func (a *Activities) EVMReadDelegation(ctx context.Context, in DelegationInput) 
 }
 
 // EVMReadUnbond reads an unbond, found from the unstake's finalized receipt (the
-// ShareBurnedWithId event naming the staker) or by its nonce.
+// ShareBurnedWithId event naming the staker and the share's validator, which Polygon's EventsHub
+// emits) or by its nonce.
 func (a *Activities) EVMReadUnbond(ctx context.Context, in UnbondInput) (Unbond, error) {
 	n, err := a.network(in.Network)
 	if err != nil {
@@ -212,13 +230,7 @@ func (a *Activities) EVMReadUnbond(ctx context.Context, in UnbondInput) (Unbond,
 	if err != nil {
 		return Unbond{}, err
 	}
-	nonce := in.Nonce
-	if in.TxID != "" {
-		if nonce, err = a.unbondNonceOf(ctx, n.Chain, in.TxID, staker, share); err != nil {
-			return Unbond{}, err
-		}
-	}
-	if nonce == 0 {
+	if in.TxID == "" && in.Nonce == 0 {
 		return Unbond{}, invalid("the unbond is named neither by its unstake transaction nor by its nonce")
 	}
 	head, err := n.Chain.LatestHeader(ctx)
@@ -227,6 +239,16 @@ func (a *Activities) EVMReadUnbond(ctx context.Context, in UnbondInput) (Unbond,
 	}
 	r := reader{chain: n.Chain, block: head.Number}
 	p := n.Signer.Policy()
+	id, err := r.validatorID(ctx, share, p)
+	if err != nil {
+		return Unbond{}, err
+	}
+	nonce := in.Nonce
+	if in.TxID != "" {
+		if nonce, err = unbondNonceOf(ctx, n, in.TxID, staker, share, id); err != nil {
+			return Unbond{}, err
+		}
+	}
 	vals, err := n.Chain.Call(ctx, r.block, share, &readsABI, "unbonds_new", staker, new(big.Int).SetUint64(nonce))
 	if err != nil {
 		return Unbond{}, chainErr(fmt.Sprintf("reading unbond %d of %s on %s", nonce, staker.Hex(), share.Hex()), err)
@@ -240,10 +262,7 @@ func (a *Activities) EVMReadUnbond(ctx context.Context, in UnbondInput) (Unbond,
 	if err != nil {
 		return Unbond{}, err
 	}
-	precision, err := r.precision(ctx, share)
-	if err != nil {
-		return Unbond{}, err
-	}
+	precision := RatePrecision(id)
 	u := Unbond{Nonce: nonce, Shares: shares.String(), WithdrawEpoch: withdrawEpoch.Uint64(), RecheckAfter: a.EpochRecheck}
 	amount := new(big.Int).Mul(wrate, shares)
 	u.Amount = amount.Div(amount, precision).String()
@@ -257,12 +276,20 @@ func (a *Activities) EVMReadUnbond(ctx context.Context, in UnbondInput) (Unbond,
 }
 
 // unbondNonceOf reads the unbond nonce from the ShareBurnedWithId event of a finalized unstake.
-func (a *Activities) unbondNonceOf(ctx context.Context, c Chain, txID string, staker, share common.Address) (uint64, error) {
+// On Polygon the ValidatorShare does not emit it: it asks the EventsHub to
+// (ValidatorShare._sellVoucher_new calls EventsHub.logShareBurnedWithId), so the log's address is
+// the network's EventsHub (proxy) and its first topic the share's validator id.
+func unbondNonceOf(ctx context.Context, n Network, txID string, staker, share common.Address, validatorID uint64) (uint64, error) {
+	if n.EventsHub == (common.Address{}) {
+		return 0, temporal.NewNonRetryableApplicationError(
+			"no EventsHub is configured for this network (--polygon-events-hub): the unbond's ShareBurnedWithId event cannot be read",
+			activities.ErrInvalidInput, nil)
+	}
 	h, err := hash(txID)
 	if err != nil {
 		return 0, err
 	}
-	rcpt, err := c.ReceiptFinal(ctx, h)
+	rcpt, err := n.Chain.ReceiptFinal(ctx, h)
 	if err != nil {
 		// The workflow asks only once the unstake is final: a receipt not final (yet, or any
 		// more after a reorg) is a read to make again.
@@ -272,11 +299,10 @@ func (a *Activities) unbondNonceOf(ctx context.Context, c Chain, txID string, st
 		return 0, temporal.NewNonRetryableApplicationError(fmt.Sprintf("unstake %s reverted: it made no unbond", h.Hex()), activities.ErrStakeAccountState, nil)
 	}
 	ev := readsABI.Events["ShareBurnedWithId"]
+	idTopic := common.BigToHash(new(big.Int).SetUint64(validatorID))
 	for _, l := range rcpt.Logs {
-		if len(l.Topics) != 4 || l.Topics[0] != ev.ID || common.BytesToAddress(l.Topics[2].Bytes()) != staker {
-			continue
-		}
-		if l.Address != share && (a.EventsHub == (common.Address{}) || l.Address != a.EventsHub) {
+		if l.Address != n.EventsHub || len(l.Topics) != 4 || l.Topics[0] != ev.ID || l.Topics[1] != idTopic ||
+			common.BytesToAddress(l.Topics[2].Bytes()) != staker {
 			continue
 		}
 		vals, err := ev.Inputs.NonIndexed().Unpack(l.Data)
@@ -290,6 +316,7 @@ func (a *Activities) unbondNonceOf(ctx context.Context, c Chain, txID string, st
 		return nonce.Uint64(), nil
 	}
 	return 0, temporal.NewNonRetryableApplicationError(
-		fmt.Sprintf("unstake %s has no ShareBurnedWithId event for %s from validator share %s", h.Hex(), staker.Hex(), share.Hex()),
+		fmt.Sprintf("unstake %s has no ShareBurnedWithId event from EventsHub %s for %s and validator %d (share %s)",
+			h.Hex(), n.EventsHub.Hex(), staker.Hex(), validatorID, share.Hex()),
 		activities.ErrStakeAccountState, nil)
 }

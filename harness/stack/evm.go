@@ -159,6 +159,7 @@ func (e *EVM) workerConfig() evmmod.Config {
 		PassphraseFile:         e.PassphraseFile,
 		PolygonToken:           cli.StringMap{EVMNetwork: e.Deployment.Token.Hex()},
 		PolygonStakeManager:    cli.StringMap{EVMNetwork: e.Deployment.StakeManager.Hex()},
+		PolygonEventsHub:       cli.StringMap{EVMNetwork: e.Deployment.EventsHub.Hex()},
 		PolygonValidatorShares: shares,
 		SlippageBps:            evmmod.DefaultSlippageBps,
 		// This geth prices a new storage slot far above mainnet (a first delegate estimates about
@@ -175,6 +176,7 @@ func (e *EVM) WorkerArgs() []string {
 	return []string{
 		"--evm-rpc", c.RPC.String(), "--evm-keys", c.Keys, "--evm-passphrase-file", c.PassphraseFile,
 		"--polygon-token", c.PolygonToken.String(), "--polygon-stake-manager", c.PolygonStakeManager.String(),
+		"--polygon-events-hub", c.PolygonEventsHub.String(),
 		"--polygon-validator-shares", c.PolygonValidatorShares.String(),
 		"--polygon-slippage-bps", fmt.Sprint(c.SlippageBps), "--evm-max-gas-limit", fmt.Sprint(c.MaxGasLimit),
 		"--eigenlayer-pod-manager", c.EigenPodManager.String(),

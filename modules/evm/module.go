@@ -47,8 +47,12 @@ type Config struct {
 	PassphraseFile string
 	// PolygonToken and PolygonStakeManager map network name to the POL token and the StakeManager
 	// (proxy) contracts: approve targets only the token and names only the StakeManager.
+	// A network of PolygonDefaults needs neither: its value is the default.
 	PolygonToken        cli.StringMap
 	PolygonStakeManager cli.StringMap
+	// PolygonEventsHub maps network name to Polygon's EventsHub (proxy), which emits the
+	// ValidatorShares' ShareBurnedWithId (an unstake's unbond nonce); default as PolygonToken.
+	PolygonEventsHub cli.StringMap
 	// PolygonValidatorShares allow-lists ValidatorShare contracts (address=validator id): every
 	// delegate, unstake, claim and rewards call targets one of them.
 	PolygonValidatorShares cli.StringMap
@@ -72,6 +76,37 @@ type Config struct {
 	EigenMaxTransactionFee string
 }
 
+// PolygonContracts are Polygon's staking contracts on one Ethereum network.
+type PolygonContracts struct {
+	// Token is the POL ERC-20 token; StakeManager the StakeManager proxy (approve's spender);
+	// EventsHub the EventsHub proxy (emitter of ShareBurnedWithId).
+	Token, StakeManager, EventsHub string
+}
+
+// PolygonDefaults are the defaults of --polygon-token, --polygon-stake-manager and
+// --polygon-events-hub by network, so that a mainnet or Sepolia worker needs no hand-typed
+// address (docs/polygon.md, "Where each constant comes from"). Sources:
+//   - StakeManager and EventsHub: npm @maticnetwork/meta@2.4.59, network/mainnet/v1/index.json
+//     and network/testnet/amoy/index.json (Amoy's L1 is Sepolia, Main.ChainId 11155111),
+//     Main.Contracts.StakeManagerProxy and EventsHubProxy;
+//   - POL token (not in that package): 0xPolygon/pos-contracts at commit
+//     ff11f0e08a43a207a3e7bcb7430771ba95d292ec, script/validatorShare-upgrade/input.json,
+//     polToken under chain ids 1 and 11155111 (whose stakeManagerProxy agrees with the package).
+//
+// TestPolygonDefaultsMatchSources checks them against the pinned package.
+var PolygonDefaults = map[string]PolygonContracts{
+	"mainnet": {
+		Token:        "0x455e53CBB86018Ac2B8092FdCd39d8444aFFC3F6",
+		StakeManager: "0x5e3Ef299fDDf15eAa0432E6e66473ace8c13D908",
+		EventsHub:    "0x6dF5CB08d3f0193C768C8A01f42ac4424DC5086b",
+	},
+	"sepolia": {
+		Token:        "0x44499312f493F62f2DFd3C6435Ca3603EbFCeeBa",
+		StakeManager: "0x4AE8f648B1Ec892B6cc68C89cc088583964d08bE",
+		EventsHub:    "0x700e0f2AfBd92e2b3fF91CAD8C62A564690ddf39",
+	},
+}
+
 // DefaultSlippageBps is --polygon-slippage-bps's default: rewards accrue at each checkpoint, so
 // the exchange rate can move between the read and the block.
 const DefaultSlippageBps = 50
@@ -81,8 +116,9 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Var(&c.RPC, "evm-rpc", "comma-separated network=url Ethereum JSON-RPC endpoints for Polygon staking ("+strings.Join(networks.EVM.Names(), ", ")+"); empty: no EVM operation runs")
 	fs.StringVar(&c.Keys, "evm-keys", "", "directory of Ethereum keystore v3 files")
 	fs.StringVar(&c.PassphraseFile, "evm-passphrase-file", "", "file holding the keystore files' passphrase")
-	fs.Var(&c.PolygonToken, "polygon-token", "comma-separated network=0x... POL token contracts")
-	fs.Var(&c.PolygonStakeManager, "polygon-stake-manager", "comma-separated network=0x... StakeManager (proxy) contracts")
+	fs.Var(&c.PolygonToken, "polygon-token", "comma-separated network=0x... POL token contracts (default for mainnet and sepolia: Polygon's)")
+	fs.Var(&c.PolygonStakeManager, "polygon-stake-manager", "comma-separated network=0x... StakeManager (proxy) contracts (default for mainnet and sepolia: Polygon's)")
+	fs.Var(&c.PolygonEventsHub, "polygon-events-hub", "comma-separated network=0x... EventsHub (proxy) contracts, which emit the unbond events (default for mainnet and sepolia: Polygon's)")
 	fs.Var(&c.PolygonValidatorShares, "polygon-validator-shares", "comma-separated 0xShare=validatorID ValidatorShare contracts operations may target")
 	fs.Uint64Var(&c.MaxGasLimit, "evm-max-gas-limit", 0, "highest gas limit to sign (0: the signer's default, 500,000)")
 	fs.Uint64Var(&c.MaxFeePerGasGwei, "evm-max-fee-per-gas-gwei", 0, "highest maxFeePerGas to sign, gwei (0: the signer's default, 200)")
@@ -104,6 +140,7 @@ func (c *Config) validate() error {
 			set  bool
 		}{{"--evm-keys", c.Keys != ""}, {"--evm-passphrase-file", c.PassphraseFile != ""},
 			{"--polygon-token", len(c.PolygonToken) > 0}, {"--polygon-stake-manager", len(c.PolygonStakeManager) > 0},
+			{"--polygon-events-hub", len(c.PolygonEventsHub) > 0},
 			{"--eigenlayer-pod-manager", len(c.EigenPodManager) > 0}} {
 			if f.set {
 				return fmt.Errorf("%s is set but --evm-rpc names no network", f.name)
@@ -124,7 +161,7 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("--evm-rpc: unknown network %q (want one of %s)", n, strings.Join(networks.EVM.Names(), ", ")))
 		}
 		for _, f := range c.contractFlags() {
-			if _, err := hexAddress(f.values[n]); err != nil {
+			if _, err := hexAddress(f.value(n)); err != nil {
 				errs = append(errs, fmt.Errorf("%s %s: %v", f.name, n, err))
 			}
 		}
@@ -160,15 +197,43 @@ func (c *Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// contractFlags are the per-network contract settings, in the order errors name them.
-func (c *Config) contractFlags() []struct {
+// contractFlag is a per-network contract setting and its default.
+type contractFlag struct {
 	name   string
 	values cli.StringMap
-} {
-	return []struct {
-		name   string
-		values cli.StringMap
-	}{{"--polygon-token", c.PolygonToken}, {"--polygon-stake-manager", c.PolygonStakeManager}}
+	def    func(PolygonContracts) string
+}
+
+// value is the setting for network: the value given, else PolygonDefaults' (empty for a network
+// without one).
+func (f contractFlag) value(network string) string {
+	if v, ok := f.values[network]; ok {
+		return v
+	}
+	return f.def(PolygonDefaults[network])
+}
+
+// contractFlags are the per-network contract settings, in the order errors name them.
+func (c *Config) contractFlags() []contractFlag {
+	return []contractFlag{
+		{"--polygon-token", c.PolygonToken, func(p PolygonContracts) string { return p.Token }},
+		{"--polygon-stake-manager", c.PolygonStakeManager, func(p PolygonContracts) string { return p.StakeManager }},
+		{"--polygon-events-hub", c.PolygonEventsHub, func(p PolygonContracts) string { return p.EventsHub }},
+	}
+}
+
+// contract is the address of the contract setting name gives network (validated before).
+func (c *Config) contract(name, network string) (common.Address, error) {
+	for _, f := range c.contractFlags() {
+		if f.name == name {
+			a, err := hexAddress(f.value(network))
+			if err != nil {
+				return common.Address{}, fmt.Errorf("%s %s: %v", name, network, err)
+			}
+			return a, nil
+		}
+	}
+	return common.Address{}, fmt.Errorf("no setting %s", name)
 }
 
 // validatorShares reads --polygon-validator-shares.
@@ -194,13 +259,13 @@ func (c *Config) SignerPolicy(network string) (signerevm.Policy, error) {
 	if err != nil {
 		return signerevm.Policy{}, err
 	}
-	token, err := hexAddress(c.PolygonToken[network])
+	token, err := c.contract("--polygon-token", network)
 	if err != nil {
-		return signerevm.Policy{}, fmt.Errorf("--polygon-token %s: %v", network, err)
+		return signerevm.Policy{}, err
 	}
-	manager, err := hexAddress(c.PolygonStakeManager[network])
+	manager, err := c.contract("--polygon-stake-manager", network)
 	if err != nil {
-		return signerevm.Policy{}, fmt.Errorf("--polygon-stake-manager %s: %v", network, err)
+		return signerevm.Policy{}, err
 	}
 	p := signerevm.Policy{
 		ChainID: evmChainID(network), POLToken: token, StakeManager: manager, ValidatorShares: shares,
@@ -389,7 +454,11 @@ func (m *Module) activities(ctx context.Context, env module.Env) (*actevm.Activi
 			metrics.SetRPCVerified(env.Metrics, wfevm.Module, st.Network, st.Verified)
 		}})
 		metrics.SetRPCVerified(env.Metrics, wfevm.Module, network, false)
-		acts.Networks[network] = actevm.Network{Chain: n, Signer: s}
+		hub, err := c.contract("--polygon-events-hub", network)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		acts.Networks[network] = actevm.Network{Chain: n, Signer: s, EventsHub: hub}
 		proven = append(proven, n)
 		if pm, ok := c.EigenPodManager[network]; ok {
 			manager, err := hexAddress(pm)

@@ -66,7 +66,7 @@ func (ls *localStack) instructions() string {
 		for _, a := range e.Stakers {
 			fmt.Fprintf(&b, "    %s\n", a.Hex())
 		}
-		fmt.Fprintf(&b, "  POL token %s, StakeManager %s\n  validator shares:", e.Deployment.Token.Hex(), e.Deployment.StakeManager.Hex())
+		fmt.Fprintf(&b, "  POL token %s, StakeManager %s, EventsHub %s\n  validator shares:", e.Deployment.Token.Hex(), e.Deployment.StakeManager.Hex(), e.Deployment.EventsHub.Hex())
 		for _, v := range e.Deployment.Validators {
 			fmt.Fprintf(&b, " %s (validator %d)", v.Share.Hex(), v.ID)
 		}

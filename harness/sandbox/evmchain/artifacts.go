@@ -19,6 +19,8 @@ const (
 	ContractToken          = "POLToken"
 	ContractStakeManager   = "StakeManager"
 	ContractValidatorShare = "ValidatorShare"
+	ContractStakingInfo    = "StakingInfo"
+	ContractEventsHub      = "EventsHub"
 )
 
 // ContractArtifact is one compiled contract.

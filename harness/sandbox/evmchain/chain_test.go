@@ -50,9 +50,9 @@ func TestDelegationLifecycleOnChain(t *testing.T) {
 
 	assert.EqualValues(t, gethdev.ChainID, d.ChainID.Int64())
 	require.Len(t, d.Validators, 2)
-	assert.Equal(t, []uint64{1, 2}, []uint64{d.Validators[0].ID, d.Validators[1].ID})
+	assert.Equal(t, []uint64{1, 8}, []uint64{d.Validators[0].ID, d.Validators[1].ID})
 	assert.NotEqual(t, d.Validators[0].Share, d.Validators[1].Share)
-	for _, a := range []common.Address{d.Token, d.StakeManager, d.Validators[0].Share, d.Validators[1].Share} {
+	for _, a := range []common.Address{d.Token, d.StakeManager, d.StakingInfo, d.EventsHub, d.Validators[0].Share, d.Validators[1].Share} {
 		code, err := d.Client().CodeAt(ctx, a, nil)
 		require.NoError(t, err)
 		assert.NotEmpty(t, code, "no code at %s", a.Hex())
@@ -104,7 +104,7 @@ func TestDelegationLifecycleOnChain(t *testing.T) {
 	expectBig(d.Allowance(ctx, staker, d.StakeManager))(pol(100), "allowance after approve")
 	reverts(share, "Too much slippage", "buyVoucherPOL", pol(100), new(big.Int).Add(pol(100), big.NewInt(1)))
 	rcpt := call(share, ContractValidatorShare, "buyVoucherPOL", pol(100), pol(100))
-	minted, err := ParseShareMinted(rcpt, share)
+	minted, err := d.ParseShareMinted(rcpt, share)
 	require.NoError(t, err)
 	assert.Equal(t, ShareMinted{ValidatorID: 1, User: staker, Amount: pol(100), Tokens: pol(100)}, minted)
 	expectPOL(staker, pol(900), "staker's POL after delegating")
@@ -116,7 +116,8 @@ func TestDelegationLifecycleOnChain(t *testing.T) {
 	amount, rate, err := d.TotalStake(ctx, share, staker)
 	require.NoError(t, err)
 	assert.Equal(t, pol(100).String(), amount.String())
-	assert.Equal(t, "100000000000000000000000000000", rate.String(), "exchange rate at Polygon's high precision 1e29")
+	assert.Equal(t, "100", rate.String(), "validator 1's exchange rate at Polygon's old precision, 100")
+	onlyTransfers(t, rcpt, share)
 
 	// Two checkpoints of 10 POL each, all to the only delegator of validator 1.
 	require.NoError(t, d.AdvanceEpochs(ctx, 2))
@@ -127,8 +128,12 @@ func TestDelegationLifecycleOnChain(t *testing.T) {
 	call(share, ContractValidatorShare, "withdrawRewardsPOL")
 	expectPOL(staker, pol(920), "staker's POL after withdrawing rewards")
 	expectBig(d.LiquidRewards(ctx, share, staker))(big.NewInt(0), "rewards after withdrawing them")
-	reverts(share, "Too small rewards amount", "withdrawRewardsPOL")
-	reverts(share, "Too small rewards to restake", "restakePOL")
+	// With no rewards, withdrawRewardsPOL and restakePOL pay and mint nothing (Polygon's do not
+	// revert either).
+	call(share, ContractValidatorShare, "withdrawRewardsPOL")
+	call(share, ContractValidatorShare, "restakePOL")
+	expectPOL(staker, pol(920), "staker's POL after withdrawing no rewards")
+	expectBig(d.Shares(ctx, share, staker))(pol(100), "shares after restaking no rewards")
 
 	// Restake one checkpoint's rewards; restakePOL returns (amountRestaked, liquidReward).
 	require.NoError(t, d.AdvanceEpochs(ctx, 1))
@@ -141,7 +146,7 @@ func TestDelegationLifecycleOnChain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []any{pol(10), pol(10)}, vals, "restakePOL's return")
 	rcpt = call(share, ContractValidatorShare, "restakePOL")
-	minted, err = ParseShareMinted(rcpt, share)
+	minted, err = d.ParseShareMinted(rcpt, share)
 	require.NoError(t, err)
 	assert.Equal(t, pol(10).String(), minted.Amount.String())
 	expectBig(d.Shares(ctx, share, staker))(pol(110), "shares after restaking")
@@ -151,9 +156,10 @@ func TestDelegationLifecycleOnChain(t *testing.T) {
 	reverts(other, "Too much requested", "sellVoucher_newPOL", pol(10), pol(10))
 	reverts(share, "too much slippage", "sellVoucher_newPOL", pol(10), new(big.Int).Sub(pol(10), big.NewInt(1)))
 	rcpt = call(share, ContractValidatorShare, "sellVoucher_newPOL", pol(10), pol(10))
-	burned, err := ParseShareBurned(rcpt, share)
+	burned, err := d.ParseShareBurned(rcpt, share)
 	require.NoError(t, err)
 	assert.Equal(t, ShareBurned{ValidatorID: 1, User: staker, Amount: pol(10), Tokens: pol(10), Nonce: 1}, burned)
+	onlyTransfers(t, rcpt, share)
 	nonce, err := d.UnbondNonce(ctx, share, staker)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, nonce)
@@ -181,4 +187,38 @@ func TestDelegationLifecycleOnChain(t *testing.T) {
 	expectPOL(staker, pol(960), "staker's POL at the end")
 	// The StakeManager paid out 20 + 30 of rewards and the 10 claimed; the 10 restaked stayed.
 	expectPOL(d.StakeManager, new(big.Int).Add(DefaultRewardReserve, pol(100-20-30-10)), "StakeManager's POL at the end")
+
+	// Validator 8 uses Polygon's high precision, 10**29: 50 POL buy 50 POL of shares at a rate
+	// of exactly 10**29, and 20 POL unbond burns 20 POL of them (shares = amount x precision / rate).
+	highPrecision, _ := new(big.Int).SetString("100000000000000000000000000000", 10)
+	call(d.Token, ContractToken, "approve", d.StakeManager, pol(50))
+	rcpt = call(other, ContractValidatorShare, "buyVoucherPOL", pol(50), pol(50))
+	minted, err = d.ParseShareMinted(rcpt, other)
+	require.NoError(t, err)
+	assert.Equal(t, ShareMinted{ValidatorID: 8, User: staker, Amount: pol(50), Tokens: pol(50)}, minted)
+	onlyTransfers(t, rcpt, other)
+	amount, rate, err = d.TotalStake(ctx, other, staker)
+	require.NoError(t, err)
+	assert.Equal(t, pol(50).String(), amount.String())
+	assert.Equal(t, highPrecision.String(), rate.String(), "validator 8's exchange rate at Polygon's high precision")
+	rcpt = call(other, ContractValidatorShare, "sellVoucher_newPOL", pol(20), pol(20))
+	burned, err = d.ParseShareBurned(rcpt, other)
+	require.NoError(t, err)
+	assert.Equal(t, ShareBurned{ValidatorID: 8, User: staker, Amount: pol(20), Tokens: pol(20), Nonce: 1}, burned)
+	expectBig(d.Shares(ctx, other, staker))(pol(30), "validator 8's shares after unstaking")
+	wrate, err := d.callBig(ctx, ContractValidatorShare, other, "withdrawExchangeRate")
+	require.NoError(t, err)
+	assert.Equal(t, highPrecision.String(), wrate.String())
+}
+
+// onlyTransfers: the share itself emits nothing but ERC-20 Transfer; its delegation events come
+// from the StakingInfo and the EventsHub, as on Polygon.
+func onlyTransfers(t *testing.T, rcpt *types.Receipt, share common.Address) {
+	t.Helper()
+	transfer := crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
+	for _, l := range rcpt.Logs {
+		if l.Address == share {
+			assert.Equal(t, transfer, l.Topics[0], "the share emitted an event of its own (topic %s)", l.Topics[0].Hex())
+		}
+	}
 }

@@ -183,48 +183,64 @@ type ShareMinted struct {
 	Amount, Tokens *big.Int
 }
 
-// ParseShareBurned reads the ShareBurnedWithId event share emitted in rcpt.
-func ParseShareBurned(rcpt *types.Receipt, share common.Address) (ShareBurned, error) {
-	a, err := Artifact(ContractValidatorShare)
+// validatorOfShare is the validator id of share among the deployment's validators.
+func (d *Deployment) validatorOfShare(share common.Address) (uint64, error) {
+	for _, v := range d.Validators {
+		if v.Share == share {
+			return v.ID, nil
+		}
+	}
+	return 0, fmt.Errorf("evmchain: %s is not a validator share of this deployment", share.Hex())
+}
+
+// shareEvent finds the event called name, emitted by emitter (the contract whose artifact
+// declares it) for share's validator, in rcpt; it returns its topics and non-indexed values.
+func (d *Deployment) shareEvent(rcpt *types.Receipt, contract string, emitter, share common.Address, name string) ([]common.Hash, []any, error) {
+	id, err := d.validatorOfShare(share)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := Artifact(contract)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev := a.ABI.Events[name]
+	idTopic := common.BigToHash(new(big.Int).SetUint64(id))
+	for _, l := range rcpt.Logs {
+		if l.Address != emitter || len(l.Topics) != 4 || l.Topics[0] != ev.ID || l.Topics[1] != idTopic {
+			continue
+		}
+		vals, err := ev.Inputs.NonIndexed().Unpack(l.Data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("evmchain: %s data: %w", name, err)
+		}
+		return l.Topics, vals, nil
+	}
+	return nil, nil, fmt.Errorf("evmchain: no %s from %s %s for validator %d in transaction %s", name, contract, emitter.Hex(), id, rcpt.TxHash.Hex())
+}
+
+// ParseShareBurned reads the ShareBurnedWithId event of share's validator in rcpt, which the
+// EventsHub emits (as on Polygon).
+func (d *Deployment) ParseShareBurned(rcpt *types.Receipt, share common.Address) (ShareBurned, error) {
+	topics, vals, err := d.shareEvent(rcpt, ContractEventsHub, d.EventsHub, share, "ShareBurnedWithId")
 	if err != nil {
 		return ShareBurned{}, err
 	}
-	ev := a.ABI.Events["ShareBurnedWithId"]
-	for _, l := range rcpt.Logs {
-		if l.Address != share || len(l.Topics) != 4 || l.Topics[0] != ev.ID {
-			continue
-		}
-		vals, err := ev.Inputs.NonIndexed().Unpack(l.Data)
-		if err != nil {
-			return ShareBurned{}, fmt.Errorf("evmchain: ShareBurnedWithId data: %w", err)
-		}
-		return ShareBurned{
-			ValidatorID: l.Topics[1].Big().Uint64(), User: common.BytesToAddress(l.Topics[2].Bytes()),
-			Amount: l.Topics[3].Big(), Tokens: vals[0].(*big.Int), Nonce: vals[1].(*big.Int).Uint64(),
-		}, nil
-	}
-	return ShareBurned{}, fmt.Errorf("evmchain: no ShareBurnedWithId from %s in transaction %s", share.Hex(), rcpt.TxHash.Hex())
+	return ShareBurned{
+		ValidatorID: topics[1].Big().Uint64(), User: common.BytesToAddress(topics[2].Bytes()),
+		Amount: topics[3].Big(), Tokens: vals[0].(*big.Int), Nonce: vals[1].(*big.Int).Uint64(),
+	}, nil
 }
 
-// ParseShareMinted reads the ShareMinted event share emitted in rcpt.
-func ParseShareMinted(rcpt *types.Receipt, share common.Address) (ShareMinted, error) {
-	a, err := Artifact(ContractValidatorShare)
+// ParseShareMinted reads the ShareMinted event of share's validator in rcpt, which the
+// StakingInfo emits (as on Polygon).
+func (d *Deployment) ParseShareMinted(rcpt *types.Receipt, share common.Address) (ShareMinted, error) {
+	topics, vals, err := d.shareEvent(rcpt, ContractStakingInfo, d.StakingInfo, share, "ShareMinted")
 	if err != nil {
 		return ShareMinted{}, err
 	}
-	ev := a.ABI.Events["ShareMinted"]
-	for _, l := range rcpt.Logs {
-		if l.Address != share || len(l.Topics) != 4 || l.Topics[0] != ev.ID {
-			continue
-		}
-		vals, err := ev.Inputs.NonIndexed().Unpack(l.Data)
-		if err != nil {
-			return ShareMinted{}, fmt.Errorf("evmchain: ShareMinted data: %w", err)
-		}
-		return ShareMinted{
-			ValidatorID: l.Topics[1].Big().Uint64(), User: common.BytesToAddress(l.Topics[2].Bytes()),
-			Amount: l.Topics[3].Big(), Tokens: vals[0].(*big.Int),
-		}, nil
-	}
-	return ShareMinted{}, fmt.Errorf("evmchain: no ShareMinted from %s in transaction %s", share.Hex(), rcpt.TxHash.Hex())
+	return ShareMinted{
+		ValidatorID: topics[1].Big().Uint64(), User: common.BytesToAddress(topics[2].Bytes()),
+		Amount: topics[3].Big(), Tokens: vals[0].(*big.Int),
+	}, nil
 }

@@ -20,11 +20,13 @@ import (
 // POL is one POL token in wei (18 decimals).
 var POL = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
 
-// Defaults of Deploy.
-const (
-	DefaultValidators      = 2
-	DefaultWithdrawalDelay = 4
-)
+// DefaultWithdrawalDelay is the checkpoints an unbond waits, by default.
+const DefaultWithdrawalDelay = 4
+
+// DefaultValidatorIDs are the validators Deploy registers by default: one of Polygon's
+// "foundation" validators (id below 8, exchange-rate precision 100) and the first validator of
+// the high precision (10**29), as ValidatorShare._getRatePrecision divides them.
+var DefaultValidatorIDs = []uint64{1, 8}
 
 // DefaultCheckpointReward is the POL each validator's delegators share per checkpoint (10 POL).
 var DefaultCheckpointReward = new(big.Int).Mul(big.NewInt(10), POL)
@@ -44,7 +46,7 @@ const pollInterval = 100 * time.Millisecond
 type Option func(*deployConfig)
 
 type deployConfig struct {
-	validators       int
+	validatorIDs     []uint64
 	withdrawalDelay  uint64
 	checkpointReward *big.Int
 	rewardReserve    *big.Int
@@ -56,8 +58,11 @@ type mint struct {
 	amount *big.Int
 }
 
-// WithValidators deploys n validators' shares (ids 1..n); default DefaultValidators.
-func WithValidators(n int) Option { return func(c *deployConfig) { c.validators = n } }
+// WithValidatorIDs deploys one share per validator id, in this order; default
+// DefaultValidatorIDs.
+func WithValidatorIDs(ids ...uint64) Option {
+	return func(c *deployConfig) { c.validatorIDs = append([]uint64(nil), ids...) }
+}
 
 // WithWithdrawalDelay sets the checkpoints an unbond waits; default DefaultWithdrawalDelay.
 func WithWithdrawalDelay(n uint64) Option { return func(c *deployConfig) { c.withdrawalDelay = n } }
@@ -93,6 +98,11 @@ type Deployment struct {
 	Token common.Address
 	// StakeManager holds delegated POL; delegators approve it as spender.
 	StakeManager common.Address
+	// StakingInfo emits the shares' ShareMinted, StakeUpdate, DelegatorClaimedRewards and
+	// DelegatorRestaked; EventsHub their ShareBurnedWithId and DelegatorUnstakeWithId (as
+	// Polygon's StakingInfo and EventsHub proxy do on mainnet).
+	StakingInfo common.Address
+	EventsHub   common.Address
 	// Validators are the registered validators in id order.
 	Validators []Validator
 
@@ -107,7 +117,7 @@ type Deployment struct {
 // connection until Close.
 func Deploy(ctx context.Context, rpcURL string, deployerKey *ecdsa.PrivateKey, opts ...Option) (*Deployment, error) {
 	cfg := deployConfig{
-		validators:       DefaultValidators,
+		validatorIDs:     DefaultValidatorIDs,
 		withdrawalDelay:  DefaultWithdrawalDelay,
 		checkpointReward: DefaultCheckpointReward,
 		rewardReserve:    DefaultRewardReserve,
@@ -115,13 +125,21 @@ func Deploy(ctx context.Context, rpcURL string, deployerKey *ecdsa.PrivateKey, o
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.validators < 1 {
-		return nil, fmt.Errorf("evmchain: %d validators: deploy at least one", cfg.validators)
+	if len(cfg.validatorIDs) < 1 {
+		return nil, errors.New("evmchain: no validator: deploy at least one")
+	}
+	seen := map[uint64]bool{}
+	for _, id := range cfg.validatorIDs {
+		if id == 0 || seen[id] {
+			return nil, fmt.Errorf("evmchain: validator ids %v: each must be positive and distinct", cfg.validatorIDs)
+		}
+		seen[id] = true
 	}
 	if deployerKey == nil {
 		return nil, errors.New("evmchain: no deployer key")
 	}
-	d, code, err := dial(ctx, rpcURL, deployerKey, ContractToken, ContractStakeManager, ContractValidatorShare)
+	d, code, err := dial(ctx, rpcURL, deployerKey, ContractToken, ContractStakeManager, ContractValidatorShare,
+		ContractStakingInfo, ContractEventsHub)
 	if err != nil {
 		return nil, err
 	}
@@ -190,8 +208,12 @@ func (d *Deployment) deploy(ctx context.Context, cfg deployConfig, code map[stri
 	if d.StakeManager, err = send("deploy StakeManager", nil, data, deployGas); err != nil {
 		return err
 	}
-	for id := uint64(1); id <= uint64(cfg.validators); id++ {
-		data, err := deployData(ContractValidatorShare, new(big.Int).SetUint64(id), d.StakeManager)
+	// The StakingInfo and the EventsHub come after the shares (whose addresses stay those of
+	// before they existed); the shares' constructors take their addresses, known from the nonces.
+	n := uint64(len(cfg.validatorIDs))
+	stakingInfo, eventsHub := crypto.CreateAddress(d.owner, nonce+n), crypto.CreateAddress(d.owner, nonce+n+1)
+	for _, id := range cfg.validatorIDs {
+		data, err := deployData(ContractValidatorShare, new(big.Int).SetUint64(id), d.StakeManager, stakingInfo, eventsHub)
 		if err != nil {
 			return err
 		}
@@ -200,6 +222,22 @@ func (d *Deployment) deploy(ctx context.Context, cfg deployConfig, code map[stri
 			return err
 		}
 		d.Validators = append(d.Validators, Validator{ID: id, Share: share})
+	}
+	if data, err = deployData(ContractStakingInfo, d.StakeManager); err != nil {
+		return err
+	}
+	if d.StakingInfo, err = send("deploy StakingInfo", nil, data, deployGas); err != nil {
+		return err
+	}
+	if data, err = deployData(ContractEventsHub, d.StakeManager); err != nil {
+		return err
+	}
+	if d.EventsHub, err = send("deploy EventsHub", nil, data, deployGas); err != nil {
+		return err
+	}
+	if d.StakingInfo != stakingInfo || d.EventsHub != eventsHub {
+		return fmt.Errorf("evmchain: StakingInfo and EventsHub at %s and %s, not where the shares expect them (%s, %s)",
+			d.StakingInfo.Hex(), d.EventsHub.Hex(), stakingInfo.Hex(), eventsHub.Hex())
 	}
 	// The contracts exist from here on: later calls are estimated.
 	if err := wait(); err != nil {

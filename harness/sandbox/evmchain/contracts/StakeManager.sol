@@ -10,8 +10,8 @@ interface IValidatorShareRewards {
 
 /// @title StakeManager: a stand-in for Polygon's StakeManager on a local chain.
 /// @notice Polygon's read interface (epoch, currentEpoch, withdrawalDelay, token,
-/// delegatedAmount) and the calls its ValidatorShare contracts make (delegationDeposit,
-/// transferFunds, updateValidatorState), with owner-only controls in place of checkpoints
+/// delegatedAmount) and the calls its ValidatorShare contracts make (delegationDepositPOL,
+/// transferFundsPOL, updateValidatorState), with owner-only controls in place of checkpoints
 /// submitted by validators: registerValidator, advanceEpochs and setCheckpointReward.
 /// It holds every delegated token and the reward reserve. Not Polygon's code.
 contract StakeManager {
@@ -90,7 +90,7 @@ contract StakeManager {
 
     /// @notice Pulls amount POL from delegator into this contract (the delegator approved this
     /// contract as spender). Called by the validator's share contract.
-    function delegationDeposit(uint256 validatorId, uint256 amount, address delegator)
+    function delegationDepositPOL(uint256 validatorId, uint256 amount, address delegator)
         external
         onlyDelegation(validatorId)
         returns (bool)
@@ -99,7 +99,7 @@ contract StakeManager {
     }
 
     /// @notice Pays amount POL to delegator. Called by the validator's share contract.
-    function transferFunds(uint256 validatorId, uint256 amount, address delegator)
+    function transferFundsPOL(uint256 validatorId, uint256 amount, address delegator)
         external
         onlyDelegation(validatorId)
         returns (bool)

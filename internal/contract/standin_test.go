@@ -21,6 +21,7 @@ var standInOnly = []struct{ name, why string }{
 	{"setCheckpointReward", "the stand-in StakeManager's owner control"},
 	{"registerValidator", "the stand-in StakeManager's owner control; Polygon's validators stake for themselves"},
 	{"getValidatorIds", "the stand-in StakeManager's listing"},
+	{"validator already checkpointed", "a revert the stand-in EigenPod once gave; EigenLayer's EigenPod skips a proof of a validator already checkpointed (EigenPod.sol verifyCheckpointProofs), it does not revert"},
 	{"b71c71a67e1177ad4e901695e1b4b9ee17ae16c6668d313eac2f96dbcda3f291", "geth --dev's public development key (harness/gethdev)"},
 	{"71562b71999873DB5b286dF957af199Ec94617F7", "geth --dev's development account, deployer of the local stand-ins"},
 }

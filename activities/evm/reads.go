@@ -66,14 +66,15 @@ var readsABI = func() abi.ABI {
 var (
 	exchangeRatePrecision     = big.NewInt(100)
 	exchangeRateHighPrecision = new(big.Int).Exp(big.NewInt(10), big.NewInt(29), nil)
-	// foundationValidators: validator ids below this one use exchangeRatePrecision.
-	foundationValidators = big.NewInt(8)
 )
+
+// foundationValidators: validator ids below this one use exchangeRatePrecision.
+const foundationValidators = 8
 
 // RatePrecision is the exchange-rate precision of validator id's ValidatorShare
 // (ValidatorShare._getRatePrecision).
 func RatePrecision(id uint64) *big.Int {
-	if new(big.Int).SetUint64(id).Cmp(foundationValidators) < 0 {
+	if id < foundationValidators {
 		return new(big.Int).Set(exchangeRatePrecision)
 	}
 	return new(big.Int).Set(exchangeRateHighPrecision)

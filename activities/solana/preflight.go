@@ -62,8 +62,9 @@ func (a *Activities) Preflight(ctx context.Context, in PreflightInput) (Prefligh
 	if err != nil {
 		return PreflightResult{}, err
 	}
+	stake := in.Operation == OpStake
 	var minimum, rent uint64
-	if in.Operation == OpStake {
+	if stake {
 		if rent, err = r.RentExemptMinimum(ctx, solchain.StakeAccountSize); err != nil {
 			return PreflightResult{}, chainErr("rent-exempt minimum of a stake account", err)
 		}
@@ -88,7 +89,6 @@ func (a *Activities) Preflight(ctx context.Context, in PreflightInput) (Prefligh
 	if res.Fee == 0 {
 		res.Fee = LamportsPerSignature
 	}
-	stake := in.Operation == OpStake
 	if !stake {
 		in.Lamports = 0
 	}

@@ -135,13 +135,15 @@ func (c *Config) enabled() bool { return len(c.RPC) > 0 }
 // validate checks the EVM settings; the error names every setting that is wrong.
 func (c *Config) validate() error {
 	if !c.enabled() {
-		for _, f := range []struct {
+		type setting struct {
 			name string
 			set  bool
-		}{{"--evm-keys", c.Keys != ""}, {"--evm-passphrase-file", c.PassphraseFile != ""},
-			{"--polygon-token", len(c.PolygonToken) > 0}, {"--polygon-stake-manager", len(c.PolygonStakeManager) > 0},
-			{"--polygon-events-hub", len(c.PolygonEventsHub) > 0},
-			{"--eigenlayer-pod-manager", len(c.EigenPodManager) > 0}} {
+		}
+		set := []setting{{"--evm-keys", c.Keys != ""}, {"--evm-passphrase-file", c.PassphraseFile != ""}}
+		for _, f := range c.contractFlags() {
+			set = append(set, setting{f.name, len(f.values) > 0})
+		}
+		for _, f := range append(set, setting{"--eigenlayer-pod-manager", len(c.EigenPodManager) > 0}) {
 			if f.set {
 				return fmt.Errorf("%s is set but --evm-rpc names no network", f.name)
 			}

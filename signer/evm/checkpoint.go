@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/stakeflow/stakeflow/signer/keys"
 	"math/big"
 	"strings"
 
@@ -14,6 +13,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/stakeflow/stakeflow/signer/keys"
 )
 
 // EigenLayer checkpoints: the owner's startCheckpoint, built locally, and the proofs transactions

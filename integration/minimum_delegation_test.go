@@ -4,7 +4,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"testing"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/stretchr/testify/require"
-
-	"github.com/stakeflow/stakeflow/workflows"
 )
 
 // TestStakeUnderMinimumDelegationRefusedBeforeSigning asks for a stake account that would delegate
@@ -43,19 +40,5 @@ func TestStakeUnderMinimumDelegationRefusedBeforeSigning(t *testing.T) {
 	require.Error(t, err, out)
 	want := fmt.Sprintf("stake of %s would delegate %s above the stake account's rent-exempt reserve of %s, under the chain's minimum delegation of %s (getStakeMinimumDelegation on testnet): stake at least %s; nothing was signed",
 		sols(asked), sols(minimum.Value-1), sols(rent), sols(minimum.Value), sols(rent+minimum.Value))
-	require.Contains(t, out+err.Error(), want, "the starter says why in one line")
-	require.Equal(t, want, failureReasonOf(ctx, t, id), "the failure the Web UI shows")
-
-	status, err := starterRun(t, "status", "--id", id, "--json")
-	require.NoError(t, err, status)
-	var v struct {
-		Status workflows.Status `json:"status"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(status), &v), status)
-	require.Empty(t, v.Status.Attempts, "nothing built")
-	require.Empty(t, v.Status.Approval.Decisions, "no approval asked")
-	require.Empty(t, landedBy(t, staker), "nothing sent")
-	after, err := chain.Balance(ctx, staker.String())
-	require.NoError(t, err)
-	require.Equal(t, balance, after)
+	refusedBeforeAnything(ctx, t, id, staker, balance, out+err.Error(), want)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
@@ -104,7 +105,15 @@ func TestTooLargeStakeRefusedBeforeSigning(t *testing.T) {
 	require.Error(t, err, out)
 	want := fmt.Sprintf("insufficient funds: staker %s holds %s, the stake needs %s plus %s rent for the stake account plus %s in fees; nothing was signed",
 		staker, sols(balance), sols(balance), sols(rent), sols(fee))
-	require.Contains(t, out+err.Error(), want, "the starter says why in one line")
+	refusedBeforeAnything(ctx, t, id, staker, balance, out+err.Error(), want)
+}
+
+// refusedBeforeAnything checks a stake operation id refused before an approval was asked or
+// anything built: the starter printed want (in printed), the Web UI's failure and the status
+// query's reason are want, nothing was built, asked or sent, and the staker still holds balance.
+func refusedBeforeAnything(ctx context.Context, t *testing.T, id string, staker solana.PublicKey, balance uint64, printed, want string) {
+	t.Helper()
+	require.Contains(t, printed, want, "the starter says why in one line")
 	require.Equal(t, want, failureReasonOf(ctx, t, id), "the failure the Web UI shows")
 
 	status, err := starterRun(t, "status", "--id", id, "--json")

@@ -58,9 +58,11 @@ fuzz-smoke:
 
 ## test-integration: workflows on a real Temporal dev server, the sandbox on a real Solana runtime, and every
 ## test that starts a real chain (geth --dev, the Solana runtime) beside its package's unit tests
+# The PKCS#11 key backend against a real SoftHSM2 token (Debian's softhsm2, installed by scripts/tools.sh softhsm).
+HSM_PKGS := ./signer/keys/hsm/...
 REAL_CHAIN_PKGS := ./activities/evm/ ./activities/solana/ ./chain/evm/ ./chain/solana/ ./harness/cmd/sandbox/ ./harness/gethdev/ ./harness/sandbox/...
 test-integration: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... $(REAL_CHAIN_PKGS)
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... $(REAL_CHAIN_PKGS) $(HSM_PKGS)
 
 ## test-cluster: failover (worker SIGKILLs, a Temporal restart) and a rolling upgrade (previous commit's worker beside this one's) on the real Temporal server on PostgreSQL with worker processes
 test-cluster: tools tools-cluster

@@ -15,6 +15,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/invopop/jsonschema v0.14.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/miekg/pkcs11 v1.1.2
 	github.com/mr-tron/base58 v1.2.0
 	github.com/pressly/goose/v3 v3.30.0
 	github.com/prometheus/client_golang v1.16.0

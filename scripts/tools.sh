@@ -10,6 +10,8 @@
 #   scripts/tools.sh temporal-server -> directory holding the pinned Temporal server (temporal-server),
 #                                  its SQL schema tool (temporal-sql-tool) and its schemas (schema/)
 #   scripts/tools.sh temporal-ui -> path of the pinned Temporal Web UI server (a Go module)
+#   scripts/tools.sh softhsm    -> path of SoftHSM2's PKCS#11 module (Debian package softhsm2, for the HSM
+#                                  key backend's tests; softhsm2-util comes with it)
 set -euo pipefail
 
 TEMPORAL_CLI_VERSION=v1.5.1
@@ -122,6 +124,24 @@ chromium() {
   echo "$bin"
 }
 
+# softhsm: SoftHSM2 from the Debian packages (a software token behind the PKCS#11 interface every HSM
+# speaks). Prints the module path; softhsm2-util (token creation) is installed beside it.
+softhsm() {
+  local module=/usr/lib/softhsm/libsofthsm2.so
+  if [ ! -f "$module" ] || ! command -v softhsm2-util >/dev/null 2>&1; then
+    echo "installing SoftHSM2 from the Debian packages (once)" >&2
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
+    $sudo apt-get update >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends softhsm2 >&2
+    if [ ! -f "$module" ]; then
+      echo "scripts/tools.sh: softhsm2 installed but $module is missing" >&2
+      exit 1
+    fi
+  fi
+  echo "$module"
+}
+
 for tool in "$@"; do
   case "$tool" in
     temporal) temporal ;;
@@ -131,6 +151,7 @@ for tool in "$@"; do
     gremlins) gremlins ;;
     temporal-server) temporal_server ;;
     temporal-ui) temporal_ui ;;
+    softhsm) softhsm ;;
     *) echo "scripts/tools.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
 done

@@ -260,3 +260,35 @@ func TestSignErrorNamesTheAccount(t *testing.T) {
 		t.Fatal("not a login error")
 	}
 }
+
+func TestSignLogsInAgainAfterTheLoginEnds(t *testing.T) {
+	tok := hsmtest.Open(t, hsmtest.New(t))
+	_, err := tok.Generate(hsm.Ed25519, "sol-1")
+	require.NoError(t, err)
+	b, err := tok.Backend(hsm.Ed25519, hsm.SolanaAddress, []string{"sol-1"})
+	require.NoError(t, err)
+	acct := b.Accounts()[0]
+	require.NoError(t, hsm.LogoutForTest(tok))
+	sig, err := b.Sign(context.Background(), acct, keys.Ed25519, []byte("after logout"))
+	require.NoError(t, err)
+	assert.True(t, ed25519.Verify(acct.PublicKey, []byte("after logout"), sig))
+	// The first attempt was refused (CKR_USER_NOT_LOGGED_IN at C_SignInit, before any C_Sign).
+	assert.Equal(t, uint64(1), b.Signs())
+}
+
+func TestSignOpensANewSessionAfterTheTokenClosedThem(t *testing.T) {
+	tok := hsmtest.Open(t, hsmtest.New(t))
+	_, err := tok.Generate(hsm.Secp256k1, "evm-1")
+	require.NoError(t, err)
+	b, err := tok.Backend(hsm.Secp256k1, hsm.EVMAddress, []string{"evm-1"})
+	require.NoError(t, err)
+	acct := b.Accounts()[0]
+	require.NoError(t, hsm.CloseSessionsForTest(tok))
+	digest := crypto.Keccak256([]byte("after the sessions closed"))
+	sig, err := b.Sign(context.Background(), acct, keys.Secp256k1Recoverable, digest)
+	require.NoError(t, err)
+	rec, err := crypto.SigToPub(digest, sig)
+	require.NoError(t, err)
+	assert.Equal(t, acct.Address, crypto.PubkeyToAddress(*rec).Hex())
+	assert.Equal(t, 1, hsm.IdleSessionsForTest(tok))
+}

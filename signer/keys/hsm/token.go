@@ -250,7 +250,8 @@ func (t *Token) withSession(ctx context.Context, fn func(sh pkcs11.SessionHandle
 	err = fn(sh, false)
 	switch {
 	case err == nil:
-	case isCode(err, pkcs11.CKR_USER_NOT_LOGGED_IN):
+	case isCode(err, pkcs11.CKR_USER_NOT_LOGGED_IN) || isHandleGone(err):
+		// A token whose login ended hides its private objects: a key handle is "invalid" then.
 		if lerr := t.login(sh); lerr != nil {
 			t.drop(sh)
 			return lerr
@@ -261,8 +262,6 @@ func (t *Token) withSession(ctx context.Context, fn func(sh pkcs11.SessionHandle
 		if sh, err = t.openSession(); err != nil {
 			return err
 		}
-		err = fn(sh, true)
-	case isHandleGone(err):
 		err = fn(sh, true)
 	}
 	if err != nil && isSessionGone(err) {

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/internal/hsmkeys"
 )
 
 // A Module is one chain family (or the data jobs) as the worker sees it.
@@ -60,6 +61,9 @@ type Env struct {
 	Store any
 	// EpochRecheck caps every wait for a chain's epoch or queue before the chain is read again.
 	EpochRecheck time.Duration
+	// HSM is the worker's PKCS#11 token (--pkcs11-*), shared by every module whose keys are in
+	// it (--<chain>-hsm-keys); nil when none is configured.
+	HSM *hsmkeys.Token
 }
 
 // Built is a module built for one worker.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities/notify"
 	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/hsmkeys"
 	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/store"
 )
@@ -64,6 +65,14 @@ type Config struct {
 	// DataDir holds the worker's files (the default store).
 	DataDir string
 
+	// PKCS11 is the HSM token (PKCS#11 library, token label, PIN file) of the chains that sign
+	// with keys in it (--solana-hsm-keys, --evm-hsm-keys, --celestia-hsm-keys,
+	// --hyperliquid-hsm-keys).
+	PKCS11 hsmkeys.Settings
+	// HSM, when set, is a token already open that the modules use instead of opening PKCS11's
+	// (an in-process caller that counts its signatures); Run does not close it. No flag.
+	HSM *hsmkeys.Token `json:"-"`
+
 	// Modules are the chains (and the data jobs) this worker may serve, each with its own
 	// settings; it serves those enabled, each on its own task queue. No flag of its own: each
 	// module adds its flags.
@@ -91,6 +100,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.NotifyFormat, "notify-format", notify.FormatJSON, "body of an event post: json (the event) or slack ({\"text\": one line})")
 	fs.StringVar(&c.Store, "store", "", "the data jobs' store: postgres://... or sqlite:PATH (default: sqlite:<data-dir>/stakeflow.db)")
 	fs.StringVar(&c.DataDir, "data-dir", "data", "directory of the worker's files (the default store)")
+	c.PKCS11.Register(fs)
 	for _, m := range c.Modules {
 		m.Flags(fs)
 	}
@@ -125,6 +135,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("--notify-format %q: want %s or %s", c.NotifyFormat, notify.FormatJSON, notify.FormatSlack))
 	}
 	if err := checkDSN(c.StoreDSN()); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.PKCS11.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	enabled := 0

@@ -20,6 +20,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities/notify"
 	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/internal/hsmkeys"
 	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/internal/metrics/prom"
 	"github.com/stakeflow/stakeflow/internal/module"
@@ -122,6 +123,13 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	hsm, err := openHSM(cfg, logger)
+	if err != nil {
+		return err
+	}
+	if hsm != nil && cfg.HSM == nil {
+		defer func() { _ = hsm.Close() }()
+	}
 	var mods []served
 	for _, m := range cfg.Modules {
 		if !m.Enabled() {
@@ -129,7 +137,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		}
 		queue := cfg.Temporal.TaskQueue(m.Name())
 		built, err := m.Build(ctx, module.Env{TaskQueue: queue, Logger: logger.Named(m.Name()), Metrics: exporter.Handler(),
-			Service: svc, Temporal: c, Store: st, EpochRecheck: cfg.EpochRecheck})
+			Service: svc, Temporal: c, Store: st, EpochRecheck: cfg.EpochRecheck, HSM: hsm})
 		if err != nil {
 			return fmt.Errorf("module %s: %w", m.Name(), err)
 		}
@@ -158,6 +166,12 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 			wg.Add(1)
 			go func() { defer wg.Done(); n.Run(bg) }()
 		}
+	}
+	if hsm != nil {
+		// A token that refused the PIN is logged in again on a backoff; the modules whose keys
+		// are in it stay unready until then (their readiness names the token).
+		wg.Add(1)
+		go func() { defer wg.Done(); hsm.Run(bg) }()
 	}
 	auth := svc.AuthHealthy
 	wg.Add(1)
@@ -199,6 +213,19 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	}
 	stopping.Wait()
 	return nil
+}
+
+// openHSM is the worker's PKCS#11 token: Config.HSM when given, else the one --pkcs11-* name
+// (nil when none). A PIN file the group or others may read, or a token that cannot be opened, is
+// an error; a token that refuses the PIN is not (see hsmkeys.Open).
+func openHSM(cfg Config, logger *zap.Logger) (*hsmkeys.Token, error) {
+	if cfg.HSM != nil {
+		return cfg.HSM, nil
+	}
+	if !cfg.PKCS11.Enabled() {
+		return nil, nil
+	}
+	return hsmkeys.Open(cfg.PKCS11, logger.Named("pkcs11"))
 }
 
 // authRecordInterval is how often stakeflow_service_auth_ok is refreshed.

@@ -23,9 +23,12 @@ import (
 	cosmoschain "github.com/stakeflow/stakeflow/chain/cosmos"
 	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/hsmkeys"
+	"github.com/stakeflow/stakeflow/internal/hsmkeys/pkcs11"
 	"github.com/stakeflow/stakeflow/internal/module"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
 	"github.com/stakeflow/stakeflow/signer/cosmos/tx"
+	"github.com/stakeflow/stakeflow/signer/keys"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
 )
 
@@ -39,6 +42,9 @@ type Config struct {
 	// their passphrase.
 	Keys           string
 	PassphraseFile string
+	// HSMKeys are the labels (or id:<hex>) of secp256k1 keys in the worker's PKCS#11 token,
+	// instead of Keys.
+	HSMKeys cli.StringList
 	// Validators allow-lists celestiavaloper1... validators.
 	Validators cli.StringList
 	// MaxFee (utia) and MaxGas cap what the signer signs; GasLimit and GasPriceMilli (thousandths
@@ -66,6 +72,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Var(&c.REST, "celestia-rest", "comma-separated network=url Cosmos REST endpoints for Celestia staking ("+strings.Join(networks.Celestia.Names(), ", ")+"); empty: no Celestia operation runs")
 	fs.StringVar(&c.Keys, "celestia-keys", "", "directory of keystore v3 files holding Celestia keys (starter keys import --chain celestia)")
 	fs.StringVar(&c.PassphraseFile, "celestia-passphrase-file", "", "file holding the Celestia keystore files' passphrase")
+	fs.Var(&c.HSMKeys, "celestia-hsm-keys", "comma-separated labels (or id:<hex>) of secp256k1 keys in the PKCS#11 token (--pkcs11-*), instead of --celestia-keys")
 	fs.Var(&c.Validators, "celestia-validators", "comma-separated celestiavaloper1... validators operations may target")
 	fs.Uint64Var(&c.MaxFee, "celestia-max-fee-utia", 20_000, "most a signed Celestia transaction may pay, utia")
 	fs.Uint64Var(&c.MaxGas, "celestia-max-gas", 500_000, "highest gas limit to sign")
@@ -84,14 +91,22 @@ func (c *Config) enabled() bool { return len(c.REST) > 0 }
 // validate checks the Celestia settings.
 func (c *Config) validate() error {
 	if !c.enabled() {
-		if c.Keys != "" || c.PassphraseFile != "" {
-			return errors.New("--celestia-keys or --celestia-passphrase-file is set but --celestia-rest names no network")
+		if c.Keys != "" || c.PassphraseFile != "" || len(c.HSMKeys) > 0 {
+			return errors.New("--celestia-keys, --celestia-passphrase-file or --celestia-hsm-keys is set but --celestia-rest names no network")
 		}
 		return nil
 	}
 	var errs []error
-	if c.Keys == "" || c.PassphraseFile == "" {
-		errs = append(errs, errors.New("--celestia-keys and --celestia-passphrase-file are required with --celestia-rest"))
+	switch {
+	case len(c.HSMKeys) > 0:
+		if err := hsmkeys.CheckChoice("--celestia-keys", c.Keys != "", "--celestia-hsm-keys", c.HSMKeys); err != nil {
+			errs = append(errs, err)
+		}
+		if c.PassphraseFile != "" {
+			errs = append(errs, errors.New("--celestia-passphrase-file is set with --celestia-hsm-keys: keys in the HSM have no keystore passphrase"))
+		}
+	case c.Keys == "" || c.PassphraseFile == "":
+		errs = append(errs, errors.New("--celestia-keys and --celestia-passphrase-file are required with --celestia-rest (or --celestia-hsm-keys)"))
 	}
 	errs = append(errs, cli.CheckEndpoints("--celestia-rest", c.REST)...)
 	for _, n := range cli.SortedKeys(c.REST) {
@@ -140,18 +155,36 @@ func (m *Module) Validate() error { return m.validate() }
 // its chain id before anything is read through it.
 func (m *Module) Build(_ context.Context, env module.Env) (module.Built, error) {
 	c := &m.Config
-	keys, err := signercosmos.LoadKeyring(c.Keys, c.PassphraseFile)
-	if err != nil {
-		return module.Built{}, err
+	var (
+		backend keys.Backend
+		count   func() int
+		hsm     *hsmkeys.Keys
+	)
+	if len(c.HSMKeys) > 0 {
+		k, err := hsmkeys.KeysOf(env.HSM, "--celestia-hsm-keys", hsmkeys.Secp256k1, pkcs11.CosmosAddress(signercosmos.AccountPrefix), c.HSMKeys)
+		if err != nil {
+			return module.Built{}, err
+		}
+		backend, count, hsm = k, k.Len, k
+	} else {
+		kr, err := signercosmos.LoadKeyring(c.Keys, c.PassphraseFile)
+		if err != nil {
+			return module.Built{}, err
+		}
+		backend, count = kr, func() int { return len(kr.Addresses()) }
 	}
 	acts := &actcelestia.Activities{Chains: map[string]actcelestia.Chain{}, Service: env.Service,
-		Signer:   signercosmos.NewSigner(keys, signercosmos.Policy{Validators: c.Validators, MaxFee: c.MaxFee, MaxGas: c.MaxGas, Memo: c.Memo}),
+		Signer:   signercosmos.NewSignerBackend(backend, signercosmos.Policy{Validators: c.Validators, MaxFee: c.MaxFee, MaxGas: c.MaxGas, Memo: c.Memo}),
 		Policy:   actcelestia.Policy{ApprovalThreshold: c.ApprovalThreshold, DualApprovalThreshold: c.DualApprovalThreshold},
 		GasLimit: c.GasLimit, GasPriceMilli: c.GasPriceMilli, ReplaceAfter: c.ReplaceAfter, TimeoutBlocks: c.TimeoutBlocks,
 		Temporal: env.Temporal, TaskQueue: env.TaskQueue}
 	built := module.Built{
 		Activities: []any{acts},
-		Keys:       func() int { return len(keys.Addresses()) },
+		Keys:       count,
+	}
+	if hsm != nil {
+		// The token's login and the keys found in it are part of the module's readiness.
+		built.Networks = append(built.Networks, hsm)
 	}
 	for _, n := range cli.SortedKeys(c.REST) {
 		id, _ := signercosmos.ChainID(n)

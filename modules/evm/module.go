@@ -27,9 +27,12 @@ import (
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
 	"github.com/stakeflow/stakeflow/chain/networks"
 	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/hsmkeys"
+	"github.com/stakeflow/stakeflow/internal/hsmkeys/pkcs11"
 	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/internal/module"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
+	"github.com/stakeflow/stakeflow/signer/keys"
 	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
 	wfevm "github.com/stakeflow/stakeflow/workflows/evm"
 	wfpolygon "github.com/stakeflow/stakeflow/workflows/polygon"
@@ -45,6 +48,9 @@ type Config struct {
 	// Keys is a directory of Ethereum keystore v3 files; PassphraseFile holds their passphrase.
 	Keys           string
 	PassphraseFile string
+	// HSMKeys are the labels (or id:<hex>) of secp256k1 keys in the worker's PKCS#11 token,
+	// instead of Keys: Polygon's stakers and EigenLayer's pod owners.
+	HSMKeys cli.StringList
 	// PolygonToken and PolygonStakeManager map network name to the POL token and the StakeManager
 	// (proxy) contracts: approve targets only the token and names only the StakeManager.
 	// A network of PolygonDefaults needs neither: its value is the default.
@@ -116,6 +122,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Var(&c.RPC, "evm-rpc", "comma-separated network=url Ethereum JSON-RPC endpoints for Polygon staking ("+strings.Join(networks.EVM.Names(), ", ")+"); empty: no EVM operation runs")
 	fs.StringVar(&c.Keys, "evm-keys", "", "directory of Ethereum keystore v3 files")
 	fs.StringVar(&c.PassphraseFile, "evm-passphrase-file", "", "file holding the keystore files' passphrase")
+	fs.Var(&c.HSMKeys, "evm-hsm-keys", "comma-separated labels (or id:<hex>) of secp256k1 keys in the PKCS#11 token (--pkcs11-*) for Polygon and EigenLayer, instead of --evm-keys")
 	fs.Var(&c.PolygonToken, "polygon-token", "comma-separated network=0x... POL token contracts (default for mainnet and sepolia: Polygon's)")
 	fs.Var(&c.PolygonStakeManager, "polygon-stake-manager", "comma-separated network=0x... StakeManager (proxy) contracts (default for mainnet and sepolia: Polygon's)")
 	fs.Var(&c.PolygonEventsHub, "polygon-events-hub", "comma-separated network=0x... EventsHub (proxy) contracts, which emit the unbond events (default for mainnet and sepolia: Polygon's)")
@@ -139,7 +146,7 @@ func (c *Config) validate() error {
 			name string
 			set  bool
 		}
-		set := []setting{{"--evm-keys", c.Keys != ""}, {"--evm-passphrase-file", c.PassphraseFile != ""}}
+		set := []setting{{"--evm-keys", c.Keys != ""}, {"--evm-passphrase-file", c.PassphraseFile != ""}, {"--evm-hsm-keys", len(c.HSMKeys) > 0}}
 		for _, f := range c.contractFlags() {
 			set = append(set, setting{f.name, len(f.values) > 0})
 		}
@@ -151,11 +158,21 @@ func (c *Config) validate() error {
 		return nil
 	}
 	var errs []error
-	if c.Keys == "" {
-		errs = append(errs, errors.New("--evm-keys is required with --evm-rpc"))
-	}
-	if c.PassphraseFile == "" {
-		errs = append(errs, errors.New("--evm-passphrase-file is required with --evm-rpc"))
+	switch {
+	case len(c.HSMKeys) > 0:
+		if err := hsmkeys.CheckChoice("--evm-keys", c.Keys != "", "--evm-hsm-keys", c.HSMKeys); err != nil {
+			errs = append(errs, err)
+		}
+		if c.PassphraseFile != "" {
+			errs = append(errs, errors.New("--evm-passphrase-file is set with --evm-hsm-keys: keys in the HSM have no keystore passphrase"))
+		}
+	default:
+		if c.Keys == "" {
+			errs = append(errs, errors.New("--evm-keys is required with --evm-rpc (or --evm-hsm-keys)"))
+		}
+		if c.PassphraseFile == "" {
+			errs = append(errs, errors.New("--evm-passphrase-file is required with --evm-rpc (and --evm-keys)"))
+		}
 	}
 	errs = append(errs, cli.CheckEndpoints("--evm-rpc", c.RPC)...)
 	for _, n := range cli.SortedKeys(c.RPC) {
@@ -403,7 +420,11 @@ func (m *Module) Build(ctx context.Context, env module.Env) (module.Built, error
 	}
 	built := module.Built{
 		Activities: []any{acts, el},
-		Keys:       acts.Keys.(*signerevm.Keyring).Len,
+		Keys:       acts.Keys.(interface{ Len() int }).Len,
+	}
+	if k, ok := acts.Keys.(hsmHolder); ok {
+		// The token's login and the keys found in it are part of the module's readiness.
+		built.Networks = append(built.Networks, k.Keys)
 	}
 	for _, n := range networks {
 		built.Networks = append(built.Networks, n)
@@ -424,16 +445,12 @@ func (m *Module) Activities(ctx context.Context, env module.Env) (*actevm.Activi
 // an EigenPodManager serves no checkpoint: the operation fails at once, naming it).
 func (m *Module) activities(ctx context.Context, env module.Env) (*actevm.Activities, *actel.Activities, []*evmchain.Network, error) {
 	c := &m.Config
-	keys, err := signerevm.LoadKeyring(c.Keys, c.PassphraseFile)
+	keys, holder, err := m.keys(env)
 	if err != nil {
-		// The keyring's error names the file; it never carries the passphrase.
-		return nil, nil, nil, fmt.Errorf("loading EVM keys: %w", err)
-	}
-	if keys.Len() == 0 {
-		return nil, nil, nil, fmt.Errorf("no keystore file found in %s", c.Keys)
+		return nil, nil, nil, err
 	}
 	acts := &actevm.Activities{Networks: map[string]actevm.Network{}, Service: env.Service, Temporal: env.Temporal,
-		TaskQueue: env.TaskQueue, EpochRecheck: env.EpochRecheck, Keys: keys}
+		TaskQueue: env.TaskQueue, EpochRecheck: env.EpochRecheck, Keys: holder}
 	acts.Policy.ApprovalThresholdWei, _ = optionalWei(c.ApprovalThresholdWei)
 	acts.Policy.DualApprovalThresholdWei, _ = optionalWei(c.DualApprovalThresholdWei)
 	el := &actel.Activities{Networks: map[string]actel.Network{}, Service: env.Service}
@@ -443,7 +460,7 @@ func (m *Module) activities(ctx context.Context, env module.Env) (*actevm.Activi
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		s, err := signerevm.New(keys, policy)
+		s, err := signerevm.NewBackend(keys, policy)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("EVM signer for %s: %w", network, err)
 		}
@@ -471,7 +488,7 @@ func (m *Module) activities(ctx context.Context, env module.Env) (*actevm.Activi
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			cs, err := signerevm.NewCheckpointSigner(keys, policy)
+			cs, err := signerevm.NewCheckpointSignerBackend(keys, policy)
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("checkpoint signer for %s: %w", network, err)
 			}
@@ -479,4 +496,36 @@ func (m *Module) activities(ctx context.Context, env module.Env) (*actevm.Activi
 		}
 	}
 	return acts, el, proven, nil
+}
+
+// hsmHolder is the module's keys in the worker's PKCS#11 token as the activities ask for them (by
+// address).
+type hsmHolder struct{ *hsmkeys.Keys }
+
+// Has reports whether the token holds the key of addr.
+func (h hsmHolder) Has(addr common.Address) bool { return h.Keys.Has(addr.Hex()) }
+
+var _ actevm.KeyHolder = hsmHolder{}
+
+// keys are the module's keys, as the signers sign with them and as the activities ask for them:
+// the keystore files of --evm-keys, or the secp256k1 keys in the worker's PKCS#11 token that
+// --evm-hsm-keys names.
+func (m *Module) keys(env module.Env) (keys.Backend, actevm.KeyHolder, error) {
+	c := &m.Config
+	if len(c.HSMKeys) > 0 {
+		k, err := hsmkeys.KeysOf(env.HSM, "--evm-hsm-keys", hsmkeys.Secp256k1, pkcs11.EVMAddress, c.HSMKeys)
+		if err != nil {
+			return nil, nil, err
+		}
+		return k, hsmHolder{k}, nil
+	}
+	kr, err := signerevm.LoadKeyring(c.Keys, c.PassphraseFile)
+	if err != nil {
+		// The keyring's error names the file; it never carries the passphrase.
+		return nil, nil, fmt.Errorf("loading EVM keys: %w", err)
+	}
+	if kr.Len() == 0 {
+		return nil, nil, fmt.Errorf("no keystore file found in %s", c.Keys)
+	}
+	return kr, kr, nil
 }

@@ -24,9 +24,12 @@ import (
 	"github.com/stakeflow/stakeflow/chain/networks"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/internal/cli"
+	"github.com/stakeflow/stakeflow/internal/hsmkeys"
+	"github.com/stakeflow/stakeflow/internal/hsmkeys/pkcs11"
 	"github.com/stakeflow/stakeflow/internal/metrics"
 	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/signer"
+	"github.com/stakeflow/stakeflow/signer/keys"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
@@ -34,6 +37,9 @@ import (
 type Config struct {
 	// Keys are keypair files or directories of them.
 	Keys cli.StringList
+	// HSMKeys are the labels (or id:<hex>) of ed25519 keys in the worker's PKCS#11 token, instead
+	// of Keys.
+	HSMKeys cli.StringList
 	// RPC maps network name to JSON-RPC URL.
 	RPC cli.StringMap
 	// Genesis maps network name to the genesis hash its RPC must serve, for a network with no
@@ -82,6 +88,7 @@ func (m *Module) Workflows(r sdkworker.WorkflowRegistry) {
 func (m *Module) Flags(fs *flag.FlagSet) {
 	c := &m.Config
 	fs.Var(&c.Keys, "solana-keys", "comma-separated Solana keypair files or directories")
+	fs.Var(&c.HSMKeys, "solana-hsm-keys", "comma-separated labels (or id:<hex>) of ed25519 keys in the PKCS#11 token (--pkcs11-*), instead of --solana-keys")
 	fs.Var(&c.RPC, "solana-rpc", "comma-separated network=url Solana JSON-RPC endpoints, e.g. testnet=http://127.0.0.1:8899; empty: no Solana operation runs on this worker")
 	fs.Var(&c.Genesis, "solana-genesis", "comma-separated network=hash genesis hashes the RPCs must serve, for networks with no known hash or to override it (a local cluster)")
 	fs.DurationVar(&c.SlotDuration, "solana-slot-duration", c.SlotDuration, "slot time of the Solana networks (sizes waits for an epoch's end)")
@@ -111,13 +118,16 @@ func (m *Module) Validate() error {
 		errs = append(errs, fmt.Errorf("--dual-approval-threshold-lamports %d is below --approval-threshold-lamports %d", c.DualApprovalThreshold, c.ApprovalThreshold))
 	}
 	if !m.Enabled() {
-		if len(c.Keys) > 0 || len(c.Genesis) > 0 {
-			errs = append(errs, errors.New("--solana-keys or --solana-genesis is set but --solana-rpc names no network"))
+		if len(c.Keys) > 0 || len(c.HSMKeys) > 0 || len(c.Genesis) > 0 {
+			errs = append(errs, errors.New("--solana-keys, --solana-hsm-keys or --solana-genesis is set but --solana-rpc names no network"))
 		}
 		return errors.Join(errs...)
 	}
-	if len(c.Keys) == 0 {
-		errs = append(errs, errors.New("--solana-keys is required with --solana-rpc"))
+	if len(c.Keys) == 0 && len(c.HSMKeys) == 0 {
+		errs = append(errs, errors.New("--solana-keys or --solana-hsm-keys is required with --solana-rpc"))
+	}
+	if err := hsmkeys.CheckChoice("--solana-keys", len(c.Keys) > 0, "--solana-hsm-keys", c.HSMKeys); err != nil {
+		errs = append(errs, err)
 	}
 	errs = append(errs, cli.CheckEndpoints("--solana-rpc", c.RPC)...)
 	for _, n := range cli.SortedKeys(c.RPC) {
@@ -158,7 +168,11 @@ func (m *Module) Build(_ context.Context, env module.Env) (module.Built, error) 
 	}
 	built := module.Built{
 		Activities: []any{acts},
-		Keys:       acts.Keys.(*signer.SolanaKeyring).Len,
+		Keys:       acts.Keys.(keyHolder).Len,
+	}
+	if k, ok := acts.Keys.(*hsmkeys.Keys); ok {
+		// The token's login and the keys found in it are part of the module's readiness.
+		built.Networks = append(built.Networks, k)
 	}
 	for _, n := range networks {
 		built.Networks = append(built.Networks, n)
@@ -172,13 +186,9 @@ func (m *Module) Build(_ context.Context, env module.Env) (module.Built, error) 
 // after failures). The readers are returned in the order of their names.
 func (m *Module) Activities(env module.Env) (*actsolana.Activities, []*solchain.Network, error) {
 	c := &m.Config
-	keys, err := signer.LoadSolanaKeyring(c.Keys...)
+	keys, err := m.keys(env)
 	if err != nil {
-		// The keyring's error names the file or directory it could not use.
-		return nil, nil, fmt.Errorf("loading Solana keys: %w", err)
-	}
-	if keys.Len() == 0 {
-		return nil, nil, fmt.Errorf("no Solana keypair found in %v", []string(c.Keys))
+		return nil, nil, err
 	}
 	chains := map[string]actsolana.SolanaReader{}
 	networks := m.Networks(env.Logger, env.Metrics)
@@ -187,7 +197,7 @@ func (m *Module) Activities(env module.Env) (*actsolana.Activities, []*solchain.
 	}
 	return &actsolana.Activities{
 		Service: env.Service,
-		Signer: signer.NewSolana(keys, signer.SolanaPolicy{
+		Signer: signer.NewSolanaBackend(keys, signer.SolanaPolicy{
 			AllowedVoteAccounts: c.AllowedVoteAccounts,
 			MaxComputeUnitPrice: c.MaxComputeUnitPrice,
 			MaxComputeUnitLimit: uint32(c.MaxComputeUnitLimit),
@@ -202,6 +212,41 @@ func (m *Module) Activities(env module.Env) (*actsolana.Activities, []*solchain.
 		SlotDuration: c.SlotDuration,
 		EpochRecheck: env.EpochRecheck,
 	}, networks, nil
+}
+
+// keyHolder is what the module's keys are: a backend the signer signs with, that the activities
+// ask whether it holds a staker's key and readiness counts.
+type keyHolder interface {
+	keys.Backend
+	actsolana.KeyHolder
+	Len() int
+}
+
+var (
+	_ keyHolder = (*signer.SolanaKeyring)(nil)
+	_ keyHolder = (*hsmkeys.Keys)(nil)
+)
+
+// keys are the module's keys: the keypair files of --solana-keys, or the ed25519 keys in the
+// worker's PKCS#11 token that --solana-hsm-keys names.
+func (m *Module) keys(env module.Env) (keyHolder, error) {
+	c := &m.Config
+	if len(c.HSMKeys) > 0 {
+		k, err := hsmkeys.KeysOf(env.HSM, "--solana-hsm-keys", hsmkeys.Ed25519, pkcs11.SolanaAddress, c.HSMKeys)
+		if err != nil {
+			return nil, err
+		}
+		return k, nil
+	}
+	kr, err := signer.LoadSolanaKeyring(c.Keys...)
+	if err != nil {
+		// The keyring's error names the file or directory it could not use.
+		return nil, fmt.Errorf("loading Solana keys: %w", err)
+	}
+	if kr.Len() == 0 {
+		return nil, fmt.Errorf("no Solana keypair found in %v", []string(c.Keys))
+	}
+	return kr, nil
 }
 
 // Networks returns one proven reader per configured network, in the order of their names. Each

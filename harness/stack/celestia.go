@@ -57,10 +57,7 @@ func (s *Stack) startCelestia(o CelestiaOptions) error {
 	c := &Celestia{opts: o, KeyDir: filepath.Join(s.opts.Dir, "celestia-keys"), PassphraseFile: filepath.Join(s.opts.Dir, "celestia-passphrase")}
 	c.Ledger = s.Sandbox.CelestiaLedger(CelestiaNetwork)
 	c.rest = s.Sandbox.CelestiaREST(CelestiaNetwork)
-	funds := o.Funds
-	if funds == 0 {
-		funds = 100_000_000
-	}
+	funds := c.funds()
 	if o.Delegators > 0 {
 		var err error
 		if c.Delegators, err = WriteCelestiaKeys(c.KeyDir, c.PassphraseFile, o.Delegators); err != nil {
@@ -113,6 +110,9 @@ func WriteCelestiaKeys(dir, passphraseFile string, n int) ([]string, error) {
 	}
 	return kr.Addresses(), nil
 }
+
+// funds is what each delegator is funded with, in utia.
+func (c *Celestia) funds() int64 { return cmp.Or(c.opts.Funds, 100_000_000) }
 
 // workerConfig is the worker's Celestia configuration for the stack's ledger.
 func (c *Celestia) workerConfig() celestiamod.Config {

@@ -76,6 +76,8 @@ type Options struct {
 	EVM *EVMOptions
 	// Celestia, when set, adds Celestia staking (see CelestiaOptions).
 	Celestia *CelestiaOptions
+	// HSM, when set, puts every chain's keys in a SoftHSM2 token (see HSMOptions).
+	HSM *HSMOptions
 	// NoWorker leaves the worker out: the caller runs its own (StartWorker starts the stack's).
 	NoWorker bool
 	// GRPCCompression is the compression of the stack's connections to Temporal (its client's
@@ -107,7 +109,9 @@ type Stack struct {
 	// EVM is the EVM chain when Options.EVM is set.
 	EVM *EVM
 	// Celestia is the Celestia side when Options.Celestia is set.
-	Celestia  *Celestia
+	Celestia *Celestia
+	// HSM is the token and the keys in it when Options.HSM is set.
+	HSM       *HSM
 	TokenFile string
 	KeyDir    string
 	UIURL     string
@@ -193,6 +197,11 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 			return nil, err
 		}
 		s.Stakers = append(s.Stakers, pk)
+	}
+	if opts.HSM != nil {
+		if err := s.startHSM(ctx, *opts.HSM); err != nil {
+			return nil, err
+		}
 	}
 	if !opts.NoWorker {
 		if err := s.StartWorker(ctx); err != nil {
@@ -360,8 +369,21 @@ func (s *Stack) TemporalAddress() string {
 // HealthURL is the base URL of the worker's /healthz, /readyz and /metrics.
 func (s *Stack) HealthURL() string { return "http://" + s.healthLn.Addr().String() }
 
-// WorkerConfig is the configuration the stack's worker runs with.
+// WorkerConfig is the configuration the stack's worker runs with: with Options.HSM (and not
+// SecondWorker), every chain's keys in the token.
 func (s *Stack) WorkerConfig() worker.Config {
+	cfg := s.baseWorkerConfig()
+	if s.HSM != nil && !s.opts.HSM.SecondWorker {
+		s.HSM.useHSM(&cfg)
+	}
+	if s.opts.ConfigureWorker != nil {
+		s.opts.ConfigureWorker(&cfg)
+	}
+	return cfg
+}
+
+// baseWorkerConfig is the worker's configuration over the key files.
+func (s *Stack) baseWorkerConfig() worker.Config {
 	rpcURL := s.Sandbox.Runtime().URL()
 	// The local runtime serves both networks under their public names: the worker must expect its
 	// genesis hash, as the runtime reported it at start, not the public clusters'.
@@ -412,9 +434,6 @@ func (s *Stack) WorkerConfig() worker.Config {
 		StopTimeout: 5 * time.Second,
 		Pollers:     8,
 		Modules:     []module.Module{sol, evm, cel, hl, tonmod.New(), jobsmod.New()},
-	}
-	if s.opts.ConfigureWorker != nil {
-		s.opts.ConfigureWorker(&cfg)
 	}
 	return cfg
 }

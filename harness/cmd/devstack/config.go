@@ -35,6 +35,8 @@ Flags of demo and up:
   --persist              keep Temporal's database across runs (default true)
   --temporal-cli PATH    Temporal CLI binary (default: $TEMPORAL_CLI, else scripts/tools.sh temporal)
   --timeout D            demo only: give up after this long (default 5m)
+  --hsm                  every chain's keys in a SoftHSM2 token the stack creates in its
+                         directory (the worker signs through PKCS#11; default false)
 
 Every flag has an environment twin: STAKEFLOW_ plus the flag name in upper snake case.
 `
@@ -62,6 +64,7 @@ type config struct {
 	EpochRecheck  time.Duration
 	Persist       bool
 	Timeout       time.Duration
+	HSM           bool
 }
 
 // register adds the flags of demo and up to fs.
@@ -79,6 +82,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.EpochRecheck, "epoch-recheck", time.Second, "longest wait before a deactivating stake account is read again")
 	fs.BoolVar(&c.Persist, "persist", true, "keep Temporal's database across runs")
 	fs.DurationVar(&c.Timeout, "timeout", 5*time.Minute, "demo only: give up after this long")
+	fs.BoolVar(&c.HSM, "hsm", false, "every chain's keys in a SoftHSM2 token (the worker signs through PKCS#11)")
 }
 
 // validate checks the settings; the error names each one that is wrong.

@@ -76,7 +76,7 @@ func runDemo(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 	if err := ls.settleLeftovers(dctx, out, demoPrefix); err != nil {
 		return err
 	}
-	staker := ls.Stakers[0].String()
+	staker := ls.solanaStakers()[0].String()
 	fmt.Fprintf(out, "  staker:     %s (funded with %d SOL)\n", staker, cfg.StakerSOL)
 	suffix := demoSuffix()
 
@@ -141,7 +141,7 @@ const demoTIA = "5"
 // broadcast through endpoint 3, confirmed by hash on the ledger's REST endpoint.
 func (ls *localStack) celestiaDemo(ctx context.Context, out io.Writer, suffix string) error {
 	c := ls.Celestia
-	delegator, validator := c.Delegators[0], sandbox.CelestiaValidators[0]
+	delegator, validator := ls.celestiaDelegators()[0], sandbox.CelestiaValidators[0]
 	fmt.Fprintf(out, "\nCelestia (the sandbox's Celestia ledger, %s)\n  delegator: %s\n  validator: %s\n", stack.CelestiaNetwork, delegator, validator)
 	id := demoPrefix + "celestia-delegate-" + suffix
 	fmt.Fprintf(out, "\ndelegate %s TIA: MsgDelegate, SIGN_MODE_DIRECT, sent through endpoint 3, confirmed by hash\n", demoTIA)
@@ -169,7 +169,7 @@ const (
 // for the withdrawal delay (devstack advances the checkpoints once it waits) and claims it.
 func (ls *localStack) polygonDemo(ctx context.Context, out io.Writer, suffix string) error {
 	e := ls.EVM
-	staker, share := e.Stakers[0].Hex(), e.Deployment.Validators[0].Share.Hex()
+	staker, share := ls.evmStakers()[0].Hex(), e.Deployment.Validators[0].Share.Hex()
 	fmt.Fprintf(out, "\nPolygon (POL staking on the local EVM chain, geth --dev with stand-in staking contracts)\n")
 	fmt.Fprintf(out, "  staker:          %s\n  validator share: %s\n", staker, share)
 	delegateID := demoPrefix + "polygon-delegate-" + suffix

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/gagliardetto/solana-go"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.uber.org/zap"
 
@@ -119,7 +121,12 @@ func startStack(ctx context.Context, cfg config, out, stderr io.Writer) (*localS
 	began := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
+	var hsm *stack.HSMOptions
+	if cfg.HSM {
+		hsm = &stack.HSMOptions{Solana: cfg.Stakers, EVM: 2}
+	}
 	st, err := stack.Start(sctx, stack.Options{
+		HSM:            hsm,
 		TemporalCLI:    bin,
 		Dir:            cfg.StackDir,
 		Persist:        cfg.Persist,
@@ -155,9 +162,38 @@ func startStack(ctx context.Context, cfg config, out, stderr io.Writer) (*localS
 	fmt.Fprintf(out, "  Web UI:     %s\n", st.UIURL)
 	fmt.Fprintf(out, "  sandbox:    %s (token in %s)\n", st.Sandbox.URL(), st.TokenFile)
 	fmt.Fprintf(out, "  Solana RPC: %s\n", st.Sandbox.Runtime().URL())
+	if h := st.HSM; h != nil {
+		fmt.Fprintf(out, "  HSM:        SoftHSM2 token %q (SOFTHSM2_CONF=%s, module %s, PIN file %s): every chain signs through PKCS#11\n",
+			h.Token.Label, h.Token.Conf, h.Token.Module, h.Token.PINFile)
+	}
 	fmt.Fprintf(out, "  logs:       %s\n", logPath)
 	fmt.Fprintf(out, "  ready in %s\n", time.Since(began).Round(100*time.Millisecond))
 	return ls, nil
+}
+
+// solanaStakers are the funded Solana stakers the worker holds the keys of: the token's with --hsm.
+func (ls *localStack) solanaStakers() []solana.PublicKey {
+	if ls.HSM != nil {
+		return ls.HSM.Solana
+	}
+	return ls.Stakers
+}
+
+// evmStakers are the funded EVM stakers the worker holds the keys of: the token's with --hsm.
+func (ls *localStack) evmStakers() []common.Address {
+	if ls.HSM != nil {
+		return ls.HSM.EVM
+	}
+	return ls.EVM.Stakers
+}
+
+// celestiaDelegators are the funded Celestia delegators the worker holds the keys of: the
+// token's with --hsm.
+func (ls *localStack) celestiaDelegators() []string {
+	if ls.HSM != nil {
+		return ls.HSM.Celestia
+	}
+	return ls.Celestia.Delegators
 }
 
 // close stops everything the stack started.

@@ -42,11 +42,15 @@ func runUp(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 // instructions tells how to use the running stack: stakers and copy-paste commands.
 func (ls *localStack) instructions() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "  stakers (keys in %s, %d SOL each):\n", ls.KeyDir, ls.cfg.StakerSOL)
-	for _, pk := range ls.Stakers {
+	if h := ls.HSM; h != nil {
+		fmt.Fprintf(&b, "  stakers (keys in the SoftHSM2 token %q, labels %s; %d SOL each):\n", h.Token.Label, strings.Join(h.SolanaLabels, ","), ls.cfg.StakerSOL)
+	} else {
+		fmt.Fprintf(&b, "  stakers (keys in %s, %d SOL each):\n", ls.KeyDir, ls.cfg.StakerSOL)
+	}
+	for _, pk := range ls.solanaStakers() {
 		fmt.Fprintf(&b, "    %s\n", pk)
 	}
-	staker := ls.Stakers[0].String()
+	staker := ls.solanaStakers()[0].String()
 	env := "STAKEFLOW_TEMPORAL_ADDRESS=" + ls.TemporalAddress()
 	fmt.Fprintf(&b, "\nTry it (in another terminal, from this directory):\n")
 	fmt.Fprintf(&b, "  # stake 2 SOL, printing each step; the result names the stake account\n")
@@ -62,15 +66,19 @@ func (ls *localStack) instructions() string {
 		ls.Sandbox.Runtime().URL())
 	if e := ls.EVM; e != nil {
 		fmt.Fprintf(&b, "\nPolygon on the local EVM chain (geth --dev at %s, chain id 1337, network %q; stand-in staking contracts):\n", e.Node.RPCURL(), stack.EVMNetwork)
-		fmt.Fprintf(&b, "  stakers (keystore files in %s, passphrase in %s):\n", e.KeyDir, e.PassphraseFile)
-		for _, a := range e.Stakers {
+		if h := ls.HSM; h != nil {
+			fmt.Fprintf(&b, "  stakers (keys in the SoftHSM2 token %q, labels %s):\n", h.Token.Label, strings.Join(h.EVMLabels, ","))
+		} else {
+			fmt.Fprintf(&b, "  stakers (keystore files in %s, passphrase in %s):\n", e.KeyDir, e.PassphraseFile)
+		}
+		for _, a := range ls.evmStakers() {
 			fmt.Fprintf(&b, "    %s\n", a.Hex())
 		}
 		fmt.Fprintf(&b, "  POL token %s, StakeManager %s, EventsHub %s\n  validator shares:", e.Deployment.Token.Hex(), e.Deployment.StakeManager.Hex(), e.Deployment.EventsHub.Hex())
 		for _, v := range e.Deployment.Validators {
 			fmt.Fprintf(&b, " %s (validator %d)", v.Share.Hex(), v.ID)
 		}
-		evmStaker, share := e.Stakers[0].Hex(), e.Deployment.Validators[0].Share.Hex()
+		evmStaker, share := ls.evmStakers()[0].Hex(), e.Deployment.Validators[0].Share.Hex()
 		fmt.Fprintf(&b, "\n  # delegate 100 POL (approve exactly that, then buyVoucherPOL)\n")
 		fmt.Fprintf(&b, "  %s go run ./cmd/starter polygon delegate --network %s --staker %s --validator-share %s --pol 100 --wait\n", env, stack.EVMNetwork, evmStaker, share)
 		fmt.Fprintf(&b, "  # unstake 40 POL: it waits for the withdrawal delay (checkpoints come every %s here), then claims\n", checkpointEvery)

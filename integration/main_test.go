@@ -182,6 +182,8 @@ func run(m *testing.M) int {
 			cfg.Store = pgDSN
 		},
 		Logger: logger, WorkerLogger: logger.Named("worker"),
+		// Every chain's keys also in a SoftHSM2 token, for a second worker (hsm_test.go).
+		HSM: &stack.HSMOptions{PIN: hsmPIN, SecondWorker: true, Solana: 2, EVM: 2},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the local stack:", err)
@@ -190,6 +192,7 @@ func run(m *testing.M) int {
 	defer st.Close()
 	chain = solchain.New(st.Sandbox.Runtime().URL())
 	code := m.Run()
+	stopHSMWorker()
 	if code == 0 && *recordHistories != "" {
 		if err := writeHistories(context.Background(), *recordHistories); err != nil {
 			fmt.Fprintln(os.Stderr, "recording histories:", err)

@@ -77,6 +77,15 @@ func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 	forms = append(forms, tokenForms(strings.TrimSpace(string(token)))...)
 	// The webhook's secret signs every event the worker posted during the run.
 	forms = append(forms, tokenForms(hooks.secret)...)
+	// The PKCS#11 PINs: the one of the stack's SoftHSM2 token, with which a worker signs every
+	// chain's transactions (hsm_test.go), and the wrong one a test gives another worker.
+	for _, pin := range []string{hsmPIN, hsmWrongPIN} {
+		forms = append(forms, ownedBy("PKCS#11 PIN", []secretForm{
+			{Form: "as in its file", Needle: []byte(pin)},
+			{Form: "base64", Needle: aligned64(base64.StdEncoding, []byte(pin))},
+			{Form: "hex", Needle: []byte(hex.EncodeToString([]byte(pin)))},
+		})...)
+	}
 	files, err := filepath.Glob(filepath.Join(st.KeyDir, "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)

@@ -196,3 +196,15 @@ func (b *Backend) signRaw(ctx context.Context, k *key, mech uint, payload []byte
 	})
 	return sig, err
 }
+
+// signs reports whether a key of type kt signs under scheme.
+func (kt KeyType) signs(scheme keys.Scheme) bool {
+	switch kt {
+	case Ed25519:
+		return scheme == keys.Ed25519
+	case Secp256k1:
+		return scheme == keys.Secp256k1Recoverable || scheme == keys.Secp256k1
+	default:
+		return false
+	}
+}

@@ -58,8 +58,8 @@ fuzz-smoke:
 
 ## test-integration: workflows on a real Temporal dev server, the sandbox on a real Solana runtime, and every
 ## test that starts a real chain (geth --dev, the Solana runtime) beside its package's unit tests
-# The PKCS#11 key backend against a real SoftHSM2 token (Debian's softhsm2, installed by scripts/tools.sh softhsm).
-HSM_PKGS := ./signer/keys/hsm/...
+# The PKCS#11 key backend and starter keys generate/list against a real SoftHSM2 token (Debian's softhsm2, installed by scripts/tools.sh softhsm).
+HSM_PKGS := ./signer/keys/hsm/... ./internal/starter/
 REAL_CHAIN_PKGS := ./activities/evm/ ./activities/solana/ ./chain/evm/ ./chain/solana/ ./harness/cmd/sandbox/ ./harness/gethdev/ ./harness/sandbox/...
 test-integration: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... $(REAL_CHAIN_PKGS) $(HSM_PKGS)
@@ -101,9 +101,10 @@ bench-cluster: tools tools-cluster
 bench-full: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./harness/cmd/bench -server memory,file -park 10000 -park-concurrency 48
 
-## bench-go: Go benchmarks of the hot paths (decode, verify, sign; envelope decoding)
+## bench-go: Go benchmarks of the hot paths (decode, verify, sign; envelope decoding; a signature through SoftHSM2 against a file key)
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./signer/ ./apiclient/
+	$(GO) test -tags integration -run '^$$' -bench . -benchmem ./signer/keys/hsm/
 
 ## mutation: mutation testing (pinned gremlins) of signer, workflows, activities and chain/solana; fails below each package's efficacy threshold (docs/mutation.md)
 mutation:

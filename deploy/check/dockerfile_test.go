@@ -88,8 +88,10 @@ func TestDockerfile(t *testing.T) {
 		require.Contains(t, byName, target, "no stage %q", target)
 	}
 
-	// The Go build: static, trimmed paths, every binary the targets copy.
+	// The Go build: trimmed paths, every binary the targets copy; worker and starter with cgo (they
+	// dlopen PKCS#11 modules), the sandbox and the health probe static.
 	var build strings.Builder
+	builtWith := map[string]string{} // package -> the CGO_ENABLED its go build command sets
 	for _, c := range byName["build"].Commands {
 		switch c := c.(type) {
 		case *instructions.EnvCommand:
@@ -97,19 +99,37 @@ func TestDockerfile(t *testing.T) {
 				fmt.Fprintf(&build, "%s=%s\n", kv.Key, kv.Value)
 			}
 		case *instructions.RunCommand:
-			build.WriteString(strings.Join(c.CmdLine, " ") + "\n")
+			line := strings.Join(c.CmdLine, " ")
+			build.WriteString(line + "\n")
+			if !strings.Contains(line, "go build") {
+				continue
+			}
+			assert.Contains(t, line, "-trimpath")
+			cgo := ""
+			for _, f := range strings.Fields(line) {
+				if v, ok := strings.CutPrefix(f, "CGO_ENABLED="); ok {
+					cgo = v
+				}
+				if strings.HasPrefix(f, "./") {
+					builtWith[f] = cgo
+				}
+			}
 		}
 	}
-	assert.Contains(t, build.String(), "CGO_ENABLED=0")
 	assert.Contains(t, build.String(), "-trimpath")
-	for _, pkg := range []string{"./cmd/worker", "./cmd/starter", "./harness/cmd/sandbox", "./deploy/healthprobe"} {
-		assert.Contains(t, build.String(), pkg)
+	for pkg, cgo := range map[string]string{"./cmd/worker": "1", "./cmd/starter": "1", "./harness/cmd/sandbox": "0", "./deploy/healthprobe": "0"} {
+		if assert.Contains(t, builtWith, pkg, "not built") {
+			assert.Equal(t, cgo, builtWith[pkg], "%s is built with CGO_ENABLED=%q", pkg, builtWith[pkg])
+		}
 	}
-	assert.True(t, strings.HasPrefix(expandArgs(byName["build"].BaseName, args), "golang:1.26"), "build stage base %q", byName["build"].BaseName)
+	buildBase := expandArgs(byName["build"].BaseName, args)
+	assert.True(t, strings.HasPrefix(buildBase, "golang:1.26"), "build stage base %q", buildBase)
+	// The cgo binaries link the build image's glibc: it must be the runtime's Debian release.
+	assert.Contains(t, buildBase, "-bookworm", "build stage base %q", buildBase)
 
 	for target, wantBase := range map[string]string{
-		"worker":  "gcr.io/distroless/static-debian12:nonroot",
-		"starter": "gcr.io/distroless/static-debian12:nonroot",
+		"worker":  "gcr.io/distroless/cc-debian12:nonroot",
+		"starter": "gcr.io/distroless/cc-debian12:nonroot",
 		"sandbox": "node:20",
 	} {
 		t.Run(target, func(t *testing.T) {

@@ -3,11 +3,14 @@ package starter
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/mr-tron/base58"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -71,3 +74,29 @@ func TestKeysImportCelestia(t *testing.T) {
 }
 
 func newFlagSet() *flag.FlagSet { return flag.NewFlagSet("test", flag.ContinueOnError) }
+
+// TestKeysListFileKeys: keys list --solana-keys shows the keypair file's address (the base58 of
+// its public half, by another library) and nothing of its private half.
+func TestKeysListFileKeys(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	require.NoError(t, err)
+	ints := make([]int, len(priv))
+	for i, c := range priv {
+		ints[i] = int(c)
+	}
+	js, err := json.Marshal(ints)
+	require.NoError(t, err)
+	f := filepath.Join(t.TempDir(), "id.json")
+	require.NoError(t, os.WriteFile(f, js, 0o600))
+	out := &bytes.Buffer{}
+	require.NoError(t, Run(context.Background(), []string{"keys", "list", "--solana-keys", f}, out, noDial(t)))
+	assert.Contains(t, out.String(), base58.Encode(pub))
+	assert.Contains(t, out.String(), "solana")
+	assert.NotContains(t, out.String(), base58.Encode(priv.Seed()))
+	assert.NotContains(t, out.String(), string(js[:20]))
+
+	err = Run(context.Background(), []string{"keys", "list"}, &bytes.Buffer{}, noDial(t))
+	var ue *UsageError
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, err.Error(), "give a backend")
+}

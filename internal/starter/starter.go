@@ -48,6 +48,12 @@ Operations:
 // usageTail follows the chains' command groups in the usage.
 const usageTail = `Keys:
   keys import --chain celestia --dir DIR --passphrase-file FILE   (reads a BIP-39 mnemonic, not echoed; m/44'/118'/0'/0/0)
+  keys generate --backend pkcs11 --chain solana|evm|celestia|hyperliquid --label L
+                --pkcs11-module M --pkcs11-token T --pkcs11-pin-file F
+                (a key pair made inside the HSM token, never extractable; prints its address)
+  keys list [--pkcs11-module M --pkcs11-token T --pkcs11-pin-file F] [--solana-keys F,..]
+            [--evm-keys DIR --evm-passphrase-file F] [--celestia-keys DIR --celestia-passphrase-file F]
+            [--hyperliquid-keys DIR --hyperliquid-passphrase-file F]   (addresses and labels, never secrets)
 Schedules (recurring stakes; each run's operation ID is the schedule ID plus its scheduled time):
   schedule create   --schedule-id ID (--cron EXPR | --every 24h [--offset 9h]) --network N --staker ADDR
                     (--lamports N | --sol X) [--vote-account ADDR] [--overlap skip] [--catchup-window 10m]
@@ -155,7 +161,7 @@ var groups = map[string]struct {
 	"schedule": {errNoVerb, (*Session).scheduleCmd},
 	"data":     {errors.New("data: give a command: export"), (*Session).dataCmd},
 	"ssv":      {errors.New("ssv: give a command: list"), (*Session).ssvCmd},
-	"keys": {errors.New("keys: give a command: import"), func(r *Session, fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
+	"keys": {errors.New("keys: give a command: import, generate, list"), func(r *Session, fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
 		return r.keysCmd(fs, verb, os.Stdin)
 	}},
 }

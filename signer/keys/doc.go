@@ -6,8 +6,8 @@
 // nothing, in the shape of go-ethereum's accounts.Wallet: it lists its Accounts and signs for
 // one. The file keyrings (signer.SolanaKeyring, evm.Keyring, cosmos.Keyring) are the first
 // backends; each keeps its one loader and its refusals (files the group or others may read,
-// mismatched addresses). Another backend, such as keys in an HSM reached through PKCS#11,
-// plugs in by implementing Backend: Accounts reads the token's public keys and derives each
+// mismatched addresses). Keys in an HSM reached through PKCS#11 (package signer/keys/hsm)
+// plug in by implementing Backend: Accounts reads the token's public keys and derives each
 // chain's address, Handle carries the key's label or object id, and Sign maps each Scheme to a
 // mechanism (CKM_EDDSA over the message; CKM_ECDSA over the digest, then normalising to low S and,
 // for Secp256k1Recoverable, finding the recovery id against the public key). The chain signers

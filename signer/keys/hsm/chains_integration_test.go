@@ -4,16 +4,25 @@ package hsm_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"math/big"
 	"testing"
+	"time"
 
+	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+	secpecdsa "github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stakeflow/stakeflow/signer/cosmos"
+	"github.com/stakeflow/stakeflow/signer/cosmos/tx"
 	"github.com/stakeflow/stakeflow/signer/evm"
+	"github.com/stakeflow/stakeflow/signer/hyperliquid"
 	"github.com/stakeflow/stakeflow/signer/keys/hsm"
 	"github.com/stakeflow/stakeflow/signer/keys/hsm/hsmtest"
 )
@@ -77,4 +86,70 @@ func TestTokenNeverCalledForATransactionThatFailsVerification(t *testing.T) {
 	require.ErrorIs(t, err, evm.ErrVerification)
 	assert.Nil(t, signed)
 	assert.Zero(t, b.Signs(), "the token was asked to sign")
+}
+
+// TestCelestiaTransactionSignedInTheTokenVerifies: signer/cosmos's signer built over the token's
+// backend signs a verified delegation; the signature the TxRaw carries verifies over the
+// SIGN_MODE_DIRECT sign doc with the token key's public key (decred's secp256k1).
+func TestCelestiaTransactionSignedInTheTokenVerifies(t *testing.T) {
+	// A Celestia validator operator address (internal/starter tests, celValidator).
+	const validator = "celestiavaloper1u3drplq4vr90nnwz0tvnrhetc82heq8halazeh"
+	tok := hsmtest.Open(t, hsmtest.New(t))
+	_, err := tok.Generate(hsm.Secp256k1, "tia-delegator")
+	require.NoError(t, err)
+	b, err := tok.Backend(hsm.Secp256k1, hsm.CosmosAddress(cosmos.AccountPrefix), []string{"tia-delegator"})
+	require.NoError(t, err)
+	acct := b.Accounts()[0]
+	s := cosmos.NewSignerBackend(b, cosmos.Policy{Validators: []string{validator}, MaxFee: 10_000, MaxGas: 400_000, Memo: "stakeflow"})
+	in := cosmos.Intent{Operation: cosmos.OpDelegate, Network: cosmos.NetworkMocha, Delegator: acct.Address, Validator: validator,
+		Amount: "1000000", TimeoutHeight: 1000}
+	account := cosmos.Account{AccountNumber: 7, Sequence: 3}
+	u, err := cosmos.Build(in, acct.PublicKey, account, cosmos.FeeParams{GasLimit: 200_000, Fee: 400}, "stakeflow")
+	require.NoError(t, err)
+	signed, err := s.Sign(context.Background(), u, in, account)
+	require.NoError(t, err)
+	raw, err := base64.StdEncoding.DecodeString(signed.TxBase64)
+	require.NoError(t, err)
+	txRaw, err := tx.UnmarshalTxRaw(raw)
+	require.NoError(t, err)
+	require.Len(t, txRaw.Signatures, 1)
+	sig := txRaw.Signatures[0]
+	require.Len(t, sig, 64)
+	chainID, err := cosmos.ChainID(cosmos.NetworkMocha)
+	require.NoError(t, err)
+	assert.Equal(t, "mocha-4", chainID)
+	sum := sha256.Sum256(tx.TxRaw{BodyBytes: u.BodyBytes, AuthInfoBytes: u.AuthInfoBytes}.SignDoc(chainID, 7).Marshal())
+	pk, err := secp256k1.ParsePubKey(acct.PublicKey)
+	require.NoError(t, err)
+	var r, sc secp256k1.ModNScalar
+	require.False(t, r.SetByteSlice(sig[:32]))
+	require.False(t, sc.SetByteSlice(sig[32:]))
+	assert.False(t, sc.IsOverHalfOrder())
+	assert.True(t, secpecdsa.NewSignature(&r, &sc).Verify(sum[:], pk))
+	assert.Equal(t, uint64(1), b.Signs())
+}
+
+// TestHyperliquidActionSignedInTheTokenRecoversTheDelegator: signer/hyperliquid's signer built
+// over the token's backend signs a verified cWithdraw; its {r, s, v} over the EIP-712 digest
+// recovers the token key's address with go-ethereum, with low S and v 27 or 28.
+func TestHyperliquidActionSignedInTheTokenRecoversTheDelegator(t *testing.T) {
+	tok := hsmtest.Open(t, hsmtest.New(t))
+	_, err := tok.Generate(hsm.Secp256k1, "hl-delegator")
+	require.NoError(t, err)
+	b, err := tok.Backend(hsm.Secp256k1, hsm.EVMAddress, []string{"hl-delegator"})
+	require.NoError(t, err)
+	delegator := common.HexToAddress(b.Accounts()[0].Address)
+	s := hyperliquid.NewBackend(b, hyperliquid.Policy{})
+	nonce := uint64(time.Now().UnixMilli())
+	u := &hyperliquid.Unsigned{Action: hyperliquid.Action{Type: hyperliquid.TypeCWithdraw, SignatureChainID: hyperliquid.DefaultSignatureChainID,
+		HyperliquidChain: "Testnet", Wei: 150_000_000, Nonce: nonce}}
+	signed, err := s.Sign(context.Background(), hyperliquid.Intent{Network: "testnet", Delegator: delegator, Amount: "1.5"}, u)
+	require.NoError(t, err)
+	sig := append(append(common.FromHex(signed.Signature.R), common.FromHex(signed.Signature.S)...), signed.Signature.V-27)
+	require.Len(t, sig, 65)
+	assert.LessOrEqual(t, new(big.Int).SetBytes(sig[32:64]).Cmp(halfN), 0, "high S")
+	rec, err := crypto.SigToPub(common.FromHex(signed.Digest), sig)
+	require.NoError(t, err)
+	assert.Equal(t, delegator, crypto.PubkeyToAddress(*rec))
+	assert.Equal(t, uint64(1), b.Signs())
 }

@@ -8,12 +8,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/gagliardetto/solana-go"
 
 	"github.com/stakeflow/stakeflow/signer/cosmos/tx"
-	"github.com/stakeflow/stakeflow/signer/keys"
 )
 
 // Config names the token a worker signs with.
@@ -39,26 +37,6 @@ const (
 
 // Valid reports whether kt is a key type this package knows.
 func (kt KeyType) Valid() bool { return kt == Ed25519 || kt == Secp256k1 }
-
-// signs reports whether a key of type kt signs under scheme.
-func (kt KeyType) signs(scheme keys.Scheme) bool {
-	switch kt {
-	case Ed25519:
-		return scheme == keys.Ed25519
-	case Secp256k1:
-		return scheme == keys.Secp256k1Recoverable || scheme == keys.Secp256k1
-	default:
-		return false
-	}
-}
-
-// pubLen is the length of a key type's public key as the chains write it.
-func (kt KeyType) pubLen() int {
-	if kt == Ed25519 {
-		return 32
-	}
-	return 33
-}
 
 // KeyInfo is the public data of one key pair in the token.
 type KeyInfo struct {
@@ -147,16 +125,6 @@ func EVMAddress(pub []byte) (string, error) {
 // bech32 prefix hrp (Celestia: "celestia"), over a 33-byte compressed secp256k1 public key.
 func CosmosAddress(hrp string) func(pub []byte) (string, error) {
 	return func(pub []byte) (string, error) { return tx.Address(hrp, pub) }
-}
-
-// compressSecp256k1 parses an uncompressed or compressed secp256k1 point and returns its
-// 33-byte compressed form.
-func compressSecp256k1(point []byte) ([]byte, error) {
-	k, err := secp256k1.ParsePubKey(point)
-	if err != nil {
-		return nil, err
-	}
-	return k.SerializeCompressed(), nil
 }
 
 // parseRef reads a key reference: "id:<hex>" names a CKA_ID, anything else a CKA_LABEL.

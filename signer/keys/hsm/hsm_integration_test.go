@@ -292,3 +292,20 @@ func TestSignOpensANewSessionAfterTheTokenClosedThem(t *testing.T) {
 	assert.Equal(t, acct.Address, crypto.PubkeyToAddress(*rec).Hex())
 	assert.Equal(t, 1, hsm.IdleSessionsForTest(tok))
 }
+
+// TestTwoOpensOfOneTokenInOneProcess: each chain module may open the same token; closing one
+// leaves the other logged in and signing (C_Initialize/C_Finalize are the process's, counted).
+func TestTwoOpensOfOneTokenInOneProcess(t *testing.T) {
+	tk := hsmtest.New(t)
+	a := hsmtest.Open(t, tk)
+	_, err := a.Generate(hsm.Ed25519, "sol-1")
+	require.NoError(t, err)
+	b := hsmtest.Open(t, tk)
+	bb, err := b.Backend(hsm.Ed25519, hsm.SolanaAddress, []string{"sol-1"})
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+	acct := bb.Accounts()[0]
+	sig, err := bb.Sign(context.Background(), acct, keys.Ed25519, []byte("still open"))
+	require.NoError(t, err)
+	assert.True(t, ed25519.Verify(acct.PublicKey, []byte("still open"), sig))
+}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/miekg/pkcs11"
 )
 
@@ -537,4 +538,14 @@ func (t *Token) resolve(sh pkcs11.SessionHandle, ref string) (KeyInfo, pkcs11.Ob
 		return KeyInfo{}, 0, configErr("key %q: token %q holds %d private keys with its id %s, want 1", ref, t.label, len(privs), hex.EncodeToString(ki.ID))
 	}
 	return ki, privs[0], nil
+}
+
+// compressSecp256k1 parses an uncompressed or compressed secp256k1 point and returns its
+// 33-byte compressed form.
+func compressSecp256k1(point []byte) ([]byte, error) {
+	k, err := secp256k1.ParsePubKey(point)
+	if err != nil {
+		return nil, err
+	}
+	return k.SerializeCompressed(), nil
 }

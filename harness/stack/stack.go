@@ -145,11 +145,12 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		opts.WorkerLogger = zap.NewNop()
 	}
 	s = &Stack{opts: opts, pick: pickPort, KeyDir: filepath.Join(opts.Dir, "keys"), TokenFile: filepath.Join(opts.Dir, "service-token")}
-	defer func() {
+	// What started is stopped on an error (the stack itself: each error return sets s to nil).
+	defer func(started *Stack) {
 		if err != nil {
-			s.Close()
+			started.Close()
 		}
-	}()
+	}(s)
 	if err := os.MkdirAll(s.KeyDir, 0o700); err != nil {
 		return nil, err
 	}

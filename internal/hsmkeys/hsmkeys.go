@@ -140,10 +140,10 @@ func Register(d Driver) {
 	driver = &d
 }
 
-// Backoff bounds the waits between two logins while the token refuses the PIN.
+// minRetry and maxRetry bound the waits between two logins while the token refuses the PIN.
 var (
-	MinRetry = time.Second
-	MaxRetry = time.Minute
+	minRetry = time.Second
+	maxRetry = time.Minute
 )
 
 // Token is the worker's session on the token, shared by every chain's keys.
@@ -231,7 +231,7 @@ func (t *Token) login(digest [32]byte) error {
 		if t.isLogin(err) {
 			t.refused, t.hasRefd = digest, true
 			t.reason = fmt.Errorf("PKCS#11 token %q refused the PIN in %s (the file is read again every %s at most; a PIN refused once is not tried again: an HSM locks its PIN after a few failures)",
-				t.s.Token, t.s.PINFile, MaxRetry)
+				t.s.Token, t.s.PINFile, maxRetry)
 			t.logger.Error("PKCS#11 token refused the PIN: the keys on it stay unusable and the worker unready until the PIN file holds the right PIN",
 				zap.String("token", t.s.Token), zap.String("pinFile", t.s.PINFile))
 			return err
@@ -260,7 +260,7 @@ func (t *Token) Verified() error {
 	return t.reason
 }
 
-// Run logs in again, while the token refuses the PIN, on a backoff from MinRetry to MaxRetry,
+// Run logs in again, while the token refuses the PIN, on a backoff from minRetry to maxRetry,
 // until it is logged in or ctx is done. A PIN file whose content the token already refused is not
 // tried again. Only the first call runs; later ones return at once.
 func (t *Token) Run(ctx context.Context) {
@@ -271,7 +271,7 @@ func (t *Token) Run(ctx context.Context) {
 	}
 	t.running = true
 	t.mu.Unlock()
-	wait := MinRetry
+	wait := minRetry
 	for {
 		timer := time.NewTimer(wait)
 		select {
@@ -283,7 +283,7 @@ func (t *Token) Run(ctx context.Context) {
 			return
 		case <-timer.C:
 		}
-		wait = min(2*wait, MaxRetry)
+		wait = min(2*wait, maxRetry)
 		digest, err := t.pinDigest()
 		if err != nil {
 			t.logger.Warn("PKCS#11 PIN file unreadable", zap.String("pinFile", t.s.PINFile), zap.Error(err))

@@ -135,8 +135,8 @@ func TestSettingsComeTogether(t *testing.T) {
 // (never the PIN); the same PIN is never tried twice however long it waits; once the PIN file
 // holds the right PIN the token logs in on the backoff and the keys sign.
 func TestWrongPINKeepsKeysUnusableThenLogsInOnceFixed(t *testing.T) {
-	defer func(a, b time.Duration) { MinRetry, MaxRetry = a, b }(MinRetry, MaxRetry)
-	MinRetry, MaxRetry = time.Millisecond, 2*time.Millisecond
+	defer func(a, b time.Duration) { minRetry, maxRetry = a, b }(minRetry, maxRetry)
+	minRetry, maxRetry = time.Millisecond, 2*time.Millisecond
 	f, s := newFake(t, "9999-wrong")
 	tok, err := OpenWith(s, nil, Driver{f.open, isFakeLogin})
 	require.NoError(t, err)
@@ -184,8 +184,8 @@ func TestUnknownKeyRefusedNamingIt(t *testing.T) {
 	assert.Contains(t, err.Error(), "--solana-hsm-keys")
 	assert.Contains(t, err.Error(), `"no-such-key"`)
 
-	defer func(a, b time.Duration) { MinRetry, MaxRetry = a, b }(MinRetry, MaxRetry)
-	MinRetry, MaxRetry = time.Millisecond, time.Millisecond
+	defer func(a, b time.Duration) { minRetry, maxRetry = a, b }(minRetry, maxRetry)
+	minRetry, maxRetry = time.Millisecond, time.Millisecond
 	f, s = newFake(t, "wrong")
 	tok, err = OpenWith(s, nil, Driver{f.open, isFakeLogin})
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/approval"
 )
 
 // A Module is one chain family (or the data jobs) as the worker sees it.
@@ -60,6 +61,10 @@ type Env struct {
 	Store any
 	// EpochRecheck caps every wait for a chain's epoch or queue before the chain is read again.
 	EpochRecheck time.Duration
+	// Approvers are the worker's approvers (--approvers): a module whose operations wait for
+	// approval carries them in its policy decision (activities.PolicyDecision.Approvers), so that
+	// decisions must be signed by their keys. None: decisions name their approver in free text.
+	Approvers []approval.Approver
 }
 
 // Built is a module built for one worker.

@@ -273,6 +273,10 @@ func (o *Operation) signer(in ApprovalInput) (*approval.Approver, error) {
 // key when the start was signed, else by name); an approver (key) who already decided; or an
 // operation past its approval gate. It returns the signing approver in signed mode.
 func (o *Operation) validateDecision(ctx workflow.Context, decision string, in ApprovalInput) (*approval.Approver, error) {
+	if !o.policyKnown && o.status.Step != StepValidating {
+		// An operation that asks no policy (a chain without approvals) never awaits one.
+		return nil, fmt.Errorf("operation is not awaiting approval (step: %s)", o.status.Step)
+	}
 	if !o.policyKnown {
 		return nil, errors.New(ErrPolicyPending + " (it decides whether decisions must be signed): try again in a moment")
 	}

@@ -684,7 +684,11 @@ func whatIsDecided(cmd string, st *workflows.Status) string {
 func decisionLine(id, cmd, approver string, st *workflows.Status) string {
 	ap := st.Approval
 	if ap.Decision != "" {
-		return fmt.Sprintf("%s: %s (latest decision by %s)", id, ap.Decision, ap.Approver)
+		who := ap.Approver
+		if n := len(ap.Decisions); n > 0 && ap.Decisions[n-1].Fingerprint != "" {
+			who += " (" + ap.Decisions[n-1].Fingerprint + ")"
+		}
+		return fmt.Sprintf("%s: %s (latest decision by %s)", id, ap.Decision, who)
 	}
 	n := 0
 	for _, d := range ap.Decisions {

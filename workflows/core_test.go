@@ -882,15 +882,15 @@ func (s *CoreSuite) TestApprovalTimesOutAfterApprovalTimeout() {
 	s.Equal(0, s.f.builds)
 }
 
-// Decisions sent while the policy is being checked are refused with a "try again": until the
+// Approvals sent while the policy is being checked are refused with a "try again": until the
 // policy answers the workflow cannot tell whether they must be signed, so a free-text name sent
 // early can never stand in for a signature. Sent again once it answered, they count.
-func (s *CoreSuite) TestDecisionsBeforeThePolicyAnsweredAreRefusedToTryAgain() {
+func (s *CoreSuite) TestApprovalsBeforeThePolicyAnsweredAreRefusedToTryAgain() {
 	s.env.OnActivity(s.f.Policy, mock.Anything, mock.Anything).After(time.Hour).
 		Return(activities.PolicyDecision{ApprovalsRequired: 2}, nil)
 	var early, later []string
 	s.decide(UpdateApprove, "bob", "", time.Minute, &early)
-	s.decide(UpdateReject, "carol", "", 2*time.Minute, &early)
+	s.decide(UpdateApprove, "carol", "", 2*time.Minute, &early)
 	var before Status
 	s.env.RegisterDelayedCallback(func() { before = s.status() }, 30*time.Minute)
 	s.decide(UpdateApprove, "bob", "", 2*time.Hour, &later)
@@ -898,7 +898,7 @@ func (s *CoreSuite) TestDecisionsBeforeThePolicyAnsweredAreRefusedToTryAgain() {
 	start := s.env.Now()
 	s.run(coreInput{Steps: 1})
 	s.result()
-	s.Require().Len(early, 2, "both early decisions refused")
+	s.Require().Len(early, 2, "both early approvals refused")
 	for _, msg := range early {
 		s.Contains(msg, "the operation's policy is not known yet")
 		s.Contains(msg, "try again")
@@ -907,10 +907,39 @@ func (s *CoreSuite) TestDecisionsBeforeThePolicyAnsweredAreRefusedToTryAgain() {
 	s.Empty(before.Approval.Mode)
 	s.Empty(later)
 	ap := s.status().Approval
-	s.Equal(DecisionApproved, ap.Decision, "the early rejection did not count")
+	s.Equal(DecisionApproved, ap.Decision)
 	s.Equal(ModeNamed, ap.Mode)
 	s.Len(ap.Decisions, 2)
 	s.GreaterOrEqual(s.env.Now().Sub(start), 3*time.Hour, "built only after the second approval sent after the policy")
+}
+
+// A rejection sent while the policy is being checked stops the operation, in either mode: it can
+// only stop it, as a cancel can. Signed, its signature must verify, and its key is recorded.
+func (s *CoreSuite) TestARejectionBeforeThePolicyAnsweredStops() {
+	for _, signed := range []bool{false, true} {
+		s.SetupTest()
+		s.env.OnActivity(s.f.Policy, mock.Anything, mock.Anything).After(time.Hour).
+			Return(activities.PolicyDecision{Approvers: configured}, nil)
+		out := map[string]string{}
+		if signed {
+			s.send(UpdateReject, "forged", time.Minute, func() ApprovalInput {
+				return signedInput(bobKey, s.statementFor(approval.Reject), func(in *ApprovalInput) { in.Statement += "x" })
+			}, out)
+			s.send(UpdateReject, "dave", 2*time.Minute, func() ApprovalInput { return signedInput(daveKey, s.statementFor(approval.Reject), nil) }, out)
+		} else {
+			s.send(UpdateReject, "dave", 2*time.Minute, func() ApprovalInput { return ApprovalInput{Approver: "dave", Reason: "hold"} }, out)
+		}
+		s.run(coreInput{Steps: 1})
+		s.Equal(ErrRejected, s.failure().Type(), "signed %v", signed)
+		s.Equal("accepted", out["dave"])
+		s.Equal(0, s.f.builds)
+		ap := s.status().Approval
+		s.Require().Len(ap.Decisions, 1)
+		if signed {
+			s.Contains(out["forged"], "the signature does not verify")
+			s.Equal(sshFingerprint(daveKey), ap.Decisions[0].Fingerprint)
+		}
+	}
 }
 
 func (s *CoreSuite) TestCancelWhileAwaitingApprovalBuildsNothing() {

@@ -127,8 +127,8 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 			func(ctx workflow.Context, in ApprovalInput) (Status, error) {
 				signer, err := o.signer(in)
 				if err != nil {
-					// Validated already; only a replay of a decision accepted before signed mode
-					// existed can come here, and it counts as it did then.
+					// Validated already: only the replay of a decision accepted before signed
+					// decisions existed comes here, and it counts as it did then.
 					signer = nil
 				}
 				o.decide(ctx, decision, in, signer)
@@ -238,8 +238,21 @@ func (o *Operation) readStart(info *workflow.Info) {
 }
 
 // signer is the configured approver whose key signed the decision in signed mode (nil in named
-// mode), or why the decision's signature or key cannot count.
+// mode), or why the decision's signature or key cannot count. Before the policy answered (only a
+// rejection is taken then) a signed decision is named by its key, whose signature must verify:
+// whether the key is an approver's cannot be known yet.
 func (o *Operation) signer(in ApprovalInput) (*approval.Approver, error) {
+	if !o.policyKnown {
+		if in.Statement == "" && in.PublicKey == "" && in.Signature == "" {
+			return nil, nil
+		}
+		pub, err := approval.Signed{Statement: in.Statement, PublicKey: in.PublicKey, Signature: in.Signature}.Verify()
+		if err != nil {
+			return nil, err
+		}
+		fp := approval.Fingerprint(pub)
+		return &approval.Approver{Name: fp, PublicKey: pub, Fingerprint: fp}, nil
+	}
 	if len(o.approvers) == 0 {
 		return nil, nil
 	}
@@ -267,8 +280,9 @@ func (o *Operation) signer(in ApprovalInput) (*approval.Approver, error) {
 	return who, nil
 }
 
-// validateDecision refuses an approve or reject update that cannot count: one sent before the
-// policy answered; in signed mode one not signed by a configured approver's key over a statement
+// validateDecision refuses an approve or reject update that cannot count: an approval sent
+// before the policy answered (until then the workflow cannot tell whether it must be signed; a
+// rejection is taken, as it can only stop the operation); in signed mode one not signed by a configured approver's key over a statement
 // for this operation, this decision, this intent and a time since its start; the initiator (by
 // key when the start was signed, else by name); an approver (key) who already decided; or an
 // operation past its approval gate. It returns the signing approver in signed mode.
@@ -277,8 +291,9 @@ func (o *Operation) validateDecision(ctx workflow.Context, decision string, in A
 		// An operation that asks no policy (a chain without approvals) never awaits one.
 		return nil, fmt.Errorf("operation is not awaiting approval (step: %s)", o.status.Step)
 	}
-	if !o.policyKnown {
-		return nil, errors.New(ErrPolicyPending + " (it decides whether decisions must be signed): try again in a moment")
+	if !o.policyKnown && decision == DecisionApproved {
+		// A rejection is taken: it can only stop the operation, as a cancel can.
+		return nil, errors.New(ErrPolicyPending + " (it decides whether approvals must be signed): try again in a moment")
 	}
 	who, err := o.signer(in)
 	if err != nil {

@@ -68,10 +68,10 @@ func (s *signing) signer(keyFlag string) (sg statementSigner, close func(), err 
 		}
 		a, err := agentKey(agent.NewClient(conn), s.fingerprint)
 		if err != nil {
-			conn.Close()
+			_ = conn.Close()
 			return nil, nil, err
 		}
-		return a, func() { conn.Close() }, nil
+		return a, func() { _ = conn.Close() }, nil
 	}
 	return nil, func() {}, nil
 }

@@ -199,9 +199,9 @@ const MemoStart = "stakeflowStart"
 // operation's start: the clocks of an approver's machine and the server differ a little.
 const StatementSkew = 5 * time.Minute
 
-// ErrPolicyPending starts the refusal of a decision sent before the operation's policy answered:
+// PolicyPending starts the refusal of a decision sent before the operation's policy answered:
 // until then the workflow cannot tell whether decisions must be signed. Try again.
-const ErrPolicyPending = "the operation's policy is not known yet"
+const PolicyPending = "the operation's policy is not known yet"
 
 // readStart reads the signed start statement from the memo, when there is one: a valid one names
 // the initiator's key, an invalid one fails the operation before its policy (startErr).
@@ -293,7 +293,7 @@ func (o *Operation) validateDecision(ctx workflow.Context, decision string, in A
 	}
 	if !o.policyKnown && decision == DecisionApproved {
 		// A rejection is taken: it can only stop the operation, as a cancel can.
-		return nil, errors.New(ErrPolicyPending + " (it decides whether approvals must be signed): try again in a moment")
+		return nil, errors.New(PolicyPending + " (it decides whether approvals must be signed): try again in a moment")
 	}
 	who, err := o.signer(in)
 	if err != nil {

@@ -635,6 +635,17 @@ func (r *Session) decideCmd(fs *flag.FlagSet, cmd string) func(context.Context) 
 	}
 }
 
+// approvalMode says how an operation's decisions are bound to people.
+func approvalMode(mode string) string {
+	switch mode {
+	case workflows.ModeSigned:
+		return "signed by approvers' keys"
+	case workflows.ModeNamed:
+		return "named in free text: not separation of duties"
+	}
+	return "policy not known yet"
+}
+
 // awaitPolicy reads the operation's status until its policy answered (its approval mode is
 // known) or it left the validating step: the workflow refuses decisions before, since it cannot
 // tell yet whether they must be signed.
@@ -815,7 +826,13 @@ func (r *Session) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 				fmt.Fprintf(&b, "\n  validator: %s", st.Validator)
 			}
 			if st.Approval.Required {
-				fmt.Fprintf(&b, "\n  approval:  %s %s", OrDash(st.Approval.Decision), st.Approval.Approver)
+				fmt.Fprintf(&b, "\n  approval:  %s %s (%s)", OrDash(st.Approval.Decision), st.Approval.Approver, approvalMode(st.Approval.Mode))
+				for _, d := range st.Approval.Decisions {
+					if d.Fingerprint != "" {
+						fmt.Fprintf(&b, "\n    %s by %s (%s)", d.Decision, d.Approver, d.Fingerprint)
+					}
+				}
+				fmt.Fprintf(&b, "\n  intent:    %s", st.IntentDigest)
 			}
 			for _, at := range st.Attempts {
 				fmt.Fprintf(&b, "\n  %s build %d: %s %s", at.Kind, at.Build, at.TxID, OrDash(at.Outcome))

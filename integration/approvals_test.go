@@ -267,4 +267,9 @@ func TestSignedApprovals(t *testing.T) {
 	require.Len(t, doneTwo.Approval.Decisions, 2)
 	require.Equal(t, []string{keyFingerprint(t, "bob"), keyFingerprint(t, "carol")},
 		[]string{doneTwo.Approval.Decisions[0].Fingerprint, doneTwo.Approval.Decisions[1].Fingerprint})
+	out, err = signedRun(t, "status", "--id", idTwo)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "(signed by approvers' keys)")
+	require.Contains(t, out, "approved by carol ("+keyFingerprint(t, "carol")+")")
+	require.Contains(t, out, "intent:    "+doneTwo.IntentDigest)
 }

@@ -1,5 +1,7 @@
 package activities
 
+import "github.com/stakeflow/stakeflow/approval"
+
 // Error types of the application errors activities return. Workflows switch on them with
 // errors.As(err, &appErr) and appErr.Type(). Every type listed in NonRetryable is final for the
 // activity that returned it; it is not always final for the operation (see ErrChainRejected).
@@ -83,6 +85,10 @@ type PolicyDecision struct {
 	ApprovalThreshold uint64 `json:"approvalThreshold"`
 	// DualApprovalThreshold is the two-approval threshold in force, in the chain's base unit (0: off).
 	DualApprovalThreshold uint64 `json:"dualApprovalThreshold,omitempty"`
+	// Approvers are the worker's configured approvers (--approvers): with any, every decision
+	// must be a statement signed by one of their keys; with none, decisions name their approver
+	// in free text. Carried in history so that the update validator verifies deterministically.
+	Approvers []approval.Approver `json:"approvers,omitempty"`
 }
 
 // Confirmation outcomes.

@@ -110,7 +110,12 @@ func TestApprovalGate(t *testing.T) {
 	snapshotAs(t, id, "StakeWorkflow-awaiting-approval")
 
 	_, err = starterRun(t, "approve", "--id", id)
-	require.ErrorContains(t, err, "--approver is required")
+	require.ErrorContains(t, err, "give --key FILE or --ssh-agent (signed decisions), or --approver NAME on a worker without approvers")
+	// This worker has no approvers: a typed name decides, and the status says so.
+	require.Equal(t, workflows.ModeNamed, queryStatus(t, id).Approval.Mode)
+	out, err = starterRun(t, "status", "--id", id)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "named in free text: not separation of duties")
 	_, err = starterRun(t, "approve", "--id", id, "--approver", "alice")
 	require.ErrorContains(t, err, "alice started this operation")
 	require.Equal(t, workflows.StepAwaitingApproval, queryStatus(t, id).Step, "the requester's approval does not count")

@@ -171,7 +171,7 @@ func run(m *testing.M) int {
 		// Epochs last hours: they turn only when a test warps them, so every wait is deterministic.
 		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000, Logger: logger.Named("runtime")},
 		EpochRecheck: time.Second,
-		Stakers:      26, StakerLamports: 100 * sol,
+		Stakers:      28, StakerLamports: 100 * sol,
 		// EVM keys 6-8 are the EigenLayer pod owners, 9-11 Hyperliquid's delegators (hyperliquidDelegator),
 		// 12 the staker of TestPolygonReplacementRefusedThenCancelledEndsOnTheChainsWord.
 		EVM:               &stack.EVMOptions{Stakers: 13},

@@ -102,6 +102,12 @@ func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 		pub := solana.PrivateKey(key).PublicKey().String()
 		forms = append(forms, keyForms("staker "+pub+" key", key, string(raw))...)
 	}
+	// The approvers' private keys (approvals_test.go), which signed statements through the
+	// admin tool's key files and SSH agent: an Ed25519 key is its seed then its public key, as a
+	// Solana keypair, so the same forms.
+	for name, k := range approverKeys() {
+		forms = append(forms, keyForms("approver "+name+" key", k, "")...)
+	}
 	// The EVM keys (keystore v3 files: their private keys in every form, and the passphrase that
 	// seals them): the Polygon stakers' and the Hyperliquid delegators' (hyperliquidDelegator),
 	// whose keys sign the cWithdraw actions.

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/approval"
 )
 
 // The core's tests drive Operation and Transact through the workflow test suite with a fake chain:
@@ -55,6 +56,9 @@ type coreInput struct {
 	// ReadAfter reads the chain after the steps, stalling while the read fails in a way that may
 	// heal, as a chain's wait does.
 	ReadAfter bool
+	// StartMemo is the signed start the starter puts in the memo (the test environment does not
+	// pass a start's memo: the test workflow upserts it before the operation reads it).
+	StartMemo *approval.Signed
 }
 
 // coreResult is what the test workflow returns.
@@ -285,6 +289,11 @@ func (t *fakeTx) Confirmed() Confirmed {
 // workflow is a chain's workflow reduced to the core: policy and approval, an optional validator
 // pre-flight, then in.Steps transaction steps, resting in fakeWait between them.
 func (f *fakeChain) workflow(ctx workflow.Context, in coreInput) (coreResult, error) {
+	if in.StartMemo != nil {
+		if err := workflow.UpsertMemo(ctx, map[string]any{MemoStart: *in.StartMemo}); err != nil {
+			return coreResult{}, err
+		}
+	}
 	o, err := NewOperation(ctx, Setup{
 		Chain: fakeChainName, Network: "devnet", Operation: "bond", Staker: "alice",
 		Amount: in.Amount, Unit: fakeUnit, Validator: in.Validator, Account: in.Account,
@@ -451,7 +460,7 @@ func (s *CoreSuite) counter(name string, tags map[string]string) int64 {
 // approve sends an approve (or reject) update at d; refused records a refusal's message.
 func (s *CoreSuite) decide(update, approver, reason string, d time.Duration, refused *[]string) {
 	s.env.RegisterDelayedCallback(func() {
-		s.env.UpdateWorkflow(update, approver+"-"+update, &testsuite.TestUpdateCallback{
+		s.env.UpdateWorkflow(update, fmt.Sprintf("%s-%s-%s", approver, update, d), &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
 			OnReject: func(err error) {
 				if refused != nil {
@@ -873,31 +882,64 @@ func (s *CoreSuite) TestApprovalTimesOutAfterApprovalTimeout() {
 	s.Equal(0, s.f.builds)
 }
 
-// Decisions sent while the policy is being checked count once it answers.
-func (s *CoreSuite) TestDecisionsBeforeThePolicyAnswered() {
+// Approvals sent while the policy is being checked are refused with a "try again": until the
+// policy answers the workflow cannot tell whether they must be signed, so a free-text name sent
+// early can never stand in for a signature. Sent again once it answered, they count.
+func (s *CoreSuite) TestApprovalsBeforeThePolicyAnsweredAreRefusedToTryAgain() {
 	s.env.OnActivity(s.f.Policy, mock.Anything, mock.Anything).After(time.Hour).
 		Return(activities.PolicyDecision{ApprovalsRequired: 2}, nil)
-	s.decide(UpdateApprove, "bob", "", time.Minute, nil)
-	s.decide(UpdateApprove, "carol", "", 2*time.Minute, nil)
-	var early Status
-	s.env.RegisterDelayedCallback(func() { early = s.status() }, 30*time.Minute)
+	var early, later []string
+	s.decide(UpdateApprove, "bob", "", time.Minute, &early)
+	s.decide(UpdateApprove, "carol", "", 2*time.Minute, &early)
+	var before Status
+	s.env.RegisterDelayedCallback(func() { before = s.status() }, 30*time.Minute)
+	s.decide(UpdateApprove, "bob", "", 2*time.Hour, &later)
+	s.decide(UpdateApprove, "carol", "", 3*time.Hour, &later)
 	start := s.env.Now()
 	s.run(coreInput{Steps: 1})
 	s.result()
-	s.Empty(early.Approval.Decision, "no outcome before the policy is known")
-	s.Equal(DecisionApproved, s.status().Approval.Decision)
-	s.Less(s.env.Now().Sub(start), 2*time.Hour, "approved before the policy answered: no wait")
+	s.Require().Len(early, 2, "both early approvals refused")
+	for _, msg := range early {
+		s.Contains(msg, "the operation's policy is not known yet")
+		s.Contains(msg, "try again")
+	}
+	s.Empty(before.Approval.Decisions, "nothing recorded before the policy is known")
+	s.Empty(before.Approval.Mode)
+	s.Empty(later)
+	ap := s.status().Approval
+	s.Equal(DecisionApproved, ap.Decision)
+	s.Equal(ModeNamed, ap.Mode)
+	s.Len(ap.Decisions, 2)
+	s.GreaterOrEqual(s.env.Now().Sub(start), 3*time.Hour, "built only after the second approval sent after the policy")
 }
 
-func (s *CoreSuite) TestOneEarlyApprovalOfTwoStillWaits() {
-	s.env.OnActivity(s.f.Policy, mock.Anything, mock.Anything).After(time.Hour).
-		Return(activities.PolicyDecision{ApprovalsRequired: 2}, nil)
-	s.decide(UpdateApprove, "bob", "", time.Minute, nil)
-	s.decide(UpdateApprove, "carol", "", 3*time.Hour, nil)
-	start := s.env.Now()
-	s.run(coreInput{Steps: 1})
-	s.result()
-	s.GreaterOrEqual(s.env.Now().Sub(start), 3*time.Hour)
+// A rejection sent while the policy is being checked stops the operation, in either mode: it can
+// only stop it, as a cancel can. Signed, its signature must verify, and its key is recorded.
+func (s *CoreSuite) TestARejectionBeforeThePolicyAnsweredStops() {
+	for _, signed := range []bool{false, true} {
+		s.SetupTest()
+		s.env.OnActivity(s.f.Policy, mock.Anything, mock.Anything).After(time.Hour).
+			Return(activities.PolicyDecision{Approvers: configured}, nil)
+		out := map[string]string{}
+		if signed {
+			s.send(UpdateReject, "forged", time.Minute, func() ApprovalInput {
+				return signedInput(bobKey, s.statementFor(approval.Reject), func(in *ApprovalInput) { in.Statement += "x" })
+			}, out)
+			s.send(UpdateReject, "dave", 2*time.Minute, func() ApprovalInput { return signedInput(daveKey, s.statementFor(approval.Reject), nil) }, out)
+		} else {
+			s.send(UpdateReject, "dave", 2*time.Minute, func() ApprovalInput { return ApprovalInput{Approver: "dave", Reason: "hold"} }, out)
+		}
+		s.run(coreInput{Steps: 1})
+		s.Equal(ErrRejected, s.failure().Type(), "signed %v", signed)
+		s.Equal("accepted", out["dave"])
+		s.Equal(0, s.f.builds)
+		ap := s.status().Approval
+		s.Require().Len(ap.Decisions, 1)
+		if signed {
+			s.Contains(out["forged"], "the signature does not verify")
+			s.Equal(sshFingerprint(daveKey), ap.Decisions[0].Fingerprint)
+		}
+	}
 }
 
 func (s *CoreSuite) TestCancelWhileAwaitingApprovalBuildsNothing() {

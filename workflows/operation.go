@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/big"
@@ -8,12 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/activities/notify"
+	"github.com/stakeflow/stakeflow/approval"
 )
 
 // Setup is what a chain's workflow tells the core about a new operation.
@@ -62,6 +65,12 @@ type Operation struct {
 	// policyKnown is set once CheckPolicy answered; approvalsRequired is then its count (0, 1, 2).
 	policyKnown       bool
 	approvalsRequired int
+	// approvers are the policy's configured approvers: with any, decisions must be signed by one.
+	approvers []approval.Approver
+	// initiatorKey is the key that signed the start (nil: the start was not signed); startErr why
+	// a signed start did not verify (the operation then fails before its policy is checked).
+	initiatorKey []byte
+	startErr     error
 	// attrs batches search-attribute changes (see visibility).
 	attrs visibility
 	// notifyOn is set when the worker posts events (notifySetup); notified counts them by type.
@@ -77,16 +86,20 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		setup: s,
 		opts:  s.Options.WithDefaults(),
 		status: Status{
-			OperationID:  info.WorkflowExecution.ID,
-			Operation:    s.Operation,
-			Chain:        s.Chain,
-			Network:      s.Network,
-			Staker:       s.Staker,
-			Amount:       s.Amount,
-			Unit:         s.Unit,
-			Validator:    s.Validator,
-			Account:      s.Account,
-			RequestedBy:  s.RequestedBy,
+			OperationID: info.WorkflowExecution.ID,
+			Operation:   s.Operation,
+			Chain:       s.Chain,
+			Network:     s.Network,
+			Staker:      s.Staker,
+			Amount:      s.Amount,
+			Unit:        s.Unit,
+			Validator:   s.Validator,
+			Account:     s.Account,
+			RequestedBy: s.RequestedBy,
+			IntentDigest: approval.Intent{
+				OperationID: info.WorkflowExecution.ID, Chain: s.Chain, Network: s.Network, Operation: s.Operation,
+				Staker: s.Staker, Amount: s.Amount, Unit: s.Unit, Validator: s.Validator, Account: s.Account,
+			}.Digest(),
 			StartedAt:    workflow.Now(ctx),
 			Approval:     Approval{Decisions: []ApprovalRecord{}},
 			Attempts:     []Attempt{},
@@ -94,6 +107,7 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		},
 	}
 	o.notified = map[string]int{}
+	o.readStart(info)
 	o.logger = log.With(workflow.GetLogger(ctx),
 		"operationId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID,
 		"operation", s.Operation, "staker", s.Staker, "network", s.Network)
@@ -111,11 +125,18 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		}
 		err := workflow.SetUpdateHandlerWithOptions(ctx, name,
 			func(ctx workflow.Context, in ApprovalInput) (Status, error) {
-				o.decide(ctx, decision, in)
+				signer, err := o.signer(in)
+				if err != nil {
+					// Validated already: only the replay of a decision accepted before signed
+					// decisions existed comes here, and it counts as it did then.
+					signer = nil
+				}
+				o.decide(ctx, decision, in, signer)
 				return o.status, nil
 			},
 			workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, in ApprovalInput) error {
-				return o.validateDecision(in)
+				_, err := o.validateDecision(ctx, decision, in)
+				return err
 			}})
 		if err != nil {
 			return nil, err
@@ -170,34 +191,184 @@ func (o *Operation) Logger() log.Logger { return o.logger }
 // Options are the operation's options with their defaults filled in.
 func (o *Operation) Options() Options { return o.opts }
 
-// validateDecision refuses an approve or reject update that cannot count: no approver, the
-// identity that started the operation, an approver who already decided, or an operation past its
-// approval gate.
-func (o *Operation) validateDecision(in ApprovalInput) error {
-	if strings.TrimSpace(in.Approver) == "" {
-		return errors.New("approver is required")
+// MemoStart is the memo field holding the signed start statement (approval.Signed of an
+// approval.Start) when the starter signed the start.
+const MemoStart = "stakeflowStart"
+
+// StatementSkew is how far a statement's time may lie after the workflow's clock, or before the
+// operation's start: the clocks of an approver's machine and the server differ a little.
+const StatementSkew = 5 * time.Minute
+
+// PolicyPending starts the refusal of a decision sent before the operation's policy answered:
+// until then the workflow cannot tell whether decisions must be signed. Try again.
+const PolicyPending = "the operation's policy is not known yet"
+
+// readStart reads the signed start statement from the memo, when there is one: a valid one names
+// the initiator's key, an invalid one fails the operation before its policy (startErr).
+func (o *Operation) readStart(info *workflow.Info) {
+	p, ok := info.Memo.GetFields()[MemoStart]
+	if !ok {
+		return
 	}
-	if o.status.RequestedBy != "" && strings.EqualFold(strings.TrimSpace(in.Approver), o.status.RequestedBy) {
-		return fmt.Errorf("%s started this operation and cannot also approve or reject it: another person must decide", in.Approver)
+	bad := func(reason string) { o.startErr = &InputError{Field: "signed start", Reason: reason} }
+	var signed approval.Signed
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &signed); err != nil {
+		bad("the memo " + MemoStart + " cannot be read")
+		return
+	}
+	pub, err := signed.Verify()
+	if err != nil {
+		bad(err.Error())
+		return
+	}
+	st, err := approval.ParseStart(signed.Statement)
+	if err != nil {
+		bad(err.Error())
+		return
+	}
+	switch {
+	case st.OperationID != info.WorkflowExecution.ID:
+		bad(fmt.Sprintf("it names operation %q, not %q", st.OperationID, info.WorkflowExecution.ID))
+	case st.Chain != o.setup.Chain || st.Operation != o.setup.Operation || st.Staker != o.setup.Staker:
+		bad(fmt.Sprintf("it names %s %s of %s, not %s %s of %s", st.Chain, st.Operation, st.Staker, o.setup.Chain, o.setup.Operation, o.setup.Staker))
+	default:
+		o.initiatorKey = pub
+		o.status.InitiatorFingerprint = approval.Fingerprint(pub)
+	}
+}
+
+// signer is the configured approver whose key signed the decision in signed mode (nil in named
+// mode), or why the decision's signature or key cannot count. Before the policy answered (only a
+// rejection is taken then) a signed decision is named by its key, whose signature must verify:
+// whether the key is an approver's cannot be known yet.
+func (o *Operation) signer(in ApprovalInput) (*approval.Approver, error) {
+	if !o.policyKnown {
+		if in.Statement == "" && in.PublicKey == "" && in.Signature == "" {
+			return nil, nil
+		}
+		pub, err := approval.Signed{Statement: in.Statement, PublicKey: in.PublicKey, Signature: in.Signature}.Verify()
+		if err != nil {
+			return nil, err
+		}
+		fp := approval.Fingerprint(pub)
+		return &approval.Approver{Name: fp, PublicKey: pub, Fingerprint: fp}, nil
+	}
+	if len(o.approvers) == 0 {
+		return nil, nil
+	}
+	if in.Statement == "" || in.PublicKey == "" || in.Signature == "" {
+		return nil, errors.New("this worker takes only signed decisions (its approvers are configured): " +
+			"sign the statement with starter approve|reject --key FILE or --ssh-agent")
+	}
+	signed := approval.Signed{Statement: in.Statement, PublicKey: in.PublicKey, Signature: in.Signature}
+	pub, err := signed.Key()
+	if err != nil {
+		return nil, err
+	}
+	var who *approval.Approver
+	for i := range o.approvers {
+		if bytes.Equal(o.approvers[i].PublicKey, pub) {
+			who = &o.approvers[i]
+		}
+	}
+	if who == nil {
+		return nil, fmt.Errorf("key %s is not one of the worker's approvers", approval.Fingerprint(pub))
+	}
+	if _, err := signed.Verify(); err != nil {
+		return nil, err
+	}
+	return who, nil
+}
+
+// validateDecision refuses an approve or reject update that cannot count: an approval sent
+// before the policy answered (until then the workflow cannot tell whether it must be signed; a
+// rejection is taken, as it can only stop the operation); in signed mode one not signed by a configured approver's key over a statement
+// for this operation, this decision, this intent and a time since its start; the initiator (by
+// key when the start was signed, else by name); an approver (key) who already decided; or an
+// operation past its approval gate. It returns the signing approver in signed mode.
+func (o *Operation) validateDecision(ctx workflow.Context, decision string, in ApprovalInput) (*approval.Approver, error) {
+	if !o.policyKnown && o.status.Step != StepValidating {
+		// An operation that asks no policy (a chain without approvals) never awaits one.
+		return nil, fmt.Errorf("operation is not awaiting approval (step: %s)", o.status.Step)
+	}
+	if !o.policyKnown && decision == DecisionApproved {
+		// A rejection is taken: it can only stop the operation, as a cancel can.
+		return nil, errors.New(PolicyPending + " (it decides whether approvals must be signed): try again in a moment")
+	}
+	who, err := o.signer(in)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSpace(in.Approver)
+	if who != nil {
+		name = who.Name
+		if err := o.checkStatement(ctx, decision, in.Statement); err != nil {
+			return nil, err
+		}
+		if o.initiatorKey != nil && bytes.Equal(o.initiatorKey, who.PublicKey) {
+			return nil, fmt.Errorf("key %s signed the start of this operation and cannot also approve or reject it: another person must decide", who.Fingerprint)
+		}
+	}
+	if name == "" {
+		return nil, errors.New("approver is required")
+	}
+	if o.initiatorKey == nil && o.status.RequestedBy != "" && strings.EqualFold(name, o.status.RequestedBy) {
+		return nil, fmt.Errorf("%s started this operation and cannot also approve or reject it: another person must decide", name)
 	}
 	if o.decided() {
-		return fmt.Errorf("operation was already %s", o.status.Approval.Decision)
+		return nil, fmt.Errorf("operation was already %s", o.status.Approval.Decision)
 	}
 	for _, d := range o.status.Approval.Decisions {
-		if strings.EqualFold(d.Approver, strings.TrimSpace(in.Approver)) {
-			return fmt.Errorf("%s already %s this operation at %s; a second approval must come from someone else",
+		if who != nil && d.Fingerprint == who.Fingerprint {
+			return nil, fmt.Errorf("key %s (%s) already %s this operation at %s; a second approval must come from another approver's key",
+				d.Fingerprint, d.Approver, d.Decision, d.At.UTC().Format(time.RFC3339))
+		}
+		if who == nil && strings.EqualFold(d.Approver, name) {
+			return nil, fmt.Errorf("%s already %s this operation at %s; a second approval must come from someone else",
 				d.Approver, d.Decision, d.At.UTC().Format(time.RFC3339))
 		}
 	}
 	if o.status.Step != StepValidating && o.status.Step != StepAwaitingApproval {
-		return fmt.Errorf("operation is not awaiting approval (step: %s)", o.status.Step)
+		return nil, fmt.Errorf("operation is not awaiting approval (step: %s)", o.status.Step)
+	}
+	return who, nil
+}
+
+// checkStatement refuses a signed statement that is not for this operation, this decision, this
+// intent, or whose time lies too far ahead of the workflow's clock or before the operation began.
+func (o *Operation) checkStatement(ctx workflow.Context, decision, text string) error {
+	st, err := approval.ParseStatement(text)
+	if err != nil {
+		return err
+	}
+	want := approval.Approve
+	if decision == DecisionRejected {
+		want = approval.Reject
+	}
+	switch now := workflow.Now(ctx); {
+	case st.OperationID != o.status.OperationID:
+		return fmt.Errorf("the statement is for operation %q, not %q", st.OperationID, o.status.OperationID)
+	case st.Decision != want:
+		return fmt.Errorf("the statement says %s, but this update is %s", st.Decision, want)
+	case st.Intent != o.status.IntentDigest:
+		return fmt.Errorf("the statement signs intent %s, but this operation's intent is %s: read the status again", st.Intent, o.status.IntentDigest)
+	case st.At.After(now.Add(StatementSkew)):
+		return fmt.Errorf("the statement is dated %s, more than %s after the workflow's clock (%s)",
+			st.At.UTC().Format(time.RFC3339), StatementSkew, now.UTC().Format(time.RFC3339))
+	case st.At.Before(o.status.StartedAt.Add(-StatementSkew)):
+		return fmt.Errorf("the statement is dated %s, before the operation started (%s)",
+			st.At.UTC().Format(time.RFC3339), o.status.StartedAt.UTC().Format(time.RFC3339))
 	}
 	return nil
 }
 
-// decide records an accepted approve or reject decision.
-func (o *Operation) decide(ctx workflow.Context, decision string, in ApprovalInput) {
+// decide records an accepted approve or reject decision; signer is the configured approver who
+// signed it (nil in named mode).
+func (o *Operation) decide(ctx workflow.Context, decision string, in ApprovalInput, signer *approval.Approver) {
 	rec := ApprovalRecord{Approver: strings.TrimSpace(in.Approver), Decision: decision, Reason: in.Reason, At: workflow.Now(ctx)}
+	if signer != nil {
+		rec.Approver, rec.Fingerprint = signer.Name, signer.Fingerprint
+	}
 	ap := &o.status.Approval
 	ap.Decisions = append(ap.Decisions, rec)
 	ap.Approver, ap.Reason, ap.At = rec.Approver, rec.Reason, rec.At
@@ -207,7 +378,7 @@ func (o *Operation) decide(ctx workflow.Context, decision string, in ApprovalInp
 	case o.policyKnown && o.approvals() >= max(o.approvalsRequired, 1):
 		ap.Decision = DecisionApproved
 	}
-	o.logger.Info("Approval decision", "decision", decision, "approver", rec.Approver,
+	o.logger.Info("Approval decision", "decision", decision, "approver", rec.Approver, "fingerprint", rec.Fingerprint,
 		"approvals", o.approvals(), "required", o.approvalsRequired)
 }
 
@@ -309,6 +480,17 @@ func (o *Operation) details() string {
 	}
 	if ap := o.status.Approval; ap.Required {
 		s += fmt.Sprintf("\n\napprovals: %d of %d", o.approvals(), max(ap.ApprovalsRequired, 1))
+		switch ap.Mode {
+		case ModeSigned:
+			s += " (signed by configured approvers' keys)"
+		case ModeNamed:
+			s += " (named in free text: not separation of duties, anyone who can send updates can type any name)"
+		}
+		for _, d := range ap.Decisions {
+			if d.Fingerprint != "" {
+				s += fmt.Sprintf("\n\n%s by %s (%s)", d.Decision, d.Approver, d.Fingerprint)
+			}
+		}
 	}
 	for _, t := range o.status.Transactions {
 		s += fmt.Sprintf("\n\n%s: %s (%s %d, fee %s %s)", t.Kind, t.TxID, l.Block, t.Block, t.Fee, o.status.Unit)
@@ -384,6 +566,9 @@ func (o *Operation) TotalFee() *big.Int {
 // for them. It runs before anything is built: a transaction built before a long approval wait
 // could expire (a Solana blockhash) or go stale (EVM fees).
 func (o *Operation) CheckPolicy(ctx workflow.Context, activity, arg any) error {
+	if o.startErr != nil {
+		return temporal.NewNonRetryableApplicationError(o.startErr.Error()+"; nothing was built or signed", activities.ErrInvalidInput, o.startErr)
+	}
 	lctx := workflow.WithLocalActivityOptions(ctx, PolicyOptions())
 	var decision activities.PolicyDecision
 	if err := workflow.ExecuteLocalActivity(lctx, activity, arg).Get(ctx, &decision); err != nil {
@@ -394,7 +579,12 @@ func (o *Operation) CheckPolicy(ctx workflow.Context, activity, arg any) error {
 		required = 1
 	}
 	o.policyKnown, o.approvalsRequired = true, required
+	o.approvers = decision.Approvers
 	ap := &o.status.Approval
+	ap.Mode = ModeNamed
+	if len(o.approvers) > 0 {
+		ap.Mode = ModeSigned
+	}
 	ap.Required, ap.ApprovalsRequired = required > 0, required
 	ap.Threshold, ap.DualThreshold = threshold(decision.ApprovalThreshold), threshold(decision.DualApprovalThreshold)
 	if ap.Decision == "" && o.approvals() >= max(required, 1) {

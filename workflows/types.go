@@ -96,10 +96,19 @@ func (o Options) WithDefaults() Options {
 	return o
 }
 
-// ApprovalInput is the argument of the approve and reject updates.
+// ApprovalInput is the argument of the approve and reject updates. On a worker configured with
+// approvers (signed mode) a decision carries a statement signed by a configured approver's key
+// (package approval: the operation, the decision, the intent digest the status shows, a time),
+// the key and the signature; Approver is then ignored, the configured name is recorded. Without
+// approvers (named mode) Approver is a free-text name.
 type ApprovalInput struct {
 	Approver string `json:"approver"`
 	Reason   string `json:"reason,omitempty"`
+	// Statement is the signed statement's text; PublicKey the signer's Ed25519 key and Signature
+	// the signature over Statement's bytes, both standard base64.
+	Statement string `json:"statement,omitempty"`
+	PublicKey string `json:"publicKey,omitempty"`
+	Signature string `json:"signature,omitempty"`
 }
 
 // Amounts and fees are whole numbers of the chain's base unit (Status.Unit: lamports, wei, utia),
@@ -153,9 +162,21 @@ const (
 	DecisionTimedOut = "timed-out"
 )
 
+// Approval modes.
+const (
+	// ModeNamed: the worker has no approvers configured; a decision names its approver in free
+	// text. Anyone who can send updates can type any name: this is not separation of duties.
+	ModeNamed = "named"
+	// ModeSigned: every decision is a statement signed by a configured approver's key.
+	ModeSigned = "signed"
+)
+
 // Approval records the approval gate of an operation.
 type Approval struct {
 	Required bool `json:"required"`
+	// Mode is how decisions are bound to people (ModeNamed or ModeSigned); empty until the policy
+	// answered, and no decision is taken before.
+	Mode string `json:"mode,omitempty"`
 	// ApprovalsRequired is how many distinct approvers must approve (two at or above DualThreshold).
 	ApprovalsRequired int `json:"approvalsRequired,omitempty"`
 	// Threshold and DualThreshold are the policy's amounts (in Status.Unit) at and above which one
@@ -175,10 +196,14 @@ type Approval struct {
 
 // ApprovalRecord is one approve or reject decision.
 type ApprovalRecord struct {
-	Approver string    `json:"approver"`
-	Decision string    `json:"decision"`
-	Reason   string    `json:"reason,omitempty"`
-	At       time.Time `json:"at"`
+	// Approver is the configured approver's name in signed mode, the typed name in named mode.
+	Approver string `json:"approver"`
+	// Fingerprint is the OpenSSH SHA256 fingerprint of the key that signed the decision (signed
+	// mode only).
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	Decision    string    `json:"decision"`
+	Reason      string    `json:"reason,omitempty"`
+	At          time.Time `json:"at"`
 }
 
 // Stall records a step that cannot go on for now and is tried again on a backoff.
@@ -213,8 +238,14 @@ type Status struct {
 	// share contract.
 	Validator string `json:"validator,omitempty"`
 	// Account is the on-chain account the operation acts on: a Solana stake account.
-	Account      string     `json:"account,omitempty"`
-	RequestedBy  string     `json:"requestedBy,omitempty"`
+	Account     string `json:"account,omitempty"`
+	RequestedBy string `json:"requestedBy,omitempty"`
+	// InitiatorFingerprint is the fingerprint of the key that signed the start, when it was
+	// signed: that key cannot approve or reject the operation.
+	InitiatorFingerprint string `json:"initiatorFingerprint,omitempty"`
+	// IntentDigest is the SHA-256 (hex) of what the operation will do as fixed at its start
+	// (approval.Intent): what an approver's statement names.
+	IntentDigest string     `json:"intentDigest"`
 	Step         string     `json:"step"`
 	StepSince    time.Time  `json:"stepSince"`
 	StartedAt    time.Time  `json:"startedAt"`

@@ -15,6 +15,7 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/approval"
 	cosmoschain "github.com/stakeflow/stakeflow/chain/cosmos"
 	"github.com/stakeflow/stakeflow/lease"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
@@ -56,6 +57,8 @@ var _ StakingService = (*apiclient.Client)(nil)
 type Policy struct {
 	ApprovalThreshold     uint64
 	DualApprovalThreshold uint64
+	// Approvers are the worker's configured approvers (--approvers), carried in every decision.
+	Approvers []approval.Approver
 }
 
 // Activities are the Celestia activities.
@@ -158,7 +161,8 @@ func (a *Activities) CelestiaCheckPolicy(_ context.Context, in PolicyInput) (act
 		required = 2
 	}
 	return activities.PolicyDecision{ApprovalRequired: required > 0, ApprovalsRequired: required,
-		ApprovalThreshold: a.Policy.ApprovalThreshold, DualApprovalThreshold: a.Policy.DualApprovalThreshold}, nil
+		ApprovalThreshold: a.Policy.ApprovalThreshold, DualApprovalThreshold: a.Policy.DualApprovalThreshold,
+		Approvers: a.Policy.Approvers}, nil
 }
 
 // CelestiaReadPosition reads the delegator's balance, delegation and rewards with a validator.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/approval"
 	cosmoschain "github.com/stakeflow/stakeflow/chain/cosmos"
 	"github.com/stakeflow/stakeflow/harness/sandbox/celestiachain"
 	signercosmos "github.com/stakeflow/stakeflow/signer/cosmos"
@@ -296,4 +297,22 @@ func TestBroadcastRefusalCheckedOnTheChainsNode(t *testing.T) {
 		require.Error(t, err)
 		assert.Equal(t, activities.ErrBroadcastUncertain, errType(t, err))
 	})
+}
+
+// The worker's approvers travel with Celestia's policy decision, so that the workflow verifies
+// signed decisions against them.
+func TestCheckPolicyCarriesTheApprovers(t *testing.T) {
+	r := newREST(t)
+	who := []approval.Approver{{Name: "bob", PublicKey: make([]byte, 32), Fingerprint: "SHA256:x"}}
+	r.acts.Policy = Policy{ApprovalThreshold: 100, Approvers: who}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivity(r.acts)
+	v, err := env.ExecuteActivity(r.acts.CelestiaCheckPolicy, PolicyInput{Intent: signercosmos.Intent{
+		Operation: signercosmos.OpDelegate, Network: signercosmos.NetworkMocha, Delegator: r.del, Validator: val1, Amount: "100"}})
+	require.NoError(t, err)
+	var d activities.PolicyDecision
+	require.NoError(t, v.Get(&d))
+	require.Equal(t, 1, d.ApprovalsRequired)
+	require.Equal(t, who, d.Approvers)
 }

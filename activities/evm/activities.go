@@ -17,6 +17,7 @@ import (
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/approval"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
 	"github.com/stakeflow/stakeflow/lease"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
@@ -89,6 +90,8 @@ type Policy struct {
 	// DualApprovalThresholdWei: operations moving at least this many wei wait for two distinct
 	// approvals (nil or 0: never).
 	DualApprovalThresholdWei *big.Int
+	// Approvers are the worker's configured approvers (--approvers), carried in every decision.
+	Approvers []approval.Approver
 }
 
 // Defaults of the Activities' tunables.
@@ -191,6 +194,7 @@ func (a *Activities) EVMCheckPolicy(ctx context.Context, in PolicyInput) (activi
 	return activities.PolicyDecision{
 		ApprovalRequired: required > 0, ApprovalsRequired: required,
 		ApprovalThreshold: fitUint64(one), DualApprovalThreshold: fitUint64(two),
+		Approvers: a.Policy.Approvers,
 	}, nil
 }
 

@@ -21,11 +21,15 @@ import (
 
 	"github.com/stakeflow/stakeflow/activities"
 	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/approval"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
 	"github.com/stakeflow/stakeflow/chain/rpcproof"
 	"github.com/stakeflow/stakeflow/lease"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
+
+// evmApprovers are approvers as the worker's --approvers gives them.
+var evmApprovers = []approval.Approver{{Name: "bob", PublicKey: make([]byte, 32), Fingerprint: "SHA256:x"}}
 
 func TestCheckPolicy(t *testing.T) {
 	pol := func(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e18)) }
@@ -49,6 +53,10 @@ func TestCheckPolicy(t *testing.T) {
 			in: func(h *harness) PolicyInput {
 				return PolicyInput{Network: "dev", Staker: h.staker.Hex(), ValidatorShare: shareA.Hex(), Amount: "20"}
 			}, wantApprovals: 2, wantOne: 10},
+		{name: "the worker's approvers travel with the decision", policy: Policy{ApprovalThresholdWei: big.NewInt(10), Approvers: evmApprovers},
+			in: func(h *harness) PolicyInput {
+				return PolicyInput{Network: "dev", Staker: h.staker.Hex(), ValidatorShare: shareA.Hex(), Amount: "10"}
+			}, wantApprovals: 1, wantOne: 10},
 		{name: "thresholds beyond uint64 (100 POL) decide on the full value", policy: Policy{ApprovalThresholdWei: pol(100)},
 			in: func(h *harness) PolicyInput {
 				return PolicyInput{Network: "dev", Staker: h.staker.Hex(), ValidatorShare: shareA.Hex(), Amount: pol(150).String()}
@@ -83,6 +91,7 @@ func TestCheckPolicy(t *testing.T) {
 			assert.Equal(t, tt.wantApprovals, d.ApprovalsRequired)
 			assert.Equal(t, tt.wantApprovals > 0, d.ApprovalRequired)
 			assert.Equal(t, tt.wantOne, d.ApprovalThreshold)
+			assert.Equal(t, tt.policy.Approvers, d.Approvers)
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/approval"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +51,8 @@ type Policy struct {
 	// MaxCommission is the highest validator commission, in percent, a stake may be delegated to.
 	// The zero value allows only validators that charge none.
 	MaxCommission uint8
+	// Approvers are the worker's configured approvers (--approvers), carried in every decision.
+	Approvers []approval.Approver
 }
 
 // Activities are stakeflow's activities. Service, Signer, Keys and Chains are required; the
@@ -105,7 +108,8 @@ func (a *Activities) CheckPolicy(ctx context.Context, in Intent) (activities.Pol
 	if two > 0 && in.Lamports >= two {
 		n = 2
 	}
-	return activities.PolicyDecision{ApprovalRequired: n > 0, ApprovalsRequired: n, ApprovalThreshold: one, DualApprovalThreshold: two}, nil
+	return activities.PolicyDecision{ApprovalRequired: n > 0, ApprovalsRequired: n, ApprovalThreshold: one, DualApprovalThreshold: two,
+		Approvers: a.Policy.Approvers}, nil
 }
 
 // CheckValidator lets a stake go to a vote account only when two sources agree that it is healthy:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/stakeflow/stakeflow/activities"
+	"github.com/stakeflow/stakeflow/approval"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -275,6 +276,17 @@ func TestCheckPolicy(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.want, d, "%+v at %d lamports", tc.policy, tc.lamports)
 		}
+	})
+
+	t.Run("approvers", func(t *testing.T) {
+		// The worker's approvers travel with every decision, so that the workflow verifies
+		// signed decisions against them.
+		who := []approval.Approver{{Name: "bob", PublicKey: make([]byte, 32), Fingerprint: "SHA256:x"}}
+		p := allowList
+		p.Approvers = who
+		d, err := run(p, stake(100, vote))
+		require.NoError(t, err)
+		require.Equal(t, who, d.Approvers)
 	})
 }
 

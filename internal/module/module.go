@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/apiclient"
+	"github.com/stakeflow/stakeflow/approval"
 	"github.com/stakeflow/stakeflow/internal/hsmkeys"
 )
 
@@ -64,6 +65,10 @@ type Env struct {
 	// HSM is the worker's PKCS#11 token (--pkcs11-*), shared by every module whose keys are in
 	// it (--<chain>-hsm-keys); nil when none is configured.
 	HSM *hsmkeys.Token
+	// Approvers are the worker's approvers (--approvers): a module whose operations wait for
+	// approval carries them in its policy decision (activities.PolicyDecision.Approvers), so that
+	// decisions must be signed by their keys. None: decisions name their approver in free text.
+	Approvers []approval.Approver
 }
 
 // Built is a module built for one worker.

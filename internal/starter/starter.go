@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stakeflow/stakeflow/amount"
+	"github.com/stakeflow/stakeflow/approval"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
@@ -37,9 +38,12 @@ Operations:
   stake     --network N --staker ADDR (--lamports N | --sol X) [--vote-account ADDR] [--id ID] [--wait]
   unstake   --network N --staker ADDR --stake-account ADDR [--lamports N] [--id ID] [--wait]
   withdraw  --network N --staker ADDR --stake-account ADDR [--lamports N] [--id ID] [--wait]
-            (each also takes --requested-by NAME, default the OS user: that name cannot approve it)
-  approve   --id ID --approver NAME [--reason TEXT]
-  reject    --id ID --approver NAME [--reason TEXT]
+            (each also takes --requested-by NAME, default the OS user: that name cannot approve it;
+            and --sign-key FILE or --ssh-agent to sign the start: that key cannot approve it)
+  approve   --id ID (--key FILE | --ssh-agent [--key-fingerprint SHA256:...]) [--reason TEXT]
+  reject    --id ID (--key FILE | --ssh-agent [--key-fingerprint SHA256:...]) [--reason TEXT]
+            (a worker with --approvers takes only decisions signed by an approver's key;
+            one without takes --approver NAME instead: a typed name, not separation of duties)
   cancel    --id ID
   status    --id ID
   list      [--step STEP] [--operation OP] [--open] [--limit N]
@@ -115,6 +119,14 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	fs.BoolVar(&r.json, "json", false, "print JSON")
 	fs.StringVar(&r.config, "config", "", "JSON file of flag values")
 
+	isChain := false
+	for _, g := range chains {
+		isChain = isChain || g.Name == cmd
+	}
+	if cmd == "stake" || cmd == "unstake" || cmd == "withdraw" || isChain {
+		// Commands that start operations may sign the start.
+		r.sign.register(fs, "sign-key", "the start")
+	}
 	var run func(context.Context) error
 	switch cmd {
 	case "stake":
@@ -202,7 +214,18 @@ type Session struct {
 	// polled it lately (checkQueue).
 	queue    string
 	unserved bool
+	// sign signs the starts of operations (--sign-key, --ssh-agent); signedBy is the fingerprint
+	// of the key that signed the last one.
+	sign     signing
+	signedBy string
 }
+
+// statementClock dates signed statements; policyPoll is the pause between status reads while a
+// decision waits for the operation's policy. Tests replace them.
+var (
+	statementClock = time.Now
+	policyPoll     = 500 * time.Millisecond
+)
 
 // Client dials Temporal with the command's connection settings.
 func (r *Session) Client() (client.Client, error) {
@@ -244,6 +267,8 @@ type started struct {
 	// lately.
 	TaskQueue string `json:"taskQueue,omitempty"`
 	Warning   string `json:"warning,omitempty"`
+	// SignedBy is the fingerprint of the key that signed the start, when it was signed.
+	SignedBy string `json:"signedBy,omitempty"`
 }
 
 // TaskQueue is the task queue of module under the command's --task-queue-prefix.
@@ -270,7 +295,15 @@ func (r *Session) queueWarning() string {
 // start starts an operation's workflow on its module's task queue; a reused operation ID is refused with ErrAlreadyStarted.
 func (r *Session) start(ctx context.Context, c client.Client, module, id, summary string, wf any, in any, attrs ...temporal.SearchAttributeUpdate) (client.WorkflowRun, error) {
 	queue := r.temporal.TaskQueue(module)
-	run, err := c.ExecuteWorkflow(ctx, StartOptions(id, summary, queue, attrs...), wf, in)
+	opts := StartOptions(id, summary, queue, attrs...)
+	if r.sign.set() {
+		signed, err := r.signStart(id, attrs)
+		if err != nil {
+			return nil, err
+		}
+		opts.Memo = map[string]any{workflows.MemoStart: signed}
+	}
+	run, err := c.ExecuteWorkflow(ctx, opts, wf, in)
 	if err != nil {
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &already) {
@@ -280,6 +313,31 @@ func (r *Session) start(ctx context.Context, c client.Client, module, id, summar
 	}
 	r.CheckQueue(ctx, c, queue)
 	return run, nil
+}
+
+// signStart signs the start statement of operation id with the key --sign-key or --ssh-agent
+// names: the operation, its chain, operation and staker (from the search attributes it starts
+// with). That key cannot approve or reject the operation.
+func (r *Session) signStart(id string, attrs []temporal.SearchAttributeUpdate) (approval.Signed, error) {
+	sa := temporal.NewSearchAttributes(attrs...)
+	chain, _ := sa.GetKeyword(workflows.SAChain)
+	op, _ := sa.GetKeyword(workflows.SAOperation)
+	staker, _ := sa.GetKeyword(workflows.SAStaker)
+	if chain == "" || op == "" || staker == "" {
+		return approval.Signed{}, &UsageError{Msg: "this start cannot be signed: it does not name its chain, operation and staker"}
+	}
+	sg, closeSigner, err := r.sign.signer("sign-key")
+	if err != nil {
+		return approval.Signed{}, err
+	}
+	defer closeSigner()
+	st := approval.Start{OperationID: id, Chain: chain, Operation: op, Staker: staker, At: statementClock().UTC().Truncate(time.Second)}
+	signed, err := signStatement(sg, st.Text())
+	if err != nil {
+		return approval.Signed{}, err
+	}
+	r.signedBy = approval.Fingerprint(sg.Public())
+	return signed, nil
 }
 
 // Op is one operation a command starts: its module (whose queue it runs on), its ID, the
@@ -396,8 +454,12 @@ func solanaResult(run client.WorkflowRun, ctx context.Context) (any, string, err
 // AfterStartOf prints the started operation (and any warning about its queue) or, with wait,
 // follows it step by step until result reads its end.
 func (r *Session) AfterStartOf(ctx context.Context, c client.Client, run client.WorkflowRun, name, summary string, wait bool, result ResultOf) error {
-	s := started{OperationID: run.GetID(), RunID: run.GetRunID(), Workflow: name, Summary: summary, TaskQueue: r.queue, Warning: r.queueWarning()}
+	s := started{OperationID: run.GetID(), RunID: run.GetRunID(), Workflow: name, Summary: summary, TaskQueue: r.queue, Warning: r.queueWarning(),
+		SignedBy: r.signedBy}
 	human := fmt.Sprintf("started %s\n  operation ID: %s\n  %s", name, s.OperationID, summary)
+	if s.SignedBy != "" {
+		human += "\n  start signed with: " + s.SignedBy + " (that key cannot approve or reject it)"
+	}
 	if s.Warning != "" {
 		human += "\n  warning: " + s.Warning
 	}
@@ -495,21 +557,59 @@ func queryStatus(ctx context.Context, c client.Client, id string) (*workflows.St
 func (r *Session) decideCmd(fs *flag.FlagSet, cmd string) func(context.Context) error {
 	var id string
 	var in workflows.ApprovalInput
+	var sign signing
 	fs.StringVar(&id, "id", "", "operation ID")
-	fs.StringVar(&in.Approver, "approver", "", "name of the person deciding")
+	fs.StringVar(&in.Approver, "approver", "", "name of the person deciding, on a worker without approvers (named mode)")
 	fs.StringVar(&in.Reason, "reason", "", "why (recorded with the decision)")
+	sign.register(fs, "key", "the decision")
 	return func(ctx context.Context) error {
 		if id == "" {
 			return &UsageError{Msg: cmd + ": --id is required"}
 		}
-		if in.Approver == "" {
-			return &UsageError{Msg: cmd + ": --approver is required"}
+		switch {
+		case in.Approver == "" && !sign.set():
+			return &UsageError{Msg: cmd + ": give --key FILE or --ssh-agent (signed decisions), or --approver NAME on a worker without approvers"}
+		case in.Approver != "" && sign.set():
+			return &UsageError{Msg: cmd + ": --approver names a free-text approver; a signed decision is named by its key: give one or the other"}
 		}
+		signer, closeSigner, err := sign.signer("key")
+		if err != nil {
+			if u, ok := err.(*UsageError); ok {
+				u.Msg = cmd + ": " + u.Msg
+			}
+			return err
+		}
+		defer closeSigner()
 		c, err := r.Client()
 		if err != nil {
 			return err
 		}
 		defer c.Close()
+		st, err := awaitPolicy(ctx, c, id, policyPoll)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", cmd, id, err)
+		}
+		switch {
+		case st.Approval.Mode == workflows.ModeNamed && signer != nil:
+			return fmt.Errorf("%s %s: the worker has no approvers configured (named mode): decide with --approver NAME", cmd, id)
+		case st.Approval.Mode == workflows.ModeSigned && signer == nil:
+			return fmt.Errorf("%s %s: the worker takes only signed decisions: give --key FILE or --ssh-agent", cmd, id)
+		}
+		var shown, fingerprint string
+		if signer != nil {
+			decision := approval.Approve
+			if cmd == "reject" {
+				decision = approval.Reject
+			}
+			stmt := approval.Statement{OperationID: st.OperationID, Decision: decision, Intent: st.IntentDigest, At: statementClock().UTC().Truncate(time.Second)}
+			signed, err := signStatement(signer, stmt.Text())
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", cmd, id, err)
+			}
+			in.Statement, in.PublicKey, in.Signature = signed.Statement, signed.PublicKey, signed.Signature
+			fingerprint = approval.Fingerprint(signer.Public())
+			shown = whatIsDecided(cmd, st) + fmt.Sprintf("\n  signed with: %s\n", fingerprint)
+		}
 		name := workflows.UpdateApprove
 		if cmd == "reject" {
 			name = workflows.UpdateReject
@@ -520,12 +620,80 @@ func (r *Session) decideCmd(fs *flag.FlagSet, cmd string) func(context.Context) 
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", cmd, id, err)
 		}
-		var st workflows.Status
-		if err := h.Get(ctx, &st); err != nil {
+		var after workflows.Status
+		if err := h.Get(ctx, &after); err != nil {
 			return fmt.Errorf("%s %s: %w", cmd, id, err)
 		}
-		return r.print(decisionLine(id, cmd, in.Approver, &st), st)
+		who := in.Approver
+		if fingerprint != "" {
+			who = fingerprint
+			if n := len(after.Approval.Decisions); n > 0 {
+				who = after.Approval.Decisions[n-1].Approver + " (" + fingerprint + ")"
+			}
+		}
+		if r.json {
+			return r.print("", struct {
+				workflows.Status
+				SignedWith string `json:"signedWith,omitempty"`
+			}{after, fingerprint})
+		}
+		return r.print(shown+decisionLine(id, cmd, who, &after), after)
 	}
+}
+
+// approvalMode says how an operation's decisions are bound to people.
+func approvalMode(mode string) string {
+	switch mode {
+	case workflows.ModeSigned:
+		return "signed by approvers' keys"
+	case workflows.ModeNamed:
+		return "named in free text: not separation of duties"
+	}
+	return "policy not known yet"
+}
+
+// awaitPolicy reads the operation's status until its policy answered (its approval mode is
+// known) or it left the validating step: the workflow refuses decisions before, since it cannot
+// tell yet whether they must be signed.
+func awaitPolicy(ctx context.Context, c client.Client, id string, every time.Duration) (*workflows.Status, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		st, err := queryStatus(ctx, c, id)
+		if err != nil {
+			return nil, fmt.Errorf("reading the status: %w", err)
+		}
+		if st.Approval.Mode != "" || st.Step != workflows.StepValidating {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errors.New("the operation's policy did not answer within 2m (is a worker serving its chain running?)")
+		case <-time.After(every):
+		}
+	}
+}
+
+// whatIsDecided shows what a signed decision is about, as the status says it.
+func whatIsDecided(cmd string, st *workflows.Status) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %s %s on %s\n", cmd, st.OperationID, st.Chain, st.Operation, st.Network)
+	fmt.Fprintf(&b, "  staker:      %s\n", st.Staker)
+	if st.Amount != "" {
+		fmt.Fprintf(&b, "  amount:      %s %s\n", st.Amount, st.Unit)
+	}
+	if st.Validator != "" {
+		fmt.Fprintf(&b, "  validator:   %s\n", st.Validator)
+	}
+	if st.Account != "" {
+		fmt.Fprintf(&b, "  account:     %s\n", st.Account)
+	}
+	who := st.RequestedBy
+	if st.InitiatorFingerprint != "" {
+		who += " (" + st.InitiatorFingerprint + ")"
+	}
+	fmt.Fprintf(&b, "  requested by: %s\n  intent:      %s", who, st.IntentDigest)
+	return b.String()
 }
 
 // decisionLine says what an accepted approve or reject did: decided the gate, or counted as one
@@ -533,7 +701,11 @@ func (r *Session) decideCmd(fs *flag.FlagSet, cmd string) func(context.Context) 
 func decisionLine(id, cmd, approver string, st *workflows.Status) string {
 	ap := st.Approval
 	if ap.Decision != "" {
-		return fmt.Sprintf("%s: %s (latest decision by %s)", id, ap.Decision, ap.Approver)
+		who := ap.Approver
+		if n := len(ap.Decisions); n > 0 && ap.Decisions[n-1].Fingerprint != "" {
+			who += " (" + ap.Decisions[n-1].Fingerprint + ")"
+		}
+		return fmt.Sprintf("%s: %s (latest decision by %s)", id, ap.Decision, who)
 	}
 	n := 0
 	for _, d := range ap.Decisions {
@@ -660,7 +832,13 @@ func (r *Session) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 				fmt.Fprintf(&b, "\n  validator: %s", st.Validator)
 			}
 			if st.Approval.Required {
-				fmt.Fprintf(&b, "\n  approval:  %s %s", OrDash(st.Approval.Decision), st.Approval.Approver)
+				fmt.Fprintf(&b, "\n  approval:  %s %s (%s)", OrDash(st.Approval.Decision), st.Approval.Approver, approvalMode(st.Approval.Mode))
+				for _, d := range st.Approval.Decisions {
+					if d.Fingerprint != "" {
+						fmt.Fprintf(&b, "\n    %s by %s (%s)", d.Decision, d.Approver, d.Fingerprint)
+					}
+				}
+				fmt.Fprintf(&b, "\n  intent:    %s", st.IntentDigest)
 			}
 			for _, at := range st.Attempts {
 				fmt.Fprintf(&b, "\n  %s build %d: %s %s", at.Kind, at.Build, at.TxID, OrDash(at.Outcome))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stakeflow/stakeflow/activities/notify"
+	"github.com/stakeflow/stakeflow/approval"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/hsmkeys"
 	"github.com/stakeflow/stakeflow/internal/module"
@@ -72,6 +73,10 @@ type Config struct {
 	// HSM, when set, is a token already open that the modules use instead of opening PKCS11's
 	// (an in-process caller that counts its signatures); Run does not close it. No flag.
 	HSM *hsmkeys.Token `json:"-"`
+	// ApproversFile names the approvers (package approval: `NAME ssh-ed25519 AAAA...` or `NAME
+	// ed25519:BASE64`, one a line): with it every approve or reject must be signed by one of their
+	// keys; without it decisions name their approver in free text (not separation of duties).
+	ApproversFile string
 
 	// Modules are the chains (and the data jobs) this worker may serve, each with its own
 	// settings; it serves those enabled, each on its own task queue. No flag of its own: each
@@ -101,6 +106,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", "", "the data jobs' store: postgres://... or sqlite:PATH (default: sqlite:<data-dir>/stakeflow.db)")
 	fs.StringVar(&c.DataDir, "data-dir", "data", "directory of the worker's files (the default store)")
 	c.PKCS11.Register(fs)
+	fs.StringVar(&c.ApproversFile, "approvers", "", "file of approvers, one a line: NAME ssh-ed25519 AAAA... or NAME ed25519:BASE64 (every decision then signed by one of their keys; empty: free-text names, not separation of duties)")
 	for _, m := range c.Modules {
 		m.Flags(fs)
 	}
@@ -140,6 +146,9 @@ func (c *Config) Validate() error {
 	if err := c.PKCS11.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := c.Approvers(); err != nil {
+		errs = append(errs, fmt.Errorf("--approvers: %w", err))
+	}
 	enabled := 0
 	for _, m := range c.Modules {
 		if err := m.Validate(); err != nil {
@@ -153,6 +162,14 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("no module to serve: configure at least one of %s", c.moduleNames()))
 	}
 	return errors.Join(errs...)
+}
+
+// Approvers reads the approvers file (none without --approvers).
+func (c *Config) Approvers() ([]approval.Approver, error) {
+	if c.ApproversFile == "" {
+		return nil, nil
+	}
+	return approval.ParseFile(c.ApproversFile)
 }
 
 // moduleNames lists the modules' names, comma-separated.

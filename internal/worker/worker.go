@@ -130,6 +130,17 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if hsm != nil && cfg.HSM == nil {
 		defer func() { _ = hsm.Close() }()
 	}
+	approvers, err := cfg.Approvers()
+	if err != nil {
+		return fmt.Errorf("--approvers: %w", err)
+	}
+	if len(approvers) == 0 {
+		logger.Warn("No approvers configured (--approvers): approvals name their approver in free text, which is not separation of duties")
+	} else {
+		for _, a := range approvers {
+			logger.Info("Approver", zap.String("name", a.Name), zap.String("fingerprint", a.Fingerprint))
+		}
+	}
 	var mods []served
 	for _, m := range cfg.Modules {
 		if !m.Enabled() {
@@ -137,7 +148,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		}
 		queue := cfg.Temporal.TaskQueue(m.Name())
 		built, err := m.Build(ctx, module.Env{TaskQueue: queue, Logger: logger.Named(m.Name()), Metrics: exporter.Handler(),
-			Service: svc, Temporal: c, Store: st, EpochRecheck: cfg.EpochRecheck, HSM: hsm})
+			Service: svc, Temporal: c, Store: st, EpochRecheck: cfg.EpochRecheck, HSM: hsm, Approvers: approvers})
 		if err != nil {
 			return fmt.Errorf("module %s: %w", m.Name(), err)
 		}

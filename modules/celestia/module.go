@@ -175,7 +175,7 @@ func (m *Module) Build(_ context.Context, env module.Env) (module.Built, error) 
 	}
 	acts := &actcelestia.Activities{Chains: map[string]actcelestia.Chain{}, Service: env.Service,
 		Signer:   signercosmos.NewSignerBackend(backend, signercosmos.Policy{Validators: c.Validators, MaxFee: c.MaxFee, MaxGas: c.MaxGas, Memo: c.Memo}),
-		Policy:   actcelestia.Policy{ApprovalThreshold: c.ApprovalThreshold, DualApprovalThreshold: c.DualApprovalThreshold},
+		Policy:   actcelestia.Policy{ApprovalThreshold: c.ApprovalThreshold, DualApprovalThreshold: c.DualApprovalThreshold, Approvers: env.Approvers},
 		GasLimit: c.GasLimit, GasPriceMilli: c.GasPriceMilli, ReplaceAfter: c.ReplaceAfter, TimeoutBlocks: c.TimeoutBlocks,
 		Temporal: env.Temporal, TaskQueue: env.TaskQueue}
 	built := module.Built{

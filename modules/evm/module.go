@@ -453,6 +453,7 @@ func (m *Module) activities(ctx context.Context, env module.Env) (*actevm.Activi
 		TaskQueue: env.TaskQueue, EpochRecheck: env.EpochRecheck, Keys: holder}
 	acts.Policy.ApprovalThresholdWei, _ = optionalWei(c.ApprovalThresholdWei)
 	acts.Policy.DualApprovalThresholdWei, _ = optionalWei(c.DualApprovalThresholdWei)
+	acts.Policy.Approvers = env.Approvers
 	el := &actel.Activities{Networks: map[string]actel.Network{}, Service: env.Service}
 	var proven []*evmchain.Network
 	for _, network := range cli.SortedKeys(c.RPC) {

@@ -207,7 +207,7 @@ func (m *Module) Activities(env module.Env) (*actsolana.Activities, []*solchain.
 		Chains: chains,
 		Policy: actsolana.Policy{
 			ApprovalThreshold: c.ApprovalThreshold, DualApprovalThreshold: c.DualApprovalThreshold,
-			MaxCommission: uint8(c.MaxCommission),
+			MaxCommission: uint8(c.MaxCommission), Approvers: env.Approvers,
 		},
 		SlotDuration: c.SlotDuration,
 		EpochRecheck: env.EpochRecheck,

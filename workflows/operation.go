@@ -125,12 +125,8 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		}
 		err := workflow.SetUpdateHandlerWithOptions(ctx, name,
 			func(ctx workflow.Context, in ApprovalInput) (Status, error) {
-				signer, err := o.signer(in)
-				if err != nil {
-					// Validated already: only the replay of a decision accepted before signed
-					// decisions existed comes here, and it counts as it did then.
-					signer = nil
-				}
+				// The validator accepted this input against the same approvers: no error here.
+				signer, _ := o.signer(in)
 				o.decide(ctx, decision, in, signer)
 				return o.status, nil
 			},

@@ -315,6 +315,10 @@ func (r *Session) start(ctx context.Context, c client.Client, module, id, summar
 	return run, nil
 }
 
+// SignsStarts reports whether the command was given a key to sign the start with (--sign-key or
+// --ssh-agent).
+func (r *Session) SignsStarts() bool { return r.sign.set() }
+
 // signStart signs the start statement of operation id with the key --sign-key or --ssh-agent
 // names: the operation, its chain, operation and staker (from the search attributes it starts
 // with). That key cannot approve or reject the operation.

@@ -57,6 +57,7 @@ func TestChainCommandsRefuseBadInputBeforeAnyStart(t *testing.T) {
 		{"eigenlayer checkpoint bad owner", []string{"eigenlayer", "checkpoint", "--network", "dev", "--owner", "0x12"}, "invalid owner"},
 		{"eigenlayer checkpoint bad submitter", []string{"eigenlayer", "checkpoint", "--network", "dev", "--owner", evmStaker, "--submitter", "me"}, "invalid submitter"},
 		{"eigenlayer checkpoint unknown network", []string{"eigenlayer", "checkpoint", "--network", "holesky", "--owner", evmStaker}, "invalid network"},
+		{"eigenlayer checkpoint signed start", []string{"eigenlayer", "checkpoint", "--network", "dev", "--owner", evmStaker, "--ssh-agent"}, "--sign-key and --ssh-agent do not apply"},
 		{"polygon unknown verb", []string{"polygon", "bond"}, `unknown command "bond"`},
 		{"polygon delegate without amount", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare}, "--pol or --wei"},
 		{"polygon delegate both amounts", []string{"polygon", "delegate", "--network", "dev", "--staker", evmStaker, "--validator-share", evmShare, "--pol", "1", "--wei", "1"}, "not both"},

@@ -34,6 +34,10 @@ func eigenLayerCmd(r *starter.Session, fs *flag.FlagSet, verb string) (func(cont
 		if err := in.Validate(); err != nil {
 			return &starter.UsageError{Msg: "eigenlayer checkpoint: " + err.Error()}
 		}
+		if r.SignsStarts() {
+			// A checkpoint has no approval gate: a signed start would bind nothing.
+			return &starter.UsageError{Msg: "eigenlayer checkpoint: --sign-key and --ssh-agent do not apply (a checkpoint waits for no approval)"}
+		}
 		c, err := r.Client()
 		if err != nil {
 			return err

@@ -244,10 +244,10 @@ func (s *CoreSuite) TestTheInitiatorsNameCannotDecideWhenTheStartIsNotSigned() {
 func (s *CoreSuite) TestASignedStartThatDoesNotVerifyFailsBeforeThePolicy() {
 	s.f.policy = activities.PolicyDecision{ApprovalRequired: true, Approvers: configured}
 	for _, c := range []struct {
-		name  string
-		start approval.Start
+		name   string
+		start  approval.Start
 		tamper func(*approval.Signed)
-		want  string
+		want   string
 	}{
 		{"other operation", approval.Start{OperationID: "other", Chain: fakeChainName, Operation: "bond", Staker: "alice"}, nil, `it names operation "other"`},
 		{"other staker", approval.Start{OperationID: "default-test-workflow-id", Chain: fakeChainName, Operation: "bond", Staker: "eve"}, nil, "it names fakechain bond of eve, not fakechain bond of alice"},

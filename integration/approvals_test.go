@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/stakeflow/stakeflow/approval"
+	"github.com/stakeflow/stakeflow/approval/approvaltest"
 	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	solanamod "github.com/stakeflow/stakeflow/modules/solana"
@@ -97,42 +97,24 @@ func signedWorker(t *testing.T, dir string) {
 	cfg.HealthListener, cfg.HealthAddr = ln, ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- worker.Run(ctx, cfg, zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), logs, zapcore.DebugLevel)).Named("signed-worker")) }()
+	go func() {
+		done <- worker.Run(ctx, cfg, zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), logs, zapcore.DebugLevel)).Named("signed-worker"))
+	}()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)
 	})
 }
 
-// serveAgent serves an in-process SSH agent holding the keys of names on a unix socket and
-// points SSH_AUTH_SOCK at it, as an approver's ssh-agent would be.
+// serveAgent serves an in-process SSH agent holding the keys of names, as an approver's
+// ssh-agent would.
 func serveAgent(t *testing.T, names ...string) {
 	t.Helper()
-	kr := agent.NewKeyring()
+	var keys []agent.AddedKey
 	for _, n := range names {
-		require.NoError(t, kr.Add(agent.AddedKey{PrivateKey: approverKey(n), Comment: n}))
+		keys = append(keys, agent.AddedKey{PrivateKey: approverKey(n), Comment: n})
 	}
-	// A short path: unix socket paths are limited to about 100 bytes.
-	sockDir, err := os.MkdirTemp("", "agent")
-	require.NoError(t, err)
-	sock := filepath.Join(sockDir, "s")
-	l, err := net.Listen("unix", sock)
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	t.Cleanup(func() { l.Close(); wg.Wait(); os.RemoveAll(sockDir) })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() { defer wg.Done(); defer c.Close(); _ = agent.ServeAgent(kr, c) }()
-		}
-	}()
-	t.Setenv("SSH_AUTH_SOCK", sock)
+	approvaltest.ServeAgent(t, keys...)
 }
 
 // signedRun runs the admin tool against the signed worker's queues.

@@ -6,11 +6,9 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/pem"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +23,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/stakeflow/stakeflow/approval"
+	"github.com/stakeflow/stakeflow/approval/approvaltest"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
 )
@@ -81,32 +80,14 @@ func TestKeyFileIsReadOnlyWhenPrivateAndEd25519(t *testing.T) {
 	}
 }
 
-// serveAgent serves an in-process SSH agent holding keys on a unix socket and points
-// SSH_AUTH_SOCK at it.
+// serveAgent serves an in-process SSH agent holding keys.
 func serveAgent(t *testing.T, keys ...any) {
 	t.Helper()
-	kr := agent.NewKeyring()
+	var added []agent.AddedKey
 	for _, k := range keys {
-		require.NoError(t, kr.Add(agent.AddedKey{PrivateKey: k}))
+		added = append(added, agent.AddedKey{PrivateKey: k})
 	}
-	sock := filepath.Join(t.TempDir(), "agent.sock")
-	l, err := net.Listen("unix", sock)
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	t.Cleanup(func() { l.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() { defer wg.Done(); defer c.Close(); _ = agent.ServeAgent(kr, c) }()
-		}
-	}()
-	t.Setenv("SSH_AUTH_SOCK", sock)
+	approvaltest.ServeAgent(t, added...)
 }
 
 func fp(k ed25519.PrivateKey) string { return approval.Fingerprint(k.Public().(ed25519.PublicKey)) }

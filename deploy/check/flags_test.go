@@ -52,7 +52,7 @@ func flagsIn(body, where string) ([]string, error) {
 }
 
 // workerFlags reads the names of cmd/worker's flags from the source of worker.Config.Register, of
-// cli.Temporal.Register it delegates to, and of each module's module.go (modules/<name>: every
+// cli.Temporal.Register and hsmkeys.Settings.Register it delegates to, and of each module's module.go (modules/<name>: every
 // FlagSet call there registers one of the module's flags).
 func workerFlags(t *testing.T) map[string]bool {
 	t.Helper()
@@ -65,6 +65,7 @@ func workerFlags(t *testing.T) map[string]bool {
 	// Delegated registrations: each must be one this check knows how to read.
 	delegates := map[string][2]string{
 		"Temporal": {filepath.Join(root, "internal", "cli", "temporal.go"), "Temporal"},
+		"PKCS11":   {filepath.Join(root, "internal", "hsmkeys", "hsmkeys.go"), "Settings"},
 	}
 	for _, m := range nestedRegister.FindAllStringSubmatch(body, -1) {
 		d, ok := delegates[m[1]]
@@ -98,6 +99,7 @@ func TestWorkerFlagsReadFromSource(t *testing.T) {
 		"task-queue-prefix", "service-url", "service-token-file", "solana-keys", "solana-rpc",
 		"allowed-vote-accounts", "approval-threshold-lamports", "health-addr", "log-format", "log-level",
 		"stop-timeout", "pollers", "evm-rpc", "celestia-rest", "hyperliquid-api", "hyperliquid-keys", "ton", "jobs",
+		"pkcs11-module", "pkcs11-token", "pkcs11-pin-file", "solana-hsm-keys", "evm-hsm-keys", "approvers",
 	} {
 		assert.True(t, flags[want], "flag %q not found in the worker's Register methods", want)
 	}

@@ -20,8 +20,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,27 +70,7 @@ func (s Settings) Validate() error {
 }
 
 // ErrPINFileMode is wrapped by the error refusing a PIN file the group or others may access.
-var ErrPINFileMode = errors.New("PIN file readable by others")
-
-// pinFileMask is the permission bits a PIN file must not have.
-const pinFileMask fs.FileMode = 0o077
-
-// CheckPINFile refuses a PIN file that is missing, not a regular file, or one the group or others
-// may access, naming the file (never its content).
-func CheckPINFile(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("--pkcs11-pin-file %s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("--pkcs11-pin-file %s: not a regular file", path)
-	}
-	if m := fi.Mode().Perm(); m&pinFileMask != 0 {
-		return fmt.Errorf("%w: --pkcs11-pin-file %s: mode %#o lets the group or others access the PIN; want 0600 or stricter (chmod 600 %s)",
-			ErrPINFileMode, path, m, path)
-	}
-	return nil
-}
+var ErrPINFileMode = keys.ErrPINFileMode
 
 // KeyType is the type of a chain's keys in the token.
 type KeyType string
@@ -193,9 +171,6 @@ func OpenWith(s Settings, logger *zap.Logger, d Driver) (*Token, error) {
 		logger = zap.NewNop()
 	}
 	t := &Token{s: s, open: open, isLogin: isLogin, logger: logger, loggedIn: make(chan struct{})}
-	if err := CheckPINFile(s.PINFile); err != nil {
-		return nil, err
-	}
 	digest, err := t.pinDigest()
 	if err != nil {
 		return nil, err
@@ -209,15 +184,16 @@ func OpenWith(s Settings, logger *zap.Logger, d Driver) (*Token, error) {
 // Settings are the token's settings.
 func (t *Token) Settings() Settings { return t.s }
 
-// pinDigest is the SHA-256 of the PIN file's content: what tells a PIN already refused from a
-// new one, without keeping the PIN.
+// pinDigest reads the PIN file (refusing one that is missing, not a regular file, empty, or that
+// the group or others may access, keys.ReadPIN) and returns the SHA-256 of the PIN: what tells a
+// PIN already refused from a new one, without keeping the PIN.
 func (t *Token) pinDigest() ([32]byte, error) {
-	raw, err := os.ReadFile(t.s.PINFile)
+	pin, err := keys.ReadPIN(t.s.PINFile)
 	if err != nil {
-		return [32]byte{}, fmt.Errorf("--pkcs11-pin-file %s: %w", t.s.PINFile, err)
+		return [32]byte{}, fmt.Errorf("--pkcs11-pin-file: %w", err)
 	}
-	d := sha256.Sum256([]byte(strings.TrimRight(string(raw), "\r\n")))
-	clear(raw)
+	d := sha256.Sum256(pin)
+	clear(pin)
 	return d, nil
 }
 
@@ -286,11 +262,7 @@ func (t *Token) Run(ctx context.Context) {
 		wait = min(2*wait, maxRetry)
 		digest, err := t.pinDigest()
 		if err != nil {
-			t.logger.Warn("PKCS#11 PIN file unreadable", zap.String("pinFile", t.s.PINFile), zap.Error(err))
-			continue
-		}
-		if err := CheckPINFile(t.s.PINFile); err != nil {
-			t.logger.Warn("PKCS#11 PIN file refused", zap.Error(err))
+			t.logger.Warn("PKCS#11 PIN file refused", zap.String("pinFile", t.s.PINFile), zap.Error(err))
 			continue
 		}
 		t.mu.Lock()

@@ -1,17 +1,16 @@
 package hsm
 
 import (
-	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/gagliardetto/solana-go"
 
 	"github.com/stakeflow/stakeflow/signer/cosmos/tx"
+	"github.com/stakeflow/stakeflow/signer/keys"
 )
 
 // Config names the token a worker signs with.
@@ -75,32 +74,14 @@ func configErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
 }
 
-// ReadPIN reads a PIN file: it must be a regular file no one but its owner may read or write
-// (0600 or stricter), and not empty. Errors name the file and its mode, never its content.
+// ReadPIN reads a PIN file as keys.ReadPIN does (0600 or stricter, not empty); its errors are
+// ErrConfig too.
 func ReadPIN(path string) ([]byte, error) {
-	if path == "" {
-		return nil, configErr("no PIN file given")
-	}
-	fi, err := os.Stat(path)
+	pin, err := keys.ReadPIN(path)
 	if err != nil {
-		return nil, configErr("PIN file: %v", err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, configErr("PIN file %s is not a regular file (%v)", path, fi.Mode().Type())
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return nil, configErr("PIN file %s has mode %04o: the group or others may use it; want 0600 or stricter", path, perm)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, configErr("PIN file: %v", err)
-	}
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	if len(b) == 0 {
-		return nil, configErr("PIN file %s is empty", path)
-	}
-	return b, nil
+	return pin, nil
 }
 
 // SolanaAddress is a Solana address: the base58 text of a 32-byte ed25519 public key.

@@ -108,37 +108,34 @@ temporal_ui() {
   echo "$dir/temporal-ui-server"
 }
 
-chromium() {
-  local bin=/usr/bin/chromium
-  if [ ! -x "$bin" ]; then
-    echo "installing Chromium from the Debian packages (once)" >&2
-    local sudo=""
-    if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
-    $sudo apt-get update >&2
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends chromium >&2
-    if [ ! -x "$bin" ]; then
-      echo "scripts/tools.sh: chromium installed but $bin is missing" >&2
-      exit 1
-    fi
+# debian_package PKG TEST FILE: installs the Debian package PKG (once) unless FILE, which it
+# provides, passes `test TEST FILE` (-x an executable, -f a library) already; fails if it still does
+# not after the install.
+debian_package() {
+  local pkg="$1" check="$2" file="$3"
+  if [ "$check" "$file" ]; then return; fi
+  echo "installing $pkg from the Debian packages (once)" >&2
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
+  $sudo apt-get update >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "$pkg" >&2
+  if ! [ "$check" "$file" ]; then
+    echo "scripts/tools.sh: $pkg installed but $file is missing" >&2
+    exit 1
   fi
-  echo "$bin"
+}
+
+chromium() {
+  debian_package chromium -x /usr/bin/chromium
+  echo /usr/bin/chromium
 }
 
 # softhsm: SoftHSM2 from the Debian packages (a software token behind the PKCS#11 interface every HSM
 # speaks). Prints the module path; softhsm2-util (token creation) is installed beside it.
 softhsm() {
   local module=/usr/lib/softhsm/libsofthsm2.so
-  if [ ! -f "$module" ] || ! command -v softhsm2-util >/dev/null 2>&1; then
-    echo "installing SoftHSM2 from the Debian packages (once)" >&2
-    local sudo=""
-    if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
-    $sudo apt-get update >&2
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends softhsm2 >&2
-    if [ ! -f "$module" ]; then
-      echo "scripts/tools.sh: softhsm2 installed but $module is missing" >&2
-      exit 1
-    fi
-  fi
+  debian_package softhsm2 -f "$module"
+  debian_package softhsm2 -x /usr/bin/softhsm2-util
   echo "$module"
 }
 

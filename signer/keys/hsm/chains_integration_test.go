@@ -24,7 +24,6 @@ import (
 	"github.com/stakeflow/stakeflow/signer/evm"
 	"github.com/stakeflow/stakeflow/signer/hyperliquid"
 	"github.com/stakeflow/stakeflow/signer/keys/hsm"
-	"github.com/stakeflow/stakeflow/signer/keys/hsm/hsmtest"
 )
 
 // startCheckpoint builds an unsigned EigenPod startCheckpoint(false) transaction (selector
@@ -46,11 +45,7 @@ func startCheckpoint(t *testing.T, chainID uint64, owner common.Address, nonce u
 // backend signs a verified transaction; go-ethereum's types.Sender recovers the token key's address.
 func TestEVMTransactionSignedInTheTokenVerifies(t *testing.T) {
 	const chainID = 1337
-	tok := hsmtest.Open(t, hsmtest.New(t))
-	_, err := tok.Generate(hsm.Secp256k1, "eigen-owner")
-	require.NoError(t, err)
-	b, err := tok.Backend(hsm.Secp256k1, hsm.EVMAddress, []string{"eigen-owner"})
-	require.NoError(t, err)
+	_, b := tokenWithKey(t, hsm.Secp256k1, "eigen-owner", hsm.EVMAddress)
 	owner := common.HexToAddress(b.Accounts()[0].Address)
 	s, err := evm.NewCheckpointSignerBackend(b, evm.CheckpointPolicy{ChainID: chainID})
 	require.NoError(t, err)
@@ -72,11 +67,7 @@ func TestEVMTransactionSignedInTheTokenVerifies(t *testing.T) {
 // the intent (another nonce) is refused by the verifier in front; the token makes no C_Sign.
 func TestTokenNeverCalledForATransactionThatFailsVerification(t *testing.T) {
 	const chainID = 1337
-	tok := hsmtest.Open(t, hsmtest.New(t))
-	_, err := tok.Generate(hsm.Secp256k1, "eigen-owner")
-	require.NoError(t, err)
-	b, err := tok.Backend(hsm.Secp256k1, hsm.EVMAddress, []string{"eigen-owner"})
-	require.NoError(t, err)
+	_, b := tokenWithKey(t, hsm.Secp256k1, "eigen-owner", hsm.EVMAddress)
 	owner := common.HexToAddress(b.Accounts()[0].Address)
 	s, err := evm.NewCheckpointSignerBackend(b, evm.CheckpointPolicy{ChainID: chainID})
 	require.NoError(t, err)
@@ -94,11 +85,7 @@ func TestTokenNeverCalledForATransactionThatFailsVerification(t *testing.T) {
 func TestCelestiaTransactionSignedInTheTokenVerifies(t *testing.T) {
 	// A Celestia validator operator address (internal/starter tests, celValidator).
 	const validator = "celestiavaloper1u3drplq4vr90nnwz0tvnrhetc82heq8halazeh"
-	tok := hsmtest.Open(t, hsmtest.New(t))
-	_, err := tok.Generate(hsm.Secp256k1, "tia-delegator")
-	require.NoError(t, err)
-	b, err := tok.Backend(hsm.Secp256k1, hsm.CosmosAddress(cosmos.AccountPrefix), []string{"tia-delegator"})
-	require.NoError(t, err)
+	_, b := tokenWithKey(t, hsm.Secp256k1, "tia-delegator", hsm.CosmosAddress(cosmos.AccountPrefix))
 	acct := b.Accounts()[0]
 	s := cosmos.NewSignerBackend(b, cosmos.Policy{Validators: []string{validator}, MaxFee: 10_000, MaxGas: 400_000, Memo: "stakeflow"})
 	in := cosmos.Intent{Operation: cosmos.OpDelegate, Network: cosmos.NetworkMocha, Delegator: acct.Address, Validator: validator,
@@ -133,11 +120,7 @@ func TestCelestiaTransactionSignedInTheTokenVerifies(t *testing.T) {
 // over the token's backend signs a verified cWithdraw; its {r, s, v} over the EIP-712 digest
 // recovers the token key's address with go-ethereum, with low S and v 27 or 28.
 func TestHyperliquidActionSignedInTheTokenRecoversTheDelegator(t *testing.T) {
-	tok := hsmtest.Open(t, hsmtest.New(t))
-	_, err := tok.Generate(hsm.Secp256k1, "hl-delegator")
-	require.NoError(t, err)
-	b, err := tok.Backend(hsm.Secp256k1, hsm.EVMAddress, []string{"hl-delegator"})
-	require.NoError(t, err)
+	_, b := tokenWithKey(t, hsm.Secp256k1, "hl-delegator", hsm.EVMAddress)
 	delegator := common.HexToAddress(b.Accounts()[0].Address)
 	s := hyperliquid.NewBackend(b, hyperliquid.Policy{})
 	nonce := uint64(time.Now().UnixMilli())

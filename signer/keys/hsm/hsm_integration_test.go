@@ -34,6 +34,18 @@ var halfN = func() *big.Int {
 	return n.Rsh(n, 1)
 }()
 
+// tokenWithKey opens a new token holding one key of type kt labelled label, and the backend over
+// it whose address is addr of its public key.
+func tokenWithKey(t *testing.T, kt hsm.KeyType, label string, addr func(pub []byte) (string, error)) (*hsm.Token, *hsm.Backend) {
+	t.Helper()
+	tok := hsmtest.Open(t, hsmtest.New(t))
+	_, err := tok.Generate(kt, label)
+	require.NoError(t, err)
+	b, err := tok.Backend(kt, addr, []string{label})
+	require.NoError(t, err)
+	return tok, b
+}
+
 func messages(n int) [][]byte {
 	out := make([][]byte, n)
 	for i := range out {
@@ -85,11 +97,7 @@ func TestSecp256k1RecoverableSignaturesRecoverTheAddressWithLowS(t *testing.T) {
 }
 
 func TestSecp256k1CosmosSignaturesVerifyWithThePublicKey(t *testing.T) {
-	tok := hsmtest.Open(t, hsmtest.New(t))
-	_, err := tok.Generate(hsm.Secp256k1, "tia-1")
-	require.NoError(t, err)
-	b, err := tok.Backend(hsm.Secp256k1, hsm.CosmosAddress("celestia"), []string{"tia-1"})
-	require.NoError(t, err)
+	_, b := tokenWithKey(t, hsm.Secp256k1, "tia-1", hsm.CosmosAddress("celestia"))
 	acct := b.Accounts()[0]
 	require.True(t, strings.HasPrefix(acct.Address, "celestia1"), acct.Address)
 	pk, err := secp256k1.ParsePubKey(acct.PublicKey)
@@ -240,13 +248,9 @@ func TestConcurrentSigning(t *testing.T) {
 }
 
 func TestSignErrorNamesTheAccount(t *testing.T) {
-	tok := hsmtest.Open(t, hsmtest.New(t))
-	_, err := tok.Generate(hsm.Ed25519, "sol-1")
-	require.NoError(t, err)
-	b, err := tok.Backend(hsm.Ed25519, hsm.SolanaAddress, []string{"sol-1"})
-	require.NoError(t, err)
+	_, b := tokenWithKey(t, hsm.Ed25519, "sol-1", hsm.SolanaAddress)
 	acct := b.Accounts()[0]
-	_, err = b.Sign(context.Background(), acct, keys.Secp256k1, make([]byte, 32))
+	_, err := b.Sign(context.Background(), acct, keys.Secp256k1, make([]byte, 32))
 	var se *keys.SignError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, acct.Address, se.Address)
@@ -262,11 +266,7 @@ func TestSignErrorNamesTheAccount(t *testing.T) {
 }
 
 func TestSignLogsInAgainAfterTheLoginEnds(t *testing.T) {
-	tok := hsmtest.Open(t, hsmtest.New(t))
-	_, err := tok.Generate(hsm.Ed25519, "sol-1")
-	require.NoError(t, err)
-	b, err := tok.Backend(hsm.Ed25519, hsm.SolanaAddress, []string{"sol-1"})
-	require.NoError(t, err)
+	tok, b := tokenWithKey(t, hsm.Ed25519, "sol-1", hsm.SolanaAddress)
 	acct := b.Accounts()[0]
 	require.NoError(t, hsm.LogoutForTest(tok))
 	sig, err := b.Sign(context.Background(), acct, keys.Ed25519, []byte("after logout"))
@@ -277,11 +277,7 @@ func TestSignLogsInAgainAfterTheLoginEnds(t *testing.T) {
 }
 
 func TestSignOpensANewSessionAfterTheTokenClosedThem(t *testing.T) {
-	tok := hsmtest.Open(t, hsmtest.New(t))
-	_, err := tok.Generate(hsm.Secp256k1, "evm-1")
-	require.NoError(t, err)
-	b, err := tok.Backend(hsm.Secp256k1, hsm.EVMAddress, []string{"evm-1"})
-	require.NoError(t, err)
+	tok, b := tokenWithKey(t, hsm.Secp256k1, "evm-1", hsm.EVMAddress)
 	acct := b.Accounts()[0]
 	require.NoError(t, hsm.CloseSessionsForTest(tok))
 	digest := crypto.Keccak256([]byte("after the sessions closed"))

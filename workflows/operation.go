@@ -107,7 +107,7 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		},
 	}
 	o.notified = map[string]int{}
-	o.readStart(info)
+	o.readStart(info, dataConverter(ctx))
 	o.logger = log.With(workflow.GetLogger(ctx),
 		"operationId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID,
 		"operation", s.Operation, "staker", s.Staker, "network", s.Network)
@@ -201,14 +201,14 @@ const PolicyPending = "the operation's policy is not known yet"
 
 // readStart reads the signed start statement from the memo, when there is one: a valid one names
 // the initiator's key, an invalid one fails the operation before its policy (startErr).
-func (o *Operation) readStart(info *workflow.Info) {
+func (o *Operation) readStart(info *workflow.Info, dc converter.DataConverter) {
 	p, ok := info.Memo.GetFields()[MemoStart]
 	if !ok {
 		return
 	}
 	bad := func(reason string) { o.startErr = &InputError{Field: "signed start", Reason: reason} }
 	var signed approval.Signed
-	if err := converter.GetDefaultDataConverter().FromPayload(p, &signed); err != nil {
+	if err := dc.FromPayload(p, &signed); err != nil {
 		bad("the memo " + MemoStart + " cannot be read")
 		return
 	}

@@ -83,6 +83,9 @@ type Options struct {
 	// GRPCCompression is the compression of the stack's connections to Temporal (its client's
 	// and its worker's): none (the default; the server is on loopback) or gzip.
 	GRPCCompression string
+	// PayloadKeyset, when set, is the keyset file (codec.LoadKeyset) of the payload codec: the
+	// stack's client and worker encrypt every payload and failure they write to Temporal.
+	PayloadKeyset string
 	// ConfigureWorker, when set, adjusts the worker's configuration (WorkerConfig) last: a test's
 	// webhook, say.
 	ConfigureWorker func(*worker.Config)
@@ -296,16 +299,20 @@ func (s *Stack) startTemporalOnce(ctx context.Context) error {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	watch := &PortRefusalWatch{OnRefused: cancel}
+	copts := &client.Options{
+		HostPort: "127.0.0.1:" + strconv.Itoa(port), Logger: cli.TemporalLogger(s.opts.Logger.Named("temporal")),
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression},
+	}
+	if err := (&cli.Temporal{PayloadKeyset: s.opts.PayloadKeyset}).Encrypt(copts); err != nil {
+		return err
+	}
 	devOpts := testsuite.DevServerOptions{
-		ExistingPath: s.opts.TemporalCLI,
-		ClientOptions: &client.Options{
-			HostPort: "127.0.0.1:" + strconv.Itoa(port), Logger: cli.TemporalLogger(s.opts.Logger.Named("temporal")),
-			ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression},
-		},
-		DBFilename: dbFile,
-		LogLevel:   "error",
-		ExtraArgs:  args,
-		Stdout:     watch, Stderr: watch,
+		ExistingPath:  s.opts.TemporalCLI,
+		ClientOptions: copts,
+		DBFilename:    dbFile,
+		LogLevel:      "error",
+		ExtraArgs:     args,
+		Stdout:        watch, Stderr: watch,
 	}
 	uiURL := ""
 	if s.opts.UIPort != 0 {
@@ -336,7 +343,7 @@ func (s *Stack) startTemporalOnce(ctx context.Context) error {
 
 // dialTemporal connects the stack's client to the server at Options.TemporalAddress.
 func (s *Stack) dialTemporal() error {
-	t := cli.Temporal{Address: s.opts.TemporalAddress, Namespace: "default", Compression: s.compression()}
+	t := cli.Temporal{Address: s.opts.TemporalAddress, Namespace: "default", Compression: s.compression(), PayloadKeyset: s.opts.PayloadKeyset}
 	c, err := t.Dial(s.opts.Logger.Named("temporal"))
 	if err != nil {
 		return fmt.Errorf("connecting to Temporal at %s: %w", s.opts.TemporalAddress, err)
@@ -423,7 +430,7 @@ func (s *Stack) baseWorkerConfig() worker.Config {
 		cel.Config = s.Celestia.workerConfig()
 	}
 	cfg := worker.Config{
-		Temporal:         cli.Temporal{Address: s.TemporalAddress(), Namespace: "default", Compression: s.compression()},
+		Temporal:         cli.Temporal{Address: s.TemporalAddress(), Namespace: "default", Compression: s.compression(), PayloadKeyset: s.opts.PayloadKeyset},
 		ServiceURL:       s.Sandbox.URL(),
 		ServiceTokenFile: s.TokenFile,
 		HealthAddr:       s.healthLn.Addr().String(),

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/stakeflow/stakeflow/codec"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -31,6 +32,10 @@ type Temporal struct {
 	// TaskQueuePrefix begins every module's task queue (workflows.TaskQueueOf): the worker polls
 	// and the starter starts operations on prefix-<module>.
 	TaskQueuePrefix string
+	// PayloadKeyset is the keyset file of the payload codec (codec.LoadKeyset): when set, every
+	// payload and failure this process writes to Temporal is encrypted, and it reads only
+	// encrypted ones.
+	PayloadKeyset string
 }
 
 // TaskQueue is the task queue of module under these settings.
@@ -59,6 +64,7 @@ func (t *Temporal) Register(fs *flag.FlagSet) {
 	fs.StringVar(&t.TLSCA, "tls-ca", "", "CA bundle file that signed the server certificate")
 	fs.StringVar(&t.TLSServer, "tls-server-name", "", "server name to verify (defaults to the address host)")
 	fs.StringVar(&t.TaskQueuePrefix, "task-queue-prefix", workflows.DefaultTaskQueuePrefix, "first part of every task queue: each chain's operations run on <prefix>-<module> (solana, evm, celestia, hyperliquid, ton, jobs)")
+	fs.StringVar(&t.PayloadKeyset, "payload-keyset", "", "keyset file (JSON, 0600) of the payload codec: every payload and failure written to Temporal is encrypted with its current key (AES-256-GCM) and read with the key it names; the worker, the starter and the codec server take the same file (docs/encryption.md)")
 	fs.StringVar(&t.Compression, "grpc-compression", CompressionGzip, "gRPC compression to Temporal: gzip, or none (saves CPU on the worker and the server when they share a network)")
 }
 
@@ -85,6 +91,9 @@ func (t *Temporal) Options(logger *zap.Logger) (client.Options, error) {
 		return opts, err
 	}
 	opts.ConnectionOptions.GrpcCompression = compression
+	if err := t.Encrypt(&opts); err != nil {
+		return opts, err
+	}
 	if t.TLSCert == "" && t.TLSKey == "" && t.TLSCA == "" {
 		return opts, nil
 	}
@@ -112,6 +121,24 @@ func (t *Temporal) Options(logger *zap.Logger) (client.Options, error) {
 	}
 	opts.ConnectionOptions.TLS = cfg
 	return opts, nil
+}
+
+// Encrypt sets the payload codec of the keyset file in opts: the data converter, the failure
+// converter (failure messages and stack traces sealed too) and the interceptor that hands the
+// converter to workflow code. Without a keyset it leaves opts as they are.
+func (t *Temporal) Encrypt(opts *client.Options) error {
+	if t.PayloadKeyset == "" {
+		return nil
+	}
+	keys, err := codec.LoadKeyset(t.PayloadKeyset)
+	if err != nil {
+		return fmt.Errorf("--payload-keyset: %w", err)
+	}
+	dc := codec.DataConverter(codec.New(keys))
+	opts.DataConverter = dc
+	opts.FailureConverter = codec.FailureConverter(dc)
+	opts.Interceptors = append(opts.Interceptors, workflows.ConverterInterceptor(dc))
+	return nil
 }
 
 // Dial connects to Temporal.

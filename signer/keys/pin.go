@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
+
+	"github.com/stakeflow/stakeflow/secretfile"
 )
 
 // ErrPINFileMode is wrapped by the error refusing a PIN file its group or others may access.
@@ -13,9 +13,6 @@ var ErrPINFileMode = errors.New("PIN file readable by others")
 
 // ErrPINFile is wrapped by every error of ReadPIN.
 var ErrPINFile = errors.New("PIN file refused")
-
-// pinFileMask is the permission bits a PIN file must not have.
-const pinFileMask fs.FileMode = 0o077
 
 // ReadPIN reads the PIN of a key backend (an HSM token's user PIN) from a file: a regular file no
 // one but its owner may read or write (0600 or stricter), not empty; one trailing newline (\n or
@@ -25,18 +22,10 @@ func ReadPIN(path string) ([]byte, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: no PIN file given", ErrPINFile)
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrPINFile, err)
+	b, err := secretfile.Read(path)
+	if errors.Is(err, secretfile.ErrMode) {
+		return nil, fmt.Errorf("%w: %w: %v", ErrPINFile, ErrPINFileMode, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file (%v)", ErrPINFile, path, fi.Mode().Type())
-	}
-	if perm := fi.Mode().Perm(); perm&pinFileMask != 0 {
-		return nil, fmt.Errorf("%w: %w: %s has mode %04o: the group or others may use it; want 0600 or stricter (chmod 600 %s)",
-			ErrPINFile, ErrPINFileMode, path, perm, path)
-	}
-	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrPINFile, err)
 	}

@@ -36,6 +36,9 @@ type Temporal struct {
 	// payload and failure this process writes to Temporal is encrypted, and it reads only
 	// encrypted ones.
 	PayloadKeyset string
+	// AcceptClearPayloads reads payloads written in clear beside encrypted ones: for the switch to
+	// encryption, while operations started before it finish.
+	AcceptClearPayloads bool
 }
 
 // TaskQueue is the task queue of module under these settings.
@@ -65,6 +68,7 @@ func (t *Temporal) Register(fs *flag.FlagSet) {
 	fs.StringVar(&t.TLSServer, "tls-server-name", "", "server name to verify (defaults to the address host)")
 	fs.StringVar(&t.TaskQueuePrefix, "task-queue-prefix", workflows.DefaultTaskQueuePrefix, "first part of every task queue: each chain's operations run on <prefix>-<module> (solana, evm, celestia, hyperliquid, ton, jobs)")
 	fs.StringVar(&t.PayloadKeyset, "payload-keyset", "", "keyset file (JSON, 0600) of the payload codec: every payload and failure written to Temporal is encrypted with its current key (AES-256-GCM) and read with the key it names; the worker, the starter and the codec server take the same file (docs/encryption.md)")
+	fs.BoolVar(&t.AcceptClearPayloads, "accept-clear-payloads", false, "with --payload-keyset, also read payloads written in clear: only while switching encryption on, until the operations started before the switch have finished (docs/encryption.md)")
 	fs.StringVar(&t.Compression, "grpc-compression", CompressionGzip, "gRPC compression to Temporal: gzip, or none (saves CPU on the worker and the server when they share a network)")
 }
 
@@ -128,13 +132,20 @@ func (t *Temporal) Options(logger *zap.Logger) (client.Options, error) {
 // converter to workflow code. Without a keyset it leaves opts as they are.
 func (t *Temporal) Encrypt(opts *client.Options) error {
 	if t.PayloadKeyset == "" {
+		if t.AcceptClearPayloads {
+			return errors.New("--accept-clear-payloads goes with --payload-keyset: without a keyset every payload is clear")
+		}
 		return nil
 	}
 	keys, err := codec.LoadKeyset(t.PayloadKeyset)
 	if err != nil {
 		return fmt.Errorf("--payload-keyset: %w", err)
 	}
-	dc := codec.DataConverter(codec.New(keys))
+	c := codec.New(keys)
+	if t.AcceptClearPayloads {
+		c = codec.NewLenient(keys)
+	}
+	dc := codec.DataConverter(c)
 	opts.DataConverter = dc
 	opts.FailureConverter = codec.FailureConverter(dc)
 	opts.Interceptors = append(opts.Interceptors, workflows.ConverterInterceptor(dc))

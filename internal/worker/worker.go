@@ -134,6 +134,12 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--approvers: %w", err)
 	}
+	switch {
+	case cfg.Temporal.PayloadKeyset == "":
+		logger.Warn("No payload keyset (--payload-keyset): inputs, results and failures reach Temporal's database in clear")
+	case cfg.Temporal.AcceptClearPayloads:
+		logger.Warn("Payloads written in clear are read too (--accept-clear-payloads): turn it off once the operations started before encryption have finished")
+	}
 	if len(approvers) == 0 {
 		logger.Warn("No approvers configured (--approvers): approvals name their approver in free text, which is not separation of duties")
 	} else {

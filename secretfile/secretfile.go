@@ -6,6 +6,7 @@ package secretfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 )
@@ -22,6 +23,10 @@ func Check(path string) error {
 	if err != nil {
 		return err
 	}
+	return check(path, fi)
+}
+
+func check(path string, fi fs.FileInfo) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
 	}
@@ -32,13 +37,24 @@ func Check(path string) error {
 	return nil
 }
 
-// Read checks path (Check) and reads it.
+// Read reads path once Check's rules hold. The mode is read from the file opened, so it is the
+// mode of the bytes read (a symbolic link is followed to the file it names, as in a Kubernetes
+// Secret volume).
 func Read(path string) ([]byte, error) {
 	if path == "" {
 		return nil, errors.New("no file given")
 	}
-	if err := Check(path); err != nil {
+	f, err := os.Open(path)
+	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(path)
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := check(path, fi); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(f)
 }

@@ -6,8 +6,6 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +15,8 @@ import (
 	"github.com/gagliardetto/solana-go"
 
 	"github.com/stakeflow/stakeflow/signer/keys"
+
+	"github.com/stakeflow/stakeflow/secretfile"
 )
 
 // solanaKeypairLen is the length of a Solana CLI keypair: 32-byte seed then 32-byte public key.
@@ -80,29 +80,10 @@ func LoadSolanaKeyring(paths ...string) (*SolanaKeyring, error) {
 	return kr, nil
 }
 
-// keyFilePermMask is the permission bits a key file must not have: any access by the group or
-// by others.
-const keyFilePermMask fs.FileMode = 0o077
-
 func (kr *SolanaKeyring) loadFile(path string) error {
-	// The mode is read from the file opened, so that it is the mode of the bytes read (a symbolic
-	// link is followed to the file it names, as in a Kubernetes Secret volume).
-	f, err := os.Open(path)
+	raw, err := secretfile.Read(path)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrKeyLoad, path, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrKeyLoad, path, err)
-	}
-	if perm := fi.Mode().Perm(); perm&keyFilePermMask != 0 {
-		return fmt.Errorf("%w: %s: mode %#o lets the group or others read or write the key; want 0600 or stricter (chmod 600 %s)",
-			ErrKeyLoad, path, perm, path)
-	}
-	raw, err := io.ReadAll(f)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrKeyLoad, path, err)
+		return fmt.Errorf("%w: %w", ErrKeyLoad, err)
 	}
 	defer clear(raw)
 	key, err := parseSolanaKeypair(raw)

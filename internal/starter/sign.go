@@ -15,6 +15,8 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/stakeflow/stakeflow/approval"
+
+	"github.com/stakeflow/stakeflow/secretfile"
 )
 
 // A statementSigner signs statements (package approval) with one Ed25519 key: a key file's or
@@ -52,7 +54,7 @@ func (s *signing) signer(keyFlag string) (sg statementSigner, close func(), err 
 	case s.fingerprint != "" && !s.sshAgent:
 		return nil, nil, &UsageError{Msg: "--key-fingerprint picks one of the SSH agent's keys: give --ssh-agent"}
 	case s.keyFile != "":
-		k, err := readKeyFile(s.keyFile)
+		k, err := readKeyFile(keyFlag, s.keyFile)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -87,25 +89,19 @@ func (k fileKey) Sign(text string) ([]byte, error) {
 // readKeyFile reads an unencrypted OpenSSH ed25519 private key. A file that its group or others
 // may read is refused (as ssh refuses it), and so is an encrypted key or a key of another type;
 // no error repeats the file's bytes.
-func readKeyFile(path string) (statementSigner, error) {
-	fi, err := os.Stat(path)
+func readKeyFile(flagName, path string) (statementSigner, error) {
+	data, err := secretfile.Read(path)
 	if err != nil {
-		return nil, fmt.Errorf("--key %s: %w", path, err)
+		return nil, fmt.Errorf("--%s: %w", flagName, err)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("--key %s: the file is readable by its group or others (mode %04o): chmod 600 it", path, fi.Mode().Perm())
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--key %s: %w", path, err)
-	}
+	defer clear(data)
 	raw, err := ssh.ParseRawPrivateKey(data)
 	var missing *ssh.PassphraseMissingError
 	switch {
 	case errors.As(err, &missing):
-		return nil, fmt.Errorf("--key %s: the key is encrypted: add it to your SSH agent (ssh-add) and use --ssh-agent", path)
+		return nil, fmt.Errorf("--%s %s: the key is encrypted: add it to your SSH agent (ssh-add) and use --ssh-agent", flagName, path)
 	case err != nil:
-		return nil, fmt.Errorf("--key %s: not an OpenSSH private key file", path)
+		return nil, fmt.Errorf("--%s %s: not an OpenSSH private key file", flagName, path)
 	}
 	switch k := raw.(type) {
 	case *ed25519.PrivateKey:
@@ -113,7 +109,7 @@ func readKeyFile(path string) (statementSigner, error) {
 	case ed25519.PrivateKey:
 		return fileKey{priv: k}, nil
 	}
-	return nil, fmt.Errorf("--key %s: a %T key; approvals are signed with ed25519 keys", path, raw)
+	return nil, fmt.Errorf("--%s %s: a %T key; statements are signed with ed25519 keys", flagName, path, raw)
 }
 
 // agentSigner signs with one of an SSH agent's ed25519 keys.

@@ -52,7 +52,7 @@ func writeKey(t *testing.T, k any, perm os.FileMode, passphrase string) string {
 
 func TestKeyFileIsReadOnlyWhenPrivateAndEd25519(t *testing.T) {
 	k := seedKey(7)
-	sg, err := readKeyFile(writeKey(t, k, 0o600, ""))
+	sg, err := readKeyFile("key", writeKey(t, k, 0o600, ""))
 	require.NoError(t, err)
 	assert.Equal(t, k.Public(), sg.Public())
 	sig, err := sg.Sign("text")
@@ -64,8 +64,8 @@ func TestKeyFileIsReadOnlyWhenPrivateAndEd25519(t *testing.T) {
 		path func() string
 		want string
 	}{
-		{"group readable", func() string { return writeKey(t, k, 0o640, "") }, "the file is readable by its group or others (mode 0640): chmod 600 it"},
-		{"world readable", func() string { return writeKey(t, k, 0o604, "") }, "mode 0604"},
+		{"group readable", func() string { return writeKey(t, k, 0o640, "") }, "has mode 0640: the group or others may use it"},
+		{"world readable", func() string { return writeKey(t, k, 0o604, "") }, "has mode 0604"},
 		{"encrypted", func() string { return writeKey(t, k, 0o600, "secret") }, "the key is encrypted: add it to your SSH agent (ssh-add) and use --ssh-agent"},
 		{"not a key", func() string {
 			p := filepath.Join(t.TempDir(), "id")
@@ -74,9 +74,10 @@ func TestKeyFileIsReadOnlyWhenPrivateAndEd25519(t *testing.T) {
 		}, "not an OpenSSH private key file"},
 		{"missing", func() string { return filepath.Join(t.TempDir(), "none") }, "no such file"},
 	} {
-		_, err := readKeyFile(c.path())
+		_, err := readKeyFile("sign-key", c.path())
 		require.Error(t, err, c.name)
 		assert.Contains(t, err.Error(), c.want, c.name)
+		assert.True(t, strings.HasPrefix(err.Error(), "--sign-key"), "%s: the error names the flag the file came from: %v", c.name, err)
 	}
 }
 

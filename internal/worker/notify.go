@@ -2,10 +2,11 @@ package worker
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/stakeflow/stakeflow/activities/notify"
+
+	"github.com/stakeflow/stakeflow/secretfile"
 )
 
 // newNotifier builds the notifier of the configuration: none posts without --notify-webhook. The
@@ -15,14 +16,7 @@ func newNotifier(cfg Config) (*notify.Notifier, error) {
 	if cfg.NotifyWebhookSecretFile == "" {
 		return n, nil
 	}
-	fi, err := os.Stat(cfg.NotifyWebhookSecretFile)
-	if err != nil {
-		return nil, fmt.Errorf("--notify-webhook-secret-file: %w", err)
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("--notify-webhook-secret-file %s is readable by others (mode %04o): chmod 600 it", cfg.NotifyWebhookSecretFile, perm)
-	}
-	b, err := os.ReadFile(cfg.NotifyWebhookSecretFile)
+	b, err := secretfile.Read(cfg.NotifyWebhookSecretFile)
 	if err != nil {
 		return nil, fmt.Errorf("--notify-webhook-secret-file: %w", err)
 	}

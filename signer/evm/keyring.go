@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,14 +13,12 @@ import (
 
 	"github.com/ethereum/go-ethereum/accounts/keystore"
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/stakeflow/stakeflow/secretfile"
 )
 
 // redacted is what keyrings and signers print in place of their contents.
 const redacted = "[REDACTED]"
-
-// keyFilePermMask is the permission bits a key or passphrase file must not have: any access by
-// the group or by others.
-const keyFilePermMask fs.FileMode = 0o077
 
 // Keyring holds secp256k1 keys decrypted from Ethereum keystore v3 files, chosen by address.
 // The key bytes are never exposed: the keyring formats as its list of addresses only.
@@ -98,22 +94,9 @@ func ForEachKeyFile(dir, passphraseFile string, fn func(path string, key *ecdsa.
 // openPrivate opens path and refuses it when the group or others may access it. The mode is read
 // from the file opened, so that it is the mode of the bytes read.
 func openPrivate(path, what string) ([]byte, error) {
-	f, err := os.Open(path)
+	raw, err := secretfile.Read(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s %s: %w", ErrKeyLoad, what, path, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s %s: %w", ErrKeyLoad, what, path, err)
-	}
-	if perm := fi.Mode().Perm(); perm&keyFilePermMask != 0 {
-		return nil, fmt.Errorf("%w: %s %s: mode %#o lets the group or others read or write it; want 0600 or stricter (chmod 600 %s)",
-			ErrKeyLoad, what, path, perm, path)
-	}
-	raw, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s %s: %w", ErrKeyLoad, what, path, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrKeyLoad, what, err)
 	}
 	return raw, nil
 }

@@ -90,7 +90,10 @@ type Options struct {
 	// CodecServer runs a codec server (internal/codecserver) over PayloadKeyset on a free loopback
 	// port beside the dev server, with a fresh random token, and points the dev server's Web UI at
 	// it (--ui-codec-endpoint), so the UI shows payloads decoded: see Stack.CodecURL. It requires
-	// PayloadKeyset.
+	// PayloadKeyset. The UI takes an endpoint but no header, so the token is in the endpoint's path,
+	// and with it on the dev server's command line and in the UI's settings: fit for a stack on
+	// loopback, not for a shared deployment. With TemporalAddress there is no dev server: the codec
+	// server then serves clients without an origin (the Temporal CLI) only.
 	CodecServer bool
 	// ConfigureWorker, when set, adjusts the worker's configuration (WorkerConfig) last: a test's
 	// webhook, say.

@@ -145,7 +145,7 @@ dev: tools
 	$(GO) build -o bin/devstack ./harness/cmd/devstack
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" bin/devstack up
 
-## ui-check: the Web UI lists a stake with its search attributes (headless Chromium, screenshots in .artifacts/ui/)
+## ui-check: the Web UI lists a stake with its search attributes and shows its encrypted payloads decoded through the codec server, ciphertext without it (headless Chromium, screenshots in .artifacts/ui/)
 ui-check: tools
 	CHROMIUM="$$(scripts/tools.sh chromium)" TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 15m ./uitest/...
 

@@ -5,6 +5,8 @@ package uitest
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"html"
 	"net/url"
@@ -20,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/stakeflow/stakeflow/codec"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/internal/starter"
@@ -275,4 +278,135 @@ func TestWebUISchedulesPageListsTheDataJobs(t *testing.T) {
 		}
 	}, 2*time.Minute, time.Second)
 	b.screenshot(t, page, filepath.Join(artifacts, "schedules.png"))
+}
+
+// TestWebUIDecodesPayloadsThroughTheCodecServer stakes through a stack that encrypts every
+// payload and runs a codec server beside its Web UI (harness/stack Options.CodecServer), then
+// checks in headless Chromium that the workflow's page shows the stake's input decoded (staker,
+// amount, the summary naming them) and its status, and that the Temporal CLI reads the history
+// through the same codec server. The same page served by a Web UI without a codec endpoint (the
+// same database reopened by a stack without a codec server) shows the status and the input only as
+// ciphertext under the stack's key. Both screenshots are kept.
+func TestWebUIDecodesPayloadsThroughTheCodecServer(t *testing.T) {
+	chromium := requireProgram(t, "CHROMIUM", "scripts/tools.sh chromium")
+	temporalCLI := requireProgram(t, "TEMPORAL_CLI", "scripts/tools.sh temporal")
+	artifacts := artifactDir(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	keyset, keyID := filepath.Join(dir, "payload-keyset.json"), "ui-test"
+	require.NoError(t, stack.WriteNewKeyset(keyset, keyID))
+	opts := stack.Options{
+		TemporalCLI:    temporalCLI,
+		Dir:            dir,
+		Persist:        true,
+		UIPort:         stack.AnyPort,
+		Runtime:        solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 64},
+		Stakers:        1,
+		StakerLamports: 10_000_000_000,
+		PayloadKeyset:  keyset,
+		CodecServer:    true,
+	}
+	st, err := stack.Start(ctx, opts)
+	require.NoError(t, err)
+	closed := false
+	defer func() {
+		if !closed {
+			st.Close()
+		}
+	}()
+	require.NotEmpty(t, st.CodecURL)
+
+	staker := st.Stakers[0].String()
+	id := fmt.Sprintf("ui-codec-stake-%d", time.Now().UnixNano())
+	var out bytes.Buffer
+	err = starter.Run(ctx, []string{"stake", "--network", "testnet", "--staker", staker, "--sol", "2",
+		"--id", id, "--wait", "--temporal-address", st.TemporalAddress(), "--payload-keyset", keyset}, &out, nil)
+	require.NoError(t, err, out.String())
+	desc, err := st.Client.DescribeWorkflowExecution(ctx, id, "")
+	require.NoError(t, err)
+	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	path := fmt.Sprintf("/namespaces/default/workflows/%s/%s/history", url.PathEscape(id), url.PathEscape(runID))
+
+	b := &browser{bin: chromium}
+	t.Run("with the codec server the page shows the input decoded and the status", func(t *testing.T) {
+		page := st.UIURL + path
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			text, err := b.text(t, page)
+			if !assert.NoError(c, err) {
+				return
+			}
+			assert.Contains(c, text, id)
+			assert.Contains(c, text, "Completed", "execution status")
+			assert.Contains(c, text, fmt.Sprintf(`"staker": "%s"`, staker), "decoded input")
+			assert.Contains(c, text, `"lamports": 2000000000`, "decoded input")
+			assert.Contains(c, text, "stake 2 SOL from "+staker, "decoded summary")
+		}, 2*time.Minute, time.Second)
+		b.screenshot(t, page, filepath.Join(artifacts, "workflow-decoded.png"))
+	})
+
+	t.Run("the Temporal CLI reads the history through the codec server", func(t *testing.T) {
+		// input is the workflow's input as `temporal workflow show` prints it: its encoding and data.
+		input := func(extra ...string) (encoding, data string) {
+			args := append([]string{"workflow", "show", "--workflow-id", id, "--address", st.TemporalAddress(), "--output", "json"}, extra...)
+			raw, err := exec.CommandContext(ctx, temporalCLI, args...).Output()
+			require.NoError(t, err, "%s", raw)
+			var history struct {
+				Events []struct {
+					Started *struct {
+						Input struct {
+							Payloads []struct {
+								Metadata map[string][]byte `json:"metadata"`
+								Data     []byte            `json:"data"`
+							} `json:"payloads"`
+						} `json:"input"`
+					} `json:"workflowExecutionStartedEventAttributes"`
+				} `json:"events"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &history))
+			require.NotEmpty(t, history.Events)
+			started := history.Events[0].Started
+			require.NotNil(t, started, "the first event starts the workflow")
+			require.Len(t, started.Input.Payloads, 1)
+			p := started.Input.Payloads[0]
+			return string(p.Metadata["encoding"]), string(p.Data)
+		}
+		token, err := os.ReadFile(st.CodecTokenFile)
+		require.NoError(t, err)
+		encoding, data := input("--codec-endpoint", st.CodecURL, "--codec-auth", "Bearer "+strings.TrimSpace(string(token)))
+		assert.Equal(t, "json/plain", encoding)
+		assert.Contains(t, data, fmt.Sprintf(`"staker":"%s"`, staker))
+		encoding, data = input()
+		assert.Equal(t, codec.Encoding, encoding, "without the codec server the CLI shows the input as the server holds it")
+		assert.NotContains(t, data, staker)
+	})
+
+	st.Close()
+	closed = true
+	noCodec := opts
+	noCodec.CodecServer, noCodec.NoWorker, noCodec.Stakers = false, true, 0
+	st2, err := stack.Start(ctx, noCodec)
+	require.NoError(t, err)
+	defer st2.Close()
+
+	t.Run("without the codec server the same page shows ciphertext only", func(t *testing.T) {
+		page := st2.UIURL + path
+		// The UI shows a payload it cannot decode as it is: metadata and data base64-encoded.
+		encoding := fmt.Sprintf(`"encoding": "%s"`, base64.StdEncoding.EncodeToString([]byte(codec.Encoding)))
+		key := fmt.Sprintf(`"%s": "%s"`, codec.MetadataKeyID, base64.StdEncoding.EncodeToString([]byte(keyID)))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			text, err := b.text(t, page)
+			if !assert.NoError(c, err) {
+				return
+			}
+			assert.Contains(c, text, id)
+			assert.Contains(c, text, "Completed", "execution status")
+			assert.Contains(c, text, encoding, "the input as the server holds it")
+			assert.Contains(c, text, key, "the input as the server holds it")
+			assert.NotContains(c, text, staker)
+			assert.NotContains(c, text, "lamports")
+		}, 2*time.Minute, time.Second)
+		b.screenshot(t, page, filepath.Join(artifacts, "workflow-encrypted.png"))
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,6 +87,14 @@ type Options struct {
 	// PayloadKeyset, when set, is the keyset file (codec.LoadKeyset) of the payload codec: the
 	// stack's client and worker encrypt every payload and failure they write to Temporal.
 	PayloadKeyset string
+	// CodecServer runs a codec server (internal/codecserver) over PayloadKeyset on a free loopback
+	// port beside the dev server, with a fresh random token, and points the dev server's Web UI at
+	// it (--ui-codec-endpoint), so the UI shows payloads decoded: see Stack.CodecURL. It requires
+	// PayloadKeyset. The UI takes an endpoint but no header, so the token is in the endpoint's path,
+	// and with it on the dev server's command line and in the UI's settings: fit for a stack on
+	// loopback, not for a shared deployment. With TemporalAddress there is no dev server: the codec
+	// server then serves clients without an origin (the Temporal CLI) only.
+	CodecServer bool
 	// ConfigureWorker, when set, adjusts the worker's configuration (WorkerConfig) last: a test's
 	// webhook, say.
 	ConfigureWorker func(*worker.Config)
@@ -120,6 +129,14 @@ type Stack struct {
 	UIURL     string
 	// MetricsURL is the dev server's Prometheus endpoint when Options.ServerMetrics is set.
 	MetricsURL string
+	// CodecURL is the codec server's base URL when Options.CodecServer is set: POST
+	// CodecURL/decode (and /encode) with the header "Authorization: Bearer <token>", the token
+	// being CodecToken, also in CodecTokenFile (0600). The Web UI calls CodecURL/<token>/decode.
+	CodecURL       string
+	CodecTokenFile string
+	codecToken     string
+	codecLn        net.Listener
+	codecSrv       *http.Server
 
 	// healthLn is the worker's health socket, bound once for the stack's life: each worker the
 	// stack starts serves on a duplicate of it, so HealthURL stays the same across restarts.
@@ -157,9 +174,19 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err := os.MkdirAll(s.KeyDir, 0o700); err != nil {
 		return nil, err
 	}
+	if opts.CodecServer {
+		if err := s.bindCodecServer(); err != nil {
+			return nil, err
+		}
+	}
 
 	if err := s.startTemporal(ctx); err != nil {
 		return nil, err
+	}
+	if opts.CodecServer {
+		if err := s.serveCodec(); err != nil {
+			return nil, err
+		}
 	}
 	if s.healthLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("binding the worker's health socket: %w", err)
@@ -325,6 +352,9 @@ func (s *Stack) startTemporalOnce(ctx context.Context) error {
 		devOpts.EnableUI = true
 		devOpts.UIPort = strconv.Itoa(ui)
 		uiURL = fmt.Sprintf("http://127.0.0.1:%d", ui)
+		if s.codecLn != nil {
+			devOpts.ExtraArgs = append(devOpts.ExtraArgs, "--ui-codec-endpoint", s.uiCodecEndpoint())
+		}
 	}
 	dev, err := testsuite.StartDevServer(sctx, devOpts)
 	if refused := watch.Refused(); refused != "" {
@@ -531,6 +561,11 @@ func (s *Stack) newStaker(ctx context.Context, lamports uint64) (solana.PublicKe
 // Close stops everything the stack started.
 func (s *Stack) Close() {
 	_ = s.StopWorker()
+	if s.codecSrv != nil {
+		_ = s.codecSrv.Close()
+	} else if s.codecLn != nil {
+		_ = s.codecLn.Close()
+	}
 	if s.Sandbox != nil {
 		_ = s.Sandbox.Close()
 	}

@@ -37,9 +37,19 @@ Flags of demo and up:
   --timeout D            demo only: give up after this long (default 5m)
   --hsm                  every chain's keys in a SoftHSM2 token the stack creates in its
                          directory (the worker signs through PKCS#11; default false)
+  --payload-keyset FILE  keyset (JSON, 0600) every payload written to Temporal is encrypted with
+                         (default: <stack-dir>/payload-keyset.json, generated on the first run);
+                         a codec server beside the Web UI shows them decoded
+  --no-encrypt           write payloads to Temporal in clear, with no codec server: to look at
+                         what the server stores without a key in the way, or to reopen a stack
+                         directory whose open operations were written in clear (an encrypting
+                         worker refuses clear payloads)
 
 Every flag has an environment twin: STAKEFLOW_ plus the flag name in upper snake case.
 `
+
+// keysetFile, in the stack directory, is the payload keyset devstack generates when none is given.
+const keysetFile = "payload-keyset.json"
 
 // usageError is a command line that cannot be run; the text says what is wrong.
 type usageError struct{ msg string }
@@ -65,6 +75,8 @@ type config struct {
 	Persist       bool
 	Timeout       time.Duration
 	HSM           bool
+	PayloadKeyset string
+	NoEncrypt     bool
 }
 
 // register adds the flags of demo and up to fs.
@@ -83,6 +95,8 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Persist, "persist", true, "keep Temporal's database across runs")
 	fs.DurationVar(&c.Timeout, "timeout", 5*time.Minute, "demo only: give up after this long")
 	fs.BoolVar(&c.HSM, "hsm", false, "every chain's keys in a SoftHSM2 token (the worker signs through PKCS#11)")
+	fs.StringVar(&c.PayloadKeyset, "payload-keyset", "", "keyset file (JSON, 0600) of the payload codec (default: <stack-dir>/"+keysetFile+", generated on the first run)")
+	fs.BoolVar(&c.NoEncrypt, "no-encrypt", false, "write payloads to Temporal in clear, with no codec server")
 }
 
 // validate checks the settings; the error names each one that is wrong.
@@ -116,6 +130,9 @@ func (c *config) validate() error {
 	}
 	if c.EpochRecheck <= 0 {
 		errs = append(errs, fmt.Sprintf("--epoch-recheck %s: want a positive duration", c.EpochRecheck))
+	}
+	if c.NoEncrypt && c.PayloadKeyset != "" {
+		errs = append(errs, "--payload-keyset and --no-encrypt together: encrypt with the keyset, or not at all")
 	}
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Sprintf("--timeout %s: want a positive duration", c.Timeout))

@@ -220,7 +220,7 @@ func (ls *localStack) runStarter(ctx context.Context, out io.Writer, alongside f
 
 // runStarterInto is runStarter for any chain's result: it decodes the operation's result into res.
 func (ls *localStack) runStarterInto(ctx context.Context, out io.Writer, alongside func(context.Context), res any, args ...string) error {
-	fmt.Fprintf(out, "$ STAKEFLOW_TEMPORAL_ADDRESS=%s go run ./cmd/starter %s\n", ls.TemporalAddress(), strings.Join(args, " "))
+	fmt.Fprintf(out, "$ %s go run ./cmd/starter %s\n", ls.starterEnv(), strings.Join(args, " "))
 	var id string
 	for i, a := range args {
 		if a == "--id" && i+1 < len(args) {
@@ -233,7 +233,11 @@ func (ls *localStack) runStarterInto(ctx context.Context, out io.Writer, alongsi
 		wg.Add(1)
 		go func() { defer wg.Done(); alongside(actx) }()
 	}
-	err := starter.Run(ctx, append(args, "--temporal-address", ls.TemporalAddress()), out, nil, all.StarterGroups()...)
+	args = append(append([]string{}, args...), "--temporal-address", ls.TemporalAddress())
+	if ls.keyset != "" {
+		args = append(args, "--payload-keyset", ls.keyset)
+	}
+	err := starter.Run(ctx, args, out, nil, all.StarterGroups()...)
 	stop()
 	wg.Wait()
 	if id != "" {

@@ -17,6 +17,15 @@
 // up prints the addresses of every part, the funded staker addresses and ready-to-paste starter
 // commands, and records the Solana RPC URL in the stack directory so that warp finds it.
 //
+// Both encrypt every payload the worker and the starter write to Temporal (package codec) with a
+// keyset generated in the stack directory on the first run (payload-keyset.json, 0600) unless
+// --payload-keyset names one, and run a codec server (internal/codecserver) beside the Web UI with
+// a token made at each start (codec-token, 0600): the dev server's UI is started with
+// --ui-codec-endpoint pointing at it, so it shows inputs, results and details decoded, and up prints
+// the Temporal CLI command that reads a history through it (--codec-endpoint, --codec-auth). The
+// starter commands they print or run take the keyset (STAKEFLOW_PAYLOAD_KEYSET, --payload-keyset).
+// --no-encrypt writes payloads in clear and runs no codec server.
+//
 // demo and up keep Temporal's database in the stack directory (default .stack/), with the keys,
 // the service token and the log file (devstack.log; the terminal shows only the operations).
 // The Solana runtime starts empty on every run: operations the demo left open in an earlier run

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.uber.org/zap"
 
+	"github.com/stakeflow/stakeflow/codec"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -34,6 +35,10 @@ type localStack struct {
 	cfg     config
 	logPath string
 	logger  *zap.Logger
+	// keyset is the payload keyset file the stack encrypts with ("" with --no-encrypt).
+	keyset string
+	// temporalCLI is the Temporal CLI binary, for the commands devstack prints.
+	temporalCLI string
 }
 
 // portInUseError names a port devstack needs that something else holds.
@@ -121,6 +126,10 @@ func startStack(ctx context.Context, cfg config, out, stderr io.Writer) (*localS
 	began := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
+	keyset, err := payloadKeyset(cfg, out)
+	if err != nil {
+		return nil, err
+	}
 	var hsm *stack.HSMOptions
 	if cfg.HSM {
 		hsm = &stack.HSMOptions{Solana: cfg.Stakers, EVM: 2}
@@ -139,6 +148,8 @@ func startStack(ctx context.Context, cfg config, out, stderr io.Writer) (*localS
 		EpochRecheck:   cfg.EpochRecheck,
 		EVM:            &stack.EVMOptions{Stakers: 2},
 		Celestia:       &stack.CelestiaOptions{Delegators: 1},
+		PayloadKeyset:  keyset,
+		CodecServer:    keyset != "",
 		Logger:         logger.Named("stack"),
 		WorkerLogger:   logger.Named("worker"),
 	})
@@ -149,7 +160,7 @@ func startStack(ctx context.Context, cfg config, out, stderr io.Writer) (*localS
 		}
 		return nil, fmt.Errorf("starting the local stack (logs in %s): %w", logPath, err)
 	}
-	ls := &localStack{Stack: st, cfg: cfg, logPath: logPath, logger: logger}
+	ls := &localStack{Stack: st, cfg: cfg, logPath: logPath, logger: logger, keyset: keyset, temporalCLI: bin}
 	if err := os.WriteFile(filepath.Join(cfg.StackDir, rpcURLFile), []byte(st.Sandbox.Runtime().URL()+"\n"), 0o600); err != nil {
 		ls.close()
 		return nil, err
@@ -162,6 +173,12 @@ func startStack(ctx context.Context, cfg config, out, stderr io.Writer) (*localS
 	fmt.Fprintf(out, "  Web UI:     %s\n", st.UIURL)
 	fmt.Fprintf(out, "  sandbox:    %s (token in %s)\n", st.Sandbox.URL(), st.TokenFile)
 	fmt.Fprintf(out, "  Solana RPC: %s\n", st.Sandbox.Runtime().URL())
+	if keyset != "" {
+		fmt.Fprintf(out, "  payloads:   encrypted with the keyset %s; the Web UI shows them decoded through the codec server\n", keyset)
+		fmt.Fprintf(out, "  codec:      %s (token in %s)\n", st.CodecURL, st.CodecTokenFile)
+	} else {
+		fmt.Fprintf(out, "  payloads:   in clear (--no-encrypt)\n")
+	}
 	if h := st.HSM; h != nil {
 		fmt.Fprintf(out, "  HSM:        SoftHSM2 token %q (SOFTHSM2_CONF=%s, module %s, PIN file %s): every chain signs through PKCS#11\n",
 			h.Token.Label, h.Token.Conf, h.Token.Module, h.Token.PINFile)
@@ -169,6 +186,38 @@ func startStack(ctx context.Context, cfg config, out, stderr io.Writer) (*localS
 	fmt.Fprintf(out, "  logs:       %s\n", logPath)
 	fmt.Fprintf(out, "  ready in %s\n", time.Since(began).Round(100*time.Millisecond))
 	return ls, nil
+}
+
+// payloadKeyset is the keyset file the stack encrypts with: --payload-keyset, checked now, or the
+// stack directory's own, generated on the first run; "" with --no-encrypt.
+func payloadKeyset(cfg config, out io.Writer) (string, error) {
+	if cfg.NoEncrypt {
+		return "", nil
+	}
+	path := cfg.PayloadKeyset
+	if path == "" {
+		path = filepath.Join(cfg.StackDir, keysetFile)
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			if err := stack.WriteNewKeyset(path, "local-1"); err != nil {
+				return "", err
+			}
+			fmt.Fprintf(out, "  generated the payload keyset %s (keep it: what the stack's database holds is sealed with it)\n", path)
+		}
+	}
+	if _, err := codec.LoadKeyset(path); err != nil {
+		return "", fmt.Errorf("--payload-keyset: %w", err)
+	}
+	return path, nil
+}
+
+// starterEnv is the environment the starter commands devstack prints run with: the stack's
+// Temporal address and, when it encrypts, its payload keyset.
+func (ls *localStack) starterEnv() string {
+	env := "STAKEFLOW_TEMPORAL_ADDRESS=" + ls.TemporalAddress()
+	if ls.keyset != "" {
+		env += " STAKEFLOW_PAYLOAD_KEYSET=" + ls.keyset
+	}
+	return env
 }
 
 // solanaStakers are the funded Solana stakers the worker holds the keys of: the token's with --hsm.
@@ -250,7 +299,7 @@ func (ls *localStack) settleLeftovers(ctx context.Context, out io.Writer, prefix
 		}
 		fmt.Fprintf(out, "  %s cannot finish:\n", what)
 		for _, id := range others {
-			fmt.Fprintf(out, "    STAKEFLOW_TEMPORAL_ADDRESS=%s go run ./cmd/starter cancel --id %s\n", ls.TemporalAddress(), id)
+			fmt.Fprintf(out, "    %s go run ./cmd/starter cancel --id %s\n", ls.starterEnv(), id)
 		}
 		fmt.Fprintf(out, "  (or stop devstack and remove %s to start from nothing)\n", ls.cfg.StackDir)
 	}

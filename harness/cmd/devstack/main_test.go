@@ -49,6 +49,10 @@ func TestParseConfig(t *testing.T) {
 		{name: "no recheck", args: []string{"--epoch-recheck", "0s"}, wantErr: "--epoch-recheck 0s"},
 		{name: "no stakers", args: []string{"--stakers", "0"}, wantErr: "--stakers 0"},
 		{name: "too little SOL", args: []string{"--staker-sol", "1"}, wantErr: "--staker-sol 1"},
+		{name: "keyset given", args: []string{"--payload-keyset", "/tmp/k.json"}, want: func(c *config) { c.PayloadKeyset = "/tmp/k.json" }},
+		{name: "keyset from the environment", env: map[string]string{"STAKEFLOW_PAYLOAD_KEYSET": "/tmp/k.json"}, want: func(c *config) { c.PayloadKeyset = "/tmp/k.json" }},
+		{name: "no encryption", args: []string{"--no-encrypt"}, want: func(c *config) { c.NoEncrypt = true }},
+		{name: "keyset and no encryption", args: []string{"--no-encrypt", "--payload-keyset", "/tmp/k.json"}, wantErr: "--payload-keyset and --no-encrypt together"},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined: -nope"},
 		{name: "stray argument", args: []string{"extra"}, wantErr: `unexpected argument "extra"`},
 	}
@@ -305,4 +309,47 @@ func TestExitCode(t *testing.T) {
 			require.Equal(t, tt.want, exitCode(tt.err))
 		})
 	}
+}
+
+func TestPayloadKeysetIsGeneratedOnceInTheStackDirectory(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	path, err := payloadKeyset(config{StackDir: dir}, &out)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, keysetFile), path)
+	require.Contains(t, out.String(), "generated the payload keyset "+path)
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	first, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	// The next run keeps it: the database holds payloads sealed with it.
+	out.Reset()
+	again, err := payloadKeyset(config{StackDir: dir}, &out)
+	require.NoError(t, err)
+	require.Equal(t, path, again)
+	require.Empty(t, out.String())
+	second, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, first, second)
+
+	none, err := payloadKeyset(config{StackDir: t.TempDir(), NoEncrypt: true}, &out)
+	require.NoError(t, err)
+	require.Empty(t, none)
+}
+
+func TestPayloadKeysetGivenIsCheckedBeforeTheStackStarts(t *testing.T) {
+	dir := t.TempDir()
+	open := filepath.Join(dir, "open.json")
+	require.NoError(t, os.WriteFile(open, []byte(`{"current":"k","keys":[]}`), 0o644))
+	_, err := payloadKeyset(config{StackDir: dir, PayloadKeyset: open}, io.Discard)
+	require.ErrorContains(t, err, "--payload-keyset")
+	require.ErrorContains(t, err, open)
+	require.NoFileExists(t, filepath.Join(dir, keysetFile), "a keyset given is used, none generated")
+
+	empty := filepath.Join(dir, "empty.json")
+	require.NoError(t, os.WriteFile(empty, []byte(`{"current":"k","keys":[]}`), 0o600))
+	_, err = payloadKeyset(config{StackDir: dir, PayloadKeyset: empty}, io.Discard)
+	require.ErrorContains(t, err, "no keys")
 }

@@ -51,7 +51,7 @@ func (ls *localStack) instructions() string {
 		fmt.Fprintf(&b, "    %s\n", pk)
 	}
 	staker := ls.solanaStakers()[0].String()
-	env := "STAKEFLOW_TEMPORAL_ADDRESS=" + ls.TemporalAddress()
+	env := ls.starterEnv()
 	fmt.Fprintf(&b, "\nTry it (in another terminal, from this directory):\n")
 	fmt.Fprintf(&b, "  # stake 2 SOL, printing each step; the result names the stake account\n")
 	fmt.Fprintf(&b, "  %s go run ./cmd/starter stake --network testnet --staker %s --sol 2 --wait\n", env, staker)
@@ -87,8 +87,18 @@ func (ls *localStack) instructions() string {
 		fmt.Fprintf(&b, "  %s go run ./cmd/starter polygon withdraw-rewards --network %s --staker %s --validator-share %s --wait\n", env, stack.EVMNetwork, evmStaker, share)
 	}
 	fmt.Fprintf(&b, "  # watch them in the Web UI\n  %s/namespaces/default/workflows\n", ls.UIURL)
+	if ls.keyset != "" {
+		fmt.Fprintf(&b, "  # read an operation's history with the Temporal CLI, its payloads decoded by the codec server\n")
+		fmt.Fprintf(&b, "  %s\n", ls.showCommand("OPERATION_ID"))
+	}
 	fmt.Fprintf(&b, "\nRunning; Ctrl-C stops everything.\n")
 	return b.String()
+}
+
+// showCommand is the Temporal CLI command that prints an operation's history decoded.
+func (ls *localStack) showCommand(operationID string) string {
+	return fmt.Sprintf("%s workflow show --address %s -w %s --codec-endpoint %s --codec-auth \"Bearer $(cat %s)\"",
+		ls.temporalCLI, ls.TemporalAddress(), operationID, ls.CodecURL, ls.CodecTokenFile)
 }
 
 // checkpointEvery is how often the local StakeManager's checkpoint advances while the stack runs

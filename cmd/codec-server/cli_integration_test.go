@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,7 +64,7 @@ func TestTemporalCLIReadsHistoriesThroughTheCodecServer(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 	const ui = "http://127.0.0.1:8233"
-	codecURL, logs := startCodecServer(t, bin, "--listen", "127.0.0.1:0", "--payload-keyset", keysetPath,
+	codecURL, logs, proc := startCodecServer(t, bin, "--listen", "127.0.0.1:0", "--payload-keyset", keysetPath,
 		"--token-file", tokenFile, "--ui-origin", ui, "--log-format", "json")
 
 	// Temporal, and a client that seals every payload with the keyset.
@@ -158,6 +159,23 @@ func TestTemporalCLIReadsHistoriesThroughTheCodecServer(t *testing.T) {
 		})
 	}
 
+	// SIGHUP: the token file now holds the other token only; once reloaded, the binary takes that
+	// one and refuses the first.
+	require.NoError(t, os.WriteFile(tokenFile, []byte(otherToken+"\n"), 0o600))
+	require.NoError(t, proc.Signal(syscall.SIGHUP))
+	status := func(tok string) int {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, codecURL+"/decode", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Eventually(t, func() bool { return status(otherToken) == http.StatusOK }, 10*time.Second, 50*time.Millisecond, "the reloaded token is refused")
+	assert.Equal(t, http.StatusUnauthorized, status(token), "the removed token is still taken")
+	assert.Contains(t, logs(), "Reloaded")
+
 	// The refusals were logged, and no token or input with them.
 	l := logs()
 	assert.Contains(t, l, refusal)
@@ -202,7 +220,7 @@ func startInput(t *testing.T, out string) (map[string]string, []byte) {
 
 // startCodecServer starts the binary and returns its base URL, read from its "listening" log
 // line; the process is stopped with SIGTERM (and must exit 0) when the test ends.
-func startCodecServer(t *testing.T, bin string, args ...string) (string, func() string) {
+func startCodecServer(t *testing.T, bin string, args ...string) (string, func() string, *os.Process) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
@@ -243,7 +261,7 @@ func startCodecServer(t *testing.T, bin string, args ...string) (string, func() 
 	}
 	select {
 	case a := <-addr:
-		return "http://" + a, logged
+		return "http://" + a, logged, cmd.Process
 	case <-scanned:
 		mu.Lock()
 		defer mu.Unlock()
@@ -251,7 +269,7 @@ func startCodecServer(t *testing.T, bin string, args ...string) (string, func() 
 	case <-time.After(30 * time.Second):
 		t.Fatal("codec-server did not log its address within 30s")
 	}
-	return "", nil
+	return "", nil, nil
 }
 
 func randomHex(t *testing.T) string {

@@ -62,7 +62,7 @@ fuzz-smoke:
 HSM_PKGS := ./signer/keys/hsm/... ./internal/starter/
 REAL_CHAIN_PKGS := ./activities/evm/ ./activities/solana/ ./chain/evm/ ./chain/solana/ ./harness/cmd/sandbox/ ./harness/gethdev/ ./harness/sandbox/...
 test-integration: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... $(REAL_CHAIN_PKGS) $(HSM_PKGS)
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... ./cmd/codec-server/ $(REAL_CHAIN_PKGS) $(HSM_PKGS)
 
 ## test-cluster: failover (worker SIGKILLs, a Temporal restart) and a rolling upgrade (previous commit's worker beside this one's) on the real Temporal server on PostgreSQL with worker processes
 test-cluster: tools tools-cluster
@@ -76,9 +76,9 @@ record-histories: tools
 deploy-check:
 	cd deploy/check && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-## images: build the worker, starter and sandbox images (needs a Docker engine)
+## images: build the worker, starter, sandbox and codec-server images (needs a Docker engine)
 images:
-	for t in worker starter sandbox; do docker build -f deploy/Dockerfile --target $$t -t stakeflow-$$t:local . || exit 1; done
+	for t in worker starter sandbox codec-server; do docker build -f deploy/Dockerfile --target $$t -t stakeflow-$$t:local . || exit 1; done
 
 ## test-chaos: 30 operations under faults (worker SIGKILLs, Temporal restart, service errors), checked on chain
 test-chaos: tools

@@ -4,14 +4,21 @@
 #   sandbox-token-secret   random HS256 secret the sandbox checks bearer tokens with
 #   service-token          a bearer token for the worker, signed with that secret (no expiry)
 #   solana-staker.json     a new Solana keypair (Solana CLI format: 64 numbers, seed + public key)
+#   payload-keyset.json    the payload codec's keyset: one random AES-256 key, k1, current (what
+#                          `starter keyset new --id k1` writes)
+#   codec-tokens           two random tokens for the codec server, one a line: the first for the
+#                          Web UI, the second for the Temporal CLI (--codec-auth "Bearer <line 2>")
+#   codec-ui.env           TEMPORAL_CODEC_ENDPOINT for the Web UI: the codec server with the
+#                          first token as its first path segment
 #
 # Usage: deploy/local-secrets.sh [DIR]     (default: deploy/local-secrets next to this script)
 #
 # Existing files are kept, so running it again changes nothing. The directory is private to you
 # (0700); the token files in it are 0644 because compose bind-mounts each one into a container
 # that runs as another user (worker 65532, sandbox 1000), which must be able to read it. The
-# Solana keypair is 0600: the worker refuses a key file that the group or others can read, so
-# compose's keys service copies it into a volume as 0600 owned by the worker's user.
+# Solana keypair, the keyset and the codec tokens are 0600: their readers refuse a file that the
+# group or others can read, so compose's keys, payload-keyset and codec-token services copy each
+# into a volume as 0600 owned by user 65532. codec-ui.env is 0600 too: compose reads it, as you.
 # The token is minted by the sandbox itself: with $SANDBOX_BIN if set, else `go run ./harness/cmd/sandbox`,
 # else the stakeflow-sandbox:local image. Nothing secret is printed.
 set -eu
@@ -67,6 +74,22 @@ if [ ! -s "$dir/solana-staker.json" ]; then
   echo $seed $pub | awk '{ printf "["; for (i = 1; i <= NF; i++) printf "%s%d", (i > 1 ? "," : ""), $i; print "]" }' \
     >"$dir/solana-staker.json.tmp"
   publish solana-staker.json 600
+fi
+
+if [ ! -s "$dir/payload-keyset.json" ]; then
+  printf '{"current": "k1", "keys": [{"id": "k1", "key": "%s"}]}\n' "$(openssl rand -base64 32)" \
+    >"$dir/payload-keyset.json.tmp"
+  publish payload-keyset.json 600
+fi
+
+if [ ! -s "$dir/codec-tokens" ]; then
+  { openssl rand -hex 32; openssl rand -hex 32; } >"$dir/codec-tokens.tmp"
+  publish codec-tokens 600
+fi
+
+if [ ! -s "$dir/codec-ui.env" ]; then
+  printf 'TEMPORAL_CODEC_ENDPOINT=http://127.0.0.1:8082/%s\n' "$(head -n 1 "$dir/codec-tokens")" >"$dir/codec-ui.env.tmp"
+  publish codec-ui.env 600
 fi
 
 # The staker's address (base58 of the public key), for `starter stake --staker ...`.

@@ -47,7 +47,7 @@ func TestComposeLoads(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	assert.Equal(t, []string{"keys", "postgresql", "sandbox", "setup", "temporal", "temporal-namespace", "temporal-schema", "temporal-ui", "worker"}, names)
+	assert.Equal(t, []string{"codec-server", "codec-token", "keys", "payload-keyset", "postgresql", "sandbox", "setup", "temporal", "temporal-namespace", "temporal-schema", "temporal-ui", "worker"}, names)
 
 	// Interpolation: the variable given wins, the others take their defaults.
 	assert.Equal(t, "placeholder-db-password", *p.Services["postgresql"].Environment["POSTGRES_PASSWORD"])
@@ -79,6 +79,8 @@ func TestComposeSecrets(t *testing.T) {
 		"sandbox_token_secret": "sandbox-token-secret",
 		"service_token":        "service-token",
 		"solana_staker":        "solana-staker.json",
+		"payload_keyset":       "payload-keyset.json",
+		"codec_tokens":         "codec-tokens",
 	}
 	require.Len(t, p.Secrets, len(want))
 	for name, file := range want {
@@ -90,7 +92,8 @@ func TestComposeSecrets(t *testing.T) {
 		}
 	}
 	// Who gets which secret: the sandbox only its token secret, the worker only its token, the
-	// keys service only the Solana key (which it copies for the worker).
+	// keys service only the Solana key (which it copies for the worker), the payload-keyset and
+	// codec-token services only the keyset and the tokens (which they copy for user 65532).
 	secretsOf := func(svc string) []string {
 		var out []string
 		for _, s := range p.Services[svc].Secrets {
@@ -102,16 +105,25 @@ func TestComposeSecrets(t *testing.T) {
 	assert.Equal(t, []string{"sandbox_token_secret"}, secretsOf("sandbox"))
 	assert.Equal(t, []string{"service_token"}, secretsOf("worker"))
 	assert.Equal(t, []string{"solana_staker"}, secretsOf("keys"))
+	assert.Equal(t, []string{"payload_keyset"}, secretsOf("payload-keyset"))
+	assert.Equal(t, []string{"codec_tokens"}, secretsOf("codec-token"))
 	for name := range p.Services {
-		if name != "sandbox" && name != "worker" && name != "keys" {
+		if name != "sandbox" && name != "worker" && name != "keys" && name != "payload-keyset" && name != "codec-token" {
 			assert.Empty(t, secretsOf(name), "service %s gets secrets", name)
 		}
 	}
 	// Secrets never travel in environment variables of stakeflow's own services.
-	for _, svc := range []string{"sandbox", "setup", "worker"} {
+	for _, svc := range []string{"sandbox", "setup", "worker", "codec-server"} {
 		for k := range p.Services[svc].Environment {
 			assert.NotContains(t, []string{"SANDBOX_TOKEN_SECRET", "STAKEFLOW_SERVICE_TOKEN"}, k, "service %s", svc)
 		}
+	}
+	// The Web UI's codec endpoint (it holds a token) comes from a gitignored file, not compose.yaml.
+	ui := p.Services["temporal-ui"]
+	_, inline := ui.Environment["TEMPORAL_CODEC_ENDPOINT"]
+	assert.False(t, inline, "TEMPORAL_CODEC_ENDPOINT written in compose.yaml: it carries a token")
+	if assert.Len(t, ui.EnvFiles, 1, "temporal-ui reads its codec endpoint from one env file") {
+		assert.Equal(t, filepath.Join(localSecrets, "codec-ui.env"), ui.EnvFiles[0].Path)
 	}
 
 	// The secret files are kept out of git and out of the image build context.
@@ -123,7 +135,7 @@ func TestComposeSecrets(t *testing.T) {
 
 func TestComposeHealthAndOrder(t *testing.T) {
 	p := loadCompose(t, placeholderEnv)
-	for _, svc := range []string{"postgresql", "temporal", "sandbox", "worker"} {
+	for _, svc := range []string{"postgresql", "temporal", "sandbox", "worker", "codec-server"} {
 		hc := p.Services[svc].HealthCheck
 		if assert.NotNil(t, hc, "service %s has no healthcheck", svc) {
 			assert.False(t, hc.Disable, "service %s: healthcheck disabled", svc)
@@ -132,18 +144,28 @@ func TestComposeHealthAndOrder(t *testing.T) {
 	}
 	assert.Equal(t, []string{"CMD", "/usr/local/bin/healthprobe", "http://127.0.0.1:8081/readyz"},
 		[]string(p.Services["worker"].HealthCheck.Test), "worker health is its /readyz")
+	assert.Equal(t, []string{"CMD", "/usr/local/bin/healthprobe", "http://127.0.0.1:8082/readyz"},
+		[]string(p.Services["codec-server"].HealthCheck.Test), "codec server health is its /readyz")
 
 	deps := map[string]map[string]string{
 		"temporal-schema":    {"postgresql": types.ServiceConditionHealthy},
 		"temporal":           {"temporal-schema": types.ServiceConditionCompletedSuccessfully},
 		"temporal-namespace": {"temporal": types.ServiceConditionHealthy},
-		"temporal-ui":        {"temporal": types.ServiceConditionHealthy},
-		"setup":              {"temporal-namespace": types.ServiceConditionCompletedSuccessfully},
+		"temporal-ui":        {"temporal": types.ServiceConditionHealthy, "codec-server": types.ServiceConditionHealthy},
+		"setup": {
+			"temporal-namespace": types.ServiceConditionCompletedSuccessfully,
+			"payload-keyset":     types.ServiceConditionCompletedSuccessfully,
+		},
 		"worker": {
-			"setup":    types.ServiceConditionCompletedSuccessfully,
-			"keys":     types.ServiceConditionCompletedSuccessfully,
-			"sandbox":  types.ServiceConditionHealthy,
-			"temporal": types.ServiceConditionHealthy,
+			"setup":          types.ServiceConditionCompletedSuccessfully,
+			"keys":           types.ServiceConditionCompletedSuccessfully,
+			"payload-keyset": types.ServiceConditionCompletedSuccessfully,
+			"sandbox":        types.ServiceConditionHealthy,
+			"temporal":       types.ServiceConditionHealthy,
+		},
+		"codec-server": {
+			"payload-keyset": types.ServiceConditionCompletedSuccessfully,
+			"codec-token":    types.ServiceConditionCompletedSuccessfully,
 		},
 	}
 	for svc, want := range deps {
@@ -171,7 +193,7 @@ func TestComposePortsOnLoopback(t *testing.T) {
 
 func TestComposeStakeflowImages(t *testing.T) {
 	p := loadCompose(t, placeholderEnv)
-	for svc, target := range map[string]string{"sandbox": "sandbox", "setup": "starter", "worker": "worker"} {
+	for svc, target := range map[string]string{"sandbox": "sandbox", "setup": "starter", "worker": "worker", "codec-server": "codec-server"} {
 		b := p.Services[svc].Build
 		if !assert.NotNil(t, b, "service %s is not built", svc) {
 			continue
@@ -180,7 +202,7 @@ func TestComposeStakeflowImages(t *testing.T) {
 		assert.Equal(t, "deploy/Dockerfile", filepath.ToSlash(b.Dockerfile), "service %s dockerfile", svc)
 		assert.Equal(t, target, b.Target, "service %s build target", svc)
 	}
-	for _, svc := range []string{"setup", "worker"} {
+	for _, svc := range []string{"setup", "worker", "codec-server"} {
 		s := p.Services[svc]
 		assert.True(t, s.ReadOnly, "service %s root filesystem is writable", svc)
 		assert.Contains(t, s.CapDrop, "ALL", "service %s keeps capabilities", svc)

@@ -97,6 +97,35 @@ func loadManifests(t *testing.T) []manifest {
 }
 
 // only returns the single object of type T among ms.
+// named returns the single object of type T among ms named name.
+func named[T interface {
+	runtime.Object
+	GetName() string
+}](t *testing.T, ms []manifest, name string) T {
+	t.Helper()
+	var found []T
+	for _, m := range ms {
+		if o, ok := m.obj.(T); ok && o.GetName() == name {
+			found = append(found, o)
+		}
+	}
+	var zero T
+	require.Len(t, found, 1, "want exactly one %T named %s", zero, name)
+	return found[0]
+}
+
+// Names of the Deployments in deploy/k8s.
+const (
+	workerName = "stakeflow-worker"
+	codecName  = "stakeflow-codec-server"
+)
+
+// workerDeployment is the worker's Deployment among ms.
+func workerDeployment(t *testing.T, ms []manifest) *appsv1.Deployment {
+	t.Helper()
+	return named[*appsv1.Deployment](t, ms, workerName)
+}
+
 func only[T runtime.Object](t *testing.T, ms []manifest) T {
 	t.Helper()
 	var found []T
@@ -137,13 +166,13 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 		kinds[fmt.Sprintf("%T", m.obj)]++
 	}
 	assert.Equal(t, map[string]int{
-		"*v1.Deployment": 1, "*v1.PodDisruptionBudget": 1, "*v1.ServiceAccount": 1, "*v1.ConfigMap": 1, "*v1.Secret": 2,
+		"*v1.Deployment": 2, "*v1.PodDisruptionBudget": 1, "*v1.ServiceAccount": 2, "*v1.ConfigMap": 1, "*v1.Secret": 4, "*v1.Service": 1,
 	}, kinds)
 }
 
 func TestDeployment(t *testing.T) {
 	ms := loadManifests(t)
-	d := only[*appsv1.Deployment](t, ms)
+	d := workerDeployment(t, ms)
 	spec := d.Spec.Template.Spec
 
 	require.NotNil(t, d.Spec.Replicas)
@@ -153,7 +182,7 @@ func TestDeployment(t *testing.T) {
 	assert.True(t, sel.Matches(labels.Set(d.Spec.Template.Labels)), "the Deployment's selector does not match its pods")
 
 	// Identity: the ServiceAccount of this directory, without an API token.
-	sa := only[*corev1.ServiceAccount](t, ms)
+	sa := named[*corev1.ServiceAccount](t, ms, spec.ServiceAccountName)
 	assert.Equal(t, sa.Name, spec.ServiceAccountName)
 	if assert.NotNil(t, sa.AutomountServiceAccountToken) {
 		assert.False(t, *sa.AutomountServiceAccountToken)
@@ -274,7 +303,7 @@ func deploymentWorkerConfig(t *testing.T, ms []manifest) map[string]any {
 
 func TestDeploymentMounts(t *testing.T) {
 	ms := loadManifests(t)
-	d := only[*appsv1.Deployment](t, ms)
+	d := workerDeployment(t, ms)
 	spec := d.Spec.Template.Spec
 	c := spec.Containers[0]
 
@@ -377,7 +406,7 @@ func TestSecretsAreTemplates(t *testing.T) {
 		assert.Empty(t, s.Data, "Secret %s carries data", s.Name)
 		assert.Empty(t, s.StringData, "Secret %s carries stringData", s.Name)
 	}
-	assert.Equal(t, 2, n)
+	assert.Equal(t, 4, n)
 	// No other file in the directory smuggles secret material either.
 	files, err := filepath.Glob(deployPath(t, "k8s", "*"))
 	require.NoError(t, err)
@@ -391,7 +420,7 @@ func TestSecretsAreTemplates(t *testing.T) {
 
 func TestPodDisruptionBudget(t *testing.T) {
 	ms := loadManifests(t)
-	d := only[*appsv1.Deployment](t, ms)
+	d := workerDeployment(t, ms)
 	pdb := only[*policyv1.PodDisruptionBudget](t, ms)
 	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
 	require.NoError(t, err)
@@ -429,10 +458,17 @@ func TestKustomization(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.Empty(t, k.SecretGenerator, "Secrets are created out of band")
 
-	d := only[*appsv1.Deployment](t, loadManifests(t))
-	image, _, _ := strings.Cut(d.Spec.Template.Spec.Containers[0].Image, ":")
-	if assert.Len(t, k.Images, 1) {
-		assert.Equal(t, image, k.Images[0].Name, "kustomize images entry names another image")
-		assert.NotEmpty(t, k.Images[0].NewTag+k.Images[0].Digest)
+	// One images entry per stakeflow image the Deployments run, each with a tag or digest.
+	ms := loadManifests(t)
+	var want2 []string
+	for _, d := range []*appsv1.Deployment{workerDeployment(t, ms), named[*appsv1.Deployment](t, ms, codecName)} {
+		image, _, _ := strings.Cut(d.Spec.Template.Spec.Containers[0].Image, ":")
+		want2 = append(want2, image)
 	}
+	var got2 []string
+	for _, img := range k.Images {
+		got2 = append(got2, img.Name)
+		assert.NotEmpty(t, img.NewTag+img.Digest, "kustomize images entry %s has no tag or digest", img.Name)
+	}
+	assert.ElementsMatch(t, want2, got2, "kustomize images entries")
 }

@@ -114,7 +114,7 @@ func assertWorkerKeyFiles(t *testing.T, dir string, want map[string]string, uid,
 func deploymentCopyKeys(t *testing.T) (*appsv1.Deployment, corev1.Container, corev1.Container, string) {
 	t.Helper()
 	ms := loadManifests(t)
-	d := only[*appsv1.Deployment](t, ms)
+	d := workerDeployment(t, ms)
 	spec := d.Spec.Template.Spec
 	require.Len(t, spec.Containers, 1)
 	worker := spec.Containers[0]
@@ -178,7 +178,7 @@ func workerImageUser(t *testing.T) string {
 }
 
 func TestDeploymentKeysReachWorkerOnlyAsCopy(t *testing.T) {
-	spec := only[*appsv1.Deployment](t, loadManifests(t)).Spec.Template.Spec
+	spec := workerDeployment(t, loadManifests(t)).Spec.Template.Spec
 	volumes := map[string]corev1.Volume{}
 	for _, v := range spec.Volumes {
 		volumes[v.Name] = v

@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"math/big"
@@ -83,15 +84,18 @@ printf 'token-for-%s\n' "$(cut -c1-8 "$SANDBOX_TOKEN_SECRET_FILE")"
 		names = append(names, e.Name())
 		info, err := e.Info()
 		require.NoError(t, err)
-		if e.Name() == "solana-staker.json" {
+		switch e.Name() {
+		case "solana-staker.json", "payload-keyset.json", "codec-tokens":
 			assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(),
-				"%s: the worker refuses a key file the group or others can read; compose's keys service copies it for the worker's user", e.Name())
-		} else {
+				"%s: its readers refuse a file the group or others can read; a compose service copies it for their user", e.Name())
+		case "codec-ui.env":
+			assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "%s: compose reads it as you; it holds a token", e.Name())
+		default:
 			assert.Equal(t, os.FileMode(0o644), info.Mode().Perm(),
 				"%s: compose bind-mounts it into a container running as another user (worker 65532, sandbox 1000), which must read it", e.Name())
 		}
 	}
-	assert.Equal(t, []string{"sandbox-token-secret", "service-token", "solana-staker.json"}, names)
+	assert.Equal(t, []string{"codec-tokens", "codec-ui.env", "payload-keyset.json", "sandbox-token-secret", "service-token", "solana-staker.json"}, names)
 
 	secret := strings.TrimSpace(string(readFile(t, filepath.Join(dir, "sandbox-token-secret"))))
 	raw, err := hex.DecodeString(secret)
@@ -110,6 +114,37 @@ printf 'token-for-%s\n' "$(cut -c1-8 "$SANDBOX_TOKEN_SECRET_FILE")"
 	}
 	priv := ed25519.NewKeyFromSeed(key[:32])
 	assert.Equal(t, []byte(priv.Public().(ed25519.PublicKey)), key[32:], "the public half does not belong to the seed")
+
+	// The payload keyset: one 32-byte key, current, in the shape the codec reads.
+	var keyset struct {
+		Current string `json:"current"`
+		Keys    []struct {
+			ID  string `json:"id"`
+			Key string `json:"key"`
+		} `json:"keys"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(readFile(t, filepath.Join(dir, "payload-keyset.json"))))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&keyset))
+	require.Len(t, keyset.Keys, 1)
+	assert.Equal(t, "k1", keyset.Current)
+	assert.Equal(t, "k1", keyset.Keys[0].ID)
+	aesKey, err := base64.StdEncoding.DecodeString(keyset.Keys[0].Key)
+	require.NoError(t, err)
+	assert.Len(t, aesKey, 32, "an AES-256 key")
+
+	// Two tokens, hex, 32 bytes each; the UI's endpoint carries the first as its path.
+	tokens := strings.Fields(string(readFile(t, filepath.Join(dir, "codec-tokens"))))
+	require.Len(t, tokens, 2)
+	assert.NotEqual(t, tokens[0], tokens[1])
+	for _, tok := range tokens {
+		b, err := hex.DecodeString(tok)
+		require.NoError(t, err)
+		assert.Len(t, b, 32)
+		assert.NotContains(t, out, tok)
+	}
+	assert.Equal(t, "TEMPORAL_CODEC_ENDPOINT=http://127.0.0.1:8082/"+tokens[0]+"\n", string(readFile(t, filepath.Join(dir, "codec-ui.env"))))
+	assert.NotContains(t, out, keyset.Keys[0].Key)
 
 	address := base58(key[32:])
 	assert.Contains(t, out, "staker address: "+address)

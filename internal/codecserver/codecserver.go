@@ -8,6 +8,10 @@
 // UI that can be given an endpoint but not a header. A request whose Origin is not one of the
 // configured UI origins is refused, preflight included; one without an Origin (the CLI) is judged
 // by its token alone. /healthz and /readyz answer without a token and say nothing of the keys.
+//
+// Config and Run are cmd/codec-server: its flags, the token file (ReadTokens), the HTTP server with
+// its timeouts, a reload of the keyset, the tokens and the TLS pair on request (SIGHUP), and a
+// graceful stop. docs/codec-server.md says how to run it and rotate its keys and tokens.
 package codecserver
 
 import (

@@ -70,6 +70,12 @@ Data (read from the store the worker's jobs write; --store DSN, default sqlite:d
   data export       --kind apy|rewards|ssv [--from DATE] [--to DATE] [--format csv|json]
                     [--network N] [--address 0xADDR] [--status S]
   ssv list          [--status failed]
+Payload keyset (the --payload-keyset of the worker, the starter and the codec server; docs/codec-server.md):
+  keyset new    --id ID --out FILE    (one fresh AES-256 key, current; FILE is created 0600, never overwritten)
+  keyset add    --id ID FILE          (a fresh key beside the others, not current: step 1 of a rotation)
+  keyset use    --id ID FILE          (make a key current: step 2, once every reader holds the file)
+  keyset rotate --id ID FILE          (add and use at once: for processes all restarted together)
+  keyset show   FILE                  (the key IDs and which is current, never the keys)
 Namespace:
   setup     register the search attributes stakeflow needs (idempotent)
 
@@ -155,6 +161,16 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 	if err := cli.Parse(fs, rest, "config"); err != nil {
 		return &UsageError{Msg: fmt.Sprintf("%s: %v", cmd, err)}
 	}
+	if r.operand != nil {
+		// The command's one argument; its flags may come before or after it.
+		if fs.NArg() == 0 {
+			return &UsageError{Msg: fmt.Sprintf("%s %s: give the %s", cmd, verb, r.operand.name)}
+		}
+		*r.operand.dst = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return &UsageError{Msg: fmt.Sprintf("%s: %v", cmd, err)}
+		}
+	}
 	if fs.NArg() > 0 {
 		return &UsageError{Msg: fmt.Sprintf("%s: unexpected argument %q", cmd, fs.Arg(0))}
 	}
@@ -173,6 +189,7 @@ var groups = map[string]struct {
 	"schedule": {errNoVerb, (*Session).scheduleCmd},
 	"data":     {errors.New("data: give a command: export"), (*Session).dataCmd},
 	"ssv":      {errors.New("ssv: give a command: list"), (*Session).ssvCmd},
+	"keyset":   {errors.New("keyset: give a command: new, add, use, rotate, show"), (*Session).keysetCmd},
 	"keys": {errors.New("keys: give a command: import, generate, list"), func(r *Session, fs *flag.FlagSet, verb string) (func(context.Context) error, error) {
 		return r.keysCmd(fs, verb, os.Stdin)
 	}},
@@ -218,6 +235,14 @@ type Session struct {
 	// of the key that signed the last one.
 	sign     signing
 	signedBy string
+	// operand, when a command sets it, receives the command's one argument (keyset show FILE).
+	operand *operand
+}
+
+// operand is a command's one argument: its name in the usage error, and where it goes.
+type operand struct {
+	name string
+	dst  *string
 }
 
 // statementClock dates signed statements; policyPoll is the pause between status reads while a

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -30,8 +29,8 @@ type PhaseTime struct {
 	Median Duration `json:"median"`
 }
 
-// Phase names of a breakdown; activities are named by their type (the ceilings' no-op
-// activities by the activity they stand in for).
+// Phase names of a breakdown; activities are named by their type (the ceiling's no-op
+// activities have the stake's activities' names).
 const (
 	phaseFirstTask   = "start → first workflow task picked up"
 	phaseTaskWait    = "later workflow tasks: waiting for the worker"
@@ -79,7 +78,7 @@ func phasesOf(events []*history.HistoryEvent) (map[string]time.Duration, []strin
 		default:
 			if id, closed := activityClosed(ev); closed && byID[id] != nil {
 				sched := byID[id]
-				name := strings.TrimPrefix(sched.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName(), noopPrefix)
+				name := sched.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
 				add(phaseActivity+name, at(ev).Sub(at(sched)))
 			}
 		}

@@ -73,12 +73,12 @@ func oneActivity(activity string, took, wait int) []*history.HistoryEvent {
 }
 
 func TestPhasesPartitionAWorkflowsLife(t *testing.T) {
-	phases, order, total := phasesOf(oneActivity(noopPrefix+"Build", 4, 0))
+	phases, order, total := phasesOf(oneActivity("Build", 4, 0))
 	assert.Equal(t, 14*time.Millisecond, total)
 	assert.Equal(t, map[string]time.Duration{
 		phaseFirstTask:          2 * time.Millisecond,
 		phaseTaskWork:           6 * time.Millisecond,
-		phaseActivity + "Build": 4 * time.Millisecond, // the no-op stands in for Build
+		phaseActivity + "Build": 4 * time.Millisecond,
 		phaseTaskWait:           2 * time.Millisecond,
 		phaseUnaccounted:        0,
 	}, phases)

@@ -139,10 +139,9 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 			CPU: &CPUPerOp{Server: Duration(40 * time.Millisecond), Bench: Duration(8 * time.Millisecond), Runtime: Duration(2 * time.Millisecond)}},
 		Ceiling: Stats{OpsPerSec: 30, P50: Duration(100 * time.Millisecond),
 			CPU: &CPUPerOp{Server: Duration(35 * time.Millisecond), Bench: Duration(5 * time.Millisecond)}},
-		CeilingPlain: Stats{OpsPerSec: 35, P50: Duration(80 * time.Millisecond)},
-		CeilingLocal: Stats{OpsPerSec: 52.5},
-		CeilingNaive: Stats{OpsPerSec: 25},
-		Bare:         Stats{OpsPerSec: 200, P50: Duration(60 * time.Millisecond), Errors: 2},
+		Encrypted: Stats{OpsPerSec: 19.6, P50: Duration(150 * time.Millisecond),
+			CPU: &CPUPerOp{Server: Duration(40 * time.Millisecond), Bench: Duration(10 * time.Millisecond), Runtime: Duration(2 * time.Millisecond)}},
+		Bare: Stats{OpsPerSec: 200, P50: Duration(60 * time.Millisecond), Errors: 2},
 	}
 	run.ratios()
 	serial := RunReport{Concurrency: 1, Breakdowns: []SideBreakdown{
@@ -160,14 +159,12 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 	for _, want := range []string{
 		"| file | 50 | orchestrated | 24.5 | 120 ms |",
 		"| file | 50 | ceiling | 30.0 | 100 ms |",
-		"| file | 50 | ceiling, plain | 35.0 | 80 ms |",
-		"| file | 50 | ceiling, plain, Build + Broadcast local | 52.5 |",
-		"| file | 50 | ceiling, plain, naive (all seven normal) | 25.0 |",
+		"| file | 50 | orchestrated, payloads encrypted | 19.6 | 150 ms |",
 		"| file | 50 | bare client | 200.0 | 60 ms |",
 		"| 2 |",
-		// orch/ceiling, CPU ceiling/orch, p50 orch/ceiling, p50 (orch-bare)/ceiling, orch/plain,
-		// p50 orch/plain, orch/bare, p50 orch/bare, local/plain, plain/naive.
-		"| file | 50 | 0.82 | 0.80 | 1.20 | 0.60 | 0.70 | 1.50 | 0.12 | 2.00 | 1.50 | 1.40 |",
+		// orch/ceiling, CPU ceiling/orch, p50 orch/ceiling, p50 (orch-bare)/ceiling, orch/bare,
+		// p50 orch/bare; codec: enc/orch, p50 enc/orch, CPU orch/enc (50 ms over 52 ms).
+		"| file | 50 | 0.82 | 0.80 | 1.20 | 0.60 | 0.12 | 2.00 | 0.80 | 1.25 | 0.96 |",
 		"Parked 10000 UnstakeWorkflows",
 		"| parked | 250 MiB |",
 		"| 2100 | 900 MiB |",

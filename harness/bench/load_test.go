@@ -135,13 +135,13 @@ func TestDurationMarshalsAsMilliseconds(t *testing.T) {
 func TestMarkdownHoldsEveryNumber(t *testing.T) {
 	rep := &Report{Settings: settingsOf(DefaultConfig()), NumCPU: 2, GoVersion: "go"}
 	run := RunReport{Concurrency: 50,
-		Orchestrated: Stats{OpsPerSec: 24.5, P50: Duration(120 * time.Millisecond),
+		Orchestrated: Stats{Ops: 100, OpsPerSec: 24.5, P50: Duration(120 * time.Millisecond),
 			CPU: &CPUPerOp{Server: Duration(40 * time.Millisecond), Bench: Duration(8 * time.Millisecond), Runtime: Duration(2 * time.Millisecond)}},
-		Ceiling: Stats{OpsPerSec: 30, P50: Duration(100 * time.Millisecond),
+		Ceiling: Stats{Ops: 100, OpsPerSec: 30, P50: Duration(100 * time.Millisecond),
 			CPU: &CPUPerOp{Server: Duration(35 * time.Millisecond), Bench: Duration(5 * time.Millisecond)}},
-		Encrypted: Stats{OpsPerSec: 19.6, P50: Duration(150 * time.Millisecond),
+		Encrypted: Stats{Ops: 100, OpsPerSec: 19.6, P50: Duration(150 * time.Millisecond),
 			CPU: &CPUPerOp{Server: Duration(40 * time.Millisecond), Bench: Duration(10 * time.Millisecond), Runtime: Duration(2 * time.Millisecond)}},
-		Bare: Stats{OpsPerSec: 200, P50: Duration(60 * time.Millisecond), Errors: 2},
+		Bare: Stats{Ops: 100, OpsPerSec: 200, P50: Duration(60 * time.Millisecond), Errors: 2},
 	}
 	run.ratios()
 	serial := RunReport{Concurrency: 1, Breakdowns: []SideBreakdown{
@@ -178,6 +178,7 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 	} {
 		assert.Contains(t, md, want)
 	}
+	assert.NotContains(t, md, "| file | 1 | bare client |", "a side that ran nothing has no row")
 }
 
 // TestRatiosByRoundPairRoundsOfTheSameTime checks that round-by-round ratios pair each round of

@@ -234,6 +234,9 @@ func (r *Report) Markdown() string {
 	for _, m := range r.Modes {
 		for _, run := range m.Runs {
 			for _, row := range run.rows() {
+				if row.s.Ops == 0 {
+					continue // a side left out (Config.Sides)
+				}
 				fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %s | %s | %s | %d | %s |\n", m.Mode, run.Concurrency, row.name,
 					row.s.OpsPerSec, ms(row.s.P50), ms(row.s.P95), ms(row.s.P99), row.s.Errors, cpuCells(row.s.CPU))
 			}

@@ -24,6 +24,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
+	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	"github.com/stakeflow/stakeflow/activities/notify"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
@@ -33,6 +34,7 @@ import (
 	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/internal/worker"
+	celmod "github.com/stakeflow/stakeflow/modules/celestia"
 	evmmod "github.com/stakeflow/stakeflow/modules/evm"
 	solanamod "github.com/stakeflow/stakeflow/modules/solana"
 	"github.com/stakeflow/stakeflow/signer"
@@ -118,6 +120,13 @@ type Config struct {
 	PolygonWei                     *big.Int
 	// PolygonConfirmPoll is how often both Polygon sides read the chain while confirming.
 	PolygonConfirmPoll time.Duration
+	// CelestiaOps is how many Celestia delegates each Celestia side runs on the first server
+	// mode's stack (0: no Celestia sides, no ledger), CelestiaConcurrency how many at once, each
+	// from its own delegator; CelestiaUtia what each delegates, CelestiaConfirmPoll how often both
+	// sides read the ledger while confirming.
+	CelestiaOps, CelestiaConcurrency int
+	CelestiaUtia                     string
+	CelestiaConfirmPoll              time.Duration
 	// Logger receives progress lines; SDKLogger the Temporal SDK's and the workflows' logs (both
 	// default no-op).
 	Logger    *zap.Logger
@@ -153,6 +162,11 @@ func DefaultConfig() Config {
 		PolygonConcurrency: 4,
 		PolygonConfirmPoll: 500 * time.Millisecond,
 		PolygonWei:         new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil),
+		// A delegate is included within a block or two of the ledger (500 ms each).
+		CelestiaOps:         40,
+		CelestiaConcurrency: 4,
+		CelestiaUtia:        "100000",
+		CelestiaConfirmPoll: 100 * time.Millisecond,
 	}
 }
 
@@ -201,8 +215,16 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("bench: unknown side %q (want one of %s)", name, strings.Join(known, ", "))
 		}
 	}
-	if c.Warmup < 0 || c.Park < 0 || c.PolygonOps < 0 {
-		return c, errors.New("bench: Warmup, Park and PolygonOps must not be negative")
+	if c.Warmup < 0 || c.Park < 0 || c.PolygonOps < 0 || c.CelestiaOps < 0 {
+		return c, errors.New("bench: Warmup, Park, PolygonOps and CelestiaOps must not be negative")
+	}
+	if c.CelestiaOps > 0 {
+		setDefault(&c.CelestiaConcurrency, d.CelestiaConcurrency)
+		setDefault(&c.CelestiaConfirmPoll, d.CelestiaConfirmPoll)
+		setDefault(&c.CelestiaUtia, d.CelestiaUtia)
+		if n, ok := new(big.Int).SetString(c.CelestiaUtia, 10); !ok || n.Sign() <= 0 {
+			return c, fmt.Errorf("bench: CelestiaUtia %q is not a positive number of utia", c.CelestiaUtia)
+		}
 	}
 	if c.PolygonOps > 0 {
 		setDefault(&c.PolygonConcurrency, d.PolygonConcurrency)
@@ -275,9 +297,15 @@ type env struct {
 	bare                    *Bare
 	// barePolygon is the Polygon bare side (nil without the EVM chain).
 	barePolygon *BarePolygon
-	vote        string
-	stakers     []string
-	mode        string
+	// celW serves the Celestia queue and bareCelestia is the Celestia bare side (both nil
+	// without the Celestia ledger).
+	celW         sdkworker.Worker
+	bareCelestia *BareCelestia
+	// stopNetworks stop the checks of the chains' endpoints (runNetworks).
+	stopNetworks []context.CancelFunc
+	vote         string
+	stakers      []string
+	mode         string
 
 	slowMu  sync.Mutex
 	slowest *SlowOp
@@ -380,6 +408,17 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 			rep.Polygon = pr
 			log.Info("Measured Polygon", zap.Float64("orchestratedOpsPerSec", pr.Orchestrated.OpsPerSec),
 				zap.Float64("bareOpsPerSec", pr.Bare.OpsPerSec), zap.Duration("orchestratedP50", pr.Orchestrated.P50.Std()))
+		}
+		if e.bareCelestia != nil && rep.Celestia == nil {
+			ph := rep.phase(fmt.Sprintf("%s: Celestia delegate, %d ops per side at C=%d in 2 rounds", mode, cfg.CelestiaOps, cfg.CelestiaConcurrency))
+			cr, err := e.measureCelestia(ctx)
+			ph.end()
+			if err != nil {
+				return nil, nil, fmt.Errorf("celestia: %w", err)
+			}
+			rep.Celestia = cr
+			log.Info("Measured Celestia", zap.Float64("orchestratedOpsPerSec", cr.Orchestrated.OpsPerSec),
+				zap.Float64("bareOpsPerSec", cr.Bare.OpsPerSec), zap.Duration("orchestratedP50", cr.Orchestrated.P50.Std()))
 		}
 		mr.LoadAfter = loadAvg()
 		if rss, err := e.serverRSS(); err == nil {
@@ -605,6 +644,32 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		}
 		e.barePolygon = &BarePolygon{Acts: evmActs, Network: stack.EVMNetwork, Poll: cfg.PolygonConfirmPoll}
 	}
+	if st.Celestia != nil {
+		cel, _ := module.Find[*celmod.Module](wcfg.Modules)
+		celBuilt, err := cel.Build(ctx, menv(cel.Name()))
+		if err != nil {
+			return nil, err
+		}
+		e.celW = sdkworker.New(st.Client, benchQueue(cel.Name()), wopts)
+		worker.RegisterCommon(e.celW, &notify.Notifier{})
+		register(e.celW, cel, celBuilt)
+		if err := e.celW.Start(); err != nil {
+			return nil, fmt.Errorf("starting the benchmark's Celestia worker: %w", err)
+		}
+		// The bare side calls the same activities directly, built anew on a client of its own.
+		benv := menv(cel.Name())
+		benv.Service = svc
+		bareBuilt, err := cel.Build(ctx, benv)
+		if err != nil {
+			return nil, err
+		}
+		e.bareCelestia = &BareCelestia{Acts: bareBuilt.Activities[0].(*actcelestia.Activities), Network: stack.CelestiaNetwork, Poll: cfg.CelestiaConfirmPoll}
+		// The REST endpoints are read only once proven to serve their chain: prove them as the
+		// worker does, until the stack closes.
+		if err := e.runNetworks(ctx, append(celBuilt.Networks, bareBuilt.Networks...)); err != nil {
+			return nil, err
+		}
+	}
 	for _, w := range []struct {
 		name string
 		w    sdkworker.Worker
@@ -627,6 +692,33 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 	}
 	return e, nil
 }
+
+// runNetworks keeps checking networks until the env closes, as the worker does, and waits until
+// every one is proven (at most networkProofLimit).
+func (e *env) runNetworks(ctx context.Context, networks []module.Network) error {
+	nctx, cancel := context.WithCancel(context.Background())
+	e.stopNetworks = append(e.stopNetworks, cancel)
+	for _, n := range networks {
+		go n.Run(nctx)
+	}
+	deadline := time.Now().Add(networkProofLimit)
+	for _, n := range networks {
+		for n.Verified() != nil {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("not proven within %s: %w", networkProofLimit, n.Verified())
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// networkProofLimit is how long the benchmark waits for a chain's endpoint to be proven.
+const networkProofLimit = 30 * time.Second
 
 // register registers a built module on r, as the worker does.
 func register(r sdkworker.Registry, m module.Module, b module.Built) {
@@ -684,13 +776,16 @@ func benchQueue(module string) string {
 }
 
 func (e *env) close() {
-	for _, w := range []sdkworker.Worker{e.w, e.ceilingW, e.encW} {
+	for _, w := range []sdkworker.Worker{e.w, e.ceilingW, e.encW, e.celW} {
 		if w != nil {
 			w.Stop()
 		}
 	}
 	if e.encC != nil {
 		e.encC.Close()
+	}
+	for _, stop := range e.stopNetworks {
+		stop()
 	}
 	if e.evmW != nil {
 		e.evmW.Stop()

@@ -17,8 +17,8 @@ import (
 // TestBenchRunsEverySide runs the benchmark small, on one in-memory stack: it checks the sides
 // first (the ceiling asks the server for the stake's activities in the stake's order, the
 // encrypted side's payloads are sealed and the others' are not), then every side completes
-// every operation at each concurrency, and the breakdown at C=1 finds the same activities in the
-// stake's histories and the ceiling's.
+// every operation at each concurrency, the breakdown at C=1 finds the same activities in the
+// stake's histories and the ceiling's, and both Celestia sides complete their delegates.
 func TestBenchRunsEverySide(t *testing.T) {
 	cliPath := os.Getenv("TEMPORAL_CLI")
 	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through make")
@@ -29,6 +29,7 @@ func TestBenchRunsEverySide(t *testing.T) {
 	cfg.Concurrency = []int{1, 3}
 	cfg.Ops, cfg.SerialOps, cfg.Warmup, cfg.Rounds = 6, 4, 1, 2
 	cfg.Drain, cfg.Park, cfg.PolygonOps, cfg.Stakers = 0, 0, 0, 2
+	cfg.CelestiaOps, cfg.CelestiaConcurrency = 4, 2
 	rep, err := Run(ctx, cfg)
 	require.NoError(t, err)
 	require.Len(t, rep.Modes, 1)
@@ -61,4 +62,11 @@ func TestBenchRunsEverySide(t *testing.T) {
 	assert.True(t, slices.Contains(orch, phaseActivity+"Preflight"), "the stake's own activities: %v", orch)
 	assert.Equal(t, orch, ceil, "the ceiling's activities are the stake's")
 	assert.Contains(t, rep.Markdown(), "| memory | 3 | orchestrated, payloads encrypted |")
+
+	require.NotNil(t, rep.Celestia)
+	for name, s := range map[string]Stats{"orchestrated": rep.Celestia.Orchestrated, "bare": rep.Celestia.Bare} {
+		assert.Equal(t, cfg.CelestiaOps, s.Ops, "Celestia %s: operations", name)
+		assert.Zero(t, s.Errors, "Celestia %s: %s", name, s.FirstError)
+	}
+	assert.Contains(t, rep.Markdown(), "## Celestia delegate")
 }

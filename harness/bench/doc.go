@@ -16,6 +16,9 @@
 //   - Polygon: PolygonDelegateWorkflows on the stack's geth --dev chain against a bare client
 //     calling the worker's EVM activities in-process in the workflow's order (BarePolygon), each
 //     side from addresses of its own;
+//   - Celestia: CelestiaDelegateWorkflows on the stack's Celestia ledger against a bare client
+//     calling the worker's Celestia activities in-process in the workflow's order (BareCelestia),
+//     each side from delegators of its own;
 //   - parking: UnstakeWorkflows waiting for deactivation, with the worker's and the server's
 //     resident memory and the worker's goroutines.
 //

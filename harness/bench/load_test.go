@@ -230,6 +230,19 @@ func TestSidesSelectsAndRefuses(t *testing.T) {
 	assert.Contains(t, err.Error(), `unknown side "ceilng"`)
 }
 
+// TestCelestiaAmountRefusedWhenNotUtia checks that a Celestia amount that is not a positive
+// number of utia is refused, naming it, before anything starts; the default amount passes.
+func TestCelestiaAmountRefusedWhenNotUtia(t *testing.T) {
+	for _, bad := range []string{"0.1", "-5", "0", "1TIA"} {
+		_, err := Config{TemporalCLI: "t", Dir: "d", CelestiaOps: 1, CelestiaUtia: bad}.withDefaults()
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), `CelestiaUtia "`+bad+`" is not a positive number of utia`)
+	}
+	c, err := Config{TemporalCLI: "t", Dir: "d", CelestiaOps: 1}.withDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, DefaultConfig().CelestiaUtia, c.CelestiaUtia)
+}
+
 // TestInterleavedRunsEverySideOncePerCycle checks the C=1 schedule: one operation at a time,
 // each cycle one operation of every side with the cycle's index, the order changing between
 // cycles, and the rounds grouping the cycles with every operation counted once.

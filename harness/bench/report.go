@@ -27,8 +27,10 @@ type Report struct {
 	Modes []ModeReport `json:"modes"`
 	// Park is the parking measurement (nil when not run).
 	Park *ParkReport `json:"park,omitempty"`
-	// Polygon is the Polygon delegate measured orchestrated and bare (nil when not run).
-	Polygon *PolygonReport `json:"polygon,omitempty"`
+	// Polygon is the Polygon delegate measured orchestrated and bare, Celestia the Celestia
+	// delegate (each nil when not run).
+	Polygon  *ChainReport `json:"polygon,omitempty"`
+	Celestia *ChainReport `json:"celestia,omitempty"`
 	// Phases lists how long each phase took, in order.
 	Phases []Phase  `json:"phases"`
 	Total  Duration `json:"total"`
@@ -282,6 +284,7 @@ func (r *Report) Markdown() string {
 		}
 	}
 	b.WriteString(r.Polygon.markdown())
+	b.WriteString(r.Celestia.markdown())
 	if p := r.Park; p != nil {
 		fmt.Fprintf(&b, "\nParked %d UnstakeWorkflows at the deactivation wait (%s server, worker in-process, sticky cache %d, %.1f parked/s):\n\n",
 			p.Workflows, p.Mode, p.StickyCache, p.StartRate)

@@ -136,12 +136,14 @@ type Config struct {
 // DefaultConfig is a run that finishes in a few minutes on a 2-core machine.
 func DefaultConfig() Config {
 	return Config{
-		Modes:           []string{ModeMemory},
-		Concurrency:     []int{1, 50},
-		Ops:             1200,
-		SerialOps:       150,
-		Warmup:          20,
-		Rounds:          6,
+		Modes:       []string{ModeMemory},
+		Concurrency: []int{1, 50},
+		Ops:         1200,
+		SerialOps:   150,
+		Warmup:      20,
+		// As many rounds as there are sides: the Williams order (balancedOrder) is balanced over
+		// that many.
+		Rounds:          4,
 		Drain:           31 * time.Second,
 		Park:            1000,
 		ParkMode:        ModeMemory,

@@ -344,3 +344,15 @@ func plus1(xs []int) []int {
 	}
 	return out
 }
+
+// TestDefaultRoundsBalanceTheSides checks that the default rounds cover whole Williams designs of
+// the sides there are, so that each side runs in every position and after every other side as
+// often as any other.
+func TestDefaultRoundsBalanceTheSides(t *testing.T) {
+	n := len(SideNames())
+	rows := n
+	if n%2 == 1 {
+		rows = 2 * n
+	}
+	assert.Zero(t, DefaultConfig().Rounds%rows, "%d rounds for %d sides (a design has %d rows)", DefaultConfig().Rounds, n, rows)
+}

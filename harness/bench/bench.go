@@ -401,7 +401,7 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 			mr.Runs = append(mr.Runs, run)
 		}
 		if e.barePolygon != nil && rep.Polygon == nil {
-			ph := rep.phase(fmt.Sprintf("%s: Polygon delegate, %d ops per side at C=%d in %d rounds", mode, cfg.PolygonOps, cfg.PolygonConcurrency, cfg.Rounds))
+			ph := rep.phase(fmt.Sprintf("%s: Polygon delegate, %d ops per side at C=%d in 2 rounds", mode, cfg.PolygonOps, cfg.PolygonConcurrency))
 			pr, err := e.measurePolygon(ctx)
 			ph.end()
 			if err != nil {

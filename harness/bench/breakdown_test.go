@@ -94,6 +94,24 @@ func TestPhasesPartitionAWorkflowsLife(t *testing.T) {
 	phases, _, _ = phasesOf(failed)
 	assert.Equal(t, 3*time.Millisecond, phases[phaseActivity+"Broadcast"], "a failed activity's time counts too")
 
+	twice := historyOf(
+		evRow{t: wfStarted, ms: 0},
+		evRow{t: wtScheduled, ms: 0},
+		evRow{t: wtStarted, ms: 1, ref: 2},
+		evRow{t: wtCompleted, ms: 2, ref: 3},
+		evRow{t: atScheduled, ms: 2, activ: "Preflight"},
+		evRow{t: atCompleted, ms: 5, ref: 5},
+		evRow{t: atScheduled, ms: 5, activ: "Build"},
+		evRow{t: atCompleted, ms: 9, ref: 7},
+		evRow{t: atScheduled, ms: 9, activ: "Preflight"},
+		evRow{t: atCompleted, ms: 13, ref: 9},
+		evRow{t: wfCompleted, ms: 13},
+	)
+	phases, order, _ = phasesOf(twice)
+	assert.Equal(t, 7*time.Millisecond, phases[phaseActivity+"Preflight (2 runs)"], "both runs of an activity count, under one phase")
+	assert.Equal(t, 4*time.Millisecond, phases[phaseActivity+"Build"])
+	assert.Equal(t, []string{phaseFirstTask, phaseTaskWork, phaseActivity + "Preflight (2 runs)", phaseActivity + "Build", phaseUnaccounted}, order)
+
 	open := oneActivity("Build", 4, 0)
 	phases, _, _ = phasesOf(open[:len(open)-1])
 	assert.Nil(t, phases, "a workflow still running is not broken down")

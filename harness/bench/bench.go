@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -16,19 +17,24 @@ import (
 	"sync/atomic"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
+	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
 	"github.com/stakeflow/stakeflow/activities/notify"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/codec"
 	"github.com/stakeflow/stakeflow/harness/stack"
+	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/internal/worker"
+	celmod "github.com/stakeflow/stakeflow/modules/celestia"
 	evmmod "github.com/stakeflow/stakeflow/modules/evm"
 	solanamod "github.com/stakeflow/stakeflow/modules/solana"
 	"github.com/stakeflow/stakeflow/signer"
@@ -114,6 +120,13 @@ type Config struct {
 	PolygonWei                     *big.Int
 	// PolygonConfirmPoll is how often both Polygon sides read the chain while confirming.
 	PolygonConfirmPoll time.Duration
+	// CelestiaOps is how many Celestia delegates each Celestia side runs on the first server
+	// mode's stack (0: no Celestia sides, no ledger), CelestiaConcurrency how many at once, each
+	// from its own delegator; CelestiaUtia what each delegates, CelestiaConfirmPoll how often both
+	// sides read the ledger while confirming.
+	CelestiaOps, CelestiaConcurrency int
+	CelestiaUtia                     string
+	CelestiaConfirmPoll              time.Duration
 	// Logger receives progress lines; SDKLogger the Temporal SDK's and the workflows' logs (both
 	// default no-op).
 	Logger    *zap.Logger
@@ -123,12 +136,14 @@ type Config struct {
 // DefaultConfig is a run that finishes in a few minutes on a 2-core machine.
 func DefaultConfig() Config {
 	return Config{
-		Modes:           []string{ModeMemory},
-		Concurrency:     []int{1, 50},
-		Ops:             1200,
-		SerialOps:       150,
-		Warmup:          20,
-		Rounds:          6,
+		Modes:       []string{ModeMemory},
+		Concurrency: []int{1, 50},
+		Ops:         1200,
+		SerialOps:   150,
+		Warmup:      20,
+		// As many rounds as there are sides: the Williams order (balancedOrder) is balanced over
+		// that many.
+		Rounds:          4,
 		Drain:           31 * time.Second,
 		Park:            1000,
 		ParkMode:        ModeMemory,
@@ -149,6 +164,11 @@ func DefaultConfig() Config {
 		PolygonConcurrency: 4,
 		PolygonConfirmPoll: 500 * time.Millisecond,
 		PolygonWei:         new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil),
+		// A delegate is included within a block or two of the ledger (500 ms each).
+		CelestiaOps:         40,
+		CelestiaConcurrency: 4,
+		CelestiaUtia:        "100000",
+		CelestiaConfirmPoll: 100 * time.Millisecond,
 	}
 }
 
@@ -197,8 +217,16 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("bench: unknown side %q (want one of %s)", name, strings.Join(known, ", "))
 		}
 	}
-	if c.Warmup < 0 || c.Park < 0 || c.PolygonOps < 0 {
-		return c, errors.New("bench: Warmup, Park and PolygonOps must not be negative")
+	if c.Warmup < 0 || c.Park < 0 || c.PolygonOps < 0 || c.CelestiaOps < 0 {
+		return c, errors.New("bench: Warmup, Park, PolygonOps and CelestiaOps must not be negative")
+	}
+	if c.CelestiaOps > 0 {
+		setDefault(&c.CelestiaConcurrency, d.CelestiaConcurrency)
+		setDefault(&c.CelestiaConfirmPoll, d.CelestiaConfirmPoll)
+		setDefault(&c.CelestiaUtia, d.CelestiaUtia)
+		if n, ok := new(big.Int).SetString(c.CelestiaUtia, 10); !ok || n.Sign() <= 0 {
+			return c, fmt.Errorf("bench: CelestiaUtia %q is not a positive number of utia", c.CelestiaUtia)
+		}
 	}
 	if c.PolygonOps > 0 {
 		setDefault(&c.PolygonConcurrency, d.PolygonConcurrency)
@@ -264,14 +292,22 @@ type env struct {
 	cfg Config
 	st  *stack.Stack
 	c   client.Client
-	// w serves the Solana queue (with the ceiling), evmW the EVM one (nil without Polygon sides).
-	w, evmW sdkworker.Worker
-	bare    *Bare
+	// w serves the Solana queue, ceilingW the ceiling's, encW the encrypted side's (on encC, the
+	// client with the payload codec), evmW the EVM queue (nil without Polygon sides).
+	w, ceilingW, encW, evmW sdkworker.Worker
+	encC                    client.Client
+	bare                    *Bare
 	// barePolygon is the Polygon bare side (nil without the EVM chain).
 	barePolygon *BarePolygon
-	vote        string
-	stakers     []string
-	mode        string
+	// celW serves the Celestia queue and bareCelestia is the Celestia bare side (both nil
+	// without the Celestia ledger).
+	celW         sdkworker.Worker
+	bareCelestia *BareCelestia
+	// stopNetworks stop the checks of the chains' endpoints (runNetworks).
+	stopNetworks []context.CancelFunc
+	vote         string
+	stakers      []string
+	mode         string
 
 	slowMu  sync.Mutex
 	slowest *SlowOp
@@ -309,6 +345,12 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 
 	mr := &ModeReport{Mode: mode}
 	if measure {
+		ph := rep.phase(mode + ": check the sides")
+		err := e.checkSides(ctx)
+		ph.end()
+		if err != nil {
+			return nil, nil, err
+		}
 		if cfg.Warmup > 0 {
 			ph := rep.phase(mode + ": warm-up")
 			for _, side := range e.sides() {
@@ -359,7 +401,7 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 			mr.Runs = append(mr.Runs, run)
 		}
 		if e.barePolygon != nil && rep.Polygon == nil {
-			ph := rep.phase(fmt.Sprintf("%s: Polygon delegate, %d ops per side at C=%d in %d rounds", mode, cfg.PolygonOps, cfg.PolygonConcurrency, cfg.Rounds))
+			ph := rep.phase(fmt.Sprintf("%s: Polygon delegate, %d ops per side at C=%d in 2 rounds", mode, cfg.PolygonOps, cfg.PolygonConcurrency))
 			pr, err := e.measurePolygon(ctx)
 			ph.end()
 			if err != nil {
@@ -368,6 +410,17 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 			rep.Polygon = pr
 			log.Info("Measured Polygon", zap.Float64("orchestratedOpsPerSec", pr.Orchestrated.OpsPerSec),
 				zap.Float64("bareOpsPerSec", pr.Bare.OpsPerSec), zap.Duration("orchestratedP50", pr.Orchestrated.P50.Std()))
+		}
+		if e.bareCelestia != nil && rep.Celestia == nil {
+			ph := rep.phase(fmt.Sprintf("%s: Celestia delegate, %d ops per side at C=%d in 2 rounds", mode, cfg.CelestiaOps, cfg.CelestiaConcurrency))
+			cr, err := e.measureCelestia(ctx)
+			ph.end()
+			if err != nil {
+				return nil, nil, fmt.Errorf("celestia: %w", err)
+			}
+			rep.Celestia = cr
+			log.Info("Measured Celestia", zap.Float64("orchestratedOpsPerSec", cr.Orchestrated.OpsPerSec),
+				zap.Float64("bareOpsPerSec", cr.Bare.OpsPerSec), zap.Duration("orchestratedP50", cr.Orchestrated.P50.Std()))
 		}
 		mr.LoadAfter = loadAvg()
 		if rss, err := e.serverRSS(); err == nil {
@@ -506,8 +559,9 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 	if err != nil {
 		return nil, err
 	}
-	// Every stake of this stack (orchestrated and bare sides, warm-up, parking) with room for fees.
-	stakes := 2*(cfg.Ops*len(cfg.Concurrency)+cfg.SerialOps+cfg.Warmup) + cfg.Park
+	// Every stake of this stack (orchestrated, encrypted and bare sides, their check, warm-up,
+	// parking) with room for fees.
+	stakes := 3*(cfg.Ops*len(cfg.Concurrency)+cfg.SerialOps+cfg.Warmup+1) + cfg.Park
 	perStaker := uint64(stakes/cfg.Stakers+2)*(cfg.Lamports+10_000_000) + 10_000_000_000
 	st, err := startLocalStack(ctx, cfg, mode, dir, perStaker)
 	if err != nil {
@@ -555,9 +609,22 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 	if err != nil {
 		return nil, err
 	}
+	stake := func(r sdkworker.Registry) { registerSolana(r, sol, solBuilt) }
 	e.w = sdkworker.New(st.Client, benchQueue(sol.Name()), wopts)
-	worker.RegisterCommon(e.w, &notify.Notifier{})
-	register(e.w, sol, solBuilt)
+	stake(e.w)
+	// The ceiling: the same workflows with no-op activities, on a queue of its own.
+	e.ceilingW = sdkworker.New(st.Client, CeilingQueue, wopts)
+	if err := RegisterCeiling(e.ceilingW, stake, StakeCeilingResults()); err != nil {
+		return nil, err
+	}
+	// The encrypted side: the same worker registration on a client whose payloads go through the
+	// payload codec, on a queue of its own (its payloads are unreadable to the others).
+	e.encC, err = encryptedClient(st.Client, dir, cfg.SDKLogger)
+	if err != nil {
+		return nil, err
+	}
+	e.encW = sdkworker.New(e.encC, EncryptedQueue, wopts)
+	stake(e.encW)
 	if st.EVM != nil {
 		evm, _ := module.Find[*evmmod.Module](wcfg.Modules)
 		evmBuilt, err := evm.Build(ctx, menv(evm.Name()))
@@ -579,9 +646,39 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		}
 		e.barePolygon = &BarePolygon{Acts: evmActs, Network: stack.EVMNetwork, Poll: cfg.PolygonConfirmPoll}
 	}
-	RegisterCeiling(e.w)
-	if err := e.w.Start(); err != nil {
-		return nil, fmt.Errorf("starting the benchmark worker: %w", err)
+	if st.Celestia != nil {
+		cel, _ := module.Find[*celmod.Module](wcfg.Modules)
+		celBuilt, err := cel.Build(ctx, menv(cel.Name()))
+		if err != nil {
+			return nil, err
+		}
+		e.celW = sdkworker.New(st.Client, benchQueue(cel.Name()), wopts)
+		worker.RegisterCommon(e.celW, &notify.Notifier{})
+		register(e.celW, cel, celBuilt)
+		if err := e.celW.Start(); err != nil {
+			return nil, fmt.Errorf("starting the benchmark's Celestia worker: %w", err)
+		}
+		// The bare side calls the same activities directly, built anew on a client of its own.
+		benv := menv(cel.Name())
+		benv.Service = svc
+		bareBuilt, err := cel.Build(ctx, benv)
+		if err != nil {
+			return nil, err
+		}
+		e.bareCelestia = &BareCelestia{Acts: bareBuilt.Activities[0].(*actcelestia.Activities), Network: stack.CelestiaNetwork, Poll: cfg.CelestiaConfirmPoll}
+		// The REST endpoints are read only once proven to serve their chain: prove them as the
+		// worker does, until the stack closes.
+		if err := e.runNetworks(ctx, append(celBuilt.Networks, bareBuilt.Networks...)); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range []struct {
+		name string
+		w    sdkworker.Worker
+	}{{"stake", e.w}, {"ceiling", e.ceilingW}, {"encrypted stake", e.encW}} {
+		if err := w.w.Start(); err != nil {
+			return nil, fmt.Errorf("starting the benchmark's %s worker: %w", w.name, err)
+		}
 	}
 	e.bare = &Bare{
 		Service: svc, Signer: signer.NewSolana(keys, signer.SolanaPolicy{}), Keys: keys,
@@ -598,12 +695,81 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 	return e, nil
 }
 
-// register registers a built module on w, as the worker does.
-func register(w sdkworker.Worker, m module.Module, b module.Built) {
-	m.Workflows(w)
-	for _, a := range b.Activities {
-		w.RegisterActivity(a)
+// runNetworks keeps checking networks until the env closes, as the worker does, and waits until
+// every one is proven (at most networkProofLimit).
+func (e *env) runNetworks(ctx context.Context, networks []module.Network) error {
+	nctx, cancel := context.WithCancel(context.Background())
+	e.stopNetworks = append(e.stopNetworks, cancel)
+	for _, n := range networks {
+		go n.Run(nctx)
 	}
+	deadline := time.Now().Add(networkProofLimit)
+	for _, n := range networks {
+		for n.Verified() != nil {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("not proven within %s: %w", networkProofLimit, n.Verified())
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// networkProofLimit is how long the benchmark waits for a chain's endpoint to be proven.
+const networkProofLimit = 30 * time.Second
+
+// register registers a built module on r, as the worker does.
+func register(r sdkworker.Registry, m module.Module, b module.Built) {
+	m.Workflows(r)
+	for _, a := range b.Activities {
+		r.RegisterActivity(a)
+	}
+}
+
+// registerSolana registers on r what the worker registers on the Solana queue: the common
+// workflows and activities and the Solana module's. The orchestrated sides' workers take it as it
+// is, the ceiling's worker with no-op activities (RegisterCeiling).
+func registerSolana(r sdkworker.Registry, sol *solanamod.Module, built module.Built) {
+	worker.RegisterCommon(r, &notify.Notifier{})
+	register(r, sol, built)
+}
+
+// Task queues of the sides that run the stake workflow beside the orchestrated side's (the
+// worker's Solana queue): the ceiling's, whose activities share the stake's names, and the
+// encrypted side's, whose payloads only its own worker reads.
+var (
+	CeilingQueue   = benchQueue(wfsolana.Module) + "-ceiling"
+	EncryptedQueue = benchQueue(wfsolana.Module) + "-encrypted"
+)
+
+// encryptedClient is a client on c's connection whose payloads and failures go through the
+// payload codec (cli.Temporal.Encrypt), under a keyset made for the run in dir.
+func encryptedClient(c client.Client, dir string, logger *zap.Logger) (client.Client, error) {
+	kf, err := codec.NewKeyFile("bench-1")
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(kf)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "payload-keyset.json")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		return nil, err
+	}
+	opts := client.Options{Namespace: "default", Logger: cli.TemporalLogger(logger.Named("temporal"))}
+	if err := (&cli.Temporal{PayloadKeyset: path}).Encrypt(&opts); err != nil {
+		return nil, err
+	}
+	ec, err := client.NewClientFromExisting(c, opts)
+	if err != nil {
+		return nil, fmt.Errorf("the encrypted side's client: %w", err)
+	}
+	return ec, nil
 }
 
 // benchQueue is a module's task queue under the default prefix: the queue the worker serves it on.
@@ -612,8 +778,16 @@ func benchQueue(module string) string {
 }
 
 func (e *env) close() {
-	if e.w != nil {
-		e.w.Stop()
+	for _, w := range []sdkworker.Worker{e.w, e.ceilingW, e.encW, e.celW} {
+		if w != nil {
+			w.Stop()
+		}
+	}
+	if e.encC != nil {
+		e.encC.Close()
+	}
+	for _, stop := range e.stopNetworks {
+		stop()
 	}
 	if e.evmW != nil {
 		e.evmW.Stop()
@@ -653,11 +827,9 @@ func (e *env) sides() []side {
 
 func (e *env) allSides() []side {
 	return []side{
-		{"ceiling", e.ceilingOp(CeilingWorkflowName), func(r *RunReport) *Stats { return &r.Ceiling }, true},
-		{"ceiling-local", e.ceilingOp(CeilingLocalWorkflowName), func(r *RunReport) *Stats { return &r.CeilingLocal }, true},
-		{"ceiling-plain", e.ceilingOp(CeilingPlainWorkflowName), func(r *RunReport) *Stats { return &r.CeilingPlain }, true},
-		{"ceiling-naive", e.ceilingOp(CeilingNaiveWorkflowName), func(r *RunReport) *Stats { return &r.CeilingNaive }, true},
-		{"orchestrated", e.stakeOp, func(r *RunReport) *Stats { return &r.Orchestrated }, true},
+		{"ceiling", e.stakeOn(e.c, CeilingQueue), func(r *RunReport) *Stats { return &r.Ceiling }, true},
+		{"orchestrated", e.stakeOn(e.c, benchQueue(wfsolana.Module)), func(r *RunReport) *Stats { return &r.Orchestrated }, true},
+		{"orchestrated-encrypted", e.stakeOn(e.encC, EncryptedQueue), func(r *RunReport) *Stats { return &r.Encrypted }, true},
 		{"bare", e.bareOp, func(r *RunReport) *Stats { return &r.Bare }, false},
 	}
 }
@@ -670,35 +842,87 @@ func (e *env) stakeInput(i int) wfsolana.StakeInput {
 	}
 }
 
-func (e *env) stakeOp(ctx context.Context, i int) error {
-	in := e.stakeInput(i)
-	id := e.idFor("stake", i)
-	opts := starter.StartOptions(id, wfsolana.StakeSummary(in), benchQueue(wfsolana.Module), wfsolana.StakeAttributes(in)...)
-	opts.EnableEagerStart = e.cfg.EagerStart
-	run, err := e.c.ExecuteWorkflow(ctx, opts, wfsolana.StakeWorkflow, in)
-	if err != nil {
-		return err
-	}
-	var res wfsolana.Result
-	return e.wait(ctx, run, &res)
-}
-
-func (e *env) ceilingOp(name string) func(ctx context.Context, i int) error {
+// stakeOn starts stakes through c on queue, as the starter does (summary, search attributes),
+// and waits for each result.
+func (e *env) stakeOn(c client.Client, queue string) func(ctx context.Context, i int) error {
 	return func(ctx context.Context, i int) error {
-		in := CeilingInput{Staker: e.staker(i), VoteAccount: e.vote, Lamports: e.cfg.Lamports}
-		opts := client.StartWorkflowOptions{ID: e.idFor(name, i), TaskQueue: benchQueue(wfsolana.Module)}
-		if name == CeilingWorkflowName {
-			// Started as a stake is: with its summary and search attributes.
-			stake := e.stakeInput(i)
-			opts = starter.StartOptions(opts.ID, wfsolana.StakeSummary(stake), benchQueue(wfsolana.Module), wfsolana.StakeAttributes(stake)...)
-		}
-		opts.EnableEagerStart = e.cfg.EagerStart
-		run, err := e.c.ExecuteWorkflow(ctx, opts, name, in)
+		run, err := e.startStake(ctx, c, queue, i)
 		if err != nil {
 			return err
 		}
-		return e.wait(ctx, run, nil)
+		var res wfsolana.Result
+		return e.wait(ctx, run, &res)
 	}
+}
+
+// startStake starts the i-th stake through c on queue, as the starter does.
+func (e *env) startStake(ctx context.Context, c client.Client, queue string, i int) (client.WorkflowRun, error) {
+	in := e.stakeInput(i)
+	opts := starter.StartOptions(e.idFor("stake", i), wfsolana.StakeSummary(in), queue, wfsolana.StakeAttributes(in)...)
+	opts.EnableEagerStart = e.cfg.EagerStart
+	return c.ExecuteWorkflow(ctx, opts, wfsolana.StakeWorkflow, in)
+}
+
+// checkSides runs one stake on each side that runs the stake workflow, unmeasured, and checks
+// in the server's histories that the sides are what they claim: the ceiling asks the server for
+// the orchestrated stake's activities in the same order, and the encrypted side's payloads are
+// sealed (the others' are not).
+func (e *env) checkSides(ctx context.Context) error {
+	type ran struct {
+		name, queue string
+		c           client.Client
+		activities  []string
+		sealed      []bool
+	}
+	sides := []*ran{
+		{name: "orchestrated", queue: benchQueue(wfsolana.Module), c: e.c},
+		{name: "ceiling", queue: CeilingQueue, c: e.c},
+		{name: "orchestrated-encrypted", queue: EncryptedQueue, c: e.encC},
+	}
+	for i, s := range sides {
+		run, err := e.startStake(ctx, s.c, s.queue, i)
+		if err != nil {
+			return fmt.Errorf("check of the %s side: %w", s.name, err)
+		}
+		var res wfsolana.Result
+		if err := run.Get(ctx, &res); err != nil {
+			return fmt.Errorf("check of the %s side: %w", s.name, err)
+		}
+		events, err := e.history(ctx, run.GetID(), run.GetRunID())
+		if err != nil {
+			return fmt.Errorf("check of the %s side: history: %w", s.name, err)
+		}
+		for _, ev := range events {
+			var payloads []*commonpb.Payload
+			switch ev.GetEventType() {
+			case enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+				payloads = ev.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
+			case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				a := ev.GetActivityTaskScheduledEventAttributes()
+				s.activities = append(s.activities, a.GetActivityType().GetName())
+				payloads = a.GetInput().GetPayloads()
+			case enums.EVENT_TYPE_MARKER_RECORDED:
+				s.activities = append(s.activities, "marker "+ev.GetMarkerRecordedEventAttributes().GetMarkerName())
+			}
+			for _, p := range payloads {
+				s.sealed = append(s.sealed, string(p.GetMetadata()["encoding"]) == codec.Encoding)
+			}
+		}
+	}
+	orch, ceil, enc := sides[0], sides[1], sides[2]
+	if !slices.Equal(orch.activities, ceil.activities) {
+		return fmt.Errorf("the ceiling's stake ran %v, the orchestrated stake %v: not the same shape", ceil.activities, orch.activities)
+	}
+	if !slices.Equal(orch.activities, enc.activities) {
+		return fmt.Errorf("the encrypted stake ran %v, the orchestrated stake %v: not the same shape", enc.activities, orch.activities)
+	}
+	if len(enc.sealed) == 0 || slices.Contains(enc.sealed, false) {
+		return fmt.Errorf("the encrypted side wrote payloads in clear (sealed: %v)", enc.sealed)
+	}
+	if slices.Contains(orch.sealed, true) || slices.Contains(ceil.sealed, true) {
+		return errors.New("the orchestrated side or the ceiling wrote encrypted payloads")
+	}
+	return nil
 }
 
 func (e *env) bareOp(ctx context.Context, i int) error {

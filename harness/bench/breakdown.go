@@ -2,8 +2,8 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -30,8 +30,8 @@ type PhaseTime struct {
 	Median Duration `json:"median"`
 }
 
-// Phase names of a breakdown; activities are named by their type (the ceilings' no-op
-// activities by the activity they stand in for).
+// Phase names of a breakdown; activities are named by their type (the ceiling's no-op
+// activities have the stake's activities' names).
 const (
 	phaseFirstTask   = "start → first workflow task picked up"
 	phaseTaskWait    = "later workflow tasks: waiting for the worker"
@@ -44,7 +44,8 @@ const (
 // task's pickup; each later workflow task from scheduled to started; every workflow task from
 // started to completed (the worker's work, local activities included, and the server's
 // recording of the result); each activity from scheduled to closed (dispatch, execution,
-// retries). For a workflow that runs one thing at a time these cover its whole life; whatever
+// retries; an activity run more than once is one phase, its name saying how many runs). For a
+// workflow that runs one thing at a time these cover its whole life; whatever
 // they do not (a timer, say) is unaccounted. It returns nil for a history that did not complete.
 func phasesOf(events []*history.HistoryEvent) (map[string]time.Duration, []string, time.Duration) {
 	if len(events) < 2 || events[len(events)-1].GetEventType() != enums.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED {
@@ -58,6 +59,13 @@ func phasesOf(events []*history.HistoryEvent) (map[string]time.Duration, []strin
 			order = append(order, name)
 		}
 		out[name] += d
+	}
+	// An activity the workflow ran more than once is one phase, named with how often it ran.
+	runs := map[string]int{}
+	for _, ev := range events {
+		if ev.GetEventType() == enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
+			runs[ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()]++
+		}
 	}
 	byID := map[int64]*history.HistoryEvent{}
 	first := true
@@ -79,7 +87,10 @@ func phasesOf(events []*history.HistoryEvent) (map[string]time.Duration, []strin
 		default:
 			if id, closed := activityClosed(ev); closed && byID[id] != nil {
 				sched := byID[id]
-				name := strings.TrimPrefix(sched.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName(), noopPrefix)
+				name := sched.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
+				if n := runs[name]; n > 1 {
+					name += fmt.Sprintf(" (%d runs)", n)
+				}
 				add(phaseActivity+name, at(ev).Sub(at(sched)))
 			}
 		}

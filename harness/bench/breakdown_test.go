@@ -73,12 +73,12 @@ func oneActivity(activity string, took, wait int) []*history.HistoryEvent {
 }
 
 func TestPhasesPartitionAWorkflowsLife(t *testing.T) {
-	phases, order, total := phasesOf(oneActivity(noopPrefix+"Build", 4, 0))
+	phases, order, total := phasesOf(oneActivity("Build", 4, 0))
 	assert.Equal(t, 14*time.Millisecond, total)
 	assert.Equal(t, map[string]time.Duration{
 		phaseFirstTask:          2 * time.Millisecond,
 		phaseTaskWork:           6 * time.Millisecond,
-		phaseActivity + "Build": 4 * time.Millisecond, // the no-op stands in for Build
+		phaseActivity + "Build": 4 * time.Millisecond,
 		phaseTaskWait:           2 * time.Millisecond,
 		phaseUnaccounted:        0,
 	}, phases)
@@ -93,6 +93,24 @@ func TestPhasesPartitionAWorkflowsLife(t *testing.T) {
 	failed[5].Attributes = &history.HistoryEvent_ActivityTaskFailedEventAttributes{ActivityTaskFailedEventAttributes: &history.ActivityTaskFailedEventAttributes{ScheduledEventId: 5}}
 	phases, _, _ = phasesOf(failed)
 	assert.Equal(t, 3*time.Millisecond, phases[phaseActivity+"Broadcast"], "a failed activity's time counts too")
+
+	twice := historyOf(
+		evRow{t: wfStarted, ms: 0},
+		evRow{t: wtScheduled, ms: 0},
+		evRow{t: wtStarted, ms: 1, ref: 2},
+		evRow{t: wtCompleted, ms: 2, ref: 3},
+		evRow{t: atScheduled, ms: 2, activ: "Preflight"},
+		evRow{t: atCompleted, ms: 5, ref: 5},
+		evRow{t: atScheduled, ms: 5, activ: "Build"},
+		evRow{t: atCompleted, ms: 9, ref: 7},
+		evRow{t: atScheduled, ms: 9, activ: "Preflight"},
+		evRow{t: atCompleted, ms: 13, ref: 9},
+		evRow{t: wfCompleted, ms: 13},
+	)
+	phases, order, _ = phasesOf(twice)
+	assert.Equal(t, 7*time.Millisecond, phases[phaseActivity+"Preflight (2 runs)"], "both runs of an activity count, under one phase")
+	assert.Equal(t, 4*time.Millisecond, phases[phaseActivity+"Build"])
+	assert.Equal(t, []string{phaseFirstTask, phaseTaskWork, phaseActivity + "Preflight (2 runs)", phaseActivity + "Build", phaseUnaccounted}, order)
 
 	open := oneActivity("Build", 4, 0)
 	phases, _, _ = phasesOf(open[:len(open)-1])

@@ -1,211 +1,234 @@
 package bench
 
 import (
-	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
 	"strings"
 
+	"github.com/nexus-rpc/sdk-go/nexus"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
+	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/stakeflow/stakeflow/workflows"
-	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
+	"github.com/stakeflow/stakeflow/activities"
+	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 )
 
-// Names under which the ceiling workflows and their activities are registered. They exist only
-// in the benchmark's own worker.
-const (
-	// CeilingWorkflowName is StakeWorkflow with activities that do nothing: its shape (CheckPolicy
-	// and Sign local; CheckValidator, Build, CheckFresh, Broadcast and Confirm normal activities)
-	// and what it writes for the Web UI: current details at each step and search attributes
-	// upserted where the operation rests (confirming, the end). It is started as a stake is, with
-	// the stake's search attributes.
-	CeilingWorkflowName = "BenchCeilingWorkflow"
-	// CeilingPlainWorkflowName is the same shape without search attributes or current details:
-	// what those cost the server.
-	CeilingPlainWorkflowName = "BenchCeilingPlainWorkflow"
-	// CeilingLocalWorkflowName is the plain ceiling with Build and Broadcast local too, so that
-	// only CheckValidator and Confirm are normal activities.
-	CeilingLocalWorkflowName = "BenchCeilingLocalWorkflow"
-	// CeilingNaiveWorkflowName is the plain ceiling with all seven activities normal, none local.
-	CeilingNaiveWorkflowName = "BenchCeilingNaiveWorkflow"
-	// noopPrefix prefixes the no-op activities' names.
-	noopPrefix = "BenchNoop"
-)
+// The ceiling is the stake's own workflow code with activities that do nothing: the workflows
+// the stake's worker registers, registered as they are, and in place of each activity it
+// registers a no-op of the same name and signature. Its shape is therefore the stake's by
+// construction: an activity the stake gains, the ceiling runs the same day, local or normal, with
+// the options the workflow gives it. It runs on a task queue of its own (the activity names are
+// the stake's), served by a worker with the stake worker's settings.
 
-// signatureLike stands for a transaction signature in the ceiling's search attributes: as long
-// as the longest base58 ed25519 signature, so that it costs alike.
-var signatureLike = strings.Repeat("5", 88)
-
-// Shape tells which activities of a ceiling workflow run as local activities, and whether it
-// writes what StakeWorkflow shows the Web UI.
-type Shape struct {
-	// LocalBuildBroadcast runs Build and Broadcast as local activities.
-	LocalBuildBroadcast bool
-	// Plain leaves out the search-attribute upserts and current details.
-	Plain bool
-	// Naive runs every activity as a normal activity (CheckPolicy and Sign too).
-	Naive bool
+// Registration is what a worker registration function registered, in order: RegisterCeiling
+// reads the stake worker's registration through it, and the test compares both.
+type Registration struct {
+	// Workflows are the workflow functions with their options.
+	Workflows []WorkflowRegistration
+	// Activities are the activity functions or struct pointers with their options.
+	Activities []ActivityRegistration
+	// unsupported names registrations a ceiling cannot copy (dynamic ones, Nexus services).
+	unsupported []string
 }
 
-// CeilingInput is the input of the ceiling workflows; it carries about what StakeWorkflow's
-// activities carry so that payload handling costs alike.
-type CeilingInput struct {
-	Staker      string `json:"staker"`
-	VoteAccount string `json:"voteAccount"`
-	Lamports    uint64 `json:"lamports"`
+// WorkflowRegistration is one workflow registration.
+type WorkflowRegistration struct {
+	Fn      any
+	Options workflow.RegisterOptions
 }
 
-// NoopActivities are activities that return at once. Their methods mirror StakeWorkflow's.
-type NoopActivities struct{}
-
-// NoopResult is what every no-op activity returns.
-type NoopResult struct {
-	Value string `json:"value"`
+// ActivityRegistration is one activity registration: a function or a pointer to a struct whose
+// exported methods are activities.
+type ActivityRegistration struct {
+	Fn      any
+	Options activity.RegisterOptions
 }
 
-// CheckPolicy does nothing.
-func (*NoopActivities) CheckPolicy(context.Context, CeilingInput) (NoopResult, error) {
-	return NoopResult{}, nil
+var _ sdkworker.Registry = (*Registration)(nil)
+
+// Record runs register on a Registration and returns what it registered.
+func Record(register func(sdkworker.Registry)) *Registration {
+	r := &Registration{}
+	register(r)
+	return r
 }
 
-// CheckValidator does nothing.
-func (*NoopActivities) CheckValidator(context.Context, CeilingInput) (NoopResult, error) {
-	return NoopResult{}, nil
+// RegisterWorkflow records a workflow.
+func (r *Registration) RegisterWorkflow(w any) {
+	r.RegisterWorkflowWithOptions(w, workflow.RegisterOptions{})
 }
 
-// Build does nothing.
-func (*NoopActivities) Build(context.Context, CeilingInput) (NoopResult, error) {
-	return NoopResult{}, nil
+// RegisterWorkflowWithOptions records a workflow with its options.
+func (r *Registration) RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions) {
+	r.Workflows = append(r.Workflows, WorkflowRegistration{Fn: w, Options: options})
 }
 
-// Sign does nothing.
-func (*NoopActivities) Sign(context.Context, CeilingInput) (NoopResult, error) {
-	return NoopResult{}, nil
+// RegisterDynamicWorkflow records that a dynamic workflow was registered, which a ceiling cannot copy.
+func (r *Registration) RegisterDynamicWorkflow(any, workflow.DynamicRegisterOptions) {
+	r.unsupported = append(r.unsupported, "a dynamic workflow")
 }
 
-// CheckFresh does nothing.
-func (*NoopActivities) CheckFresh(context.Context, CeilingInput) (NoopResult, error) {
-	return NoopResult{}, nil
+// RegisterActivity records an activity function or struct.
+func (r *Registration) RegisterActivity(a any) {
+	r.RegisterActivityWithOptions(a, activity.RegisterOptions{})
 }
 
-// Broadcast does nothing.
-func (*NoopActivities) Broadcast(context.Context, CeilingInput) (NoopResult, error) {
-	return NoopResult{}, nil
+// RegisterActivityWithOptions records an activity function or struct with its options.
+func (r *Registration) RegisterActivityWithOptions(a any, options activity.RegisterOptions) {
+	r.Activities = append(r.Activities, ActivityRegistration{Fn: a, Options: options})
 }
 
-// Confirm does nothing.
-func (*NoopActivities) Confirm(context.Context, CeilingInput) (NoopResult, error) {
-	return NoopResult{}, nil
+// RegisterDynamicActivity records that a dynamic activity was registered, which a ceiling cannot copy.
+func (r *Registration) RegisterDynamicActivity(any, activity.DynamicRegisterOptions) {
+	r.unsupported = append(r.unsupported, "a dynamic activity")
 }
 
-// RegisterCeiling registers the ceiling workflows and the no-op activities on r.
-func RegisterCeiling(r worker.Registry) {
-	r.RegisterWorkflowWithOptions(CeilingWorkflow, workflow.RegisterOptions{Name: CeilingWorkflowName})
-	r.RegisterWorkflowWithOptions(CeilingPlainWorkflow, workflow.RegisterOptions{Name: CeilingPlainWorkflowName})
-	r.RegisterWorkflowWithOptions(CeilingLocalWorkflow, workflow.RegisterOptions{Name: CeilingLocalWorkflowName})
-	r.RegisterWorkflowWithOptions(CeilingNaiveWorkflow, workflow.RegisterOptions{Name: CeilingNaiveWorkflowName})
-	r.RegisterActivityWithOptions(&NoopActivities{}, activity.RegisterOptions{Name: noopPrefix})
+// RegisterNexusService records that a Nexus service was registered, which a ceiling cannot copy.
+func (r *Registration) RegisterNexusService(s *nexus.Service) {
+	r.unsupported = append(r.unsupported, "Nexus service "+s.Name)
 }
 
-// CeilingWorkflow runs StakeWorkflow's sequence with no-op activities, writing what
-// StakeWorkflow writes for the Web UI.
-func CeilingWorkflow(ctx workflow.Context, in CeilingInput) error {
-	return runCeiling(ctx, in, Shape{})
+// ActivityFunc is one activity as the worker knows it: its type name and its function.
+type ActivityFunc struct {
+	Name string
+	Fn   reflect.Value
 }
 
-// CeilingPlainWorkflow runs the sequence without search attributes or current details.
-func CeilingPlainWorkflow(ctx workflow.Context, in CeilingInput) error {
-	return runCeiling(ctx, in, Shape{Plain: true})
-}
-
-// CeilingLocalWorkflow runs the plain sequence with Build and Broadcast as local activities.
-func CeilingLocalWorkflow(ctx workflow.Context, in CeilingInput) error {
-	return runCeiling(ctx, in, Shape{Plain: true, LocalBuildBroadcast: true})
-}
-
-// CeilingNaiveWorkflow runs the plain sequence with every activity normal: what the local
-// CheckPolicy and Sign save.
-func CeilingNaiveWorkflow(ctx workflow.Context, in CeilingInput) error {
-	return runCeiling(ctx, in, Shape{Plain: true, Naive: true})
-}
-
-func runCeiling(ctx workflow.Context, in CeilingInput, shape Shape) error {
-	// Each activity runs with the options StakeWorkflow gives it (timeouts and retry policies,
-	// which cost the server timer tasks), moved to the other kind where the shape says so.
-	normalOpts, localOpts := wfsolana.StakeStepOptions()
-	for name, lo := range localOpts {
-		normalOpts[name] = workflow.ActivityOptions{StartToCloseTimeout: lo.StartToCloseTimeout, RetryPolicy: lo.RetryPolicy}
-	}
-	for name, ao := range normalOpts {
-		if _, ok := localOpts[name]; !ok {
-			localOpts[name] = workflow.LocalActivityOptions{
-				StartToCloseTimeout: ao.StartToCloseTimeout, ScheduleToCloseTimeout: ao.ScheduleToCloseTimeout, RetryPolicy: ao.RetryPolicy,
+// ActivityFuncs lists every activity the registration holds, by the name the SDK registers it
+// under: a function under its option's name or its own; each exported method of a struct under
+// the option's name (a prefix) and the method's.
+func (r *Registration) ActivityFuncs() []ActivityFunc {
+	var out []ActivityFunc
+	for _, a := range r.Activities {
+		v := reflect.ValueOf(a.Fn)
+		if v.Kind() == reflect.Func {
+			name := a.Options.Name
+			if name == "" {
+				name = funcName(v)
 			}
+			out = append(out, ActivityFunc{Name: name, Fn: v})
+			continue
+		}
+		t := v.Type()
+		for i := range t.NumMethod() {
+			m := t.Method(i)
+			if !m.IsExported() {
+				continue
+			}
+			if a.Options.SkipInvalidStructFunctions && !activityShaped(m.Type) {
+				continue
+			}
+			out = append(out, ActivityFunc{Name: a.Options.Name + m.Name, Fn: v.Method(i)})
 		}
 	}
-	// pending holds search-attribute updates: StakeWorkflow sends them as one upsert where the
-	// operation rests, here before Confirm and at the end (the starter sets chain, network,
-	// operation, staker, amount and the first step at start).
-	var pending []temporal.SearchAttributeUpdate
-	flush := func() {
-		if len(pending) > 0 {
-			_ = workflow.UpsertTypedSearchAttributes(ctx, pending...)
-			pending = nil
+	return out
+}
+
+// funcName is the name the SDK gives a function registered without one: the last element of its
+// qualified name, without the "-fm" of a method value.
+func funcName(v reflect.Value) string {
+	name := runtime.FuncForPC(v.Pointer()).Name()
+	name = name[strings.LastIndex(name, ".")+1:]
+	return strings.TrimSuffix(name, "-fm")
+}
+
+// activityShaped tells whether a method (receiver included) returns an error last, as an
+// activity must.
+func activityShaped(t reflect.Type) bool {
+	return t.NumOut() > 0 && t.Out(t.NumOut()-1) == errorType
+}
+
+var errorType = reflect.TypeFor[error]()
+
+// RegisterCeiling registers on w the ceiling of the worker registration stake: every workflow it
+// registers, as it registers it, and for every activity a no-op of the same name and signature
+// that returns its result type's zero value, or the value results holds under its name (where a
+// zero would not carry the workflow through, as an unconfirmed transaction would not). It fails
+// on a registration it cannot copy, and on a result that does not fit its activity.
+func RegisterCeiling(w sdkworker.Registry, stake func(sdkworker.Registry), results map[string]any) error {
+	reg := Record(stake)
+	if len(reg.unsupported) > 0 {
+		return fmt.Errorf("bench: the ceiling cannot copy %s", strings.Join(reg.unsupported, ", "))
+	}
+	funcs := reg.ActivityFuncs()
+	noops := make([]any, len(funcs))
+	var errs []error
+	for i, f := range funcs {
+		fn, err := noop(f.Fn.Type(), results[f.Name])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("bench: ceiling activity %s: %w", f.Name, err))
+		}
+		noops[i] = fn
+	}
+	for name := range results {
+		if !containsFunc(funcs, name) {
+			errs = append(errs, fmt.Errorf("bench: the ceiling has a result for %s, which the stake's worker does not register", name))
 		}
 	}
-	local := func(name string) error {
-		var out NoopResult
-		lctx := workflow.WithLocalActivityOptions(ctx, localOpts[name])
-		return workflow.ExecuteLocalActivity(lctx, noopPrefix+name, in).Get(ctx, &out)
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
-	normal := func(name string) error {
-		var out NoopResult
-		actx := workflow.WithActivityOptions(ctx, normalOpts[name])
-		f := workflow.ExecuteActivity(actx, noopPrefix+name, in)
-		if name == "Confirm" {
-			flush()
-		}
-		return f.Get(ctx, &out)
+	for _, wf := range reg.Workflows {
+		w.RegisterWorkflowWithOptions(wf.Fn, wf.Options)
 	}
-	buildOrBroadcast := normal
-	if shape.LocalBuildBroadcast {
-		buildOrBroadcast = local
+	for i, f := range funcs {
+		w.RegisterActivityWithOptions(noops[i], activity.RegisterOptions{Name: f.Name})
 	}
-	policyOrSign := local
-	if shape.Naive {
-		policyOrSign = normal
-	}
-	step := func(name string) {
-		if shape.Plain {
-			return
-		}
-		pending = append(pending, workflows.SAStep.ValueSet(name))
-		workflow.SetCurrentDetails(ctx, "**"+name+"**: stake")
-	}
-	steps := []struct {
-		name, step string
-		run        func(string) error
-	}{
-		{"CheckPolicy", workflows.StepValidating, policyOrSign},
-		{"CheckValidator", workflows.StepCheckingValidator, normal},
-		{"Build", workflows.StepBuilding, buildOrBroadcast},
-		{"Sign", workflows.StepSigning, policyOrSign},
-		{"CheckFresh", workflows.StepSigning, normal},
-		{"Broadcast", workflows.StepBroadcasting, buildOrBroadcast},
-		{"Confirm", workflows.StepConfirming, normal},
-	}
-	for _, s := range steps {
-		step(s.step)
-		if s.name == "Broadcast" && !shape.Plain {
-			pending = append(pending, workflows.SASignatures.ValueSet([]string{signatureLike}), workflows.SAStakeAccount.ValueSet(in.Staker))
-		}
-		if err := s.run(s.name); err != nil {
-			return err
-		}
-	}
-	step(workflows.StepDone)
-	flush()
 	return nil
+}
+
+func containsFunc(funcs []ActivityFunc, name string) bool {
+	for _, f := range funcs {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// noop makes a function of type t that returns result (or the zero value of t's first result
+// when result is nil) and a nil error.
+func noop(t reflect.Type, result any) (any, error) {
+	if t.NumOut() == 0 || t.Out(t.NumOut()-1) != errorType || t.NumOut() > 2 {
+		return nil, fmt.Errorf("%s does not return (result, error) or error", t)
+	}
+	out := make([]reflect.Value, t.NumOut())
+	for i := range out {
+		out[i] = reflect.Zero(t.Out(i))
+	}
+	if result != nil {
+		rv := reflect.ValueOf(result)
+		if t.NumOut() != 2 || !rv.Type().AssignableTo(t.Out(0)) {
+			return nil, fmt.Errorf("result %T does not fit %s", result, t)
+		}
+		out[0] = rv
+	}
+	return reflect.MakeFunc(t, func([]reflect.Value) []reflect.Value { return out }).Interface(), nil
+}
+
+// Stand-ins of the ceiling's results, as long as a real stake's: a base58 signature and
+// addresses, and a base64 transaction of about a stake's size.
+var (
+	signatureLike   = strings.Repeat("5", 88)
+	addressLike     = strings.Repeat("S", 44)
+	blockhashLike   = strings.Repeat("H", 44)
+	transactionLike = strings.Repeat("A", 600)
+)
+
+// StakeCeilingResults are the results of the stake's no-op activities where a zero value would
+// not carry a stake through: Sign's signed transaction (what it fixes: signature, blockhash,
+// stake account) and Confirm's finalized outcome. Build's unsigned transaction is of a real one's
+// size, so that payloads cost alike.
+func StakeCeilingResults() map[string]any {
+	return map[string]any{
+		"Build": actsolana.BuildResult{UnsignedTransaction: transactionLike},
+		"Sign": actsolana.SignResult{
+			Signature: signatureLike, SignedTransaction: transactionLike, RecentBlockhash: blockhashLike,
+			StakeAccount: addressLike, VoteAccount: addressLike, FeeLamports: actsolana.LamportsPerSignature,
+		},
+		"Confirm": actsolana.ConfirmResult{Outcome: activities.OutcomeFinalized, Slot: 1, Fee: actsolana.LamportsPerSignature},
+	}
 }

@@ -135,14 +135,13 @@ func TestDurationMarshalsAsMilliseconds(t *testing.T) {
 func TestMarkdownHoldsEveryNumber(t *testing.T) {
 	rep := &Report{Settings: settingsOf(DefaultConfig()), NumCPU: 2, GoVersion: "go"}
 	run := RunReport{Concurrency: 50,
-		Orchestrated: Stats{OpsPerSec: 24.5, P50: Duration(120 * time.Millisecond),
+		Orchestrated: Stats{Ops: 100, OpsPerSec: 24.5, P50: Duration(120 * time.Millisecond),
 			CPU: &CPUPerOp{Server: Duration(40 * time.Millisecond), Bench: Duration(8 * time.Millisecond), Runtime: Duration(2 * time.Millisecond)}},
-		Ceiling: Stats{OpsPerSec: 30, P50: Duration(100 * time.Millisecond),
+		Ceiling: Stats{Ops: 100, OpsPerSec: 30, P50: Duration(100 * time.Millisecond),
 			CPU: &CPUPerOp{Server: Duration(35 * time.Millisecond), Bench: Duration(5 * time.Millisecond)}},
-		CeilingPlain: Stats{OpsPerSec: 35, P50: Duration(80 * time.Millisecond)},
-		CeilingLocal: Stats{OpsPerSec: 52.5},
-		CeilingNaive: Stats{OpsPerSec: 25},
-		Bare:         Stats{OpsPerSec: 200, P50: Duration(60 * time.Millisecond), Errors: 2},
+		Encrypted: Stats{Ops: 100, OpsPerSec: 19.6, P50: Duration(150 * time.Millisecond),
+			CPU: &CPUPerOp{Server: Duration(40 * time.Millisecond), Bench: Duration(10 * time.Millisecond), Runtime: Duration(2 * time.Millisecond)}},
+		Bare: Stats{Ops: 100, OpsPerSec: 200, P50: Duration(60 * time.Millisecond), Errors: 2},
 	}
 	run.ratios()
 	serial := RunReport{Concurrency: 1, Breakdowns: []SideBreakdown{
@@ -160,14 +159,12 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 	for _, want := range []string{
 		"| file | 50 | orchestrated | 24.5 | 120 ms |",
 		"| file | 50 | ceiling | 30.0 | 100 ms |",
-		"| file | 50 | ceiling, plain | 35.0 | 80 ms |",
-		"| file | 50 | ceiling, plain, Build + Broadcast local | 52.5 |",
-		"| file | 50 | ceiling, plain, naive (all seven normal) | 25.0 |",
+		"| file | 50 | orchestrated, payloads encrypted | 19.6 | 150 ms |",
 		"| file | 50 | bare client | 200.0 | 60 ms |",
 		"| 2 |",
-		// orch/ceiling, CPU ceiling/orch, p50 orch/ceiling, p50 (orch-bare)/ceiling, orch/plain,
-		// p50 orch/plain, orch/bare, p50 orch/bare, local/plain, plain/naive.
-		"| file | 50 | 0.82 | 0.80 | 1.20 | 0.60 | 0.70 | 1.50 | 0.12 | 2.00 | 1.50 | 1.40 |",
+		// orch/ceiling, CPU ceiling/orch, p50 orch/ceiling, p50 (orch-bare)/ceiling, orch/bare,
+		// p50 orch/bare; codec: enc/orch, p50 enc/orch, CPU orch/enc (50 ms over 52 ms).
+		"| file | 50 | 0.82 | 0.80 | 1.20 | 0.60 | 0.12 | 2.00 | 0.80 | 1.25 | 0.96 |",
 		"Parked 10000 UnstakeWorkflows",
 		"| parked | 250 MiB |",
 		"| 2100 | 900 MiB |",
@@ -181,6 +178,7 @@ func TestMarkdownHoldsEveryNumber(t *testing.T) {
 	} {
 		assert.Contains(t, md, want)
 	}
+	assert.NotContains(t, md, "| file | 1 | bare client |", "a side that ran nothing has no row")
 }
 
 // TestRatiosByRoundPairRoundsOfTheSameTime checks that round-by-round ratios pair each round of
@@ -230,6 +228,19 @@ func TestSidesSelectsAndRefuses(t *testing.T) {
 	_, err := Config{TemporalCLI: "t", Dir: "d", Sides: []string{"ceiling", "ceilng"}}.withDefaults()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `unknown side "ceilng"`)
+}
+
+// TestCelestiaAmountRefusedWhenNotUtia checks that a Celestia amount that is not a positive
+// number of utia is refused, naming it, before anything starts; the default amount passes.
+func TestCelestiaAmountRefusedWhenNotUtia(t *testing.T) {
+	for _, bad := range []string{"0.1", "-5", "0", "1TIA"} {
+		_, err := Config{TemporalCLI: "t", Dir: "d", CelestiaOps: 1, CelestiaUtia: bad}.withDefaults()
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), `CelestiaUtia "`+bad+`" is not a positive number of utia`)
+	}
+	c, err := Config{TemporalCLI: "t", Dir: "d", CelestiaOps: 1}.withDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, DefaultConfig().CelestiaUtia, c.CelestiaUtia)
 }
 
 // TestInterleavedRunsEverySideOncePerCycle checks the C=1 schedule: one operation at a time,
@@ -332,4 +343,16 @@ func plus1(xs []int) []int {
 		out[i] = x + 1
 	}
 	return out
+}
+
+// TestDefaultRoundsBalanceTheSides checks that the default rounds cover whole Williams designs of
+// the sides there are, so that each side runs in every position and after every other side as
+// often as any other.
+func TestDefaultRoundsBalanceTheSides(t *testing.T) {
+	n := len(SideNames())
+	rows := n
+	if n%2 == 1 {
+		rows = 2 * n
+	}
+	assert.Zero(t, DefaultConfig().Rounds%rows, "%d rounds for %d sides (a design has %d rows)", DefaultConfig().Rounds, n, rows)
 }

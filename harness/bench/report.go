@@ -27,8 +27,10 @@ type Report struct {
 	Modes []ModeReport `json:"modes"`
 	// Park is the parking measurement (nil when not run).
 	Park *ParkReport `json:"park,omitempty"`
-	// Polygon is the Polygon delegate measured orchestrated and bare (nil when not run).
-	Polygon *PolygonReport `json:"polygon,omitempty"`
+	// Polygon is the Polygon delegate measured orchestrated and bare, Celestia the Celestia
+	// delegate (each nil when not run).
+	Polygon  *ChainReport `json:"polygon,omitempty"`
+	Celestia *ChainReport `json:"celestia,omitempty"`
 	// Phases lists how long each phase took, in order.
 	Phases []Phase  `json:"phases"`
 	Total  Duration `json:"total"`
@@ -95,20 +97,15 @@ type RunReport struct {
 	Concurrency int `json:"concurrency"`
 	// Orchestrated ran StakeWorkflow; Bare the same work without Temporal.
 	Orchestrated Stats `json:"orchestrated"`
-	// Ceiling is StakeWorkflow with no-op activities: its shape and what it writes for the Web UI
-	// (search attributes, current details). CeilingPlain is the same shape
-	// without those; CeilingLocal the plain one with Build and Broadcast as local activities;
-	// CeilingNaive the plain one with every activity normal.
-	Ceiling      Stats `json:"ceiling"`
-	CeilingPlain Stats `json:"ceilingPlain"`
-	CeilingLocal Stats `json:"ceilingLocal"`
-	CeilingNaive Stats `json:"ceilingNaive"`
-	Bare         Stats `json:"bare"`
+	// Ceiling is StakeWorkflow's own code with activities that do nothing (RegisterCeiling): the
+	// stake's shape, and what it writes for the Web UI, at no cost of the service or the chain.
+	Ceiling Stats `json:"ceiling"`
+	// Encrypted is the orchestrated stake with the payload codec on (its worker and its client).
+	Encrypted Stats `json:"encrypted"`
+	Bare      Stats `json:"bare"`
 	// Throughput ratios (orchestrated ops/s over the other side's) and p50 latency ratios
 	// (orchestrated p50 over the other side's).
 	ThroughputVsCeiling float64 `json:"throughputVsCeiling"`
-	// ThroughputVsPlain and P50VsPlain compare with the ceiling that writes nothing for the Web UI.
-	ThroughputVsPlain float64 `json:"throughputVsPlain"`
 	// ThroughputVsCeilingRounds and P50VsCeilingRounds are the same ratios round by round: each
 	// pairs two runs close in time, so their spread shows how much the machine moved.
 	ThroughputVsCeilingRounds []float64 `json:"throughputVsCeilingRounds,omitempty"`
@@ -119,19 +116,18 @@ type RunReport struct {
 	CPUVsCeiling     float64 `json:"cpuVsCeiling"`
 	ThroughputVsBare float64 `json:"throughputVsBare"`
 	P50VsCeiling     float64 `json:"p50VsCeiling"`
-	P50VsPlain       float64 `json:"p50VsPlain"`
 	// P50OverheadVsCeiling is the orchestrated p50 less the bare client's (the service calls and
 	// the chain's time, which no orchestration removes) over the ceiling's p50.
 	P50OverheadVsCeiling float64 `json:"p50OverheadVsCeiling"`
 	P50VsBare            float64 `json:"p50VsBare"`
+	// What the payload codec costs: the encrypted side's throughput over the orchestrated side's,
+	// its p50 over theirs, and the orchestrated side's CPU per operation over its own.
+	EncryptedThroughput float64 `json:"encryptedThroughput"`
+	EncryptedP50        float64 `json:"encryptedP50"`
+	EncryptedCPU        float64 `json:"encryptedCpu"`
 	// Breakdowns say where the orchestrated side's and the ceiling's operations spent their time
 	// (concurrency 1 only).
 	Breakdowns []SideBreakdown `json:"breakdowns,omitempty"`
-	// CeilingLocalGain is the local shape's throughput over the plain ceiling's (today's shape).
-	CeilingLocalGain float64 `json:"ceilingLocalGain"`
-	// TodayVsNaive is the plain ceiling's throughput over the naive shape's: what running
-	// CheckPolicy and Sign as local activities gains.
-	TodayVsNaive float64 `json:"todayVsNaive"`
 }
 
 // SideBreakdown is one side's Breakdown.
@@ -142,17 +138,22 @@ type SideBreakdown struct {
 
 func (r *RunReport) ratios() {
 	r.ThroughputVsCeiling = ratio(r.Orchestrated.OpsPerSec, r.Ceiling.OpsPerSec)
-	r.ThroughputVsPlain = ratio(r.Orchestrated.OpsPerSec, r.CeilingPlain.OpsPerSec)
-	if r.Ceiling.CPU != nil && r.Orchestrated.CPU != nil {
-		r.CPUVsCeiling = ratio(r.Ceiling.CPU.total().Std().Seconds(), r.Orchestrated.CPU.total().Std().Seconds())
-	}
+	r.CPUVsCeiling = cpuRatio(r.Ceiling.CPU, r.Orchestrated.CPU)
 	r.ThroughputVsBare = ratio(r.Orchestrated.OpsPerSec, r.Bare.OpsPerSec)
 	r.P50VsCeiling = ratio(float64(r.Orchestrated.P50), float64(r.Ceiling.P50))
-	r.P50VsPlain = ratio(float64(r.Orchestrated.P50), float64(r.CeilingPlain.P50))
 	r.P50VsBare = ratio(float64(r.Orchestrated.P50), float64(r.Bare.P50))
 	r.P50OverheadVsCeiling = ratio(float64(r.Orchestrated.P50-r.Bare.P50), float64(r.Ceiling.P50))
-	r.CeilingLocalGain = ratio(r.CeilingLocal.OpsPerSec, r.CeilingPlain.OpsPerSec)
-	r.TodayVsNaive = ratio(r.CeilingPlain.OpsPerSec, r.CeilingNaive.OpsPerSec)
+	r.EncryptedThroughput = ratio(r.Encrypted.OpsPerSec, r.Orchestrated.OpsPerSec)
+	r.EncryptedP50 = ratio(float64(r.Encrypted.P50), float64(r.Orchestrated.P50))
+	r.EncryptedCPU = cpuRatio(r.Orchestrated.CPU, r.Encrypted.CPU)
+}
+
+// cpuRatio is a's CPU per operation over b's, 0 when either is unknown.
+func cpuRatio(a, b *CPUPerOp) float64 {
+	if a == nil || b == nil {
+		return 0
+	}
+	return ratio(a.total().Std().Seconds(), b.total().Std().Seconds())
 }
 
 // byRound sets the round-by-round ratios from each side's rounds (rounds[j] are sides[j]'s).
@@ -235,6 +236,9 @@ func (r *Report) Markdown() string {
 	for _, m := range r.Modes {
 		for _, run := range m.Runs {
 			for _, row := range run.rows() {
+				if row.s.Ops == 0 {
+					continue // a side left out (Config.Sides)
+				}
 				fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %s | %s | %s | %d | %s |\n", m.Mode, run.Concurrency, row.name,
 					row.s.OpsPerSec, ms(row.s.P50), ms(row.s.P95), ms(row.s.P99), row.s.Errors, cpuCells(row.s.CPU))
 			}
@@ -244,17 +248,17 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "\n%s server: load average %s before the runs, %s after; server RSS after the runs %s.\n",
 			m.Mode, m.LoadBefore, m.LoadAfter, mib(m.ServerRSS))
 	}
-	b.WriteString("\nThe ceiling is StakeWorkflow with activities that do nothing: its shape and what it writes for the Web UI. " +
-		"The plain ceiling leaves out its search attributes and current details; the local and naive shapes are plain.\n\n" +
-		"| server | C | throughput orch/ceiling | CPU per op ceiling/orch | p50 orch/ceiling | p50 (orch - bare)/ceiling | throughput orch/plain | p50 orch/plain | throughput orch/bare | p50 orch/bare | local/today (plain) | today/naive (plain) |\n" +
-		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\nThe ceiling is the stake workflow's own code with activities that do nothing, registered under the stake's names: " +
+		"the stake's shape and what it writes for the Web UI. The encrypted side is the stake with the payload codec on (worker and client).\n\n" +
+		"| server | C | throughput orch/ceiling | CPU per op ceiling/orch | p50 orch/ceiling | p50 (orch - bare)/ceiling | throughput orch/bare | p50 orch/bare | codec: throughput enc/orch | p50 enc/orch | CPU per op orch/enc |\n" +
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range r.Modes {
 		for _, run := range m.Runs {
-			fmt.Fprintf(&b, "| %s | %d | %.2f%s | %.2f | %.2f%s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", m.Mode, run.Concurrency,
+			fmt.Fprintf(&b, "| %s | %d | %.2f%s | %.2f | %.2f%s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", m.Mode, run.Concurrency,
 				run.ThroughputVsCeiling, spread(run.ThroughputVsCeilingRounds), run.CPUVsCeiling,
 				run.P50VsCeiling, spread(run.P50VsCeilingRounds), run.P50OverheadVsCeiling,
-				run.ThroughputVsPlain, run.P50VsPlain, run.ThroughputVsBare, run.P50VsBare,
-				run.CeilingLocalGain, run.TodayVsNaive)
+				run.ThroughputVsBare, run.P50VsBare,
+				run.EncryptedThroughput, run.EncryptedP50, run.EncryptedCPU)
 		}
 	}
 	for _, m := range r.Modes {
@@ -280,6 +284,7 @@ func (r *Report) Markdown() string {
 		}
 	}
 	b.WriteString(r.Polygon.markdown())
+	b.WriteString(r.Celestia.markdown())
 	if p := r.Park; p != nil {
 		fmt.Fprintf(&b, "\nParked %d UnstakeWorkflows at the deactivation wait (%s server, worker in-process, sticky cache %d, %.1f parked/s):\n\n",
 			p.Workflows, p.Mode, p.StickyCache, p.StartRate)
@@ -368,9 +373,7 @@ type sideRow struct {
 func (r RunReport) rows() []sideRow {
 	return []sideRow{
 		{"orchestrated", r.Orchestrated}, {"ceiling", r.Ceiling},
-		{"ceiling, plain", r.CeilingPlain},
-		{"ceiling, plain, Build + Broadcast local", r.CeilingLocal},
-		{"ceiling, plain, naive (all seven normal)", r.CeilingNaive}, {"bare client", r.Bare},
+		{"orchestrated, payloads encrypted", r.Encrypted}, {"bare client", r.Bare},
 	}
 }
 

@@ -1,5 +1,6 @@
 // Command bench measures stakeflow's orchestration on the local stack in one run: orchestrated
-// stakes against a same-shape no-op ceiling and a bare client (no Temporal), at each concurrency
+// stakes against the stake workflow run with no-op activities (the ceiling), the same stakes with
+// the payload codec on, and a bare client (no Temporal), at each concurrency
 // and server mode asked for, then parks UnstakeWorkflows at the deactivation wait and reads the
 // worker's and the server's memory. Results go to bench.json and bench.md in --out; the table is
 // printed. See harness/bench.

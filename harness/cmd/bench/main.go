@@ -72,6 +72,8 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&b.Lamports, "lamports", d.Lamports, "lamports per stake")
 	fs.IntVar(&b.PolygonOps, "polygon-ops", d.PolygonOps, "Polygon delegates per side (orchestrated, bare) on a geth --dev chain, on the first server mode (0: no Polygon sides)")
 	fs.IntVar(&b.PolygonConcurrency, "polygon-concurrency", d.PolygonConcurrency, "Polygon delegates at once, each from its own address")
+	fs.IntVar(&b.CelestiaOps, "celestia-ops", d.CelestiaOps, "Celestia delegates per side (orchestrated, bare) on the sandbox's Celestia ledger, on the first server mode (0: no Celestia sides)")
+	fs.IntVar(&b.CelestiaConcurrency, "celestia-concurrency", d.CelestiaConcurrency, "Celestia delegates at once, each from its own delegator")
 	fs.Var(&c.DynamicConfig, "dynamic-config", "extra dev-server dynamic config values key=value, comma-separated")
 	fs.BoolVar(&b.EagerStart, "eager-start", false, "start workflows eagerly on the starting worker (every side)")
 	fs.StringVar(&b.GRPCCompression, "grpc-compression", "none", "gRPC compression to Temporal of the worker and the client: none or gzip (every side)")

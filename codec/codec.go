@@ -70,16 +70,22 @@ type Key struct {
 	Key string `json:"key"`
 }
 
-// KeysetFile is the JSON form of a keyset: {"current": "<id>", "keys": [{"id": ..., "key": ...}]}.
+// KeysetFile is the JSON form of a keyset: {"current": "<id>", "keys": [{"id": ..., "key": ...}],
+// "searchKey": ...}.
 type KeysetFile struct {
 	Current string `json:"current"`
 	Keys    []Key  `json:"keys"`
+	// SearchKey is the key of the search tags (Tagger): 32 bytes, base64 (standard encoding). It
+	// does not rotate with the payload keys: every tag ever written is under it. Optional: without
+	// it the confidential search attributes are not written at all.
+	SearchKey string `json:"searchKey,omitempty"`
 }
 
-// Keyset is a parsed keyset: the AEADs by key ID and the current key's ID.
+// Keyset is a parsed keyset: the AEADs by key ID, the current key's ID and the search key.
 type Keyset struct {
 	current string
 	aeads   map[string]cipher.AEAD
+	search  []byte
 }
 
 // Current is the ID of the key new payloads are sealed with.
@@ -147,6 +153,16 @@ func ParseKeyset(data []byte) (*Keyset, error) {
 		}
 		ks.aeads[k.ID] = aead
 	}
+	if f.SearchKey != "" {
+		raw, err := base64.StdEncoding.DecodeString(f.SearchKey)
+		if err != nil {
+			return nil, errors.New(`"searchKey" is not base64`)
+		}
+		if len(raw) != SearchKeySize {
+			return nil, fmt.Errorf(`"searchKey" has %d bytes; want %d`, len(raw), SearchKeySize)
+		}
+		ks.search = raw
+	}
 	if f.Current == "" {
 		return nil, errors.New(`no "current" key named`)
 	}
@@ -172,7 +188,8 @@ func checkID(id string) error {
 	return nil
 }
 
-// NewKeyFile makes a keyset file holding one fresh random key, current, under id.
+// NewKeyFile makes a keyset file holding one fresh random key, current, under id, and a fresh
+// search key.
 func NewKeyFile(id string) (KeysetFile, error) {
 	if err := checkID(id); err != nil {
 		return KeysetFile{}, err
@@ -181,7 +198,11 @@ func NewKeyFile(id string) (KeysetFile, error) {
 	if err != nil {
 		return KeysetFile{}, err
 	}
-	return KeysetFile{Current: id, Keys: []Key{k}}, nil
+	search := make([]byte, SearchKeySize)
+	if _, err := rand.Read(search); err != nil {
+		return KeysetFile{}, err
+	}
+	return KeysetFile{Current: id, Keys: []Key{k}, SearchKey: base64.StdEncoding.EncodeToString(search)}, nil
 }
 
 // NewKey is a fresh random key under id.

@@ -21,6 +21,8 @@ type visibility struct {
 	resting []string
 	// shown is the StakeflowStep value last sent (or set at start).
 	shown string
+	// tagger, when set, conceals the confidential attributes as they are queued (Conceal).
+	tagger Tagger
 }
 
 // pendingAttribute is a search-attribute update waiting for the next flush.
@@ -42,8 +44,17 @@ func (v *visibility) isResting(step string) bool {
 	return false
 }
 
-// set queues update of the named attribute, replacing a queued update of the same name.
+// set queues update of the named attribute, replacing a queued update of the same name; with a
+// tagger, concealed (Conceal), or not queued at all when Conceal leaves it out.
 func (v *visibility) set(name string, update temporal.SearchAttributeUpdate) {
+	if v.tagger != nil {
+		c, ok := concealOne(v.tagger, update)
+		if !ok {
+			v.unset(name)
+			return
+		}
+		update = c
+	}
 	for i := range v.pending {
 		if v.pending[i].name == name {
 			v.pending[i].update = update
@@ -61,6 +72,20 @@ func (v *visibility) setStep(step string) {
 		return
 	}
 	v.set(SAStep.GetName(), SAStep.ValueSet(step))
+}
+
+// keyword is the value key shows for value: value itself, or under a tagger its concealed form;
+// ok is false when the attribute is left out.
+func (v *visibility) keyword(key temporal.SearchAttributeKeyKeyword, value string) (string, bool) {
+	if v.tagger == nil {
+		return value, true
+	}
+	c, ok := concealOne(v.tagger, key.ValueSet(value))
+	if !ok {
+		return "", false
+	}
+	shown, _ := temporal.NewSearchAttributes(c).GetKeyword(key)
+	return shown, true
 }
 
 func (v *visibility) unset(name string) {

@@ -112,6 +112,7 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		"operationId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID,
 		"operation", s.Operation, "staker", s.Staker, "network", s.Network)
 	o.attrs.logger = o.logger
+	o.attrs.tagger = attributeTagger(ctx)
 	o.attrs.resting = append(append([]string{}, restingSteps...), s.Waits...)
 	o.metrics = newOpMetrics(ctx, s.Chain, s.Network, s.Operation)
 
@@ -145,7 +146,11 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		key   temporal.SearchAttributeKeyKeyword
 		value string
 	}{{SAChain, s.Chain}, {SANetwork, s.Network}, {SAOperation, s.Operation}, {SAStaker, s.Staker}} {
-		if v, ok := start.GetKeyword(kw.key); !ok || v != kw.value {
+		want, shown := o.attrs.keyword(kw.key, kw.value)
+		if !shown {
+			continue
+		}
+		if v, ok := start.GetKeyword(kw.key); !ok || v != want {
 			o.attrs.set(kw.key.GetName(), kw.key.ValueSet(kw.value))
 			// What the operation is and whose: without these it cannot be found.
 			startedWithout = true
@@ -156,8 +161,10 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 			o.attrs.set(SAAmount.GetName(), SAAmount.ValueSet(n))
 		}
 	}
-	if v, ok := start.GetKeyword(SAStakeAccount); s.Account != "" && (!ok || v != s.Account) {
-		o.attrs.set(SAStakeAccount.GetName(), SAStakeAccount.ValueSet(s.Account))
+	if want, shown := o.attrs.keyword(SAStakeAccount, s.Account); s.Account != "" && shown {
+		if v, ok := start.GetKeyword(SAStakeAccount); !ok || v != want {
+			o.attrs.set(SAStakeAccount.GetName(), SAStakeAccount.ValueSet(s.Account))
+		}
 	}
 	o.attrs.shown, _ = start.GetKeyword(SAStep)
 	o.SetStep(ctx, StepValidating)

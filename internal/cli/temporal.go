@@ -128,8 +128,9 @@ func (t *Temporal) Options(logger *zap.Logger) (client.Options, error) {
 }
 
 // Encrypt sets the payload codec of the keyset file in opts: the data converter, the failure
-// converter (failure messages and stack traces sealed too) and the interceptor that hands the
-// converter to workflow code. Without a keyset it leaves opts as they are.
+// converter (failure messages and stack traces sealed too) and the interceptors that hand the
+// converter and the keyset's search tagger to workflow code (workflows.TaggerInterceptor: the
+// confidential search attributes are written as tags). Without a keyset it leaves opts as they are.
 func (t *Temporal) Encrypt(opts *client.Options) error {
 	if t.PayloadKeyset == "" {
 		if t.AcceptClearPayloads {
@@ -148,8 +149,22 @@ func (t *Temporal) Encrypt(opts *client.Options) error {
 	dc := codec.DataConverter(c)
 	opts.DataConverter = dc
 	opts.FailureConverter = codec.FailureConverter(dc)
-	opts.Interceptors = append(opts.Interceptors, workflows.ConverterInterceptor(dc))
+	opts.Interceptors = append(opts.Interceptors, workflows.ConverterInterceptor(dc), workflows.TaggerInterceptor(keys.Tagger()))
 	return nil
+}
+
+// Tagger is the search tagger of the keyset file (codec.Keyset.Tagger), with which the starter
+// writes and searches the confidential search attributes as the worker's workflows write them;
+// nil without a keyset (they are written clear).
+func (t *Temporal) Tagger() (*codec.Tagger, error) {
+	if t.PayloadKeyset == "" {
+		return nil, nil
+	}
+	keys, err := codec.LoadKeyset(t.PayloadKeyset)
+	if err != nil {
+		return nil, fmt.Errorf("--payload-keyset: %w", err)
+	}
+	return keys.Tagger(), nil
 }
 
 // Dial connects to Temporal.

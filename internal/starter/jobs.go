@@ -38,8 +38,9 @@ const defaultStore = "sqlite:data/stakeflow.db"
 func jobOperation(kind string) string { return "job-" + kind }
 
 // jobScheduled is the action of a data job's schedule and the schedule ID suggested for its scope
-// (one schedule per scope: job-apy-<network>, job-rewards-<network>-<address>, job-ssv).
-func jobScheduled(kind, network, address string, since time.Time) (scheduledAction, string, error) {
+// (one schedule per scope: job-apy-<network>, job-rewards-<network>-<address>, job-ssv; with
+// --payload-keyset the address's tag in place of the address, as IDs are never encrypted).
+func (r *Session) jobScheduled(kind, network, address string, since time.Time) (scheduledAction, string, error) {
 	var (
 		in  any
 		err error
@@ -57,7 +58,14 @@ func jobScheduled(kind, network, address string, since time.Time) (scheduledActi
 		attrs = append(attrs, workflows.SANetwork.ValueSet(network))
 	case wfjobs.KindRewards:
 		j := wfjobs.RewardsJobInput{Network: network, Address: address, Since: since}
-		err, in, id = j.Validate(), j, "job-rewards-"+network+"-"+address
+		if err = j.Validate(); err != nil {
+			return scheduledAction{}, "", err
+		}
+		name, err := r.Searchable("--address", address)
+		if err != nil {
+			return scheduledAction{}, "", err
+		}
+		in, id = j, "job-rewards-"+network+"-"+name
 		attrs = append(attrs, workflows.SANetwork.ValueSet(network), workflows.SAStaker.ValueSet(address))
 	case wfjobs.KindSSV:
 		if network != "" || address != "" || !since.IsZero() {

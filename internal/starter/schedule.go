@@ -137,7 +137,7 @@ func (r *Session) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Cont
 			if err != nil {
 				return fail(err.Error())
 			}
-			a, suggested, err := jobScheduled(job, in.Network, address, from)
+			a, suggested, err := r.jobScheduled(job, in.Network, address, from)
 			if err != nil {
 				return fail(err.Error())
 			}
@@ -187,6 +187,11 @@ func (r *Session) scheduleCreate(fs *flag.FlagSet, id *string) func(context.Cont
 		} else {
 			spec.Intervals = []client.ScheduleIntervalSpec{{Every: every, Offset: offset}}
 		}
+		attrs, err := r.Conceal(action.attrs)
+		if err != nil {
+			return err
+		}
+		action.attrs = attrs
 		c, err := r.Client()
 		if err != nil {
 			return err

@@ -23,6 +23,7 @@ import (
 
 	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/approval"
+	"github.com/stakeflow/stakeflow/codec"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfcelestia "github.com/stakeflow/stakeflow/workflows/celestia"
@@ -46,7 +47,9 @@ Operations:
             one without takes --approver NAME instead: a typed name, not separation of duties)
   cancel    --id ID
   status    --id ID
-  list      [--step STEP] [--operation OP] [--open] [--limit N]
+  list      [--step STEP] [--operation OP] [--staker ADDR] [--account ADDR] [--tx ID] [--open] [--limit N]
+  tag       --payload-keyset FILE VALUE...   (the search tag of each address or transaction ID: with
+            a keyset, search attributes hold tags, not values; paste one in the Web UI's search)
 `
 
 // usageTail follows the chains' command groups in the usage.
@@ -147,6 +150,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 		run = r.statusCmd(fs)
 	case "list":
 		run = r.listCmd(fs)
+	case "tag":
+		run = r.tagCmd(fs)
 	case "setup":
 		run = r.setupCmd()
 	default:
@@ -171,7 +176,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, dial func(cli.Tem
 			return &UsageError{Msg: fmt.Sprintf("%s: %v", cmd, err)}
 		}
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && cmd != "tag" {
 		return &UsageError{Msg: fmt.Sprintf("%s: unexpected argument %q", cmd, fs.Arg(0))}
 	}
 	return run(ctx)
@@ -235,6 +240,9 @@ type Session struct {
 	// of the key that signed the last one.
 	sign     signing
 	signedBy string
+	// tagger is --payload-keyset's search tagger once loaded (searchTagger).
+	tagger       *codec.Tagger
+	taggerLoaded bool
 	// operand, when a command sets it, receives the command's one argument (keyset show FILE).
 	operand *operand
 }
@@ -320,14 +328,21 @@ func (r *Session) queueWarning() string {
 // start starts an operation's workflow on its module's task queue; a reused operation ID is refused with ErrAlreadyStarted.
 func (r *Session) start(ctx context.Context, c client.Client, module, id, summary string, wf any, in any, attrs ...temporal.SearchAttributeUpdate) (client.WorkflowRun, error) {
 	queue := r.temporal.TaskQueue(module)
-	opts := StartOptions(id, summary, queue, attrs...)
+	var memo map[string]any
 	if r.sign.set() {
+		// The statement names the staker itself: it travels in the memo, a payload.
 		signed, err := r.signStart(id, attrs)
 		if err != nil {
 			return nil, err
 		}
-		opts.Memo = map[string]any{workflows.MemoStart: signed}
+		memo = map[string]any{workflows.MemoStart: signed}
 	}
+	attrs, err := r.Conceal(attrs)
+	if err != nil {
+		return nil, err
+	}
+	opts := StartOptions(id, summary, queue, attrs...)
+	opts.Memo = memo
 	run, err := c.ExecuteWorkflow(ctx, opts, wf, in)
 	if err != nil {
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
@@ -977,11 +992,14 @@ func firstLine(s string) string {
 }
 
 func (r *Session) listCmd(fs *flag.FlagSet) func(context.Context) error {
-	var step, op string
+	var step, op, staker, account, tx string
 	var open bool
 	var limit int
 	fs.StringVar(&step, "step", "", "only operations whose recorded step is this: "+strings.Join(recordedSteps(), ", "))
 	fs.StringVar(&op, "operation", "", "only stake, unstake or withdraw")
+	fs.StringVar(&staker, "staker", "", "only operations of this staker (found by its tag with --payload-keyset)")
+	fs.StringVar(&account, "account", "", "only operations on this account: a stake account, say (found by its tag with --payload-keyset)")
+	fs.StringVar(&tx, "tx", "", "only the operation that sent this transaction ID: a Solana signature, an EVM hash (found by its tag with --payload-keyset)")
 	fs.BoolVar(&open, "open", false, "only operations still running")
 	fs.IntVar(&limit, "limit", 50, "at most this many")
 	return func(ctx context.Context) error {
@@ -995,6 +1013,20 @@ func (r *Session) listCmd(fs *flag.FlagSet) func(context.Context) error {
 		}
 		if op != "" {
 			q = append(q, fmt.Sprintf("%s = '%s'", workflows.SAOperation.GetName(), quote(op)))
+		}
+		for _, f := range []struct{ flag, value, attr string }{
+			{"--staker", staker, workflows.SAStaker.GetName()},
+			{"--account", account, workflows.SAStakeAccount.GetName()},
+			{"--tx", tx, workflows.SASignatures.GetName()},
+		} {
+			if f.value == "" {
+				continue
+			}
+			v, err := r.Searchable("list "+f.flag, f.value)
+			if err != nil {
+				return err
+			}
+			q = append(q, fmt.Sprintf("%s = '%s'", f.attr, quote(v)))
 		}
 		if open {
 			q = append(q, "ExecutionStatus = 'Running'")

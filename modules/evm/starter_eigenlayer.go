@@ -44,10 +44,18 @@ func eigenLayerCmd(r *starter.Session, fs *flag.FlagSet, verb string) (func(cont
 		}
 		defer c.Close()
 		owner := common.HexToAddress(in.Owner).Hex()
-		id := wfeigenlayer.CheckpointWorkflowID(in.Network, owner)
+		name, err := r.Searchable("eigenlayer checkpoint --owner", strings.ToLower(owner))
+		if err != nil {
+			return err
+		}
+		id := wfeigenlayer.CheckpointWorkflowIDOf(in.Network, name)
 		summary := fmt.Sprintf("checkpoint the EigenPod of %s (%s)", owner, in.Network)
 		queue := r.TaskQueue(wfevm.Module)
-		opts := starter.StartOptions(id, summary, queue, wfeigenlayer.Attributes(in.Network, owner)...)
+		attrs, err := r.Conceal(wfeigenlayer.Attributes(in.Network, owner))
+		if err != nil {
+			return err
+		}
+		opts := starter.StartOptions(id, summary, queue, attrs...)
 		// One checkpoint per pod at a time, and a new one once it ended: the ID is the pod's.
 		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 		run, err := c.ExecuteWorkflow(ctx, opts, wfeigenlayer.CheckpointWorkflowType, in)

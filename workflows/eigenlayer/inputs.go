@@ -42,7 +42,14 @@ var RecordedSteps = append(append([]string{}, workflows.RecordedSteps...), lease
 // CheckpointWorkflowID is the ID of the checkpoint operation of owner's pod on network: one at a
 // time per pod (an owner has one pod).
 func CheckpointWorkflowID(network, owner string) string {
-	return fmt.Sprintf("eigenlayer-checkpoint-%s-%s", network, strings.ToLower(common.HexToAddress(owner).Hex()))
+	return CheckpointWorkflowIDOf(network, strings.ToLower(common.HexToAddress(owner).Hex()))
+}
+
+// CheckpointWorkflowIDOf is the checkpoint operation ID of the pod whose owner is named by name on
+// network: the owner's lower-case address (CheckpointWorkflowID), or its search tag when payloads
+// are encrypted (an ID is never encrypted).
+func CheckpointWorkflowIDOf(network, name string) string {
+	return fmt.Sprintf("eigenlayer-checkpoint-%s-%s", network, name)
 }
 
 // CheckpointInput starts a checkpoint of Owner's pod.

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -27,8 +28,9 @@ type Lease struct {
 // ErrNonceConflict; a cancel while waiting leaves the queue with no nonce used.
 func Acquire(ctx workflow.Context, o *workflows.Operation, chain Chain, network, address string, request Requester) (*Lease, error) {
 	info := workflow.GetInfo(ctx)
+	id := IDOf(chain, network, workflows.NameInID(ctx, strings.ToLower(address)))
 	req := Request{Chain: chain, Network: network, Address: address,
-		WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
+		WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID, Lease: id}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
@@ -39,7 +41,6 @@ func Acquire(ctx workflow.Context, o *workflows.Operation, chain Chain, network,
 	}
 	o.SetStep(ctx, StepWaitingNonce)
 	o.Flush(ctx)
-	id := ID(chain, network, address)
 	g, granted := waitForGrant(ctx, o, id)
 	l := &Lease{id: id, workflowID: req.WorkflowID, start: g.Nonce, Next: g.Nonce}
 	if !granted {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -77,7 +78,13 @@ func Ask(ctx context.Context, c Starter, taskQueue string, chain Chain, req Requ
 	if c == nil || taskQueue == "" {
 		return invalid(fmt.Sprintf("this worker has no Temporal client or task queue for the %s nonce leases", chain))
 	}
-	id := ID(chain, req.Network, req.Address)
+	id := req.Lease
+	if id == "" {
+		id = ID(chain, req.Network, req.Address)
+	}
+	if prefix := IDOf(chain, req.Network, ""); !strings.HasPrefix(id, prefix) || id == prefix {
+		return invalid(fmt.Sprintf("the lease request names lease %q, not one of %s", id, prefix+"..."))
+	}
 	_, err := c.SignalWithStartWorkflow(ctx, id, SignalAcquire, req,
 		client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue},
 		WorkflowType, State{Chain: chain, Network: req.Network, Address: req.Address})

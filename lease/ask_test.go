@@ -79,3 +79,22 @@ func TestAskRefusals(t *testing.T) {
 	assert.False(t, appErr.NonRetryable())
 	assert.Contains(t, appErr.Error(), "nonce-lease/celestia/mainnet/celestia1xyz")
 }
+
+// TestAskSignalsTheLeaseTheOperationNamed: an operation under encryption names its lease by the
+// address's tag (IDOf); Ask signals that lease, and refuses a name outside the chain's network.
+func TestAskSignalsTheLeaseTheOperationNamed(t *testing.T) {
+	req := Request{Network: "mainnet", Address: "celestia1xyz", WorkflowID: "op-1", Lease: IDOf(Celestia, "mainnet", "h:0123")}
+	st := &fakeStarter{}
+	require.NoError(t, Ask(context.Background(), st, "q", Celestia, req))
+	assert.Equal(t, "nonce-lease/celestia/mainnet/h:0123", st.id)
+	assert.Equal(t, st.id, st.opts.ID)
+
+	for _, lease := range []string{IDOf(Celestia, "testnet", "h:0123"), IDOf(EVM, "mainnet", "h:0123"), IDOf(Celestia, "mainnet", ""), "op-2"} {
+		req.Lease = lease
+		err := Ask(context.Background(), &fakeStarter{}, "q", Celestia, req)
+		var appErr *temporal.ApplicationError
+		require.True(t, errors.As(err, &appErr), lease)
+		assert.True(t, appErr.NonRetryable(), lease)
+		assert.Contains(t, appErr.Error(), "not one of nonce-lease/celestia/mainnet/", lease)
+	}
+}

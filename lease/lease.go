@@ -24,9 +24,17 @@ const (
 	Hyperliquid Chain = "hyperliquid"
 )
 
-// ID is the workflow ID of the lease of address on chain's network.
+// ID is the workflow ID of the lease of address on chain's network when the ID names the address
+// (payloads not encrypted): IDOf the address in lower case.
 func ID(chain Chain, network, address string) string {
-	return "nonce-lease/" + string(chain) + "/" + network + "/" + strings.ToLower(address)
+	return IDOf(chain, network, strings.ToLower(address))
+}
+
+// IDOf is the workflow ID of the lease on chain's network of the address named by name: the
+// address in lower case, or its search tag when payloads are encrypted (workflows.NameInID), as a
+// workflow ID is never encrypted.
+func IDOf(chain Chain, network, name string) string {
+	return "nonce-lease/" + string(chain) + "/" + network + "/" + name
 }
 
 // Names of the lease's signals and query, and of what it reports.
@@ -84,6 +92,8 @@ type Request struct {
 	// WorkflowID and RunID are the requesting operation's: the grant is signalled to it.
 	WorkflowID string `json:"workflowId"`
 	RunID      string `json:"runId"`
+	// Lease is the lease's workflow ID as the operation names it (IDOf); empty: ID of Address.
+	Lease string `json:"lease,omitempty"`
 }
 
 // Grant is the lease's answer to an acquire: the first nonce the operation may use, or why it

@@ -91,3 +91,15 @@ func concealOne(t Tagger, u temporal.SearchAttributeUpdate) (temporal.SearchAttr
 	}
 	return u, true
 }
+
+// NameInID is v as an ID that workflow code makes may name it (a workflow ID is never encrypted):
+// its tag under the Tagger of ctx, v itself without one. A Tagger with no search key cannot tag:
+// v is then named as it is (docs/encryption.md).
+func NameInID(ctx workflow.Context, v string) string {
+	if t := attributeTagger(ctx); t != nil {
+		if tag, ok := t.Tag(v); ok {
+			return tag
+		}
+	}
+	return v
+}

@@ -190,7 +190,8 @@ func TestLeaseStepsUseConsecutiveNoncesAndReleaseTheNextUnused(t *testing.T) {
 
 	assert.Equal(t, lease.StepWaitingNonce, waiting.Step, "the operation rests visibly while another holds the address")
 	require.Len(t, c.requests, 1)
-	assert.Equal(t, lease.Request{Chain: lease.EVM, Network: "dev", Address: addr, WorkflowID: "default-test-workflow-id", RunID: "default-test-run-id"}, c.requests[0])
+	assert.Equal(t, lease.Request{Chain: lease.EVM, Network: "dev", Address: addr, WorkflowID: "default-test-workflow-id", RunID: "default-test-run-id",
+		Lease: "nonce-lease/evm/dev/" + addr}, c.requests[0])
 	require.Len(t, c.builds, 2)
 	assert.Equal(t, uint64(7), c.builds[0].Intent.Nonce)
 	assert.Equal(t, uint64(8), c.builds[1].Intent.Nonce)

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
@@ -151,6 +152,20 @@ func (t *Temporal) Encrypt(opts *client.Options) error {
 	opts.FailureConverter = codec.FailureConverter(dc)
 	opts.Interceptors = append(opts.Interceptors, workflows.ConverterInterceptor(dc), workflows.TaggerInterceptor(keys.Tagger()))
 	return nil
+}
+
+// DataConverter is the data converter of these settings: the keyset's payload codec over the
+// SDK's default converter, or the default without a keyset. The starter opens sealed failure
+// messages with it (converter.DecodeCommonFailureAttributes).
+func (t *Temporal) DataConverter() (converter.DataConverter, error) {
+	if t.PayloadKeyset == "" {
+		return converter.GetDefaultDataConverter(), nil
+	}
+	keys, err := codec.LoadKeyset(t.PayloadKeyset)
+	if err != nil {
+		return nil, fmt.Errorf("--payload-keyset: %w", err)
+	}
+	return codec.DataConverter(codec.New(keys)), nil
 }
 
 // Tagger is the search tagger of the keyset file (codec.Keyset.Tagger), with which the starter

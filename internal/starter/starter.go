@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
@@ -243,6 +244,8 @@ type Session struct {
 	// tagger is --payload-keyset's search tagger once loaded (searchTagger).
 	tagger       *codec.Tagger
 	taggerLoaded bool
+	// converter opens sealed failures (openFailure) once loaded.
+	converter converter.DataConverter
 	// operand, when a command sets it, receives the command's one argument (keyset show FILE).
 	operand *operand
 }
@@ -858,6 +861,9 @@ func (r *Session) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 		if err != nil {
 			return fmt.Errorf("status %s: %w", id, err)
 		}
+		for _, pa := range desc.GetPendingActivities() {
+			r.openFailure(pa.GetLastFailure())
+		}
 		v := statusView{Execution: desc.GetWorkflowExecutionInfo().GetStatus().String(), Retrying: retries(desc)}
 		if st, err := queryStatus(ctx, c, id); err == nil {
 			v.Status = st
@@ -965,9 +971,9 @@ type listed struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// failureReason reads a closed workflow's failure message from its close event: the one-line
-// reason the operation failed with. It needs no worker.
-func failureReason(ctx context.Context, c client.Client, id, runID string) string {
+// failureReason reads a closed workflow's failure message from its close event (opened when
+// sealed): the one-line reason the operation failed with. It needs no worker.
+func (r *Session) failureReason(ctx context.Context, c client.Client, id, runID string) string {
 	it := c.GetWorkflowHistory(ctx, id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -975,6 +981,7 @@ func failureReason(ctx context.Context, c client.Client, id, runID string) strin
 			return ""
 		}
 		if a := ev.GetWorkflowExecutionFailedEventAttributes(); a != nil {
+			r.openFailure(a.GetFailure())
 			return firstLine(a.GetFailure().GetMessage())
 		}
 		if ev.GetWorkflowExecutionTimedOutEventAttributes() != nil {
@@ -1062,7 +1069,7 @@ func (r *Session) listCmd(fs *flag.FlagSet) func(context.Context) error {
 				}
 				switch e.GetStatus() {
 				case enums.WORKFLOW_EXECUTION_STATUS_FAILED, enums.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-					item.Reason = failureReason(ctx, c, item.OperationID, e.GetExecution().GetRunId())
+					item.Reason = r.failureReason(ctx, c, item.OperationID, e.GetExecution().GetRunId())
 				}
 				out = append(out, item)
 			}

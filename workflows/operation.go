@@ -112,7 +112,7 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		"operationId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID,
 		"operation", s.Operation, "staker", s.Staker, "network", s.Network)
 	o.attrs.logger = o.logger
-	o.attrs.tagger = attributeTagger(ctx)
+	o.attrs.tagger = operationTagger(ctx)
 	o.attrs.resting = append(append([]string{}, restingSteps...), s.Waits...)
 	o.metrics = newOpMetrics(ctx, s.Chain, s.Network, s.Operation)
 

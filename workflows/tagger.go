@@ -46,9 +46,18 @@ func (c *taggerInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.Ex
 	return c.Next.ExecuteWorkflow(workflow.WithValue(ctx, taggerKey{}, c.t), in)
 }
 
-// attributeTagger is the Tagger TaggerInterceptor put in ctx, or nil (attributes written clear).
-func attributeTagger(ctx workflow.Context) Tagger {
+// versionConcealed marks the operations started under a Tagger. Only they conceal: an operation
+// started clear, replayed by a worker that has since been given a keyset, keeps writing its
+// attributes and naming its nonce lease as it did (the same commands, the same lease).
+const versionConcealed = "conceal-attributes"
+
+// operationTagger is the Tagger the operation of ctx writes under: the one TaggerInterceptor put in
+// ctx when the operation started under it (versionConcealed), else nil (written clear).
+func operationTagger(ctx workflow.Context) Tagger {
 	t, _ := ctx.Value(taggerKey{}).(Tagger)
+	if t == nil || workflow.GetVersion(ctx, versionConcealed, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
 	return t
 }
 
@@ -93,10 +102,10 @@ func concealOne(t Tagger, u temporal.SearchAttributeUpdate) (temporal.SearchAttr
 }
 
 // NameInID is v as an ID that workflow code makes may name it (a workflow ID is never encrypted):
-// its tag under the Tagger of ctx, v itself without one. A Tagger with no search key cannot tag:
-// v is then named as it is (docs/encryption.md).
+// its tag when the operation of ctx writes under a Tagger (operationTagger), v itself otherwise. A
+// Tagger with no search key cannot tag: v is then named as it is (docs/encryption.md).
 func NameInID(ctx workflow.Context, v string) string {
-	if t := attributeTagger(ctx); t != nil {
+	if t := operationTagger(ctx); t != nil {
 		if tag, ok := t.Tag(v); ok {
 			return tag
 		}

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -29,10 +31,11 @@ import (
 )
 
 // TestEncryptedOperationIsFoundByItsTagsAlone runs a stake on a stack whose worker and starter
-// encrypt payloads: the starter finds it by staker and by transaction ID, while the search
-// attributes the server holds (read raw, by a client without the keyset) name neither the staker,
-// the stake account, the transaction nor the amount, only their tags, computed here with
-// crypto/hmac under the keyset's search key.
+// encrypt payloads: the starter finds it by staker, stake account and transaction ID, while the
+// search attributes the server holds (read raw, by a client without the keyset) name neither the
+// staker, the stake account, the transaction nor the amount, only their tags, computed here with
+// crypto/hmac under the keyset's search key. A refused stake's failure is sealed on the server and
+// shown as raised by `starter list` with the keyset.
 func TestEncryptedOperationIsFoundByItsTagsAlone(t *testing.T) {
 	cliPath := os.Getenv("TEMPORAL_CLI")
 	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through make")
@@ -132,6 +135,36 @@ func TestEncryptedOperationIsFoundByItsTagsAlone(t *testing.T) {
 			assert.NotContains(t, string(p.GetData()), clear, "%s holds %s in clear", name, clear)
 		}
 	}
+
+	// A refused stake: its failure names the staker, so the server holds it sealed, and the
+	// starter, with the keyset, shows it as raised.
+	refused := "stake-encrypted-refused"
+	err = starter.Run(ctx, []string{"stake", "--network", "testnet", "--staker", staker, "--sol", "100", "--id", refused, "--wait",
+		"--temporal-address", st.TemporalAddress(), "--payload-keyset", keyset}, io.Discard, nil)
+	require.Error(t, err, "a stake of more than the staker holds is refused")
+	it := plain.GetWorkflowHistory(ctx, refused, "", false, enums.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	require.True(t, it.HasNext())
+	closeEvent, err := it.Next()
+	require.NoError(t, err)
+	failure := closeEvent.GetWorkflowExecutionFailedEventAttributes().GetFailure()
+	require.NotNil(t, failure, "the refused stake failed")
+	for f := failure; f != nil; f = f.GetCause() {
+		assert.Equal(t, "Encoded failure", f.GetMessage())
+		assert.NotContains(t, f.String(), staker)
+	}
+	var listed []struct {
+		OperationID string `json:"operationId"`
+		Reason      string `json:"reason"`
+	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var out bytes.Buffer
+		err := starter.Run(ctx, []string{"list", "--staker", staker, "--temporal-address", st.TemporalAddress(), "--payload-keyset", keyset, "--json"}, &out, nil)
+		if assert.NoError(c, err) && assert.NoError(c, json.Unmarshal(out.Bytes(), &listed)) {
+			assert.Len(c, listed, 2)
+		}
+	}, 30*time.Second, 200*time.Millisecond)
+	require.Equal(t, refused, listed[0].OperationID, "newest first")
+	assert.Contains(t, listed[0].Reason, "insufficient funds")
 
 	// Without the keyset the address finds nothing: it is nowhere in the server's visibility.
 	var out bytes.Buffer

@@ -31,6 +31,9 @@ type Tagger struct {
 // confidential attributes are then left out.
 func (k *Keyset) Tagger() *Tagger { return &Tagger{key: k.search} }
 
+// Tags reports whether t has a search key, so that Tag tags.
+func (t *Tagger) Tags() bool { return t != nil && len(t.key) > 0 }
+
 // Tag is the search tag of v; ok is false when the keyset has no search key (v is then to be
 // left out). An empty v is its own tag: it names nothing. A 0x-prefixed hex value (an EVM address
 // or hash) is tagged in lower case, so a checksummed address and its lower-case form find the

@@ -85,6 +85,8 @@ func TestNoSearchKeyTagsNothing(t *testing.T) {
 	tag, ok := keyset(t, "k1", key("k1", 1)).Tagger().Tag("7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU")
 	require.False(t, ok)
 	require.Empty(t, tag)
+	require.False(t, keyset(t, "k1", key("k1", 1)).Tagger().Tags())
+	require.True(t, searchKeyset(t, bytes.Repeat([]byte{7}, SearchKeySize)).Tagger().Tags())
 }
 
 func TestParseKeysetRefusesABadSearchKey(t *testing.T) {

@@ -140,6 +140,9 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	case cfg.Temporal.AcceptClearPayloads:
 		logger.Warn("Payloads written in clear are read too (--accept-clear-payloads): turn it off once the operations started before encryption have finished")
 	}
+	if tg, err := cfg.Temporal.Tagger(); err == nil && tg != nil && !tg.Tags() {
+		logger.Warn("The payload keyset has no searchKey: operations write no staker, account or transaction search attributes, and nonce leases are named by their address (docs/encryption.md)")
+	}
 	if len(approvers) == 0 {
 		logger.Warn("No approvers configured (--approvers): approvals name their approver in free text, which is not separation of duties")
 	} else {

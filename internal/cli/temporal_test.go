@@ -49,7 +49,10 @@ func TestEncryptSetsTheCodecOnEveryConverter(t *testing.T) {
 	require.Equal(t, codec.Encoding, string(p.Metadata["encoding"]))
 	f := opts.FailureConverter.ErrorToFailure(errors.New("refused 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"))
 	require.NotContains(t, f.GetMessage(), "7xKX")
-	require.Len(t, opts.Interceptors, 1)
+	require.Len(t, opts.Interceptors, 2, "the converter's and the search tagger's (workflows.ConverterInterceptor, workflows.TaggerInterceptor)")
+	tg, err := (&Temporal{PayloadKeyset: keyset}).Tagger()
+	require.NoError(t, err)
+	require.True(t, tg.Tags(), "the keyset's search key")
 
 	clear, err := converter.GetDefaultDataConverter().ToPayload("in clear")
 	require.NoError(t, err)

@@ -158,3 +158,25 @@ func TestTagAndSearchRefusedWithoutASearchKey(t *testing.T) {
 		require.ErrorContains(t, err, c.want, "%v", c.args)
 	}
 }
+
+// A new keyset holds a search key, never printed, and rotating the payload key keeps it: every
+// tag written before the rotation stays findable.
+func TestKeysetKeepsItsSearchKeyAcrossRotation(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "keyset.json")
+	out, err := keyset(t, "new", "--id", "k1", "--out", file)
+	require.NoError(t, err)
+	search := readRaw(t, file).SearchKey
+	raw, err := base64.StdEncoding.DecodeString(search)
+	require.NoError(t, err)
+	assert.Len(t, raw, codec.SearchKeySize)
+	assert.NotContains(t, out, search)
+
+	var before bytes.Buffer
+	require.NoError(t, Run(context.Background(), []string{"tag", "--payload-keyset", file, staker}, &before, nil))
+	_, err = keyset(t, "rotate", "--id", "k2", file)
+	require.NoError(t, err)
+	assert.Equal(t, search, readRaw(t, file).SearchKey)
+	var after bytes.Buffer
+	require.NoError(t, Run(context.Background(), []string{"tag", "--payload-keyset", file, staker}, &after, nil))
+	assert.Equal(t, before.String(), after.String())
+}

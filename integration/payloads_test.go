@@ -366,6 +366,13 @@ func searchAttribute(path string, p *commonpb.Payload) bool {
 	return ok
 }
 
+// serverWritten reports whether the payload at path of workflow id is one the server wrote: in
+// the workflows that run schedules, every payload but those of the scheduled action, which the
+// client wrote and which sit inside the server's own messages (read from the wire).
+func serverWritten(id, path string) bool {
+	return strings.HasPrefix(id, schedulerPrefix) && !strings.Contains(path, "<temporal.server.")
+}
+
 // payload decodes one payload with the data converter and keeps what it holds in every form;
 // opened is set for a payload the codec opened, whose bytes were never stored as they are.
 func (s *historyScan) payload(base scanPiece, path string, p *commonpb.Payload, opened bool) {
@@ -379,8 +386,7 @@ func (s *historyScan) payload(base scanPiece, path string, p *commonpb.Payload, 
 	for k, v := range p.GetMetadata() {
 		s.add(base, path+".metadata["+k+"]", stored, enc, v)
 	}
-	if s.codec != nil && !opened && enc != codec.Encoding && !searchAttribute(path, p) &&
-		!(strings.HasPrefix(base.WorkflowID, schedulerPrefix) && !strings.Contains(path, "<")) {
+	if s.codec != nil && !opened && enc != codec.Encoding && !searchAttribute(path, p) && !serverWritten(base.WorkflowID, path) {
 		s.clear = append(s.clear, fmt.Sprintf("%s at %s (%s)", base.where(), path, enc))
 	}
 	fail := func(err error) {

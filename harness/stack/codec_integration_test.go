@@ -253,10 +253,17 @@ func TestRotatedKeysetCompletesOperationsStartedUnderTheOldKey(t *testing.T) {
 			failure = f.GetMessage()
 			return
 		}
-		assert.Fail(c, "no workflow task failed yet")
+		var types []string
+		for _, ev := range rawHistory(t, st.Client, id).GetEvents()[before:] {
+			types = append(types, ev.GetEventType().String())
+		}
+		assert.Fail(c, "no workflow task failed yet", "events since the restart: %v", types)
 	}, time.Minute, 200*time.Millisecond)
 	require.Contains(t, failure, `key ID "k1"`, "the failed workflow task names the key it lacks")
 	t.Logf("the workflow task failed: %s", failure)
+	d, err := st.Client.DescribeWorkflowExecution(ctx, id, "")
+	require.NoError(t, err)
+	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_RUNNING, d.GetWorkflowExecutionInfo().GetStatus(), "the operation neither failed nor ended")
 
 	// The keyset rotated as it should be: k2 current, k1 kept to read what it sealed.
 	require.NoError(t, st.StopWorker())

@@ -36,7 +36,9 @@ import (
 // and fields added to the API later are covered without a change here), every
 // temporal.api.common.v1.Payload met on the way (inputs, results, memo, search attributes, headers,
 // user metadata, marker and signal and update data, failure details at any depth of causes, a
-// failure's encoded attributes, ...) is decoded with the SDK's default data converter (a
+// failure's encoded attributes, ...) is opened with the run's keyset when it is sealed
+// (binary/encrypted; the histories are read as the server stores them) and decoded with the SDK's
+// default data converter (a
 // binary/protobuf payload of a type this binary does not know, as the server's schedule arguments,
 // is read from the wire and the payloads inside it decoded in turn), and the decoded text, the strings inside it, the bytes that base64 or base58 strings inside it stand for,
 // the payload's stored bytes, every other bytes field and the event's protojson are all searched

@@ -60,6 +60,12 @@ const schedulerQuery = "TemporalNamespaceDivision IS NOT NULL"
 // name its staker, and to show that the scan can fail it plants a canary (a key-shaped value
 // that is no key) in the payloads of a workflow of its own and requires the scan to find it at
 // each place it was planted, and the old scan of protojson and log lines not to.
+//
+// The run is encrypted (TestMain): the histories are read as the server stores them and every
+// sealed payload opened with the keyset. Every payload a client or the worker wrote must be sealed
+// under the run's key, no failure may hold its message in clear, the canary (planted through an
+// encrypted client) must be nowhere in what the server stores, and the own stake's address,
+// amount and signed transaction nowhere in it outside the search attributes (docs/encryption.md).
 func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 	requireOnlyParallelTest(t)
 	t.Parallel()

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
@@ -926,8 +927,10 @@ type listed struct {
 }
 
 // failureReason reads a closed workflow's failure message from its close event: the one-line
-// reason the operation failed with. It needs no worker.
-func failureReason(ctx context.Context, c client.Client, id, runID string) string {
+// reason the operation failed with. It needs no worker. The history is read as stored: dc (the
+// session's converter, payload codec included) opens a message the worker sealed in the
+// failure's encoded attributes.
+func failureReason(ctx context.Context, c client.Client, dc converter.DataConverter, id, runID string) string {
 	it := c.GetWorkflowHistory(ctx, id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -935,7 +938,9 @@ func failureReason(ctx context.Context, c client.Client, id, runID string) strin
 			return ""
 		}
 		if a := ev.GetWorkflowExecutionFailedEventAttributes(); a != nil {
-			return firstLine(a.GetFailure().GetMessage())
+			f := a.GetFailure()
+			converter.DecodeCommonFailureAttributes(dc, f)
+			return firstLine(f.GetMessage())
 		}
 		if ev.GetWorkflowExecutionTimedOutEventAttributes() != nil {
 			return "timed out"
@@ -979,6 +984,15 @@ func (r *Session) listCmd(fs *flag.FlagSet) func(context.Context) error {
 			return err
 		}
 		defer c.Close()
+		// The converter of the session's client: what reads the failures' sealed messages.
+		var copts client.Options
+		if err := r.temporal.Encrypt(&copts); err != nil {
+			return err
+		}
+		dc := copts.DataConverter
+		if dc == nil {
+			dc = converter.GetDefaultDataConverter()
+		}
 		var out []listed
 		var token []byte
 		for len(out) < limit {
@@ -1005,7 +1019,7 @@ func (r *Session) listCmd(fs *flag.FlagSet) func(context.Context) error {
 				}
 				switch e.GetStatus() {
 				case enums.WORKFLOW_EXECUTION_STATUS_FAILED, enums.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-					item.Reason = failureReason(ctx, c, item.OperationID, e.GetExecution().GetRunId())
+					item.Reason = failureReason(ctx, c, dc, item.OperationID, e.GetExecution().GetRunId())
 				}
 				out = append(out, item)
 			}

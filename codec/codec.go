@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	commonpb "go.temporal.io/api/common/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/proto"
@@ -393,5 +394,20 @@ func mustOpen(err error) error {
 // FailureConverter moves each failure's message and stack trace into an encoded payload, so they
 // are sealed with the rest: failure messages can name addresses and amounts.
 func FailureConverter(dc converter.DataConverter) converter.FailureConverter {
-	return temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: dc, EncodeCommonAttributes: true})
+	return sealedFailures{temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: dc, EncodeCommonAttributes: true})}
+}
+
+// sealedFailures reads a failure without changing it. The SDK's converter opens the encoded
+// attributes of the failure it is given in place, and the SDK hands it the failure of a local
+// activity's marker before the marker is recorded: the marker then carried the message in clear
+// beside its sealed copy.
+type sealedFailures struct {
+	converter.FailureConverter
+}
+
+func (s sealedFailures) FailureToError(f *failurepb.Failure) error {
+	if f == nil {
+		return nil
+	}
+	return s.FailureConverter.FailureToError(proto.Clone(f).(*failurepb.Failure))
 }

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -53,4 +54,18 @@ func TestWorkflowCodeCannotOpenPanicsNamingTheKey(t *testing.T) {
 	inActivity := rotated.(converter.ContextAware).WithContext(t.Context())
 	require.Empty(t, panicked(func() { require.ErrorIs(t, inActivity.FromPayload(sealed, &s), ErrUnknownKey) }))
 	require.Empty(t, panicked(func() { require.ErrorIs(t, rotated.FromPayload(sealed, &s), ErrUnknownKey) }))
+}
+
+// TestFailureToErrorLeavesTheFailureSealed: reading a sealed failure into an error leaves the
+// failure as it was (the SDK records a local activity's failure after reading it), and the error
+// has the message.
+func TestFailureToErrorLeavesTheFailureSealed(t *testing.T) {
+	fc := FailureConverter(DataConverter(New(keyset(t, "k1", key("k1", 1)))))
+	f := fc.ErrorToFailure(errors.New("vote account: want A, got B"))
+	placeholder := f.GetMessage()
+	require.NotContains(t, placeholder, "vote account")
+	err := fc.FailureToError(f)
+	require.ErrorContains(t, err, "vote account: want A, got B")
+	require.Equal(t, placeholder, f.GetMessage(), "the failure keeps its placeholder")
+	require.Equal(t, placeholder, fc.ErrorToFailure(err).GetMessage(), "the error's failure is the sealed one")
 }

@@ -19,6 +19,7 @@ package codec
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -30,6 +31,7 @@ import (
 	"strings"
 
 	commonpb "go.temporal.io/api/common/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/proto"
@@ -305,7 +307,7 @@ func (c *Codec) open(p *commonpb.Payload) (*commonpb.Payload, error) {
 	}
 	plain, err := aead.Open(nil, p.Data[:ns], p.Data[ns:], additionalData(id, compression))
 	if err != nil {
-		return nil, fmt.Errorf("payload under key %q fails authentication: altered, or sealed by another key of that ID", id)
+		return nil, fmt.Errorf("%w: payload under key %q: altered, or sealed by another key of that ID", ErrAuthentication, id)
 	}
 	if compression == CompressionZlib {
 		if plain, err = inflate(plain); err != nil {
@@ -359,13 +361,74 @@ func inflate(b []byte) ([]byte, error) {
 	return out, nil
 }
 
-// DataConverter is the SDK's default converter with c applied to every payload.
+// ErrAuthentication is wrapped by the error of a payload that fails authentication under the key
+// it names: altered, or sealed by another key of the same ID.
+var ErrAuthentication = errors.New("payload fails authentication")
+
+// DataConverter is the SDK's default converter with c applied to every payload. In workflow code
+// (the SDK hands it the workflow's context), a payload sealed under a key the keyset lacks, or
+// that fails authentication, panics with the error naming the key instead of returning it: the
+// SDK would otherwise fail the workflow on its input (an operation lost to a worker deployed
+// with the wrong keyset), where a panic fails the workflow task, which Temporal retries until a
+// worker with the key runs it.
 func DataConverter(c *Codec) converter.DataConverter {
-	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), c)
+	return &dataConverter{DataConverter: converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), c)}
+}
+
+// dataConverter is DataConverter's converter outside workflow code.
+type dataConverter struct {
+	converter.DataConverter
+}
+
+var _ converter.ContextAware = (*dataConverter)(nil)
+
+// WithWorkflowContext is the converter of workflow code: it panics on a payload it cannot open.
+func (d *dataConverter) WithWorkflowContext(converter.WorkflowContext) converter.DataConverter {
+	return workflowConverter{d.DataConverter}
+}
+
+// WithContext is the converter of activities and clients: unchanged.
+func (d *dataConverter) WithContext(context.Context) converter.DataConverter { return d }
+
+// workflowConverter panics on a payload sealed under a key its keyset cannot open.
+type workflowConverter struct {
+	converter.DataConverter
+}
+
+func (w workflowConverter) FromPayload(p *commonpb.Payload, valuePtr any) error {
+	return mustOpen(w.DataConverter.FromPayload(p, valuePtr))
+}
+
+func (w workflowConverter) FromPayloads(ps *commonpb.Payloads, valuePtrs ...any) error {
+	return mustOpen(w.DataConverter.FromPayloads(ps, valuePtrs...))
+}
+
+// mustOpen panics with err when it says the keyset cannot open a payload, and returns it
+// otherwise.
+func mustOpen(err error) error {
+	if errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrAuthentication) {
+		panic(fmt.Errorf("payload codec: %w", err))
+	}
+	return err
 }
 
 // FailureConverter moves each failure's message and stack trace into an encoded payload, so they
 // are sealed with the rest: failure messages can name addresses and amounts.
 func FailureConverter(dc converter.DataConverter) converter.FailureConverter {
-	return temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: dc, EncodeCommonAttributes: true})
+	return sealedFailures{temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: dc, EncodeCommonAttributes: true})}
+}
+
+// sealedFailures reads a failure without changing it. The SDK's converter opens the encoded
+// attributes of the failure it is given in place, and the SDK hands it the failure of a local
+// activity's marker before the marker is recorded: the marker then carried the message in clear
+// beside its sealed copy.
+type sealedFailures struct {
+	converter.FailureConverter
+}
+
+func (s sealedFailures) FailureToError(f *failurepb.Failure) error {
+	if f == nil {
+		return nil
+	}
+	return s.FailureConverter.FailureToError(proto.Clone(f).(*failurepb.Failure))
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,9 +18,11 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
 
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/codec"
 	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/internal/contract"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -228,13 +231,16 @@ func TestCLIPolygonDelegate(t *testing.T) {
 }
 
 // temporalCLI runs the Temporal CLI against the stack's server with JSON output and returns what
-// it printed (stdout, then stderr).
+// it printed (stdout, then stderr). It reads and writes payloads through a codec endpoint over
+// the suite's keyset (--codec-endpoint), as an operator's CLI does.
 func temporalCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	codecServer := httptest.NewServer(converter.NewPayloadCodecHTTPHandler(codec.New(keyset)))
+	defer codecServer.Close()
 	args = append(args, "--address", st.TemporalAddress(), "--namespace", "default", "--output", "json",
-		"--disable-config-file", "--disable-config-env")
+		"--codec-endpoint", codecServer.URL, "--disable-config-file", "--disable-config-env")
 	cmd := exec.CommandContext(ctx, os.Getenv("TEMPORAL_CLI"), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

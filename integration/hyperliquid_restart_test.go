@@ -48,7 +48,7 @@ func TestHyperliquidWithdrawSurvivesTemporalRestartAndWorkerKill(t *testing.T) {
 	tmp := &devServer{cli: os.Getenv("TEMPORAL_CLI"), port: freePort(t), db: filepath.Join(dir, "temporal.db"), log: filepath.Join(dir, "temporal.log")}
 	tmp.start(t)
 	t.Cleanup(tmp.stop)
-	c, err := client.Dial(client.Options{HostPort: tmp.address(), Logger: cli.TemporalLogger(zap.NewNop())})
+	c, err := client.Dial(encrypted(t, client.Options{HostPort: tmp.address(), Logger: cli.TemporalLogger(zap.NewNop())}))
 	require.NoError(t, err)
 	defer c.Close()
 	w := &workerProcess{bin: bin, args: processWorkerArgs(tmp.address(), dir), log: filepath.Join(dir, "worker.log")}
@@ -113,7 +113,7 @@ func processWorkerArgs(address, dir string) []string {
 		"--hyperliquid-api", pairs(hl.API), "--hyperliquid-recheck", hl.Recheck.String(),
 		"--hyperliquid-keys", hl.Keys, "--hyperliquid-passphrase-file", hl.PassphraseFile,
 		"--health-addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--store", "sqlite:" + filepath.Join(dir, "data", "stakeflow.db"),
-		"--log-format", "json", "--stop-timeout", "5s",
+		"--log-format", "json", "--stop-timeout", "5s", "--payload-keyset", cfg.Temporal.PayloadKeyset,
 	}
 	return append(args, st.EVM.WorkerArgs()...)
 }
@@ -151,7 +151,7 @@ func (d *devServer) start(t *testing.T) {
 			return true
 		default:
 		}
-		c, err := client.Dial(client.Options{HostPort: d.address(), Logger: cli.TemporalLogger(zap.NewNop())})
+		c, err := client.Dial(encrypted(t, client.Options{HostPort: d.address(), Logger: cli.TemporalLogger(zap.NewNop())}))
 		if err != nil {
 			return false
 		}

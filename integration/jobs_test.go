@@ -13,10 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	actjobs "github.com/stakeflow/stakeflow/activities/jobs"
 	"github.com/stakeflow/stakeflow/apiclient"
@@ -191,20 +188,6 @@ func TestDataJobs(t *testing.T) {
 		assert.Contains(t, logs.String(), `"level":"error"`)
 		assert.Regexp(t, `"level":"error"[^\n]*SSV set-up request failed[^\n]*`+reqs[0].ID, logs.String())
 	})
-}
-
-// exportRunHistory is exportHistory of one run of a workflow.
-func exportRunHistory(ctx context.Context, id, runID string) ([]byte, error) {
-	it := st.Client.GetWorkflowHistory(ctx, id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	h := &historypb.History{}
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return nil, err
-		}
-		h.Events = append(h.Events, ev)
-	}
-	return protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(h)
 }
 
 // snapshotRaw records a history already exported under name (see snapshotAs).

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,12 +18,15 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/codec"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/harness/stack"
+	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/starter"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/modules/all"
@@ -68,9 +72,13 @@ var (
 	// jobsStore is the data jobs' store: a database on a real PostgreSQL server, which the
 	// worker writes (--store) and the admin tool reads (STAKEFLOW_STORE).
 	jobsStore *store.DB
-	st        *stack.Stack
-	chain     *solchain.Client
-	logs      = &syncBuffer{}
+	// payloadKeyset is the keyset file of the payload codec every client and worker of the suite
+	// encrypts with (a fresh key per run, in the stack's directory); keyset is that keyset parsed.
+	payloadKeyset string
+	keyset        *codec.Keyset
+	st            *stack.Stack
+	chain         *solchain.Client
+	logs          = &syncBuffer{}
 	// finished collects the operation IDs whose histories are recorded.
 	finished   []string
 	finishedMu sync.Mutex
@@ -165,9 +173,26 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// Every payload of the run is encrypted: the stack's client and worker through
+	// Options.PayloadKeyset, the admin tool and the worker processes through the flag's
+	// environment twin (and their own flag, processWorkerArgs).
+	payloadKeyset = filepath.Join(dir, "payload-keyset.json")
+	if _, err := stack.NewKeysetFile(payloadKeyset, "it-"+strconv.FormatInt(time.Now().Unix(), 36)); err != nil {
+		fmt.Fprintln(os.Stderr, "writing the payload keyset:", err)
+		return 1
+	}
+	if keyset, err = codec.LoadKeyset(payloadKeyset); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := os.Setenv(cli.EnvName("payload-keyset"), payloadKeyset); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	st, err = stack.Start(ctx, stack.Options{
-		TemporalCLI: cliPath,
-		Dir:         dir,
+		TemporalCLI:   cliPath,
+		Dir:           dir,
+		PayloadKeyset: payloadKeyset,
 		// Epochs last hours: they turn only when a test warps them, so every wait is deterministic.
 		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000, Logger: logger.Named("runtime")},
 		EpochRecheck: time.Second,
@@ -202,7 +227,16 @@ func run(m *testing.M) int {
 	return code
 }
 
-// starterRun runs the admin tool against the stack's Temporal and returns what it printed.
+// encrypted sets the suite's payload codec in opts (cli.Temporal.Encrypt): a client of a test's
+// own writes and reads payloads as the stack's worker does.
+func encrypted(t *testing.T, opts client.Options) client.Options {
+	t.Helper()
+	require.NoError(t, (&cli.Temporal{PayloadKeyset: payloadKeyset}).Encrypt(&opts))
+	return opts
+}
+
+// starterRun runs the admin tool against the stack's Temporal and returns what it printed; it
+// encrypts with the suite's keyset (STAKEFLOW_PAYLOAD_KEYSET, set by TestMain).
 func starterRun(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer

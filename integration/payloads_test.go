@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/mr-tron/base58"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
@@ -26,13 +28,17 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/stakeflow/stakeflow/codec"
 )
 
 // The secrets scan: every history is walked message by message (protoreflect, so that event types
 // and fields added to the API later are covered without a change here), every
 // temporal.api.common.v1.Payload met on the way (inputs, results, memo, search attributes, headers,
 // user metadata, marker and signal and update data, failure details at any depth of causes, a
-// failure's encoded attributes, ...) is decoded with the SDK's default data converter (a
+// failure's encoded attributes, ...) is opened with the run's keyset when it is sealed
+// (binary/encrypted; the histories are read as the server stores them) and decoded with the SDK's
+// default data converter (a
 // binary/protobuf payload of a type this binary does not know, as the server's schedule arguments,
 // is read from the wire and the payloads inside it decoded in turn), and the decoded text, the strings inside it, the bytes that base64 or base58 strings inside it stand for,
 // the payload's stored bytes, every other bytes field and the event's protojson are all searched
@@ -56,12 +62,27 @@ const (
 	kindBytes = "bytes field"
 	// kindLog is the log lines of the stack and the worker.
 	kindLog = "log"
+	// kindOpened is the data and metadata of a payload the keyset opened (binary/encrypted in the
+	// history): what the stored bytes hold once decrypted.
+	kindOpened = "decrypted payload bytes"
+	// kindOutsideSearchAttributes is the event's protojson with its search attributes left out:
+	// what the server stores that no codec touches, besides the search attributes (docs/encryption.md).
+	kindOutsideSearchAttributes = "protojson outside search attributes"
 )
+
+// storedKinds are the kinds of pieces that hold the history as the server stores it, before any
+// payload is decoded or decrypted.
+var storedKinds = []string{kindProtoJSON, kindStored, kindBytes, kindOutsideSearchAttributes}
 
 const (
 	payloadName = protoreflect.FullName("temporal.api.common.v1.Payload")
 	anyName     = protoreflect.FullName("google.protobuf.Any")
+	failureName = protoreflect.FullName("temporal.api.failure.v1.Failure")
 )
+
+// schedulerPrefix starts the IDs of the workflows the server runs for schedules: their own
+// payloads are the server's (it holds no key), the scheduled action's inside them the client's.
+const schedulerPrefix = "temporal-sys-scheduler:"
 
 // scanPiece is one stretch of bytes the scan searches and where it comes from.
 type scanPiece struct {
@@ -104,10 +125,39 @@ type historyScan struct {
 	// fromWire counts the binary/protobuf payloads of types this binary does not know, read from
 	// the wire.
 	fromWire int
+
+	// codec, when set, is the keyset's strict codec: every binary/encrypted payload is opened with
+	// it and scanned as what it holds, and a payload a client wrote in clear is listed in clear.
+	codec *codec.Codec
+	// keyIDs counts the encrypted payloads by the key that sealed them.
+	keyIDs map[string]int
+	// clear lists the payloads stored unencrypted that a client wrote (not a search attribute,
+	// not the server's own).
+	clear []string
+	// failures counts the failures met; clearFailures lists those whose message is stored in
+	// clear, or whose encoded attributes are not sealed. sealedMessage is the message the SDK
+	// puts in place of an encoded one.
+	failures      int
+	serverFailure int
+	clearFailures []string
+	sealedMessage string
 }
 
 func newHistoryScan() *historyScan {
-	return &historyScan{dc: converter.GetDefaultDataConverter(), payloads: map[string]int{}, types: map[string]string{}}
+	return &historyScan{dc: converter.GetDefaultDataConverter(), payloads: map[string]int{}, types: map[string]string{}, keyIDs: map[string]int{}}
+}
+
+// newSealedHistoryScan is a scan of histories written through the payload codec of keys: every
+// payload must open with it.
+func newSealedHistoryScan(keys *codec.Keyset) *historyScan {
+	s := newHistoryScan()
+	s.codec = codec.New(keys)
+	// The placeholder message, as the SDK writes it.
+	f := &failurepb.Failure{Message: "a message"}
+	if err := converter.EncodeCommonFailureAttributes(converter.GetDefaultDataConverter(), f); err == nil {
+		s.sealedMessage = f.GetMessage()
+	}
+	return s
 }
 
 // fetchHistory reads the whole history of one run (the latest run when runID is empty).
@@ -159,9 +209,44 @@ func (s *historyScan) addHistory(id, runID string, h *historypb.History) error {
 			return err
 		}
 		s.add(base, "", kindProtoJSON, "", raw)
+		outside := proto.Clone(ev)
+		clearSearchAttributes(outside.ProtoReflect())
+		if raw, err = protojson.Marshal(outside); err != nil {
+			return err
+		}
+		s.add(base, "", kindOutsideSearchAttributes, "", raw)
 		s.walk(base, ev.ProtoReflect(), "")
 	}
 	return nil
+}
+
+// clearSearchAttributes clears every search_attributes field in m, at any depth.
+func clearSearchAttributes(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Name() == "search_attributes" {
+			m.Clear(fd)
+			return true
+		}
+		if fd.Kind() != protoreflect.MessageKind {
+			return true
+		}
+		switch {
+		case fd.IsList():
+			for i := 0; i < v.List().Len(); i++ {
+				clearSearchAttributes(v.List().Get(i).Message())
+			}
+		case fd.IsMap():
+			if fd.MapValue().Kind() == protoreflect.MessageKind {
+				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+					clearSearchAttributes(mv.Message())
+					return true
+				})
+			}
+		default:
+			clearSearchAttributes(v.Message())
+		}
+		return true
+	})
 }
 
 // addLogs adds the log lines.
@@ -195,8 +280,12 @@ func (s *historyScan) walk(base scanPiece, m protoreflect.Message, path string) 
 				return
 			}
 		}
-		s.payload(base, path, p)
+		s.payload(base, path, p, false)
 		return
+	case failureName:
+		if f, ok := m.Interface().(*failurepb.Failure); ok {
+			s.failure(base, path, f)
+		}
 	case anyName:
 		a, ok := m.Interface().(*anypb.Any)
 		if ok {
@@ -239,18 +328,85 @@ func (s *historyScan) value(base scanPiece, fd protoreflect.FieldDescriptor, v p
 	}
 }
 
-// payload decodes one payload with the data converter and keeps what it holds in every form.
-func (s *historyScan) payload(base scanPiece, path string, p *commonpb.Payload) {
+// failure checks, when the histories are sealed, that a failure's message and stack trace are
+// not stored in clear: they are in its encoded attributes, sealed, and the message is the SDK's
+// placeholder. The failures the server makes itself (a timeout, a termination, its own error)
+// carry its own words and no encoded attributes.
+func (s *historyScan) failure(base scanPiece, path string, f *failurepb.Failure) {
+	s.failures++
+	if s.codec == nil {
+		return
+	}
+	where := base.where() + " at " + path
+	if ea := f.GetEncodedAttributes(); ea != nil {
+		if enc := string(ea.GetMetadata()[converter.MetadataEncoding]); enc != codec.Encoding {
+			s.clearFailures = append(s.clearFailures, fmt.Sprintf("%s: encoded attributes stored as %s, not sealed", where, enc))
+		}
+		if f.GetMessage() != s.sealedMessage || f.GetStackTrace() != "" {
+			s.clearFailures = append(s.clearFailures, fmt.Sprintf("%s: message %q and a stack trace of %d bytes beside the encoded attributes", where, f.GetMessage(), len(f.GetStackTrace())))
+		}
+		return
+	}
+	if f.GetTimeoutFailureInfo() != nil || f.GetTerminatedFailureInfo() != nil || f.GetServerFailureInfo() != nil {
+		s.serverFailure++
+		return
+	}
+	s.clearFailures = append(s.clearFailures, fmt.Sprintf("%s: message stored in clear (%d bytes), no encoded attributes", where, len(f.GetMessage())))
+}
+
+// searchAttribute reports whether payload p at path is a search attribute's value: one in a
+// search_attributes field, or, inside a message of the server's read from the wire, one with the
+// value type the SDK writes beside every search attribute.
+func searchAttribute(path string, p *commonpb.Payload) bool {
+	if strings.Contains(path, "search_attributes.") {
+		return true
+	}
+	if !strings.Contains(path, "<") {
+		return false
+	}
+	_, ok := p.GetMetadata()["type"]
+	return ok
+}
+
+// serverWritten reports whether the payload at path of workflow id is one the server wrote: in
+// the workflows that run schedules, every payload but those of the scheduled action, which the
+// client wrote and which sit inside the server's own messages (read from the wire).
+func serverWritten(id, path string) bool {
+	return strings.HasPrefix(id, schedulerPrefix) && !strings.Contains(path, "<temporal.server.")
+}
+
+// payload decodes one payload with the data converter and keeps what it holds in every form;
+// opened is set for a payload the codec opened, whose bytes were never stored as they are.
+func (s *historyScan) payload(base scanPiece, path string, p *commonpb.Payload, opened bool) {
 	enc := string(p.GetMetadata()[converter.MetadataEncoding])
 	s.payloads[enc]++
-	s.add(base, path+".data", kindStored, enc, p.GetData())
+	stored := kindStored
+	if opened {
+		stored = kindOpened
+	}
+	s.add(base, path+".data", stored, enc, p.GetData())
 	for k, v := range p.GetMetadata() {
-		s.add(base, path+".metadata["+k+"]", kindStored, enc, v)
+		s.add(base, path+".metadata["+k+"]", stored, enc, v)
+	}
+	if s.codec != nil && !opened && enc != codec.Encoding && !searchAttribute(path, p) && !serverWritten(base.WorkflowID, path) {
+		s.clear = append(s.clear, fmt.Sprintf("%s at %s (%s)", base.where(), path, enc))
 	}
 	fail := func(err error) {
 		s.undecodable = append(s.undecodable, fmt.Sprintf("%s at %s (%s): %v", base.where(), path, enc, err))
 	}
 	switch enc {
+	case codec.Encoding:
+		if s.codec == nil {
+			fail(errors.New("encrypted, and the scan has no keyset"))
+			return
+		}
+		s.keyIDs[string(p.GetMetadata()[codec.MetadataKeyID])]++
+		out, err := s.codec.Decode([]*commonpb.Payload{p})
+		if err != nil {
+			fail(err)
+			return
+		}
+		s.payload(base, path, out[0], true)
 	case converter.MetadataEncodingNil:
 		var v any
 		if err := s.dc.FromPayload(p, &v); err != nil {
@@ -357,7 +513,7 @@ func asPayload(b []byte) *commonpb.Payload {
 	}
 	switch string(p.GetMetadata()[converter.MetadataEncoding]) {
 	case converter.MetadataEncodingNil, converter.MetadataEncodingBinary, converter.MetadataEncodingJSON,
-		converter.MetadataEncodingProtoJSON, converter.MetadataEncodingProto:
+		converter.MetadataEncodingProtoJSON, converter.MetadataEncodingProto, codec.Encoding:
 		return p
 	}
 	return nil
@@ -375,7 +531,7 @@ func (s *historyScan) wire(base scanPiece, path string, b []byte, depth int) boo
 	for _, f := range fields {
 		p := fmt.Sprintf("%s.%d", path, f.num)
 		if pl := asPayload(f.b); pl != nil {
-			s.payload(base, p, pl)
+			s.payload(base, p, pl, false)
 			continue
 		}
 		if depth < 32 {
@@ -616,6 +772,11 @@ func (s *historyScan) summary() string {
 	for i := range s.pieces {
 		size += len(s.pieces[i].Data)
 	}
-	return fmt.Sprintf("%d events, payloads decoded: %s (%d of unknown proto types read from the wire); %d pieces, %d bytes",
-		s.events, strings.Join(encs, ", "), s.fromWire, len(s.pieces), size)
+	var keys []string
+	for id, n := range s.keyIDs {
+		keys = append(keys, fmt.Sprintf("%s %d", id, n))
+	}
+	sort.Strings(keys)
+	return fmt.Sprintf("%d events, payloads decoded: %s (%d of unknown proto types read from the wire; sealed under keys: %s); %d failures (%d the server's own); %d pieces, %d bytes",
+		s.events, strings.Join(encs, ", "), s.fromWire, strings.Join(keys, ", "), s.failures, s.serverFailure, len(s.pieces), size)
 }

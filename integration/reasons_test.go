@@ -16,7 +16,9 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
 
+	"github.com/stakeflow/stakeflow/codec"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
@@ -72,7 +74,8 @@ func TestFailureReadsInOneLine(t *testing.T) {
 	require.True(t, found, "%s listed", id)
 }
 
-// failureReasonOf is the message of a workflow's failure, read from its close event.
+// failureReasonOf is the message of a workflow's failure, read from its close event and opened
+// with the suite's keyset (the worker seals a failure's message in its encoded attributes).
 func failureReasonOf(ctx context.Context, t *testing.T, id string) string {
 	t.Helper()
 	it := st.Client.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
@@ -80,7 +83,10 @@ func failureReasonOf(ctx context.Context, t *testing.T, id string) string {
 		ev, err := it.Next()
 		require.NoError(t, err)
 		if a := ev.GetWorkflowExecutionFailedEventAttributes(); a != nil {
-			return a.GetFailure().GetMessage()
+			f := a.GetFailure()
+			require.NotNil(t, f.GetEncodedAttributes(), "the failure's message is sealed")
+			converter.DecodeCommonFailureAttributes(codec.DataConverter(codec.New(keyset)), f)
+			return f.GetMessage()
 		}
 	}
 	t.Fatalf("%s has no failure event", id)

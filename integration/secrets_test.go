@@ -16,8 +16,10 @@ import (
 	gotoken "go/token"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +60,12 @@ const schedulerQuery = "TemporalNamespaceDivision IS NOT NULL"
 // name its staker, and to show that the scan can fail it plants a canary (a key-shaped value
 // that is no key) in the payloads of a workflow of its own and requires the scan to find it at
 // each place it was planted, and the old scan of protojson and log lines not to.
+//
+// The run is encrypted (TestMain): the histories are read as the server stores them and every
+// sealed payload opened with the keyset. Every payload a client or the worker wrote must be sealed
+// under the run's key, no failure may hold its message in clear, the canary (planted through an
+// encrypted client) must be nowhere in what the server stores, and the own stake's address,
+// amount and signed transaction nowhere in it outside the search attributes (docs/encryption.md).
 func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 	requireOnlyParallelTest(t)
 	t.Parallel()
@@ -65,11 +73,28 @@ func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 	defer cancel()
 
 	// An operation of its own: the scan must read the decoded payloads of operations, whichever
-	// other tests ran.
+	// other tests ran. Its staker (no other test's), its amount (an odd one) and its signed
+	// transaction are canaries of what the history must not hold in clear.
 	ownStaker := st.Stakers[secretsStaker].String()
-	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", ownStaker, "--sol", "2",
+	out, err := starterRun(t, "stake", "--network", "testnet", "--staker", ownStaker, "--sol", secretsSOL,
 		"--id", operationID(t, "stake"), "--wait", "--json")
 	require.NoError(t, err, out)
+	sigs := landedBy(t, st.Stakers[secretsStaker])
+	require.Len(t, sigs, 1, "the chain holds the one transaction this staker signed")
+	sig, err := solana.SignatureFromBase58(sigs[0])
+	require.NoError(t, err)
+	operation := map[string][]secretForm{
+		"its staker's address": {{Form: "base58", Needle: []byte(ownStaker)}},
+		"its amount":           {{Form: "lamports", Needle: []byte(secretsLamports)}},
+		// A Solana transaction begins with its signature count (one byte here) then the
+		// signatures: from the signature's third byte on, the transaction's base64 and the
+		// signature's share 3-byte groups.
+		"its signed transaction": {
+			{Form: "signature base58", Needle: []byte(sig.String())},
+			{Form: "signature raw bytes", Needle: sig[:]},
+			{Form: "in the transaction's base64", Needle: aligned64(base64.StdEncoding, sig[2:])},
+		},
+	}
 
 	var forms []secretForm
 	token, err := os.ReadFile(st.TokenFile)
@@ -166,7 +191,7 @@ func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 		}
 	}
 
-	scan := newHistoryScan()
+	scan := newSealedHistoryScan(keyset)
 	var canaryJSON []byte
 	for _, r := range runs {
 		h, err := fetchHistory(ctx, r[0], r[1])
@@ -189,7 +214,17 @@ func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 	}
 	scan.addLogs(logs.String())
 	t.Logf("scanned %d runs (%d listed, %d registered only): %s", len(runs)+len(unlisted), len(runs), len(unlisted), scan.summary())
-	require.Empty(t, scan.undecodable, "payloads the default data converter cannot decode are payloads the scan cannot vouch for")
+	require.Empty(t, scan.undecodable, "payloads the keyset and the default data converter cannot decode are payloads the scan cannot vouch for")
+
+	// Every payload a client or the worker wrote is sealed under the run's key, and every failure
+	// they wrote holds its message and stack trace in its sealed encoded attributes: search
+	// attributes, and the payloads and failures the server makes itself, are what stays visible
+	// (docs/encryption.md).
+	require.Empty(t, scan.clear, "payloads stored in clear")
+	require.Equal(t, []string{keyset.Current()}, slices.Collect(maps.Keys(scan.keyIDs)), "payloads are sealed under the run's one key")
+	require.Positive(t, scan.keyIDs[keyset.Current()])
+	require.Empty(t, scan.clearFailures, "failures whose message is stored in clear")
+	require.Positive(t, scan.failures-scan.serverFailure, "the scan met the failures the canary and the tests wrote")
 
 	leaks := scan.find(forms)
 	var found, elsewhere []leak
@@ -211,6 +246,21 @@ func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 	require.True(t, scan.contains([]byte(ownStaker), ops, kindDecoded, kindString),
 		"the scan must see the decoded payloads of the %d operations (this test's staker %s is in its stake's input)", len(ops), ownStaker)
 
+	// The operation's address, amount and signed transaction are in its decrypted payloads, and
+	// nowhere in what the server stores outside the search attributes.
+	for what, forms := range operation {
+		var inside bool
+		for _, l := range scan.find(ownedBy(what, forms)) {
+			switch {
+			case slices.Contains(storedKinds, l.Piece.Kind) && l.Piece.Kind != kindProtoJSON && !strings.Contains(l.Piece.Path, "search_attributes."):
+				t.Errorf("the secrets scan's own operation's %s is stored in clear: %s", what, l)
+			case !slices.Contains(storedKinds, l.Piece.Kind):
+				inside = true
+			}
+		}
+		require.True(t, inside, "the scan does not find the operation's %s in its decrypted payloads: it is blind to it", what)
+	}
+
 	// The canary is found where it was planted, in the decoded payload, by the form planted there.
 	for _, p := range plants {
 		ok := false
@@ -223,6 +273,10 @@ func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 		}
 		require.True(t, ok, "the canary (%s) planted in %s was not found: the scan is blind there", p.form, p)
 	}
+	// It was sealed: nothing the server stores holds it in any form.
+	for _, l := range found {
+		require.NotContains(t, storedKinds, l.Piece.Kind, "the canary is stored in clear: %s", l)
+	}
 	// And only decoding finds it: the old scan (the history's protojson and the log lines) misses
 	// every form of it.
 	old := append(append([]byte(nil), canaryJSON...), logs.String()...)
@@ -234,6 +288,13 @@ func TestZZNoSecretInHistoriesOrLogs(t *testing.T) {
 
 // secretsStaker is the index of the staker only the secrets scan uses.
 const secretsStaker = 23
+
+// secretsSOL is the amount the secrets scan stakes, secretsLamports the same in lamports: a
+// number no other payload or field of the run holds by chance.
+const (
+	secretsSOL      = "2.718281828"
+	secretsLamports = "2718281828"
+)
 
 // requireOnlyParallelTest fails unless the calling test is the only top-level test of the package
 // that calls t.Parallel: another would run alongside it, and the workflows it started after the
@@ -313,10 +374,12 @@ type canaryInput struct {
 func plantCanary(ctx context.Context, t *testing.T, key []byte) (string, []canaryPlant) {
 	t.Helper()
 	id := fmt.Sprintf("%s%d", canaryPrefix, time.Now().UnixNano())
-	c, err := client.Dial(client.Options{
+	// Its client encrypts as every client of the run does: the canary shows both that the scan
+	// opens sealed payloads and that nothing of them is stored in clear.
+	c, err := client.Dial(encrypted(t, client.Options{
 		HostPort: st.TemporalAddress(), Namespace: "default",
 		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-	})
+	}))
 	require.NoError(t, err)
 	defer c.Close()
 	w := worker.New(c, id, worker.Options{})

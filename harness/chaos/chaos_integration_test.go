@@ -5,15 +5,18 @@ package chaos
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/stakeflow/stakeflow/harness/stack"
 )
 
-// TestChaosSmall runs a short chaos run: 30 operations under service faults, two worker kills
+// TestChaosSmall runs a short chaos run, every payload encrypted: 30 operations under service faults, two worker kills
 // (SIGKILL), and one Temporal restart during which the worker is killed too (its restarts exit
 // until Temporal is back), with epoch warps. Every operation completes, exactly once on the chain.
 //
@@ -40,8 +43,14 @@ func TestChaosSmall(t *testing.T) {
 	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through `make test-integration` (scripts/tools.sh temporal installs it)")
 	ctx, cancel := context.WithTimeout(context.Background(), 11*time.Minute)
 	defer cancel()
+	// Encrypted, as in production: the worker and the run's client refuse clear payloads, so an
+	// operation the worker could not read would not complete.
+	keyset := filepath.Join(t.TempDir(), "payload-keyset.json")
+	_, err := stack.NewKeysetFile(keyset, "chaos")
+	require.NoError(t, err)
 	rep, err := Run(ctx, Config{
-		Ops: 30, Concurrency: 10, WorkerKills: 2, RestartTemporal: true, Seed: 11, PolygonOps: 6, PolygonStakers: 3, CelestiaOps: 6,
+		PayloadKeyset: keyset,
+		Ops:           30, Concurrency: 10, WorkerKills: 2, RestartTemporal: true, Seed: 11, PolygonOps: 6, PolygonStakers: 3, CelestiaOps: 6,
 		CheckpointOps: 1,
 		// The operations take about 4½ minutes on an idle 2-core machine; CI runs this beside three
 		// other suites on 2 cores, where they once needed more than 5.

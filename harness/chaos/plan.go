@@ -288,6 +288,10 @@ type Config struct {
 	CheckpointOps int
 	// TemporalCLI is the pinned Temporal CLI binary (scripts/tools.sh temporal); required.
 	TemporalCLI string
+	// PayloadKeyset, when set, is the keyset file of the payload codec (codec.LoadKeyset): the
+	// worker processes (--payload-keyset) and the run's client encrypt every payload and failure
+	// they write to Temporal, as a production deployment does.
+	PayloadKeyset string
 	// WorkerBin is a built cmd/worker binary; empty builds one with `go build` into Dir.
 	WorkerBin string
 	// Dir holds the run's files (database, keys, logs); empty uses a new temporary directory,

@@ -430,6 +430,9 @@ func (r *runner) setUp(ctx context.Context) error {
 	}
 	r.worker.args = append(r.worker.args, r.hooks.args()...)
 	r.worker.args = append(r.worker.args, "--store", r.jobDSN())
+	if r.cfg.PayloadKeyset != "" {
+		r.worker.args = append(r.worker.args, "--payload-keyset", r.cfg.PayloadKeyset)
+	}
 	r.tokenFile = tokenFile
 	if err := r.worker.run(); err != nil {
 		return err
@@ -437,7 +440,11 @@ func (r *runner) setUp(ctx context.Context) error {
 	if err := r.worker.ready(ctx, time.Minute); err != nil {
 		return err
 	}
-	r.client, err = client.Dial(client.Options{HostPort: r.temporal.address(), Logger: cli.TemporalLogger(zap.NewNop())})
+	copts := client.Options{HostPort: r.temporal.address(), Logger: cli.TemporalLogger(zap.NewNop())}
+	if err := (&cli.Temporal{PayloadKeyset: r.cfg.PayloadKeyset}).Encrypt(&copts); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	r.client, err = client.Dial(copts)
 	if err != nil {
 		return fmt.Errorf("chaos: connecting to Temporal: %w", err)
 	}

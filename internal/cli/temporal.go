@@ -133,39 +133,53 @@ func (t *Temporal) Options(logger *zap.Logger) (client.Options, error) {
 // converter and the keyset's search tagger to workflow code (workflows.TaggerInterceptor: the
 // confidential search attributes are written as tags). Without a keyset it leaves opts as they are.
 func (t *Temporal) Encrypt(opts *client.Options) error {
-	if t.PayloadKeyset == "" {
-		if t.AcceptClearPayloads {
-			return errors.New("--accept-clear-payloads goes with --payload-keyset: without a keyset every payload is clear")
-		}
-		return nil
+	keys, err := t.keyset()
+	if err != nil || keys == nil {
+		return err
 	}
-	keys, err := codec.LoadKeyset(t.PayloadKeyset)
-	if err != nil {
-		return fmt.Errorf("--payload-keyset: %w", err)
-	}
-	c := codec.New(keys)
-	if t.AcceptClearPayloads {
-		c = codec.NewLenient(keys)
-	}
-	dc := codec.DataConverter(c)
+	dc := t.converter(keys)
 	opts.DataConverter = dc
 	opts.FailureConverter = codec.FailureConverter(dc)
 	opts.Interceptors = append(opts.Interceptors, workflows.ConverterInterceptor(dc), workflows.TaggerInterceptor(keys.Tagger()))
 	return nil
 }
 
-// DataConverter is the data converter of these settings: the keyset's payload codec over the
-// SDK's default converter, or the default without a keyset. The starter opens sealed failure
-// messages with it (converter.DecodeCommonFailureAttributes).
-func (t *Temporal) DataConverter() (converter.DataConverter, error) {
+// keyset loads the keyset file; nil without one.
+func (t *Temporal) keyset() (*codec.Keyset, error) {
 	if t.PayloadKeyset == "" {
-		return converter.GetDefaultDataConverter(), nil
+		if t.AcceptClearPayloads {
+			return nil, errors.New("--accept-clear-payloads goes with --payload-keyset: without a keyset every payload is clear")
+		}
+		return nil, nil
 	}
 	keys, err := codec.LoadKeyset(t.PayloadKeyset)
 	if err != nil {
 		return nil, fmt.Errorf("--payload-keyset: %w", err)
 	}
-	return codec.DataConverter(codec.New(keys)), nil
+	return keys, nil
+}
+
+// converter is the keyset's payload codec over the SDK's default converter: strict, or lenient
+// with AcceptClearPayloads.
+func (t *Temporal) converter(keys *codec.Keyset) converter.DataConverter {
+	if t.AcceptClearPayloads {
+		return codec.DataConverter(codec.NewLenient(keys))
+	}
+	return codec.DataConverter(codec.New(keys))
+}
+
+// DataConverter is the data converter of these settings: the keyset's payload codec over the
+// SDK's default converter, or the default without a keyset. The starter opens sealed failure
+// messages with it (converter.DecodeCommonFailureAttributes).
+func (t *Temporal) DataConverter() (converter.DataConverter, error) {
+	keys, err := t.keyset()
+	if err != nil {
+		return nil, err
+	}
+	if keys == nil {
+		return converter.GetDefaultDataConverter(), nil
+	}
+	return t.converter(keys), nil
 }
 
 // Tagger is the search tagger of the keyset file (codec.Keyset.Tagger), with which the starter

@@ -13,14 +13,11 @@ func (r *Session) openFailure(f *failurepb.Failure) {
 	if f.GetEncodedAttributes() == nil {
 		return
 	}
-	if r.converter == nil {
-		dc, err := r.temporal.DataConverter()
-		if err != nil {
-			return
-		}
-		r.converter = dc
+	dc, err := r.dataConverter()
+	if err != nil {
+		return
 	}
 	for ; f != nil; f = f.GetCause() {
-		converter.DecodeCommonFailureAttributes(r.converter, f)
+		converter.DecodeCommonFailureAttributes(dc, f)
 	}
 }

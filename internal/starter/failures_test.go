@@ -30,8 +30,9 @@ func TestSealedFailureIsOpenedWithTheKeyset(t *testing.T) {
 		{ActivityType: &commonpb.ActivityType{Name: "Preflight"}, Attempt: 2, State: enums.PENDING_ACTIVITY_STATE_SCHEDULED, LastFailure: f},
 	}}
 	r := &Session{temporal: cli.Temporal{PayloadKeyset: keyset}}
-	r.openFailure(f)
-	assert.Equal(t, "preflight: balance of "+staker+" too low", retries(desc)[0].LastFailure)
+	dc, err := r.dataConverter()
+	require.NoError(t, err)
+	assert.Equal(t, "preflight: balance of "+staker+" too low", retries(desc, dc)[0].LastFailure)
 
 	// Without the keyset the placeholder stays: nothing else can be read.
 	g := codec.FailureConverter(codec.DataConverter(codec.New(ks))).ErrorToFailure(cause)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -21,6 +22,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/stakeflow/stakeflow/amount"
 	"github.com/stakeflow/stakeflow/approval"
@@ -805,16 +807,22 @@ type retryView struct {
 	Running bool `json:"running"`
 }
 
-// retries reads the activities being retried from a workflow's description.
-func retries(desc *workflowservice.DescribeWorkflowExecutionResponse) []retryView {
+// retries reads the activities being retried from a workflow's description; dc opens a last
+// failure's sealed message.
+func retries(desc *workflowservice.DescribeWorkflowExecutionResponse, dc converter.DataConverter) []retryView {
 	var out []retryView
 	for _, pa := range desc.GetPendingActivities() {
 		if pa.GetAttempt() <= 1 && pa.GetLastFailure() == nil {
 			continue
 		}
+		last := pa.GetLastFailure()
+		if last != nil {
+			last = proto.Clone(last).(*failurepb.Failure)
+			converter.DecodeCommonFailureAttributes(dc, last)
+		}
 		v := retryView{
 			Activity: pa.GetActivityType().GetName(), Attempt: pa.GetAttempt(), MaxAttempts: pa.GetMaximumAttempts(),
-			LastFailure: shorten(firstLine(pa.GetLastFailure().GetMessage()), 200),
+			LastFailure: shorten(firstLine(last.GetMessage()), 200),
 			Running:     pa.GetState() == enums.PENDING_ACTIVITY_STATE_STARTED,
 		}
 		if t := pa.GetScheduledTime(); t != nil && !v.Running {
@@ -845,6 +853,20 @@ func retryLine(v retryView, now time.Time) string {
 	return line
 }
 
+// dataConverter is the converter of the session's client (its payload codec included): what
+// opens the failure messages the worker sealed, which the server hands over as stored (a
+// history's events, a pending activity's last failure).
+func (r *Session) dataConverter() (converter.DataConverter, error) {
+	if r.converter == nil {
+		dc, err := r.temporal.DataConverter()
+		if err != nil {
+			return nil, err
+		}
+		r.converter = dc
+	}
+	return r.converter, nil
+}
+
 func (r *Session) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 	var id string
 	fs.StringVar(&id, "id", "", "operation ID")
@@ -861,10 +883,11 @@ func (r *Session) statusCmd(fs *flag.FlagSet) func(context.Context) error {
 		if err != nil {
 			return fmt.Errorf("status %s: %w", id, err)
 		}
-		for _, pa := range desc.GetPendingActivities() {
-			r.openFailure(pa.GetLastFailure())
+		dc, err := r.dataConverter()
+		if err != nil {
+			return err
 		}
-		v := statusView{Execution: desc.GetWorkflowExecutionInfo().GetStatus().String(), Retrying: retries(desc)}
+		v := statusView{Execution: desc.GetWorkflowExecutionInfo().GetStatus().String(), Retrying: retries(desc, dc)}
 		if st, err := queryStatus(ctx, c, id); err == nil {
 			v.Status = st
 		} else {

@@ -3,6 +3,7 @@ package starter
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -14,8 +15,10 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/stakeflow/stakeflow/codec"
 	"github.com/stakeflow/stakeflow/internal/cli"
 )
 
@@ -195,10 +198,33 @@ func TestRetriesFromPendingActivities(t *testing.T) {
 		{ActivityType: &commonpb.ActivityType{Name: "Broadcast"}, Attempt: 2, MaximumAttempts: 5,
 			State: enums.PENDING_ACTIVITY_STATE_STARTED, LastFailure: &failurepb.Failure{Message: "status 429"}},
 	}}
-	got := retries(desc)
+	got := retries(desc, converter.GetDefaultDataConverter())
 	require.Len(t, got, 2)
 	require.Equal(t, "Build attempt 4; last failure: build: apiclient: POST /stake: status 500; next attempt 2026-11-25T18:42:10Z (in 25s)",
 		retryLine(got[0], next.Add(-25*time.Second)))
 	require.Equal(t, "Broadcast attempt 2 of 5; last failure: status 429; attempt running", retryLine(got[1], next))
 	require.Nil(t, got[1].NextAttempt)
+}
+
+// TestRetriesOpenTheSealedLastFailure: a last failure the worker sealed (payload codec, failure
+// message in its encoded attributes) reads in clear through the session's converter, and not
+// through one without the key; the description is left as the server gave it.
+func TestRetriesOpenTheSealedLastFailure(t *testing.T) {
+	f, err := codec.NewKeyFile("k1")
+	require.NoError(t, err)
+	raw, err := json.Marshal(f)
+	require.NoError(t, err)
+	keys, err := codec.ParseKeyset(raw)
+	require.NoError(t, err)
+	dc := codec.DataConverter(codec.New(keys))
+	sealed := codec.FailureConverter(dc).ErrorToFailure(errors.New("build: apiclient: POST /stake: status 500"))
+	require.NotContains(t, sealed.GetMessage(), "500", "the message is sealed")
+	desc := &workflowservice.DescribeWorkflowExecutionResponse{PendingActivities: []*workflowpb.PendingActivityInfo{
+		{ActivityType: &commonpb.ActivityType{Name: "Build"}, Attempt: 3, State: enums.PENDING_ACTIVITY_STATE_STARTED, LastFailure: sealed},
+	}}
+	got := retries(desc, dc)
+	require.Len(t, got, 1)
+	require.Equal(t, "build: apiclient: POST /stake: status 500", got[0].LastFailure)
+	require.Equal(t, sealed.GetMessage(), desc.GetPendingActivities()[0].GetLastFailure().GetMessage())
+	require.NotContains(t, retries(desc, converter.GetDefaultDataConverter())[0].LastFailure, "500")
 }

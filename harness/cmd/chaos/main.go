@@ -53,6 +53,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.cfg.Timeout, "timeout", 30*time.Minute, "longest time the operations may take")
 	fs.DurationVar(&o.cfg.WarpEvery, "warp-every", 5*time.Second, "least time between two epoch warps")
 	fs.StringVar(&o.cfg.TemporalCLI, "temporal-cli", "", "Temporal CLI binary (default $TEMPORAL_CLI, else scripts/tools.sh temporal)")
+	fs.StringVar(&o.cfg.PayloadKeyset, "payload-keyset", "", "keyset file (JSON, 0600) of the payload codec: the worker and the run's client encrypt every payload (docs/encryption.md); empty: payloads in clear")
 	fs.StringVar(&o.cfg.WorkerBin, "worker-bin", "", "built cmd/worker binary (default: go build it)")
 	fs.StringVar(&o.cfg.Dir, "dir", "", "directory for the run's database, keys and logs (default: a temporary one, kept when the run fails)")
 	fs.BoolVar(&o.cfg.Keep, "keep", false, "keep the temporary directory")

@@ -77,8 +77,9 @@ func TestShippedProfilesBecomeReady(t *testing.T) {
 			url := splitWorker(t, prefix,
 				"--config", filepath.Join("..", "deploy", "config", p.profile),
 				"--task-queue-prefix", prefix,
-				// What a deployment adds: its key files (the stack's), and its endpoints (here the
-				// stand-ins of the networks the profile names).
+				// What a deployment adds: its key files and payload keyset (the stack's), and its
+				// endpoints (here the stand-ins of the networks the profile names).
+				"--payload-keyset", payloadKeyset,
 				"--solana-keys", sol.Keys.String(),
 				"--evm-keys", evm.Keys, "--evm-passphrase-file", evm.PassphraseFile,
 				"--celestia-keys", cel.Keys, "--celestia-passphrase-file", cel.PassphraseFile,

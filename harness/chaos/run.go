@@ -26,6 +26,7 @@ import (
 
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
+	"github.com/stakeflow/stakeflow/codec"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/harness/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
@@ -227,6 +228,8 @@ type runner struct {
 	jobSince  time.Time
 	jobKills  int
 	tokenFile string
+	// tagger is the keyset's search tagger (nil without a keyset).
+	tagger *codec.Tagger
 	// healthSock is the worker's health socket, held for the run (see workerProcess.health).
 	healthSock *os.File
 	sb         *sandbox.Sandbox
@@ -447,6 +450,10 @@ func (r *runner) setUp(ctx context.Context) error {
 	r.client, err = client.Dial(copts)
 	if err != nil {
 		return fmt.Errorf("chaos: connecting to Temporal: %w", err)
+	}
+	// Under a keyset the worker writes transaction IDs as search tags: search by the tag.
+	if r.tagger, err = (&cli.Temporal{PayloadKeyset: r.cfg.PayloadKeyset}).Tagger(); err != nil {
+		return fmt.Errorf("chaos: %w", err)
 	}
 	r.stage = StageLostAnswer500
 	r.faults.SetLostAnswerDrop(false)
@@ -1044,8 +1051,16 @@ func (r *runner) awaitConfirming(ctx context.Context, sig string) (string, error
 
 // operationOf finds the operation (workflow ID) whose transactions include sig.
 func (r *runner) operationOf(ctx context.Context, sig string) (string, error) {
+	value := sig
+	if r.tagger != nil {
+		tag, ok := r.tagger.Tag(sig)
+		if !ok {
+			return "", errors.New("chaos: the payload keyset has no search key: transactions cannot be found")
+		}
+		value = tag
+	}
 	resp, err := r.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-		Namespace: "default", Query: fmt.Sprintf("%s = %q", workflows.SASignatures.GetName(), sig),
+		Namespace: "default", Query: fmt.Sprintf("%s = %q", workflows.SASignatures.GetName(), value),
 	})
 	if err != nil {
 		return "", err

@@ -101,9 +101,9 @@ bench-cluster: tools tools-cluster
 bench-full: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) run ./harness/cmd/bench -server memory,file -park 10000 -park-concurrency 48
 
-## bench-go: Go benchmarks of the hot paths (decode, verify, sign; envelope decoding; a signature through SoftHSM2 against a file key)
+## bench-go: Go benchmarks of the hot paths (decode, verify, sign; envelope decoding; sealing and opening the recorded histories' payloads with and without compression; a signature through SoftHSM2 against a file key)
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./signer/ ./apiclient/
+	$(GO) test -run '^$$' -bench . -benchmem ./signer/ ./apiclient/ ./codec/
 	$(GO) test -tags integration -run '^$$' -bench . -benchmem ./signer/keys/hsm/
 
 ## mutation: mutation testing (pinned gremlins) of signer, workflows, activities and chain/solana; fails below each package's efficacy threshold (docs/mutation.md)

@@ -234,7 +234,7 @@ func NewLenient(keys *Keyset) *Codec { return &Codec{keys: keys} }
 func (c *Codec) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
 	out := make([]*commonpb.Payload, len(payloads))
 	for i, p := range payloads {
-		sealed, err := c.seal(p)
+		sealed, err := c.seal(p, CompressAbove)
 		if err != nil {
 			return nil, err
 		}
@@ -264,13 +264,14 @@ func (c *Codec) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error
 	return out, nil
 }
 
-func (c *Codec) seal(p *commonpb.Payload) (*commonpb.Payload, error) {
+// seal seals p, compressing it first when it is compressAbove bytes or more and that makes it smaller.
+func (c *Codec) seal(p *commonpb.Payload, compressAbove int) (*commonpb.Payload, error) {
 	plain, err := proto.Marshal(p)
 	if err != nil {
 		return nil, fmt.Errorf("encoding a payload for encryption: %w", err)
 	}
 	compression := ""
-	if len(plain) >= CompressAbove {
+	if len(plain) >= compressAbove {
 		if z, ok := deflate(plain); ok {
 			plain, compression = z, CompressionZlib
 		}

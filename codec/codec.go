@@ -367,11 +367,13 @@ func inflate(b []byte) ([]byte, error) {
 var ErrAuthentication = errors.New("payload fails authentication")
 
 // DataConverter is the SDK's default converter with c applied to every payload. In workflow code
-// (the SDK hands it the workflow's context), a payload sealed under a key the keyset lacks, or
-// that fails authentication, panics with the error naming the key instead of returning it: the
-// SDK would otherwise fail the workflow on its input (an operation lost to a worker deployed
-// with the wrong keyset), where a panic fails the workflow task, which Temporal retries until a
-// worker with the key runs it.
+// (the SDK hands it the workflow's context), a payload sealed under a key the keyset lacks, one
+// that fails authentication, or (strict codec) one written in clear panics with the error naming
+// the key or the cause instead of returning it: the SDK would otherwise fail the workflow on its
+// input (an operation lost, perhaps with a transaction in flight, to a worker deployed with the
+// wrong keyset, or without --accept-clear-payloads while operations started in clear are open),
+// where a panic fails the workflow task, which Temporal retries, visibly, until a worker that can
+// read the history runs it.
 func DataConverter(c *Codec) converter.DataConverter {
 	return &dataConverter{DataConverter: converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), c)}
 }
@@ -391,7 +393,7 @@ func (d *dataConverter) WithWorkflowContext(converter.WorkflowContext) converter
 // WithContext is the converter of activities and clients: unchanged.
 func (d *dataConverter) WithContext(context.Context) converter.DataConverter { return d }
 
-// workflowConverter panics on a payload sealed under a key its keyset cannot open.
+// workflowConverter panics on a payload its codec cannot open.
 type workflowConverter struct {
 	converter.DataConverter
 }
@@ -404,10 +406,10 @@ func (w workflowConverter) FromPayloads(ps *commonpb.Payloads, valuePtrs ...any)
 	return mustOpen(w.DataConverter.FromPayloads(ps, valuePtrs...))
 }
 
-// mustOpen panics with err when it says the keyset cannot open a payload, and returns it
-// otherwise.
+// mustOpen panics with err when it says the keyset cannot open a payload (or, strict, refuses a
+// clear one), and returns it otherwise.
 func mustOpen(err error) error {
-	if errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrAuthentication) {
+	if errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrAuthentication) || errors.Is(err, ErrClearPayload) {
 		panic(fmt.Errorf("payload codec: %w", err))
 	}
 	return err

@@ -11,9 +11,9 @@ import (
 )
 
 // TestWorkflowCodeCannotOpenPanicsNamingTheKey: in workflow code, a payload under a key the
-// keyset lacks, or one that fails authentication, panics with the key's ID (the SDK then fails
-// the workflow task, retried, instead of the workflow); a clear payload is an error there as
-// anywhere, and activities and clients get errors, never a panic.
+// keyset lacks, one that fails authentication, or a clear one (strict codec) panics with the key's
+// ID or the cause (the SDK then fails the workflow task, retried, instead of the workflow); the
+// lenient codec reads a clear one; activities and clients get errors, never a panic.
 func TestWorkflowCodeCannotOpenPanicsNamingTheKey(t *testing.T) {
 	old := DataConverter(New(keyset(t, "k1", key("k1", 1))))
 	sealed, err := old.ToPayload("the stake's input")
@@ -49,7 +49,14 @@ func TestWorkflowCodeCannotOpenPanicsNamingTheKey(t *testing.T) {
 
 	clear, err := converter.GetDefaultDataConverter().ToPayload("clear")
 	require.NoError(t, err)
-	require.Empty(t, panicked(func() { require.ErrorIs(t, inWorkflow.FromPayload(clear, &s), ErrClearPayload) }))
+	msg = panicked(func() { _ = inWorkflow.FromPayload(clear, &s) })
+	require.Contains(t, msg, "not encrypted")
+	lenient := DataConverter(NewLenient(keyset(t, "k2", key("k2", 2)))).(converter.ContextAware).WithWorkflowContext(nil)
+	require.Empty(t, panicked(func() { require.NoError(t, lenient.FromPayload(clear, &s)) }))
+	require.Equal(t, "clear", s)
+	require.Empty(t, panicked(func() {
+		require.ErrorIs(t, rotated.(converter.ContextAware).WithContext(t.Context()).FromPayload(clear, &s), ErrClearPayload)
+	}))
 
 	inActivity := rotated.(converter.ContextAware).WithContext(t.Context())
 	require.Empty(t, panicked(func() { require.ErrorIs(t, inActivity.FromPayload(sealed, &s), ErrUnknownKey) }))

@@ -31,6 +31,7 @@ import (
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/starter"
+	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/modules/all"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
@@ -288,4 +289,114 @@ func TestRotatedKeysetCompletesOperationsStartedUnderTheOldKey(t *testing.T) {
 	assert.Positive(t, byKey["k1"], "payloads sealed before the rotation")
 	assert.Positive(t, byKey["k2"], "payloads sealed after it")
 	assert.Len(t, byKey, 2, "k1 and k2 only: %v", byKey)
+}
+
+// TestSwitchingEncryptionOnCompletesOperationsStartedInClear: an unstake started in clear, parked
+// at its deactivation wait, meets a worker restarted with a keyset. Strict, the worker cannot read
+// its history: the operation neither fails nor ends, its workflow tasks fail saying the payload is
+// not encrypted. With --accept-clear-payloads beside the keyset it completes, and what it writes
+// from then on is sealed.
+func TestSwitchingEncryptionOnCompletesOperationsStartedInClear(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	keyset := filepath.Join(t.TempDir(), "keyset.json")
+	_, err := NewKeysetFile(keyset, "k1")
+	require.NoError(t, err)
+	// The worker's payload settings, switched between restarts.
+	var workerKeyset string
+	var acceptClear bool
+	cliPath := os.Getenv("TEMPORAL_CLI")
+	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through make")
+	st, err := Start(ctx, Options{
+		TemporalCLI: cliPath, Dir: t.TempDir(),
+		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000},
+		EpochRecheck: time.Second,
+		Stakers:      1, StakerLamports: 10_000_000_000,
+		ConfigureWorker: func(cfg *worker.Config) {
+			cfg.Temporal.PayloadKeyset, cfg.Temporal.AcceptClearPayloads = workerKeyset, acceptClear
+		},
+	})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	staker := st.Stakers[0]
+	clearStarter := func(args ...string) string {
+		t.Helper()
+		var out bytes.Buffer
+		err := starter.Run(ctx, append(args, "--temporal-address", st.TemporalAddress()), &out, nil, all.StarterGroups()...)
+		require.NoError(t, err, out.String())
+		return out.String()
+	}
+
+	var staked wfsolana.Result
+	out := clearStarter("stake", "--network", "testnet", "--staker", staker.String(), "--sol", "2",
+		"--id", fmt.Sprintf("stake-switch-%d", time.Now().UnixNano()), "--wait", "--json")
+	require.NoError(t, json.Unmarshal([]byte(out), &staked), out)
+	require.NoError(t, st.Sandbox.Runtime().WarpEpochs(ctx, 1))
+	id := fmt.Sprintf("unstake-switch-%d", time.Now().UnixNano())
+	clearStarter("unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		v, err := st.Client.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
+		if !assert.NoError(c, err) {
+			return
+		}
+		var s workflows.Status
+		assert.NoError(c, v.Get(&s))
+		assert.Equal(c, wfsolana.StepWaitingDeactivation, s.Step)
+	}, time.Minute, 200*time.Millisecond)
+	before := len(rawHistory(t, st.Client, id).GetEvents())
+
+	// Switched on strict: the worker cannot read the operation's clear history.
+	require.NoError(t, st.StopWorker())
+	workerKeyset = keyset
+	require.NoError(t, st.StartWorker(ctx))
+	keys, err := codec.LoadKeyset(keyset)
+	require.NoError(t, err)
+	var failure string
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		for _, ev := range rawHistory(t, st.Client, id).GetEvents()[before:] {
+			f := ev.GetWorkflowTaskFailedEventAttributes().GetFailure()
+			if f == nil {
+				continue
+			}
+			converter.DecodeCommonFailureAttributes(codec.DataConverter(codec.New(keys)), f)
+			failure = f.GetMessage()
+			return
+		}
+		assert.Fail(c, "no workflow task failed yet")
+	}, time.Minute, 200*time.Millisecond)
+	require.Contains(t, failure, "not encrypted", "the failed workflow task says why")
+	d, err := st.Client.DescribeWorkflowExecution(ctx, id, "")
+	require.NoError(t, err)
+	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_RUNNING, d.GetWorkflowExecutionInfo().GetStatus(), "the operation neither failed nor ended")
+
+	// With --accept-clear-payloads it completes.
+	require.NoError(t, st.StopWorker())
+	acceptClear = true
+	require.NoError(t, st.StartWorker(ctx))
+	require.NoError(t, st.Sandbox.Runtime().WarpEpochs(ctx, 1))
+	c, err := (&cli.Temporal{Address: st.TemporalAddress(), Namespace: "default", PayloadKeyset: keyset, AcceptClearPayloads: true, Compression: cli.CompressionNone}).Dial(zap.NewNop())
+	require.NoError(t, err)
+	defer c.Close()
+	var res wfsolana.Result
+	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer wcancel()
+	require.NoError(t, c.GetWorkflow(wctx, id, "").Get(wctx, &res))
+	require.Len(t, res.Transactions, 2, "deactivated, then withdrawn")
+
+	// Before the switch clear, after it sealed: the result is among the sealed ones.
+	var clear, sealed int
+	payloadsOf(t, rawHistory(t, c, id), func(p *commonpb.Payload) (*commonpb.Payload, error) {
+		if string(p.GetMetadata()[converter.MetadataEncoding]) == codec.Encoding {
+			sealed++
+		} else {
+			clear++
+		}
+		return p, nil
+	})
+	assert.Positive(t, clear, "payloads written before the switch")
+	assert.Positive(t, sealed, "payloads written after it")
+	closed := rawHistory(t, c, id).GetEvents()
+	result := closed[len(closed)-1].GetWorkflowExecutionCompletedEventAttributes().GetResult().GetPayloads()
+	require.NotEmpty(t, result)
+	assert.Equal(t, codec.Encoding, string(result[0].GetMetadata()[converter.MetadataEncoding]), "the result is sealed")
 }

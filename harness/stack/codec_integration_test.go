@@ -206,6 +206,44 @@ func TestEncryptedStackKeepsTheStakeOutOfHistory(t *testing.T) {
 // it cannot read what k1 sealed, and says so, naming k1, in the failed workflow task (the
 // operation neither fails nor moves). The worker restarts again with {current k2; k1 kept}: the
 // epoch passes and the operation completes, its history sealed under both keys.
+// waitDeactivating waits until the unstake id waits for its stake's deactivation and returns the
+// length of its history then.
+func waitDeactivating(t *testing.T, ctx context.Context, st *Stack, id string) int {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		v, err := st.Client.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
+		if !assert.NoError(c, err) {
+			return
+		}
+		var s workflows.Status
+		assert.NoError(c, v.Get(&s))
+		assert.Equal(c, wfsolana.StepWaitingDeactivation, s.Step)
+	}, time.Minute, 200*time.Millisecond)
+	return len(rawHistory(t, st.Client, id).GetEvents())
+}
+
+// workflowTaskFailure waits for a workflow task of id to fail after its first `after` events and
+// returns the failure's message, opened with keys (the worker seals it under the keys it holds).
+func workflowTaskFailure(t *testing.T, st *Stack, id string, after int, keys *codec.Keyset) string {
+	t.Helper()
+	var failure string
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var types []string
+		for _, ev := range rawHistory(t, st.Client, id).GetEvents()[after:] {
+			f := ev.GetWorkflowTaskFailedEventAttributes().GetFailure()
+			if f == nil {
+				types = append(types, ev.GetEventType().String())
+				continue
+			}
+			converter.DecodeCommonFailureAttributes(codec.DataConverter(codec.New(keys)), f)
+			failure = f.GetMessage()
+			return
+		}
+		assert.Fail(c, "no workflow task failed yet", "events since: %v", types)
+	}, time.Minute, 200*time.Millisecond)
+	return failure
+}
+
 func TestRotatedKeysetCompletesOperationsStartedUnderTheOldKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -222,16 +260,7 @@ func TestRotatedKeysetCompletesOperationsStartedUnderTheOldKey(t *testing.T) {
 	require.NoError(t, st.Sandbox.Runtime().WarpEpochs(ctx, 1))
 	id := fmt.Sprintf("unstake-rotation-%d", time.Now().UnixNano())
 	runStarter(t, st, keyset, "unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		v, err := st.Client.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
-		if !assert.NoError(c, err) {
-			return
-		}
-		var s workflows.Status
-		assert.NoError(c, v.Get(&s))
-		assert.Equal(c, wfsolana.StepWaitingDeactivation, s.Step)
-	}, time.Minute, 200*time.Millisecond)
-	before := len(rawHistory(t, st.Client, id).GetEvents())
+	before := waitDeactivating(t, ctx, st, id)
 
 	// A worker whose keyset lost k1.
 	k2, err := codec.NewKey("k2")
@@ -241,25 +270,8 @@ func TestRotatedKeysetCompletesOperationsStartedUnderTheOldKey(t *testing.T) {
 	require.NoError(t, st.StartWorker(ctx))
 	k2only, err := codec.LoadKeyset(keyset)
 	require.NoError(t, err)
-	var failure string
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		for _, ev := range rawHistory(t, st.Client, id).GetEvents()[before:] {
-			f := ev.GetWorkflowTaskFailedEventAttributes().GetFailure()
-			if f == nil {
-				continue
-			}
-			// The worker sealed the failure's message under the key it holds.
-			dc := codec.DataConverter(codec.New(k2only))
-			converter.DecodeCommonFailureAttributes(dc, f)
-			failure = f.GetMessage()
-			return
-		}
-		var types []string
-		for _, ev := range rawHistory(t, st.Client, id).GetEvents()[before:] {
-			types = append(types, ev.GetEventType().String())
-		}
-		assert.Fail(c, "no workflow task failed yet", "events since the restart: %v", types)
-	}, time.Minute, 200*time.Millisecond)
+	// The worker sealed the failure's message under the key it holds.
+	failure := workflowTaskFailure(t, st, id, before, k2only)
 	require.Contains(t, failure, `key ID "k1"`, "the failed workflow task names the key it lacks")
 	t.Logf("the workflow task failed: %s", failure)
 	d, err := st.Client.DescribeWorkflowExecution(ctx, id, "")
@@ -334,16 +346,7 @@ func TestSwitchingEncryptionOnCompletesOperationsStartedInClear(t *testing.T) {
 	require.NoError(t, st.Sandbox.Runtime().WarpEpochs(ctx, 1))
 	id := fmt.Sprintf("unstake-switch-%d", time.Now().UnixNano())
 	clearStarter("unstake", "--network", "testnet", "--staker", staker.String(), "--stake-account", staked.StakeAccount, "--id", id)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		v, err := st.Client.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
-		if !assert.NoError(c, err) {
-			return
-		}
-		var s workflows.Status
-		assert.NoError(c, v.Get(&s))
-		assert.Equal(c, wfsolana.StepWaitingDeactivation, s.Step)
-	}, time.Minute, 200*time.Millisecond)
-	before := len(rawHistory(t, st.Client, id).GetEvents())
+	before := waitDeactivating(t, ctx, st, id)
 
 	// Switched on strict: the worker cannot read the operation's clear history.
 	require.NoError(t, st.StopWorker())
@@ -351,19 +354,7 @@ func TestSwitchingEncryptionOnCompletesOperationsStartedInClear(t *testing.T) {
 	require.NoError(t, st.StartWorker(ctx))
 	keys, err := codec.LoadKeyset(keyset)
 	require.NoError(t, err)
-	var failure string
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		for _, ev := range rawHistory(t, st.Client, id).GetEvents()[before:] {
-			f := ev.GetWorkflowTaskFailedEventAttributes().GetFailure()
-			if f == nil {
-				continue
-			}
-			converter.DecodeCommonFailureAttributes(codec.DataConverter(codec.New(keys)), f)
-			failure = f.GetMessage()
-			return
-		}
-		assert.Fail(c, "no workflow task failed yet")
-	}, time.Minute, 200*time.Millisecond)
+	failure := workflowTaskFailure(t, st, id, before, keys)
 	require.Contains(t, failure, "not encrypted", "the failed workflow task says why")
 	d, err := st.Client.DescribeWorkflowExecution(ctx, id, "")
 	require.NoError(t, err)

@@ -42,6 +42,9 @@ type Setup struct {
 	Labels Labels
 	// FormatAmount renders an amount of Unit for people ("2 SOL"); nil shows it with its unit.
 	FormatAmount func(amount string) string
+	// Continued is what the operation's previous run carried over when it continued as new;
+	// nil for a first run. A continued run is not counted as a new operation started.
+	Continued *Continued
 }
 
 // Labels name a chain's things in the Web UI's current details ("vote account", "slot").
@@ -106,6 +109,10 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 			Transactions: []TxRecord{},
 		},
 	}
+	if c := s.Continued; c != nil {
+		o.status.StartedAt = c.StartedAt
+		o.status.Transactions = append(o.status.Transactions, c.Transactions...)
+	}
 	o.notified = map[string]int{}
 	o.readStart(info, dataConverter(ctx))
 	o.logger = log.With(workflow.GetLogger(ctx),
@@ -165,9 +172,18 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		// Started without its attributes (not through the starter): make it findable at once.
 		o.Flush(ctx)
 	}
-	o.metrics.started()
+	if s.Continued == nil {
+		o.metrics.started()
+	}
 	o.notifySetup(ctx)
 	return o, nil
+}
+
+// Continue is what the operation's next run needs of this one's status (Setup.Continued) when it
+// continues as new: when it started and the transactions that landed. Attempts stay behind: each
+// landed one is in Transactions.
+func (o *Operation) Continue() *Continued {
+	return &Continued{StartedAt: o.status.StartedAt, Transactions: append([]TxRecord{}, o.status.Transactions...)}
 }
 
 // AmountAttribute is the StakeflowAmount value of an amount: the amount when it is a positive

@@ -109,7 +109,7 @@ func (t *tx) Sign() workflows.Call {
 		}, Result: &t.signed}
 	}
 	return workflows.Call{Activity: el.EigenSignProofs, Input: actel.ProofsSignInput{
-		Network: t.network, Intent: t.proofsBuilt.Intent, ServedTransaction: t.proofsBuilt.ServedTransaction,
+		Network: t.network, Intent: t.proofsBuilt.Intent, Batch: t.proofsBuilt.Batch, ServedTransaction: t.proofsBuilt.ServedTransaction,
 	}, Result: &t.signed}
 }
 

@@ -8,6 +8,15 @@
 // the chain has it: an active checkpoint (started by an earlier run, or by another tool) is
 // proven on, never started again. A batch whose validators another party proved first is
 // re-read and skipped: not an error.
+//
+// Its history is bounded whatever the pod's size: each batch passes through history by
+// reference (its digest, its transaction's hash: see activities/eigenlayer), and a run that has
+// tried BatchesPerRun batches, or whose history passed HistoryBudgetBytes (or that the server
+// suggests continue as new), releases the submitter's nonce lease at the nonce the chain
+// consumed and continues as new under the same operation ID, carrying the checkpoint's
+// progress and the transactions that landed (Continued), never a proof. The next run reads the
+// pod and proves on; the status query answers from the run in progress, which holds the
+// earlier runs' progress and transactions (not their attempts).
 package eigenlayer
 
 import (

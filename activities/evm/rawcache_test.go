@@ -3,12 +3,14 @@ package evm
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stakeflow/stakeflow/activities"
 	evmchain "github.com/stakeflow/stakeflow/chain/evm"
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 )
@@ -58,4 +60,34 @@ func TestRawCacheIsBounded(t *testing.T) {
 		assert.True(t, ok)
 		assert.Equal(t, []byte{i}, raw)
 	}
+}
+
+// TestConfirmResendsByHash: a step naming its builds by hash only has Confirm re-send the newest
+// build's bytes from the worker's RawCache, through the worker's RPC; with none there, nothing
+// is re-sent and Confirm still answers from the chain (replace, the nonce free).
+func TestConfirmResendsByHash(t *testing.T) {
+	h := newHarness(t, signerevm.Policy{})
+	h.a.ResendEvery = time.Millisecond
+	h.chain.NonceState = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5} }
+	tx, signed := signedTx(t, h)
+	in := ConfirmInput{Network: "dev", Staker: h.staker.Hex(), Nonce: 5, Hashes: []string{ourHash.Hex(), tx.Hash().Hex()},
+		ResendRPC: true, PollInterval: time.Millisecond, ReplaceAfter: 30 * time.Millisecond}
+
+	r, err := runConfirm(t, h, in)
+	require.NoError(t, err)
+	assert.Equal(t, activities.OutcomeReplace, r.Outcome)
+	assert.Empty(t, h.chain.RawSends(), "no bytes to re-send")
+
+	h.a.Raw = NewRawCache(0)
+	_, err = h.a.Raw.PutSigned(hexutil.MustDecode(signed))
+	require.NoError(t, err)
+	r, err = runConfirm(t, h, in)
+	require.NoError(t, err)
+	assert.Equal(t, activities.OutcomeReplace, r.Outcome)
+	sent := h.chain.RawSends()
+	require.NotEmpty(t, sent, "re-sent through the RPC")
+	for _, s := range sent {
+		assert.Equal(t, strings.ToLower(signed), s, "the newest build's bytes, from the cache")
+	}
+	assert.Zero(t, h.svc.sends(), "nothing through endpoint 4")
 }

@@ -43,6 +43,8 @@ func TestEigenLayerCheckpointContinuesAsNew(t *testing.T) {
 	pod, before := eigenPod(t, owner, 200)
 	run := startCheckpoint(t, owner.Hex(), 1)
 	id := run.GetID()
+	// The last run's history: a run continued from another, carrying its progress.
+	recordAs(id, wfeigenlayer.CheckpointWorkflowType+"-continued")
 
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		d, err := st.Client.DescribeWorkflowExecution(context.Background(), id, "")

@@ -399,10 +399,11 @@ func (a *Activities) served(ctx context.Context, in ProofsSignInput) ([]byte, er
 		}
 		return raw, nil
 	}
-	if len(in.Batch.Digest) != 66 {
+	d, err := hexutil.Decode(in.Batch.Digest)
+	if err != nil || len(d) != common.HashLength {
 		return nil, invalid(fmt.Sprintf("batch digest %q is not a 32-byte 0x hex digest", in.Batch.Digest))
 	}
-	digest := common.HexToHash(in.Batch.Digest)
+	digest := common.BytesToHash(d)
 	if raw, ok := a.Raw.Get(digest); ok {
 		return raw, nil
 	}

@@ -1,6 +1,7 @@
 package eigenlayer
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -108,7 +109,9 @@ func TestProofsByReference(t *testing.T) {
 	assert.ErrorContains(t, err, "nothing was signed")
 
 	// A digest that is not one is refused.
-	in.Batch.Digest = "0x12"
-	_, err = b.sign(in)
-	assert.Equal(t, activities.ErrInvalidInput, errType(err), "%v", err)
+	for _, bad := range []string{"0x12", "0x" + strings.Repeat("zz", 32), ""} {
+		in.Batch.Digest = bad
+		_, err = b.sign(in)
+		assert.Equal(t, activities.ErrInvalidInput, errType(err), "%q: %v", bad, err)
+	}
 }

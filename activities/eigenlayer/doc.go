@@ -33,8 +33,10 @@
 //     with the same request and signs only an answer with that digest (another one is
 //     ErrBatchChanged: nothing signed, the workflow re-reads the pod and asks again). Either way
 //     the signer verifies the bytes against the intent exactly, as without a cache. It keeps the
-//     signed transaction in the cache under its hash and answers the hash only: EVMSendRPC and
-//     EVMConfirm's re-sends read the bytes there, else take the node's copy of the hash (a
+//     signed transaction in the cache under its hash and answers the hash only: EVMSendRPC (a
+//     local activity for these, like the signature: it runs in the worker that signed, whichever
+//     of the replicas serving the queue that is) and EVMConfirm's re-sends read the bytes
+//     there, else take the node's copy of the hash (a
 //     transaction it has pending or mined, re-encoded and checked to hash to it). Neither (the
 //     signing worker stopped before the bytes reached the node) is ErrSignedUnavailable: nothing
 //     was sent from here, and the transact loop follows the hash on the chain, whose word

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -310,11 +311,19 @@ func TestCheckpointContinuesAsNewOnItsBudget(t *testing.T) {
 }
 
 // TestCheckpointSignsTheBatchItBuilt: the signature is asked for the batch the build named (its
-// digest), the workflow holding no proofs transaction's bytes.
+// digest), the workflow holding no proofs transaction's bytes, and each batch is sent by hash
+// from the worker that signed it.
 func TestCheckpointSignsTheBatchItBuilt(t *testing.T) {
 	e := newEnv(t, &fakePod{validators: 200})
+	var localSends []string
+	e.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []interface{}) {
+		if info.ActivityType.Name == "EVMSendRPC" {
+			localSends = append(localSends, args[0].(actevm.BroadcastInput).Hash)
+		}
+	})
 	e.ExecuteWorkflow(CheckpointWorkflowType, CheckpointInput{Network: network, Owner: owner})
 	e.result(t)
+	assert.Len(t, localSends, 3, "each batch sent by the worker that signed it (a local activity); the start as before")
 	require.Len(t, e.pod.signs, 3)
 	for i, in := range e.pod.signs {
 		assert.Equal(t, fmt.Sprintf("0x%064x", i+1), in.Batch.Digest)

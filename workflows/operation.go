@@ -733,6 +733,22 @@ func MayHeal(err error) bool {
 	return false
 }
 
+// MaxSignaturesAttribute is how many transaction IDs StakeflowSignatures holds: the newest. The
+// server refuses a search attribute value over 2 KB (limit.searchAttributesSize.error) and
+// terminates the workflow that upserts one: about 29 EVM hashes or 22 Solana signatures. An
+// operation that signs more (an EigenLayer checkpoint) continues as new before its run signs
+// this many, and each run's StakeflowSignatures (visibility keeps every run) names its own.
+const MaxSignaturesAttribute = 20
+
+// signaturesAttribute is StakeflowSignatures' value: the newest MaxSignaturesAttribute TxIDs.
+func (o *Operation) signaturesAttribute() []string {
+	ids := o.TxIDs()
+	if len(ids) > MaxSignaturesAttribute {
+		ids = ids[len(ids)-MaxSignaturesAttribute:]
+	}
+	return ids
+}
+
 // TxIDs lists every transaction ID this operation has sent or may have sent.
 func (o *Operation) TxIDs() []string {
 	out := make([]string, 0, len(o.status.Attempts))

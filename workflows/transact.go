@@ -179,7 +179,7 @@ func (o *Operation) Transact(ctx workflow.Context, tx Tx) (TxRecord, error) {
 		}
 		// From here on the transaction may land: follow it to its end whatever happens to ctx.
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		o.attrs.set(SASignatures.GetName(), SASignatures.ValueSet(o.TxIDs()))
+		o.attrs.set(SASignatures.GetName(), SASignatures.ValueSet(o.signaturesAttribute()))
 		o.SetStep(ctx, StepBroadcasting)
 		current.BroadcastAt = workflow.Now(ctx)
 		o.logger.Info("Broadcasting", "txId", signed.TxID, "build", build)
@@ -491,7 +491,7 @@ func (s *step) sendCancel(ctx, dctx workflow.Context, c Canceller) {
 	attempt.BroadcastAt = attempt.SignedAt
 	o.status.Attempts = append(o.status.Attempts, attempt)
 	current := &o.status.Attempts[len(o.status.Attempts)-1]
-	o.attrs.set(SASignatures.GetName(), SASignatures.ValueSet(o.TxIDs()))
+	o.attrs.set(SASignatures.GetName(), SASignatures.ValueSet(o.signaturesAttribute()))
 	o.SetStep(ctx, StepBroadcasting)
 	o.logger.Info("Broadcasting the cancel", "txId", signed.TxID)
 	send := c.Broadcast()

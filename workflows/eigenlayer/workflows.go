@@ -20,9 +20,11 @@ import (
 // DefaultBatchesPerRun is how many proofs batches one run sends, at most, before the checkpoint
 // continues as new; HistoryBudgetBytes the history size past which it continues sooner. A
 // batch's events weigh a few kilobytes (its bytes stay in the worker: see tx.go), so a run's
-// history stays well under the 2 MB the operation is held to, whatever the pod's size.
+// history stays well under the 2 MB the operation is held to, whatever the pod's size; and a
+// run's transactions (its batches, the start, a few replacements) fit in StakeflowSignatures
+// (workflows.MaxSignaturesAttribute).
 const (
-	DefaultBatchesPerRun = 40
+	DefaultBatchesPerRun = 16
 	HistoryBudgetBytes   = 1 << 20
 )
 

@@ -333,3 +333,29 @@ func TestCheckpointSignsTheBatchItBuilt(t *testing.T) {
 		assert.Empty(t, in.SignedTransaction, "sent by hash")
 	}
 }
+
+// TestCheckpointSignaturesAttributeBounded: a run that signs more transactions than
+// StakeflowSignatures holds (30 batches in one run here) lists the newest
+// workflows.MaxSignaturesAttribute: the server terminates a workflow whose attribute value passes
+// 2 KB (about 29 EVM hashes).
+func TestCheckpointSignaturesAttributeBounded(t *testing.T) {
+	f := &fakePod{validators: 30 * 80}
+	e := newEnv(t, f)
+	var last []string
+	e.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		for k, v := range args.Get(0).(temporal.SearchAttributes).GetUntypedValues() {
+			if k.GetName() == workflows.SASignatures.GetName() {
+				last = v.([]string)
+			}
+		}
+	}).Return(nil)
+	e.ExecuteWorkflow(CheckpointWorkflowType, CheckpointInput{Network: network, Owner: owner, BatchesPerRun: 100})
+	r := e.result(t)
+	require.Equal(t, 30, r.BatchesSent)
+	var sent []string
+	for _, in := range f.sent {
+		sent = append(sent, in.Hash)
+	}
+	require.Len(t, sent, 31)
+	assert.Equal(t, sent[len(sent)-workflows.MaxSignaturesAttribute:], last, "the newest, in order")
+}

@@ -19,9 +19,9 @@ import (
 )
 
 // largePod runs TestEigenLayerLargePodHistoryBounded: a checkpoint of 10,000 validators is 125
-// batches, each waiting for finality on the local chain (up to 32 one-second blocks): about three
-// quarters of an hour.
-var largePod = flag.Bool("eigenlayer-large-pod", false, "run the checkpoint of a 10,000-validator pod (about 45 minutes)")
+// batches, each waiting for finality on the local chain (up to 32 one-second blocks): about 75
+// minutes (`go test -timeout 120m`).
+var largePod = flag.Bool("eigenlayer-large-pod", false, "run the checkpoint of a 10,000-validator pod (about 75 minutes)")
 
 // startCheckpoint starts the checkpoint of owner's pod as the starter does, with batchesPerRun.
 func startCheckpoint(t *testing.T, owner string, batchesPerRun int) client.WorkflowRun {
@@ -73,10 +73,10 @@ func TestEigenLayerCheckpointContinuesAsNew(t *testing.T) {
 
 // TestEigenLayerLargePodHistoryBounded: a checkpoint of a 10,000-validator pod (125 batches)
 // completes, continuing as new on its budget, every run's history under 2 MB (the server's
-// count), the rewards credited once. Run with -eigenlayer-large-pod (about 45 minutes).
+// count), the rewards credited once. Run with -eigenlayer-large-pod (about 75 minutes).
 func TestEigenLayerLargePodHistoryBounded(t *testing.T) {
 	if !*largePod {
-		t.Skip("a 10,000-validator checkpoint takes about 45 minutes: run with -args -eigenlayer-large-pod")
+		t.Skip("a 10,000-validator checkpoint takes about 75 minutes: run with -args -eigenlayer-large-pod")
 	}
 	const validators = 10_000
 	owner := st.EVM.Stakers[14]

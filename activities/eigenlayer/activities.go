@@ -379,7 +379,7 @@ func (a *Activities) EigenBuildProofs(ctx context.Context, in ProofsBuildInput) 
 	activity.GetLogger(ctx).Info("Proofs batch verified", "pod", podAddr.Hex(), "proofs", v.Proofs, "skipped", skipped, "geometry", v.Version.String(),
 		"proofsRemaining", pod.ProofsRemaining,
 		"nonce", in.Nonce, "build", in.Build, "gas", gas)
-	digest := crypto.Keccak256Hash(served)
+	digest := crypto.Keccak256Hash(v.Data)
 	out := ProofsBuildResult{Batch: BatchRef{Owner: owner.Hex(), ActivateTx: in.ActivateTx, Digest: digest.Hex()}, Intent: intent, Proofs: v.Proofs}
 	if a.Raw == nil {
 		out.ServedTransaction = tx.SerializeTx
@@ -390,8 +390,10 @@ func (a *Activities) EigenBuildProofs(ctx context.Context, in ProofsBuildInput) 
 }
 
 // served is the proofs transaction in names: its bytes, or those its digest names in the
-// worker's RawCache, or the service's answer to the same request when it has that digest.
-func (a *Activities) served(ctx context.Context, in ProofsSignInput) ([]byte, error) {
+// worker's RawCache, or the service's answer to the same request when its proofs (its calldata,
+// verified against the intent) have that digest. The service's own nonce and fees may differ
+// between answers: the signer signs the intent's, over the served calldata.
+func (a *Activities) served(ctx context.Context, n Network, in ProofsSignInput) ([]byte, error) {
 	if in.ServedTransaction != "" {
 		raw, err := hexutil.Decode(in.ServedTransaction)
 		if err != nil {
@@ -419,10 +421,17 @@ func (a *Activities) served(ctx context.Context, in ProofsSignInput) ([]byte, er
 	if err != nil {
 		return nil, refused(fmt.Errorf("serializeTx is not 0x hex: %w", err))
 	}
-	if got := crypto.Keccak256Hash(raw); got != digest {
-		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("batch %s is no longer cached and the service now serves another (digest %s); nothing was signed", digest.Hex(), got.Hex()),
+	changed := func(why string) error {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("batch %s is no longer cached and the service now serves another (%s); nothing was signed", digest.Hex(), why),
 			ErrBatchChanged, nil)
+	}
+	v, err := n.Signer.VerifyProofs(in.Intent, raw)
+	if err != nil {
+		return nil, changed(err.Error())
+	}
+	if got := crypto.Keccak256Hash(v.Data); got != digest {
+		return nil, changed("digest " + got.Hex())
 	}
 	return raw, nil
 }
@@ -436,7 +445,7 @@ func (a *Activities) EigenSignProofs(ctx context.Context, in ProofsSignInput) (S
 	if err != nil {
 		return SignResult{}, err
 	}
-	raw, err := a.served(ctx, in)
+	raw, err := a.served(ctx, n, in)
 	if err != nil {
 		return SignResult{}, err
 	}

@@ -1,13 +1,16 @@
 package eigenlayer
 
 import (
+	"math/big"
 	"strings"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
@@ -65,13 +68,12 @@ func (b *byRef) sign(in ProofsSignInput) (SignResult, error) {
 // bytes kept under it; a service now serving another batch is ErrBatchChanged, nothing signed.
 func TestProofsByReference(t *testing.T) {
 	tx, root := served(t, pod)
-	servedRaw := hexutil.MustDecode(tx.SerializeTx)
 	servedData := hexutil.MustDecode(tx.Data)
 	b := newByRef(t, podChain(77, root), tx)
 
 	r := b.build(t)
 	assert.Empty(t, r.ServedTransaction, "no bytes in the result")
-	assert.Equal(t, crypto.Keccak256Hash(servedRaw).Hex(), r.Batch.Digest)
+	assert.Equal(t, crypto.Keccak256Hash(servedData).Hex(), r.Batch.Digest, "the digest of the proofs (the calldata)")
 	assert.Equal(t, owner.Hex(), r.Batch.Owner)
 	assert.Equal(t, startTx.Hex(), r.Batch.ActivateTx)
 
@@ -91,7 +93,14 @@ func TestProofsByReference(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, b.submitter, from)
 
-	// A worker without the batch in its cache asks the service again: the same batch is signed.
+	// A worker without the batch in its cache asks the service again: the same batch is signed,
+	// whatever nonce and fees the service chose this time.
+	again := tx
+	again.MaxFeePerGas, again.MaxPriorityFeePerGas = "3", "2"
+	body, err := rlp.EncodeToBytes([]any{big.NewInt(1337), uint64(4), big.NewInt(2), big.NewInt(3), uint64(2_000_000), pod, big.NewInt(0), servedData, []any{}})
+	require.NoError(t, err)
+	again.SerializeTx = hexutil.Encode(append([]byte{types.DynamicFeeTxType}, body...))
+	b.a.Service = fakeService{again}
 	b.a.Raw = actevm.NewRawCache(0)
 	s2, err := b.sign(in)
 	require.NoError(t, err)
@@ -100,6 +109,24 @@ func TestProofsByReference(t *testing.T) {
 	var signed2 types.Transaction
 	require.NoError(t, signed2.UnmarshalBinary(raw2))
 	assert.Equal(t, servedData, signed2.Data())
+	assert.Equal(t, s.Hash, s2.Hash, "the same transaction: the intent's nonce and fees over the same proofs")
+
+	// The service now serves fewer of the proofs (another party proved one meanwhile): a batch
+	// the intent would allow, but not the one built: refused, nothing signed.
+	m := signerevm.CheckpointABI().Methods["verifyCheckpointProofs"]
+	args, err := m.Inputs.Unpack(servedData[4:])
+	require.NoError(t, err)
+	container := *abi.ConvertType(args[0], new(signerevm.BalanceContainerProof)).(*signerevm.BalanceContainerProof)
+	proofs := *abi.ConvertType(args[1], new([]signerevm.BalanceProof)).(*[]signerevm.BalanceProof)
+	fewer, err := signerevm.CheckpointABI().Pack("verifyCheckpointProofs", container, proofs[:2])
+	require.NoError(t, err)
+	body, err = rlp.EncodeToBytes([]any{big.NewInt(1337), uint64(4), big.NewInt(2), big.NewInt(3), uint64(2_000_000), pod, big.NewInt(0), fewer, []any{}})
+	require.NoError(t, err)
+	again.SerializeTx, again.Data = hexutil.Encode(append([]byte{types.DynamicFeeTxType}, body...)), hexutil.Encode(fewer)
+	b.a.Service, b.a.Raw = fakeService{again}, actevm.NewRawCache(0)
+	_, err = b.sign(in)
+	assert.Equal(t, ErrBatchChanged, errType(err), "%v", err)
+	assert.ErrorContains(t, err, "digest")
 
 	// The service has moved on to another batch: refused, nothing signed.
 	other, _ := served(t, other)

@@ -27,10 +27,11 @@
 //   - Large data stays out of workflow history. A proofs transaction is tens of kilobytes (about
 //     36 KB of calldata for 80 proofs), and a checkpoint of a large pod is hundreds of them: with
 //     a RawCache (the worker's, shared with the EVM activities), EigenBuildProofs keeps the
-//     served transaction in it under its Keccak-256 digest and answers a BatchRef (owner,
-//     activateTx, digest) and the intent; EigenSignProofs takes the bytes the digest names from
-//     the cache or, on a worker without them (restarted, or another one), asks endpoint 5 again
-//     with the same request and signs only an answer with that digest (another one is
+//     served transaction in it under the Keccak-256 digest of its calldata (the batch's proof
+//     set) and answers a BatchRef (owner, activateTx, digest) and the intent; EigenSignProofs
+//     takes the bytes the digest names from the cache or, on a worker without them (restarted,
+//     or another one), asks endpoint 5 again with the same request and signs only an answer
+//     that verifies against the intent with calldata of that digest (another one is
 //     ErrBatchChanged: nothing signed, the workflow re-reads the pod and asks again). Either way
 //     the signer verifies the bytes against the intent exactly, as without a cache. It keeps the
 //     signed transaction in the cache under its hash and answers the hash only: EVMSendRPC (a

@@ -113,8 +113,9 @@ type BatchRef struct {
 	// Owner and ActivateTx are endpoint 5's request.
 	Owner      string `json:"owner"`
 	ActivateTx string `json:"activateTx"`
-	// Digest is the Keccak-256 of the served transaction (serializeTx's bytes), 0x hex: it
-	// commits to the batch's proofs, its checkpoint root and timestamp.
+	// Digest is the Keccak-256 of the served transaction's calldata (verifyCheckpointProofs and
+	// its proofs: the batch's proof set, against its checkpoint's root), 0x hex. The signed
+	// transaction is the intent's nonce, gas and fees over this calldata.
 	Digest string `json:"digest"`
 }
 

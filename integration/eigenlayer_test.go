@@ -154,6 +154,24 @@ func testEigenCheckpointResumesAfterWorkerRestart(t *testing.T) {
 	assert.Equal(t, 1, checkpointsStarted(t, pod), "one startCheckpoint")
 	assert.Equal(t, nonce+4, nonceOf(t, owner), "four transactions from the owner, no more")
 	creditedOnce(t, pod, before, 200, res.CheckpointTimestamp)
+	runsUnder(t, id, maxRunHistoryBytes)
+}
+
+// maxRunHistoryBytes bounds the history of every run of a checkpoint, whatever the pod's size.
+const maxRunHistoryBytes = 2_000_000
+
+// runsUnder requires every run of operation id to have a history under limit bytes, and returns
+// the sizes.
+func runsUnder(t *testing.T, id string, limit int64) []int64 {
+	t.Helper()
+	sizes, err := runHistorySizes(context.Background(), id)
+	require.NoError(t, err)
+	require.NotEmpty(t, sizes)
+	for i, n := range sizes {
+		assert.Less(t, n, limit, "run %d of %d of %s: %d bytes of history", i+1, len(sizes), id, n)
+	}
+	t.Logf("%s: %d runs, history bytes %v", id, len(sizes), sizes)
+	return sizes
 }
 
 // testEigenAnotherPartyProvesFirst: another party proves the batch the service answers before the

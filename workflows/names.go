@@ -77,8 +77,8 @@ var (
 	SAStakeAccount = temporal.NewSearchAttributeKeyKeyword("StakeflowStakeAccount")
 	// SAAmount is the amount in the chain's base unit, when it fits an int64 (lamports always do).
 	SAAmount = temporal.NewSearchAttributeKeyInt64("StakeflowAmount")
-	// SASignatures lists every transaction ID (Solana signature, EVM hash) the operation has sent
-	// or may have sent.
+	// SASignatures lists every transaction ID (Solana signature, EVM hash) the operation's run has
+	// sent or may have sent, the newest MaxSignaturesAttribute of them.
 	SASignatures = temporal.NewSearchAttributeKeyKeywordList("StakeflowSignatures")
 )
 

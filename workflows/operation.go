@@ -42,6 +42,9 @@ type Setup struct {
 	Labels Labels
 	// FormatAmount renders an amount of Unit for people ("2 SOL"); nil shows it with its unit.
 	FormatAmount func(amount string) string
+	// Continued is what the operation's previous run carried over when it continued as new;
+	// nil for a first run. A continued run is not counted as a new operation started.
+	Continued *Continued
 }
 
 // Labels name a chain's things in the Web UI's current details ("vote account", "slot").
@@ -105,6 +108,10 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 			Attempts:     []Attempt{},
 			Transactions: []TxRecord{},
 		},
+	}
+	if c := s.Continued; c != nil {
+		o.status.StartedAt = c.StartedAt
+		o.status.Transactions = append(o.status.Transactions, c.Transactions...)
 	}
 	o.notified = map[string]int{}
 	o.readStart(info, dataConverter(ctx))
@@ -172,9 +179,18 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		// Started without its attributes (not through the starter): make it findable at once.
 		o.Flush(ctx)
 	}
-	o.metrics.started()
+	if s.Continued == nil {
+		o.metrics.started()
+	}
 	o.notifySetup(ctx)
 	return o, nil
+}
+
+// Continue is what the operation's next run needs of this one's status (Setup.Continued) when it
+// continues as new: when it started and the transactions that landed. Attempts stay behind: each
+// landed one is in Transactions.
+func (o *Operation) Continue() *Continued {
+	return &Continued{StartedAt: o.status.StartedAt, Transactions: append([]TxRecord{}, o.status.Transactions...)}
 }
 
 // AmountAttribute is the StakeflowAmount value of an amount: the amount when it is a positive
@@ -722,6 +738,22 @@ func MayHeal(err error) bool {
 		}
 	}
 	return false
+}
+
+// MaxSignaturesAttribute is how many transaction IDs StakeflowSignatures holds: the newest. The
+// server refuses a search attribute value over 2 KB (limit.searchAttributesSize.error) and
+// terminates the workflow that upserts one: about 29 EVM hashes or 22 Solana signatures. An
+// operation that signs more (an EigenLayer checkpoint) continues as new before its run signs
+// this many, and each run's StakeflowSignatures (visibility keeps every run) names its own.
+const MaxSignaturesAttribute = 20
+
+// signaturesAttribute is StakeflowSignatures' value: the newest MaxSignaturesAttribute TxIDs.
+func (o *Operation) signaturesAttribute() []string {
+	ids := o.TxIDs()
+	if len(ids) > MaxSignaturesAttribute {
+		ids = ids[len(ids)-MaxSignaturesAttribute:]
+	}
+	return ids
 }
 
 // TxIDs lists every transaction ID this operation has sent or may have sent.

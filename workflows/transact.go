@@ -16,6 +16,11 @@ type Call struct {
 	Activity any
 	Input    any
 	Result   any
+	// Local runs a Broadcast as a local activity, with Broadcast's timeouts and retries: in the
+	// worker that runs the workflow's tasks, and so signed its transaction (Sign is local), when
+	// the signed bytes stayed in that worker's memory and the call names them by hash only (as an
+	// EigenLayer proofs batch does: activities/evm's RawCache).
+	Local bool
 }
 
 // Tx is one chain's side of one transaction step. Transact runs the activities it names, in the
@@ -174,13 +179,12 @@ func (o *Operation) Transact(ctx workflow.Context, tx Tx) (TxRecord, error) {
 		}
 		// From here on the transaction may land: follow it to its end whatever happens to ctx.
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		o.attrs.set(SASignatures.GetName(), SASignatures.ValueSet(o.TxIDs()))
+		o.attrs.set(SASignatures.GetName(), SASignatures.ValueSet(o.signaturesAttribute()))
 		o.SetStep(ctx, StepBroadcasting)
 		current.BroadcastAt = workflow.Now(ctx)
 		o.logger.Info("Broadcasting", "txId", signed.TxID, "build", build)
-		brctx := workflow.WithActivityOptions(dctx, BroadcastOptions(o.opts))
 		send := tx.Broadcast()
-		if berr := o.Get(dctx, workflow.ExecuteActivity(brctx, send.Activity, send.Input), send.Result); berr != nil {
+		if berr := o.Get(dctx, o.broadcast(dctx, send), send.Result); berr != nil {
 			if IsErrorType(berr, activities.ErrTransactionRejected) {
 				// Refused at its first send: these bytes never reached the chain (the builds sent
 				// before them may still land: end follows them).
@@ -487,12 +491,11 @@ func (s *step) sendCancel(ctx, dctx workflow.Context, c Canceller) {
 	attempt.BroadcastAt = attempt.SignedAt
 	o.status.Attempts = append(o.status.Attempts, attempt)
 	current := &o.status.Attempts[len(o.status.Attempts)-1]
-	o.attrs.set(SASignatures.GetName(), SASignatures.ValueSet(o.TxIDs()))
+	o.attrs.set(SASignatures.GetName(), SASignatures.ValueSet(o.signaturesAttribute()))
 	o.SetStep(ctx, StepBroadcasting)
 	o.logger.Info("Broadcasting the cancel", "txId", signed.TxID)
-	brctx := workflow.WithActivityOptions(dctx, BroadcastOptions(o.opts))
 	send := c.Broadcast()
-	if berr := o.Get(dctx, workflow.ExecuteActivity(brctx, send.Activity, send.Input), send.Result); berr != nil {
+	if berr := o.Get(dctx, o.broadcast(dctx, send), send.Result); berr != nil {
 		if IsErrorType(berr, activities.ErrTransactionRejected) {
 			current.Outcome, current.Error = activities.OutcomeFailed, berr.Error()
 			o.logger.Warn("The cancel transaction was refused; following what was sent", "error", berr)
@@ -500,6 +503,18 @@ func (s *step) sendCancel(ctx, dctx workflow.Context, c Canceller) {
 		}
 		current.BroadcastError = Reason(berr)
 	}
+}
+
+// broadcast starts a Broadcast call with BroadcastOptions: as a local activity when it is Local.
+func (o *Operation) broadcast(ctx workflow.Context, send Call) workflow.Future {
+	opts := BroadcastOptions(o.opts)
+	if send.Local {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: opts.StartToCloseTimeout, ScheduleToCloseTimeout: opts.ScheduleToCloseTimeout, RetryPolicy: opts.RetryPolicy,
+		})
+		return workflow.ExecuteLocalActivity(lctx, send.Activity, send.Input)
+	}
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), send.Activity, send.Input)
 }
 
 // build runs the build activity. While the service fails (unavailable, rate limited, refusing the

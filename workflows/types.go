@@ -264,6 +264,14 @@ type Status struct {
 	Error  string `json:"error,omitempty"`
 }
 
+// Continued is what an operation carries from one run to the next when it continues as new
+// (workflow.NewContinueAsNewError): the workflow ID, and so the operation, stays the same.
+type Continued struct {
+	StartedAt time.Time `json:"startedAt"`
+	// Transactions are those that landed in the earlier runs.
+	Transactions []TxRecord `json:"transactions"`
+}
+
 // CheckpointProgress is where an EigenLayer checkpoint stands, as the pod's reads show it.
 type CheckpointProgress struct {
 	// Pod is the EigenPod checkpointed.

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -62,6 +63,10 @@ type Activities struct {
 	Service  Service
 	// GasMarginPercent is added to the gas estimate (0: DefaultGasMarginPercent).
 	GasMarginPercent uint64
+	// Raw keeps the served proofs transactions (by digest) and the signed ones (by hash), so that
+	// they never enter workflow history: the EVM activities' (actevm.Activities.Raw), which send
+	// and re-send the signed ones. Nil: the results carry the bytes.
+	Raw *actevm.RawCache
 }
 
 var podABI = signerevm.CheckpointABI()
@@ -374,25 +379,91 @@ func (a *Activities) EigenBuildProofs(ctx context.Context, in ProofsBuildInput) 
 	activity.GetLogger(ctx).Info("Proofs batch verified", "pod", podAddr.Hex(), "proofs", v.Proofs, "skipped", skipped, "geometry", v.Version.String(),
 		"proofsRemaining", pod.ProofsRemaining,
 		"nonce", in.Nonce, "build", in.Build, "gas", gas)
-	return ProofsBuildResult{ServedTransaction: tx.SerializeTx, Intent: intent, Proofs: v.Proofs}, nil
+	digest := crypto.Keccak256Hash(v.Data)
+	out := ProofsBuildResult{Batch: BatchRef{Owner: owner.Hex(), ActivateTx: in.ActivateTx, Digest: digest.Hex()}, Intent: intent, Proofs: v.Proofs}
+	if a.Raw == nil {
+		out.ServedTransaction = tx.SerializeTx
+	} else {
+		a.Raw.Put(digest, served)
+	}
+	return out, nil
+}
+
+// served is the proofs transaction in names: its bytes, or those its digest names in the
+// worker's RawCache, or the service's answer to the same request when its proofs (its calldata,
+// verified against the intent) have that digest. The service's own nonce and fees may differ
+// between answers: the signer signs the intent's, over the served calldata.
+func (a *Activities) served(ctx context.Context, n Network, in ProofsSignInput) ([]byte, error) {
+	if in.ServedTransaction != "" {
+		raw, err := hexutil.Decode(in.ServedTransaction)
+		if err != nil {
+			return nil, refused(fmt.Errorf("serializeTx is not 0x hex: %w", err))
+		}
+		return raw, nil
+	}
+	d, err := hexutil.Decode(in.Batch.Digest)
+	if err != nil || len(d) != common.HashLength {
+		return nil, invalid(fmt.Sprintf("batch digest %q is not a 32-byte 0x hex digest", in.Batch.Digest))
+	}
+	digest := common.BytesToHash(d)
+	if raw, ok := a.Raw.Get(digest); ok {
+		return raw, nil
+	}
+	owner, err := address("owner", in.Batch.Owner)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := a.Service.EigenLayerVerifyCheckpointProofs(ctx, apiclient.VerifyCheckpointProofsRequest{EigenPodOwnerAddress: owner.Hex(), ActivateTx: in.Batch.ActivateTx})
+	if err != nil {
+		return nil, activities.ClassifyService("checkpoint proofs (endpoint 5)", err)
+	}
+	raw, err := hexutil.Decode(tx.SerializeTx)
+	if err != nil {
+		return nil, refused(fmt.Errorf("serializeTx is not 0x hex: %w", err))
+	}
+	changed := func(why string) error {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("batch %s is no longer cached and the service now serves another (%s); nothing was signed", digest.Hex(), why),
+			ErrBatchChanged, nil)
+	}
+	v, err := n.Signer.VerifyProofs(in.Intent, raw)
+	if err != nil {
+		return nil, changed(err.Error())
+	}
+	if got := crypto.Keccak256Hash(v.Data); got != digest {
+		return nil, changed("digest " + got.Hex())
+	}
+	return raw, nil
 }
 
 // EigenSignProofs verifies the served proofs transaction again and signs, with the submitter's
-// key, the transaction the intent describes. Local activity.
+// key, the transaction the intent describes. Local activity. The served transaction is the one
+// in.Batch names (see ProofsSignInput); the signed one is kept in the RawCache and named by its
+// hash only.
 func (a *Activities) EigenSignProofs(ctx context.Context, in ProofsSignInput) (SignResult, error) {
 	n, err := a.network(in.Network)
 	if err != nil {
 		return SignResult{}, err
 	}
-	raw, err := hexutil.Decode(in.ServedTransaction)
+	raw, err := a.served(ctx, n, in)
 	if err != nil {
-		return SignResult{}, refused(fmt.Errorf("serializeTx is not 0x hex: %w", err))
+		return SignResult{}, err
 	}
 	signed, err := n.Signer.SignProofs(ctx, in.Intent, raw)
 	if err != nil {
 		return SignResult{}, signErr(ctx, err)
 	}
-	return result(signed, in.Intent.TxChoices), nil
+	out := result(signed, in.Intent.TxChoices)
+	if a.Raw != nil {
+		// Sent and re-sent by hash (EVMSendRPC, EVMConfirm), from the same cache.
+		b, err := hexutil.Decode(signed.Transaction)
+		if err != nil {
+			return SignResult{}, fmt.Errorf("the signer's transaction %s is not 0x hex: %w", signed.Hash.Hex(), err)
+		}
+		a.Raw.Put(signed.Hash, b)
+		out.SignedTransaction = ""
+	}
+	return out, nil
 }
 
 func refused(err error) error {

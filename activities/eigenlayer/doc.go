@@ -24,5 +24,26 @@
 //     longer active: a batch of only such proofs (read with validatorPubkeyHashToInfo) is
 //     ErrAlreadyProven (re-read and ask again). The rest is simulated from the submitter: a
 //     revert is ErrWouldRevert. Nothing is signed in any of these cases.
+//   - Large data stays out of workflow history. A proofs transaction is tens of kilobytes (about
+//     36 KB of calldata for 80 proofs), and a checkpoint of a large pod is hundreds of them: with
+//     a RawCache (the worker's, shared with the EVM activities), EigenBuildProofs keeps the
+//     served transaction in it under the Keccak-256 digest of its calldata (the batch's proof
+//     set) and answers a BatchRef (owner, activateTx, digest) and the intent; EigenSignProofs
+//     takes the bytes the digest names from the cache or, on a worker without them (restarted,
+//     or another one), asks endpoint 5 again with the same request and signs only an answer
+//     that verifies against the intent with calldata of that digest (another one is
+//     ErrBatchChanged: nothing signed, the workflow re-reads the pod and asks again). Either way
+//     the signer verifies the bytes against the intent exactly, as without a cache. It keeps the
+//     signed transaction in the cache under its hash and answers the hash only: EVMSendRPC (a
+//     local activity for these, like the signature: it runs in the worker that signed, whichever
+//     of the replicas serving the queue that is) and EVMConfirm's re-sends read the bytes
+//     there, else take the node's copy of the hash (a
+//     transaction it has pending or mined, re-encoded and checked to hash to it). Neither (the
+//     signing worker stopped before the bytes reached the node) is ErrSignedUnavailable: nothing
+//     was sent from here, and the transact loop follows the hash on the chain, whose word
+//     (landed, or the nonce free and the build replaced under the same nonce) ends the step as
+//     for any broadcast that failed. A signed transaction is therefore recorded in history by its
+//     hash only, and its bytes are in at most the cache's bound (DefaultRawCacheEntries) and the
+//     node's pool.
 //   - Errors are application errors whose types are activities' Err* or this package's.
 package eigenlayer

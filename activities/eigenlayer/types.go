@@ -20,6 +20,9 @@ const (
 	// skip them all (it skips such proofs, it does not revert). Nothing was signed; re-read and
 	// ask again.
 	ErrAlreadyProven = "EigenLayerAlreadyProven"
+	// ErrBatchChanged: a batch named by its digest is no longer in the worker's cache, and the
+	// service now serves another one (the pod moved on). Nothing was signed; re-read and ask again.
+	ErrBatchChanged = "EigenLayerBatchChanged"
 	// ErrForkTimestamp: the EigenPodManager's pectraForkTimestamp is zero, or disagrees with the
 	// network's Pectra fork (signerevm.PectraForkTimestamps). Nothing was signed.
 	ErrForkTimestamp = "EigenLayerForkTimestamp"
@@ -91,21 +94,38 @@ type ProofsBuildInput struct {
 	PrevMaxPriorityFeePerGas string `json:"prevMaxPriorityFeePerGas,omitempty"`
 }
 
-// ProofsBuildResult is the service's proofs transaction, verified and simulated, and the intent
-// (with stakeflow's nonce, gas and fees) the signer holds it to.
+// ProofsBuildResult is the service's proofs transaction, verified and simulated, named by its
+// digest (its bytes stay in the worker's RawCache), and the intent (with stakeflow's nonce, gas
+// and fees) the signer holds it to.
 type ProofsBuildResult struct {
-	// ServedTransaction is endpoint 5's serializeTx.
-	ServedTransaction string                 `json:"servedTransaction"`
+	// Batch names the served transaction.
+	Batch BatchRef `json:"batch"`
+	// ServedTransaction is endpoint 5's serializeTx, only when the worker has no RawCache.
+	ServedTransaction string                 `json:"servedTransaction,omitempty"`
 	Intent            signerevm.ProofsIntent `json:"intent"`
 	// Proofs is how many validators the batch proves.
 	Proofs int `json:"proofs"`
 }
 
-// ProofsSignInput is a proofs transaction to verify and sign.
+// BatchRef is what a workflow holds of one proofs batch instead of its bytes (tens of kilobytes
+// each): what to ask the service for it again and the digest the answer must have.
+type BatchRef struct {
+	// Owner and ActivateTx are endpoint 5's request.
+	Owner      string `json:"owner"`
+	ActivateTx string `json:"activateTx"`
+	// Digest is the Keccak-256 of the served transaction's calldata (verifyCheckpointProofs and
+	// its proofs: the batch's proof set, against its checkpoint's root), 0x hex. The signed
+	// transaction is the intent's nonce, gas and fees over this calldata.
+	Digest string `json:"digest"`
+}
+
+// ProofsSignInput is a proofs transaction to verify and sign: ServedTransaction, or (empty) the
+// one Batch names, from the worker's RawCache or asked of the service again.
 type ProofsSignInput struct {
 	Network           string                 `json:"network"`
 	Intent            signerevm.ProofsIntent `json:"intent"`
-	ServedTransaction string                 `json:"servedTransaction"`
+	Batch             BatchRef               `json:"batch"`
+	ServedTransaction string                 `json:"servedTransaction,omitempty"`
 }
 
 // SignResult is the EVM activities' (a signed transaction, its hash, nonce and fees).

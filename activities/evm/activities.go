@@ -135,6 +135,10 @@ type Activities struct {
 	// ConfirmHeartbeatAfter is how long Confirm runs before it starts heartbeating; zero means
 	// five seconds, and never more than a quarter of the activity's heartbeat timeout.
 	ConfirmHeartbeatAfter time.Duration
+	// Raw holds signed transactions that steps name by hash only (EVMSendRPC and EVMConfirm's
+	// re-sends through the worker's RPC read them there, then from the node); nil: the steps
+	// carry their bytes.
+	Raw *RawCache
 }
 
 // Error types of the EVM activities, besides the shared activities.Err* (and ErrNonceConflict).

@@ -132,7 +132,7 @@ func (a *Activities) EVMConfirm(ctx context.Context, in ConfirmInput) (ConfirmRe
 			logger.Warn("Mined build no longer in a block (reorg); following on", "txHash", progress.Mined, "nonce", in.Nonce)
 		}
 		progress.Mined = mined
-		if mined == "" && !pending && in.SignedTransaction != "" && time.Since(lastResend) >= resendEvery {
+		if mined == "" && !pending && (in.SignedTransaction != "" || in.ResendRPC) && time.Since(lastResend) >= resendEvery {
 			// Dropped by the node, or reorged out and not back in its pool: send the same bytes again.
 			lastResend = time.Now()
 			progress.Resent++
@@ -162,7 +162,7 @@ func (a *Activities) resend(ctx context.Context, c Chain, in ConfirmInput, stake
 		_, err := a.Service.PolygonSend(ctx, apiclient.PolygonSendRequest{SignedTransaction: in.SignedTransaction, StakerAddress: staker.Hex()})
 		return err
 	}
-	raw, err := decodeHex(in.SignedTransaction)
+	raw, err := a.signedBytes(ctx, c, common.HexToHash(in.Hashes[len(in.Hashes)-1]), in.SignedTransaction)
 	if err != nil {
 		return err
 	}

@@ -261,7 +261,9 @@ func rpcRefusal(err error) refusal {
 
 // EVMSendRPC sends the signed bytes through the worker's own RPC of the network
 // (eth_sendRawTransaction, only while the RPC is proven to serve the network's chain), for
-// transactions the staking service has no broadcast endpoint for (EigenLayer checkpoints). The
+// transactions the staking service has no broadcast endpoint for (EigenLayer checkpoints). A step
+// that names its transaction by Hash only (no SignedTransaction) has its bytes read from the
+// worker's RawCache, else from the node (ErrSignedUnavailable when neither has them). The
 // bytes must decode, hash to Hash and be for the network's chain id; the same bytes are sent on
 // every attempt. The node answering that it has the bytes already or that their nonce is used
 // ("already known", "nonce too low") is ErrBroadcastUncertain, non-retryable: the chain decides,
@@ -274,7 +276,11 @@ func (a *Activities) EVMSendRPC(ctx context.Context, in BroadcastInput) (Broadca
 	if err != nil {
 		return BroadcastResult{}, err
 	}
-	raw, err := decodeHex(in.SignedTransaction)
+	raw, err := a.signedBytes(ctx, n.Chain, common.HexToHash(in.Hash), in.SignedTransaction)
+	if err != nil && in.SignedTransaction == "" {
+		// Named by hash only, and the bytes are not to be had: nothing was sent from here.
+		return BroadcastResult{}, err
+	}
 	var tx types.Transaction
 	if err == nil {
 		err = tx.UnmarshalBinary(raw)

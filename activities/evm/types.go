@@ -131,8 +131,9 @@ type SignInput struct {
 type SignResult struct {
 	// Hash is the signed transaction's hash, 0x hex.
 	Hash string `json:"hash"`
-	// SignedTransaction is its signed encoding, 0x hex (endpoint 4's form).
-	SignedTransaction string `json:"signedTransaction"`
+	// SignedTransaction is its signed encoding, 0x hex (endpoint 4's form); empty when the
+	// signer kept the bytes in the worker's RawCache and the step names them by Hash only.
+	SignedTransaction string `json:"signedTransaction,omitempty"`
 	Nonce             uint64 `json:"nonce"`
 	// MaxFee is the most it pays if it lands (maxFeePerGas x gas), in wei; MaxFeePerGas and
 	// MaxPriorityFeePerGas its fee caps.
@@ -159,10 +160,12 @@ type FreshResult struct {
 
 // BroadcastInput is a signed transaction to send; retries send these same bytes.
 type BroadcastInput struct {
-	Network           string `json:"network"`
-	Staker            string `json:"staker"`
-	Hash              string `json:"hash"`
-	SignedTransaction string `json:"signedTransaction"`
+	Network string `json:"network"`
+	Staker  string `json:"staker"`
+	Hash    string `json:"hash"`
+	// SignedTransaction is the bytes, 0x hex; empty for EVMSendRPC: Hash's bytes from the
+	// worker's RawCache or the node.
+	SignedTransaction string `json:"signedTransaction,omitempty"`
 	// Chain is the StakeflowChain the broadcast metric counts an EVMSendRPC send under (empty:
 	// polygon); EVMBroadcast's are always polygon's.
 	Chain string `json:"chain,omitempty"`
@@ -185,7 +188,8 @@ type ConfirmInput struct {
 	// SignedTransaction is the newest build's signed bytes, re-sent while it is not mined.
 	SignedTransaction string `json:"signedTransaction,omitempty"`
 	// ResendRPC re-sends them through the worker's RPC (as EVMSendRPC sent them) instead of
-	// the service's endpoint 4.
+	// the service's endpoint 4; without SignedTransaction, the newest hash's bytes from the
+	// worker's RawCache (no re-send when they are not there).
 	ResendRPC bool `json:"resendRpc,omitempty"`
 	// PollInterval between reads; default one second.
 	PollInterval time.Duration `json:"pollInterval,omitempty"`

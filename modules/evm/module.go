@@ -449,12 +449,15 @@ func (m *Module) activities(ctx context.Context, env module.Env) (*actevm.Activi
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// One cache of the large transactions (EigenLayer proofs batches) for the activities that
+	// build, sign, send and re-send them: workflows name them by digest and hash only.
+	raw := actevm.NewRawCache(0)
 	acts := &actevm.Activities{Networks: map[string]actevm.Network{}, Service: env.Service, Temporal: env.Temporal,
-		TaskQueue: env.TaskQueue, EpochRecheck: env.EpochRecheck, Keys: holder}
+		TaskQueue: env.TaskQueue, EpochRecheck: env.EpochRecheck, Keys: holder, Raw: raw}
 	acts.Policy.ApprovalThresholdWei, _ = optionalWei(c.ApprovalThresholdWei)
 	acts.Policy.DualApprovalThresholdWei, _ = optionalWei(c.DualApprovalThresholdWei)
 	acts.Policy.Approvers = env.Approvers
-	el := &actel.Activities{Networks: map[string]actel.Network{}, Service: env.Service}
+	el := &actel.Activities{Networks: map[string]actel.Network{}, Service: env.Service, Raw: raw}
 	var proven []*evmchain.Network
 	for _, network := range cli.SortedKeys(c.RPC) {
 		policy, err := c.SignerPolicy(network)

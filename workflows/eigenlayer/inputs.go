@@ -8,6 +8,15 @@
 // the chain has it: an active checkpoint (started by an earlier run, or by another tool) is
 // proven on, never started again. A batch whose validators another party proved first is
 // re-read and skipped: not an error.
+//
+// Its history is bounded whatever the pod's size: each batch passes through history by
+// reference (its digest, its transaction's hash: see activities/eigenlayer), and a run that has
+// tried BatchesPerRun batches, or whose history passed HistoryBudgetBytes (or that the server
+// suggests continue as new), releases the submitter's nonce lease at the nonce the chain
+// consumed and continues as new under the same operation ID, carrying the checkpoint's
+// progress and the transactions that landed (Continued), never a proof. The next run reads the
+// pod and proves on; the status query answers from the run in progress, which holds the
+// earlier runs' progress and transactions (not their attempts).
 package eigenlayer
 
 import (
@@ -62,6 +71,23 @@ type CheckpointInput struct {
 	Submitter   string            `json:"submitter,omitempty"`
 	RequestedBy string            `json:"requestedBy,omitempty"`
 	Options     workflows.Options `json:"options,omitempty"`
+	// BatchesPerRun is how many proofs batches one run of the workflow sends before it continues
+	// as new (0: DefaultBatchesPerRun); a run also continues once its history passes
+	// HistoryBudgetBytes.
+	BatchesPerRun int `json:"batchesPerRun,omitempty"`
+	// Continued is what the previous run of the operation carried over; only a run continuing as
+	// new sets it.
+	Continued *Continued `json:"continued,omitempty"`
+}
+
+// Continued is what a checkpoint carries into its next run: references and counts, never a
+// proof or a transaction's bytes.
+type Continued struct {
+	Operation *workflows.Continued         `json:"operation"`
+	Progress  workflows.CheckpointProgress `json:"progress"`
+	Resumed   bool                         `json:"resumed,omitempty"`
+	// Run counts the runs before this one.
+	Run int `json:"run"`
 }
 
 // Validate checks the input.
@@ -74,6 +100,12 @@ func (in CheckpointInput) Validate() error {
 	}
 	if in.Submitter != "" && (!common.IsHexAddress(in.Submitter) || common.HexToAddress(in.Submitter) == (common.Address{})) {
 		return &workflows.InputError{Field: "submitter", Reason: fmt.Sprintf("%q is not an address", in.Submitter)}
+	}
+	if in.BatchesPerRun < 0 {
+		return &workflows.InputError{Field: "batchesPerRun", Reason: fmt.Sprintf("%d is negative", in.BatchesPerRun)}
+	}
+	if c := in.Continued; c != nil && (c.Operation == nil || c.Progress.Timestamp == 0 || !common.IsHexAddress(c.Progress.Pod)) {
+		return &workflows.InputError{Field: "continued", Reason: "a continued run names no operation, checkpoint timestamp or pod"}
 	}
 	return in.Options.Validate()
 }

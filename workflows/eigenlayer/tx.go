@@ -109,7 +109,7 @@ func (t *tx) Sign() workflows.Call {
 		}, Result: &t.signed}
 	}
 	return workflows.Call{Activity: el.EigenSignProofs, Input: actel.ProofsSignInput{
-		Network: t.network, Intent: t.proofsBuilt.Intent, ServedTransaction: t.proofsBuilt.ServedTransaction,
+		Network: t.network, Intent: t.proofsBuilt.Intent, Batch: t.proofsBuilt.Batch, ServedTransaction: t.proofsBuilt.ServedTransaction,
 	}, Result: &t.signed}
 }
 
@@ -126,12 +126,14 @@ func (t *tx) Fresh() workflows.Call {
 }
 
 // Broadcast sends through the worker's own RPC of the network: the staking service has no
-// broadcast endpoint for checkpoint transactions (its endpoint 4 is Polygon's).
+// broadcast endpoint for checkpoint transactions (its endpoint 4 is Polygon's). A proofs batch
+// signed by reference (its bytes in the signing worker's RawCache, named by hash) is sent by a
+// local activity, in the worker that signed it.
 func (t *tx) Broadcast() workflows.Call {
 	t.sends++
 	return workflows.Call{Activity: ea.EVMSendRPC, Input: actevm.BroadcastInput{
 		Network: t.network, Staker: t.sender, Hash: t.signed.Hash, SignedTransaction: t.signed.SignedTransaction, Chain: actel.ChainEigenLayer,
-	}, Result: &t.sent}
+	}, Result: &t.sent, Local: t.signed.SignedTransaction == ""}
 }
 
 func (t *tx) Confirm() workflows.Call {

@@ -1,6 +1,7 @@
 package eigenlayer
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -15,6 +16,20 @@ import (
 	signerevm "github.com/stakeflow/stakeflow/signer/evm"
 	"github.com/stakeflow/stakeflow/workflows"
 )
+
+// DefaultBatchesPerRun is how many proofs batches one run sends, at most, before the checkpoint
+// continues as new; HistoryBudgetBytes the history size past which it continues sooner. A
+// batch's events weigh a few kilobytes (its bytes stay in the worker: see tx.go), so a run's
+// history stays well under the 2 MB the operation is held to, whatever the pod's size; and a
+// run's transactions (its batches, the start, a few replacements) fit in StakeflowSignatures
+// (workflows.MaxSignaturesAttribute).
+const (
+	DefaultBatchesPerRun = 16
+	HistoryBudgetBytes   = 1 << 20
+)
+
+// errContinue ends a run that continues as new.
+var errContinue = errors.New("continue as new")
 
 // MaxAlreadyProven is how many batches in a row may turn out already proven (by another party)
 // before the operation stops: a service that keeps answering proven validators is not believed.
@@ -36,6 +51,8 @@ type checkpointOp struct {
 	pod       common.Address
 	progress  *workflows.CheckpointProgress
 	resumed   bool
+	// batchesPerRun bounds the batches this run sends before it continues as new.
+	batchesPerRun int
 }
 
 // Checkpoint (workflow type EigenLayerCheckpointWorkflow) checkpoints the owner's EigenPod: the
@@ -51,18 +68,38 @@ func Checkpoint(ctx workflow.Context, in CheckpointInput) (Result, error) {
 	if in.Submitter != "" {
 		submitter = common.HexToAddress(in.Submitter)
 	}
-	o, err := workflows.NewOperation(ctx, workflows.Setup{
+	setup := workflows.Setup{
 		Chain: Chain, Network: in.Network, Operation: OpCheckpoint, Staker: owner.Hex(), Unit: Unit,
 		RequestedBy: in.RequestedBy, Options: in.Options,
 		Waits:  []string{lease.StepWaitingNonce},
 		Labels: workflows.Labels{Validator: "pod", Account: "checkpoint", Block: "block"},
-	})
+	}
+	if in.Continued != nil {
+		setup.Continued = in.Continued.Operation
+	}
+	o, err := workflows.NewOperation(ctx, setup)
 	if err != nil {
 		return Result{}, err
 	}
 	chainID, _ := networks.EVM.ID(in.Network)
-	c := &checkpointOp{Operation: o, network: in.Network, chainID: chainID, owner: owner, submitter: submitter}
-	if err := c.run(ctx); err != nil {
+	c := &checkpointOp{Operation: o, network: in.Network, chainID: chainID, owner: owner, submitter: submitter,
+		batchesPerRun: in.BatchesPerRun}
+	if c.batchesPerRun == 0 {
+		c.batchesPerRun = DefaultBatchesPerRun
+	}
+	err = c.run(ctx, in.Continued)
+	if errors.Is(err, errContinue) {
+		next := in
+		next.Continued = &Continued{Operation: o.Continue(), Progress: *c.progress, Resumed: c.resumed, Run: 1}
+		if in.Continued != nil {
+			next.Continued.Run = in.Continued.Run + 1
+		}
+		o.Flush(ctx)
+		o.Logger().Info("Continuing as new", "batchesSent", c.progress.BatchesSent, "run", next.Continued.Run,
+			"historyBytes", workflow.GetInfo(ctx).GetCurrentHistorySize())
+		return Result{}, workflow.NewContinueAsNewError(ctx, CheckpointWorkflowType, next)
+	}
+	if err != nil {
 		return Result{}, o.Fail(ctx, err)
 	}
 	o.Done(ctx)
@@ -115,7 +152,9 @@ func (c *checkpointOp) withLease(ctx workflow.Context, address common.Address, s
 	return err
 }
 
-func (c *checkpointOp) run(ctx workflow.Context) error {
+// run checkpoints the pod; a run continued from an earlier one (cont) proves on the checkpoint it
+// carries. errContinue: the run's budget is spent, the next run goes on.
+func (c *checkpointOp) run(ctx workflow.Context, cont *Continued) error {
 	p, err := c.readPod(ctx)
 	if err != nil {
 		return err
@@ -127,6 +166,16 @@ func (c *checkpointOp) run(ctx workflow.Context) error {
 	c.SetValidator(c.pod.Hex())
 	c.progress = &workflows.CheckpointProgress{Pod: c.pod.Hex()}
 	c.Status().Checkpoint = c.progress
+	if cont != nil {
+		if common.HexToAddress(cont.Progress.Pod) != c.pod {
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("the EigenPodManager names %s as %s's pod, not %s, which the operation proves", c.pod.Hex(), c.owner.Hex(), cont.Progress.Pod), actel.ErrNoPod, nil)
+		}
+		*c.progress = cont.Progress
+		c.resumed = cont.Resumed
+		c.show(ctx, p)
+		return c.prove(ctx, p)
+	}
 	if p.CheckpointTimestamp == 0 {
 		if p, err = c.start(ctx); err != nil {
 			return err
@@ -181,7 +230,10 @@ func (c *checkpointOp) prove(ctx workflow.Context, p actel.Pod) error {
 	ts := c.progress.Timestamp
 	proven := 0
 	return c.withLease(ctx, c.submitter, func(held *lease.Lease) error {
-		for !done(p, ts) {
+		for tried := 0; !done(p, ts); tried++ {
+			if c.spent(ctx, tried) {
+				return errContinue
+			}
 			t := &tx{o: c.Operation, network: c.network, sender: c.submitter.Hex(), proofs: &actel.ProofsBuildInput{
 				Network: c.network, Owner: c.owner.Hex(), Submitter: c.submitter.Hex(), Pod: c.pod.Hex(),
 				ActivateTx: c.progress.StartTx, CheckpointTimestamp: ts,
@@ -198,7 +250,7 @@ func (c *checkpointOp) prove(ctx workflow.Context, p actel.Pod) error {
 						fmt.Sprintf("%d batches in a row proved validators already proven: %v", proven, err), actel.ErrAlreadyProven, err)
 				}
 				c.Logger().Info("Batch already proven by another party; reading the pod again", "error", err)
-			case workflows.IsErrorType(err, actel.ErrNoCheckpoint):
+			case workflows.IsErrorType(err, actel.ErrNoCheckpoint), workflows.IsErrorType(err, actel.ErrBatchChanged):
 			default:
 				return err
 			}
@@ -210,4 +262,14 @@ func (c *checkpointOp) prove(ctx workflow.Context, p actel.Pod) error {
 		c.Logger().Info("Checkpoint completed", "checkpoint", ts, "batchesSent", c.progress.BatchesSent)
 		return nil
 	})
+}
+
+// spent reports whether this run, having tried batches, has spent its budget: its batches, or
+// its history's size (HistoryBudgetBytes, or the server suggesting to continue as new).
+func (c *checkpointOp) spent(ctx workflow.Context, tried int) bool {
+	if tried == 0 {
+		return false
+	}
+	info := workflow.GetInfo(ctx)
+	return tried >= c.batchesPerRun || info.GetCurrentHistorySize() >= HistoryBudgetBytes || info.GetContinueAsNewSuggested()
 }

@@ -2,6 +2,8 @@ package eigenlayer
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,8 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities"
 	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
@@ -35,6 +40,7 @@ type fakePod struct {
 	ts, last, remaining uint64
 	starts              []actel.StartBuildInput
 	proofBuilds         []actel.ProofsBuildInput
+	signs               []actel.ProofsSignInput
 	sent                []actevm.BroadcastInput
 	confirms            []actevm.ConfirmInput
 	// buildErrs answer proofs builds in turn (nil: build); frontRun has another party prove the
@@ -79,7 +85,8 @@ func (f *fakePod) buildProofs(_ context.Context, in actel.ProofsBuildInput) (act
 			return actel.ProofsBuildResult{}, err
 		}
 	}
-	return actel.ProofsBuildResult{ServedTransaction: "0xserved", Proofs: int(min(80, f.remaining))}, nil
+	return actel.ProofsBuildResult{Batch: actel.BatchRef{Owner: in.Owner, ActivateTx: in.ActivateTx, Digest: fmt.Sprintf("0x%064x", len(f.proofBuilds))},
+		Proofs: int(min(80, f.remaining))}, nil
 }
 
 func (f *fakePod) prove(n uint64) {
@@ -96,9 +103,10 @@ func (f *fakePod) signStart(_ context.Context, in actel.StartSignInput) (actevm.
 func (f *fakePod) signProofs(_ context.Context, in actel.ProofsSignInput) (actevm.SignResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.signs = append(f.signs, in)
 	h := fmt.Sprintf("0xproofs-%d-%d", in.Intent.Nonce, len(f.proofBuilds))
 	f.batch[h] = min(80, f.remaining)
-	return actevm.SignResult{Hash: h, SignedTransaction: "0xs", Nonce: in.Intent.Nonce, MaxFee: "1", MaxFeePerGas: "1", MaxPriorityFeePerGas: "1"}, nil
+	return actevm.SignResult{Hash: h, Nonce: in.Intent.Nonce, MaxFee: "1", MaxFeePerGas: "1", MaxPriorityFeePerGas: "1"}, nil
 }
 
 func (f *fakePod) broadcast(_ context.Context, in actevm.BroadcastInput) (actevm.BroadcastResult, error) {
@@ -257,4 +265,97 @@ func TestCheckpointInputRefused(t *testing.T) {
 	e.ExecuteWorkflow(CheckpointWorkflowType, CheckpointInput{Network: network, Owner: "nope"})
 	require.Error(t, e.GetWorkflowError())
 	assert.Empty(t, e.pod.sent)
+}
+
+// TestCheckpointContinuesAsNewOnItsBudget: with one batch a run, a pod of 200 validators is
+// checkpointed in three runs (start + batch, batch, batch): each run ends continuing as new with
+// the same workflow type, carrying the checkpoint, the batches sent and the transactions that
+// landed (references, no transaction's bytes); the next run proves on without a second start,
+// and the last returns every transaction of the operation.
+func TestCheckpointContinuesAsNewOnItsBudget(t *testing.T) {
+	f := &fakePod{validators: 200}
+	in := CheckpointInput{Network: network, Owner: owner, BatchesPerRun: 1}
+	var r Result
+	runs := 0
+	for ; runs < 5; runs++ {
+		e := newEnv(t, f)
+		e.ExecuteWorkflow(CheckpointWorkflowType, in)
+		require.True(t, e.IsWorkflowCompleted())
+		var can *workflow.ContinueAsNewError
+		if err := e.GetWorkflowError(); errors.As(err, &can) {
+			assert.Equal(t, CheckpointWorkflowType, can.WorkflowType.Name)
+			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &in))
+			carried, err := json.Marshal(in)
+			require.NoError(t, err)
+			assert.Less(t, len(carried), 4096, "references only: %s", carried)
+			require.NotNil(t, in.Continued)
+			assert.Equal(t, runs+1, in.Continued.Run)
+			assert.Equal(t, runs+1, in.Continued.Progress.BatchesSent)
+			assert.EqualValues(t, 1000, in.Continued.Progress.Timestamp)
+			assert.Len(t, in.Continued.Operation.Transactions, runs+2, "the start and each batch that landed")
+			continue
+		}
+		r = e.result(t)
+		break
+	}
+	assert.Equal(t, 2, runs, "three runs")
+	assert.Len(t, f.starts, 1, "one startCheckpoint across the runs")
+	assert.Equal(t, 3, r.BatchesSent)
+	assert.Len(t, r.Transactions, 4, "1 + 3 transactions, across the runs")
+	assert.Equal(t, "400", r.Fee, "the fees of every run")
+	assert.Equal(t, "0xstart-5", r.StartTx)
+	assert.Zero(t, f.remaining)
+	for _, b := range f.proofBuilds {
+		assert.Equal(t, "0xstart-5", b.ActivateTx, "every run proves the checkpoint the first started")
+	}
+}
+
+// TestCheckpointSignsTheBatchItBuilt: the signature is asked for the batch the build named (its
+// digest), the workflow holding no proofs transaction's bytes, and each batch is sent by hash
+// from the worker that signed it.
+func TestCheckpointSignsTheBatchItBuilt(t *testing.T) {
+	e := newEnv(t, &fakePod{validators: 200})
+	var localSends []string
+	e.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []interface{}) {
+		if info.ActivityType.Name == "EVMSendRPC" {
+			localSends = append(localSends, args[0].(actevm.BroadcastInput).Hash)
+		}
+	})
+	e.ExecuteWorkflow(CheckpointWorkflowType, CheckpointInput{Network: network, Owner: owner})
+	e.result(t)
+	assert.Len(t, localSends, 3, "each batch sent by the worker that signed it (a local activity); the start as before")
+	require.Len(t, e.pod.signs, 3)
+	for i, in := range e.pod.signs {
+		assert.Equal(t, fmt.Sprintf("0x%064x", i+1), in.Batch.Digest)
+		assert.Empty(t, in.ServedTransaction)
+	}
+	for _, in := range e.pod.sent[1:] {
+		assert.Empty(t, in.SignedTransaction, "sent by hash")
+	}
+}
+
+// TestCheckpointSignaturesAttributeBounded: a run that signs more transactions than
+// StakeflowSignatures holds (30 batches in one run here) lists the newest
+// workflows.MaxSignaturesAttribute: the server terminates a workflow whose attribute value passes
+// 2 KB (about 29 EVM hashes).
+func TestCheckpointSignaturesAttributeBounded(t *testing.T) {
+	f := &fakePod{validators: 30 * 80}
+	e := newEnv(t, f)
+	var last []string
+	e.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		for k, v := range args.Get(0).(temporal.SearchAttributes).GetUntypedValues() {
+			if k.GetName() == workflows.SASignatures.GetName() {
+				last = v.([]string)
+			}
+		}
+	}).Return(nil)
+	e.ExecuteWorkflow(CheckpointWorkflowType, CheckpointInput{Network: network, Owner: owner, BatchesPerRun: 100})
+	r := e.result(t)
+	require.Equal(t, 30, r.BatchesSent)
+	var sent []string
+	for _, in := range f.sent {
+		sent = append(sent, in.Hash)
+	}
+	require.Len(t, sent, 31)
+	assert.Equal(t, sent[len(sent)-workflows.MaxSignaturesAttribute:], last, "the newest, in order")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -35,12 +36,19 @@ func ReplayAll(t *testing.T, register func(worker.WorkflowReplayer), types ...st
 	found := map[string]bool{}
 	for _, f := range files {
 		name := filepath.Base(f)
+		typ, _, _ := strings.Cut(strings.TrimSuffix(name, ".json"), "-")
 		t.Run(name, func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			register(r)
 			require.NoError(t, Replay(r, f))
 		})
-		typ, _, _ := strings.Cut(strings.TrimSuffix(name, ".json"), "-")
+		t.Run(name+"/history-ceiling", func(t *testing.T) {
+			ceiling, ok := Ceilings[typ]
+			require.True(t, ok, "no history ceiling for %s in replaytest.Ceilings", typ)
+			h, err := readHistory(f)
+			require.NoError(t, err)
+			require.LessOrEqual(t, HistorySize(h), ceiling, "%s: the history of %s passes its ceiling", name, typ)
+		})
 		found[typ] = true
 	}
 	for _, typ := range types {
@@ -51,12 +59,7 @@ func ReplayAll(t *testing.T, register func(worker.WorkflowReplayer), types ...st
 // Replay replays the JSON history at path (as `temporal workflow show --output json` and `make
 // record-histories` write it) on r, under the workflow ID it ran with when its events tell it.
 func Replay(r worker.WorkflowReplayer, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }()
-	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	h, err := readHistory(path)
 	if err != nil {
 		return err
 	}
@@ -88,4 +91,14 @@ func OperationOfEvent(eventID string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// readHistory reads the JSON history at path.
+func readHistory(path string) (*historypb.History, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	return client.HistoryFromJSON(f, client.HistoryJSONOptions{})
 }

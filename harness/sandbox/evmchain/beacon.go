@@ -30,8 +30,9 @@ const (
 	PectraBeaconStateTreeHeight = 6
 	BalanceContainerIndex       = 12
 	BalanceTreeHeight           = 38
-	// MaxPodValidators is how many validators the sandbox gives a pod.
-	MaxPodValidators = 1024
+	// MaxPodValidators is how many validators the sandbox gives a pod (a large pod's checkpoint
+	// is many batches: the history-bound tests prove one of 10,000).
+	MaxPodValidators = 16_384
 )
 
 // BalanceContainerProof is the EigenPod's BalanceContainerProof tuple, as go-ethereum's abi

@@ -62,6 +62,9 @@ type podModel struct {
 	hostile EigenHostile
 	// frontRun counts the next proofs answers another party proves first.
 	frontRun int
+	// scanFrom is the lowest validator index not known proven in the checkpoint of scanTS.
+	scanTS   uint64
+	scanFrom int
 }
 
 // EigenLayer is a deployed set of EigenLayer stand-ins (beacon root oracle, EigenPodManager) and
@@ -348,10 +351,20 @@ func (e *EigenLayer) ReadPod(ctx context.Context, pod common.Address) (PodState,
 	return st, nil
 }
 
-// unproven lists pod's validators (by index) not yet proven in the checkpoint of timestamp ts.
-func (e *EigenLayer) unproven(ctx context.Context, pod common.Address, n int, ts uint64) ([]int, error) {
+// unproven lists up to limit of pod's validators (by index, lowest first) not yet proven in the
+// checkpoint of timestamp ts. Within a checkpoint a validator proven (or no longer active) stays
+// so: each scan starts at the first validator the previous scan of the checkpoint found unproven,
+// so that a batch of a large pod reads about its own validators, not the whole pod's.
+func (e *EigenLayer) unproven(ctx context.Context, pod common.Address, n int, ts uint64, limit int) ([]int, error) {
+	e.mu.Lock()
+	m := e.pods[pod]
+	from := 0
+	if m != nil && m.scanTS == ts {
+		from = m.scanFrom
+	}
+	e.mu.Unlock()
 	var out []int
-	for i := 0; i < n; i++ {
+	for i := from; i < n && len(out) < limit; i++ {
 		vals, err := e.d.call(ctx, ContractEigenPod, pod, "validatorPubkeyHashToInfo", PubkeyHash(pod, i))
 		if err != nil {
 			return nil, err
@@ -366,6 +379,15 @@ func (e *EigenLayer) unproven(ctx context.Context, pod common.Address, n int, ts
 			out = append(out, i)
 		}
 	}
+	first := n
+	if len(out) > 0 {
+		first = out[0]
+	}
+	e.mu.Lock()
+	if m != nil {
+		m.scanTS, m.scanFrom = ts, first
+	}
+	e.mu.Unlock()
 	return out, nil
 }
 
@@ -385,12 +407,9 @@ func (e *EigenLayer) proofsCall(ctx context.Context, pod common.Address, root co
 	if s == nil {
 		return nil, fmt.Errorf("evmchain: pod %s: no beacon state with root %s", pod.Hex(), root.Hex())
 	}
-	todo, err := e.unproven(ctx, pod, len(s.balances), ts)
+	todo, err := e.unproven(ctx, pod, len(s.balances), ts, MaxProofsPerBatch)
 	if err != nil {
 		return nil, err
-	}
-	if len(todo) > MaxProofsPerBatch {
-		todo = todo[:MaxProofsPerBatch]
 	}
 	proofs := make([]BalanceProof, 0, len(todo))
 	for _, i := range todo {

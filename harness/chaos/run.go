@@ -884,10 +884,21 @@ func (r *runner) eventLoop(ctx context.Context) {
 		case EventRestartTemporal:
 			r.log.Info("Stopping the Temporal dev server; killing the worker while it is down", zap.Duration("downFor", ev.Pause))
 			r.temporal.stop(20 * time.Second)
-			// A worker started while Temporal is down exits at once; the supervisor starts it
-			// again until Temporal is back.
+			// A worker started while Temporal is down exits once it finds Temporal unreachable
+			// (after loading its keys and proving its networks, which takes longer on a loaded
+			// machine); the supervisor starts it again until Temporal is back. Temporal stays down
+			// for the pause and until a worker has exited on its own.
+			_, _, exits := r.worker.counts()
 			r.worker.kill(100 * time.Millisecond)
 			sleepCtx(ctx, ev.Pause)
+			if err := waitFor(ctx, 2*time.Minute, "a worker started while Temporal is down to exit on its own", nil, func(context.Context) error {
+				if _, _, now := r.worker.counts(); now <= exits {
+					return errors.New("still running")
+				}
+				return nil
+			}); err != nil {
+				r.log.Warn("No worker exited while Temporal was down", zap.Error(err))
+			}
 			for {
 				err := r.temporal.start(context.WithoutCancel(ctx))
 				if err == nil {

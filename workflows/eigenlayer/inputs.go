@@ -77,12 +77,12 @@ type CheckpointInput struct {
 	BatchesPerRun int `json:"batchesPerRun,omitempty"`
 	// Continued is what the previous run of the operation carried over; only a run continuing as
 	// new sets it.
-	Continued *Continued `json:"continued,omitempty"`
+	Continued *CheckpointContinued `json:"continued,omitempty"`
 }
 
-// Continued is what a checkpoint carries into its next run: references and counts, never a
+// CheckpointContinued is what a checkpoint carries into its next run: references and counts, never a
 // proof or a transaction's bytes.
-type Continued struct {
+type CheckpointContinued struct {
 	Operation *workflows.Continued         `json:"operation"`
 	Progress  workflows.CheckpointProgress `json:"progress"`
 	Resumed   bool                         `json:"resumed,omitempty"`

@@ -90,7 +90,7 @@ func Checkpoint(ctx workflow.Context, in CheckpointInput) (Result, error) {
 	err = c.run(ctx, in.Continued)
 	if errors.Is(err, errContinue) {
 		next := in
-		next.Continued = &Continued{Operation: o.Continue(), Progress: *c.progress, Resumed: c.resumed, Run: 1}
+		next.Continued = &CheckpointContinued{Operation: o.Continue(), Progress: *c.progress, Resumed: c.resumed, Run: 1}
 		if in.Continued != nil {
 			next.Continued.Run = in.Continued.Run + 1
 		}
@@ -154,7 +154,7 @@ func (c *checkpointOp) withLease(ctx workflow.Context, address common.Address, s
 
 // run checkpoints the pod; a run continued from an earlier one (cont) proves on the checkpoint it
 // carries. errContinue: the run's budget is spent, the next run goes on.
-func (c *checkpointOp) run(ctx workflow.Context, cont *Continued) error {
+func (c *checkpointOp) run(ctx workflow.Context, cont *CheckpointContinued) error {
 	p, err := c.readPod(ctx)
 	if err != nil {
 		return err

@@ -26,7 +26,7 @@ var largePod = flag.Bool("eigenlayer-large-pod", false, "run the checkpoint of a
 // startCheckpoint starts the checkpoint of owner's pod as the starter does, with batchesPerRun.
 func startCheckpoint(t *testing.T, owner string, batchesPerRun int) client.WorkflowRun {
 	t.Helper()
-	id := wfeigenlayer.CheckpointWorkflowID(stack.EVMNetwork, owner)
+	id := checkpointID(owner)
 	run, err := st.Client.ExecuteWorkflow(context.Background(),
 		starter.StartOptions(id, "checkpoint of "+owner+"'s pod", queueOf(t, wfeigenlayer.CheckpointWorkflowType), wfeigenlayer.Attributes(stack.EVMNetwork, owner)...),
 		wfeigenlayer.CheckpointWorkflowType, wfeigenlayer.CheckpointInput{Network: stack.EVMNetwork, Owner: owner, BatchesPerRun: batchesPerRun})

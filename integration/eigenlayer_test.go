@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,7 +118,7 @@ func testEigenCheckpointResumesAfterWorkerRestart(t *testing.T) {
 
 	out, err := starterRun(t, "eigenlayer", "checkpoint", "--network", stack.EVMNetwork, "--owner", owner.Hex(), "--json")
 	require.NoError(t, err, out)
-	id := wfeigenlayer.CheckpointWorkflowID(stack.EVMNetwork, owner.Hex())
+	id := checkpointID(owner.Hex())
 	recordAs(id, wfeigenlayer.CheckpointWorkflowType)
 	out, err = starterRun(t, "eigenlayer", "checkpoint", "--network", stack.EVMNetwork, "--owner", owner.Hex())
 	require.ErrorIs(t, err, workflows.ErrAlreadyStarted, out)
@@ -180,7 +181,7 @@ func testEigenAnotherPartyProvesFirst(t *testing.T) {
 	owner := st.EVM.Stakers[7]
 	pod, before := eigenPod(t, owner, 90)
 	st.EVM.EigenLayer.FrontRun(pod, 1)
-	recordAs(wfeigenlayer.CheckpointWorkflowID(stack.EVMNetwork, owner.Hex()), wfeigenlayer.CheckpointWorkflowType+"-another-party")
+	recordAs(checkpointID(owner.Hex()), wfeigenlayer.CheckpointWorkflowType+"-another-party")
 	res, err := checkpointWait(t, owner)
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.BatchesSent, "the other party proved 80, the operation the last 10")
@@ -198,7 +199,7 @@ func testEigenHostileRefusedThenResumed(t *testing.T) {
 	_, err := el.CreatePod(context.Background(), crypto.CreateAddress(owner, 1<<20), 1, eigenBalanceGwei)
 	require.NoError(t, err)
 	pod, before := eigenPod(t, owner, 5)
-	id := wfeigenlayer.CheckpointWorkflowID(stack.EVMNetwork, owner.Hex())
+	id := checkpointID(owner.Hex())
 	nonce := nonceOf(t, owner)
 	want := map[evmchain.EigenHostile]string{
 		evmchain.EigenOtherPod: "to:", evmchain.EigenOtherContract: "to:", evmchain.EigenWithValue: "value:",
@@ -223,4 +224,14 @@ func testEigenHostileRefusedThenResumed(t *testing.T) {
 	assert.Equal(t, 1, checkpointsStarted(t, pod))
 	assert.Equal(t, nonce+2, nonceOf(t, owner))
 	creditedOnce(t, pod, before, 5, res.CheckpointTimestamp)
+}
+
+// checkpointID is the ID the admin tool gives the checkpoint of owner's pod: under the suite's
+// payload keyset the ID names the owner's search tag, never the address.
+func checkpointID(owner string) string {
+	tag, ok := keyset.Tagger().Tag(strings.ToLower(common.HexToAddress(owner).Hex()))
+	if !ok {
+		panic("the suite's payload keyset has no search key")
+	}
+	return wfeigenlayer.CheckpointWorkflowIDOf(stack.EVMNetwork, tag)
 }

@@ -189,9 +189,9 @@ func (t *Temporal) Tagger() (*codec.Tagger, error) {
 	if t.PayloadKeyset == "" {
 		return nil, nil
 	}
-	keys, err := codec.LoadKeyset(t.PayloadKeyset)
+	keys, err := t.keyset()
 	if err != nil {
-		return nil, fmt.Errorf("--payload-keyset: %w", err)
+		return nil, err
 	}
 	return keys.Tagger(), nil
 }

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -751,16 +750,8 @@ var (
 // encryptedClient is a client on c's connection whose payloads and failures go through the
 // payload codec (cli.Temporal.Encrypt), under a keyset made for the run in dir.
 func encryptedClient(c client.Client, dir string, logger *zap.Logger) (client.Client, workflows.Tagger, error) {
-	kf, err := codec.NewKeyFile("bench-1")
-	if err != nil {
-		return nil, nil, err
-	}
-	raw, err := json.Marshal(kf)
-	if err != nil {
-		return nil, nil, err
-	}
 	path := filepath.Join(dir, "payload-keyset.json")
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
+	if _, err := stack.NewKeysetFile(path, "bench-1"); err != nil {
 		return nil, nil, err
 	}
 	t := cli.Temporal{PayloadKeyset: path}

@@ -3,7 +3,9 @@
 //
 // Contract:
 //
-//   - [Start] spawns geth with --dev, a fixed block period (one block per Options.Period), HTTP
+//   - [Start] spawns geth with --dev sealing on demand (--dev.period 0): a block for each arriving
+//     transaction, and one each Options.Period (default 100 ms) that the node asks for with a
+//     withdrawal of 0 gwei (dev_addWithdrawal); geth's own period counts whole seconds. HTTP
 //     JSON-RPC on 127.0.0.1 with a port the kernel picks (--http.port 0), IPC off, and the APIs
 //     eth, net, web3, txpool, debug and dev. The bound address is read from geth's own log line
 //     "HTTP server started ... endpoint=127.0.0.1:PORT", never chosen beforehand, so parallel
@@ -16,7 +18,9 @@
 //   - Finality: geth's simulated beacon finalizes in epochs of 32 blocks. The finalized block is
 //     the last multiple of 32 below the head (the head itself when it is a multiple of 32), so
 //     a transaction mined at height h is finalized once the head reaches the next multiple of 32
-//     at or above h: at most 32 blocks, 32 periods, later.
+//     at or above h: at most 32 blocks, 32 periods (3.2 s by default), later. Block timestamps
+//     step at least a second a block (the simulated beacon's rule), so they run ahead of the
+//     wall clock; nothing here reads them as wall time.
 //   - [Node.Close] stops geth (SIGTERM to its process group, SIGKILL after a grace period),
 //     reaps it and removes a data directory Start created. On Linux geth also gets SIGKILL when
 //     the thread that started it dies (Pdeathsig), so a test binary that dies without Close

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
@@ -38,11 +39,15 @@ const devKeyHex = "b71c71a67e1177ad4e901695e1b4b9ee17ae16c6668d313eac2f96dbcda3f
 
 // Defaults of Options.
 const (
-	DefaultPeriod   = time.Second
+	// DefaultPeriod makes finality (32 blocks) at most 3.2 s away.
+	DefaultPeriod   = 100 * time.Millisecond
 	DefaultGasLimit = 30_000_000
 	// DefaultStartTimeout bounds start-up when the caller's context has no deadline.
 	DefaultStartTimeout = 2 * time.Minute
 )
+
+// MinPeriod is the shortest Options.Period: a block every 10 ms already keeps geth busy.
+const MinPeriod = 10 * time.Millisecond
 
 // closeGrace is how long Close waits for geth to stop on SIGTERM before it kills it.
 const closeGrace = 10 * time.Second
@@ -54,7 +59,9 @@ type Options struct {
 	// DataDir holds the chain and keystore; default a fresh temporary directory removed by
 	// Close. A given directory is kept, and a chain in it is resumed.
 	DataDir string
-	// Period is the block interval, a whole number of seconds; default DefaultPeriod.
+	// Period is the interval of the blocks the node seals without transactions (at least
+	// MinPeriod); default DefaultPeriod. A transaction is sealed into a block of its own as
+	// soon as it arrives.
 	Period time.Duration
 	// GasLimit is the block gas limit (--dev.gaslimit); default DefaultGasLimit.
 	GasLimit uint64
@@ -66,8 +73,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Period == 0 {
 		o.Period = DefaultPeriod
 	}
-	if o.Period < time.Second || o.Period%time.Second != 0 {
-		return o, fmt.Errorf("gethdev: Period %s is not a whole number of seconds of at least 1s (geth --dev.period counts seconds)", o.Period)
+	if o.Period < MinPeriod {
+		return o, fmt.Errorf("gethdev: Period %s is below the minimum %s", o.Period, MinPeriod)
 	}
 	if o.GasLimit == 0 {
 		o.GasLimit = DefaultGasLimit
@@ -142,6 +149,10 @@ type Node struct {
 	fundMu  sync.Mutex // one Fund send at a time, so nonces are taken in order
 	closeMu sync.Once
 	closeE  error
+	// stopTicks stops the block ticker; ticking is closed once it has returned (nil until it
+	// runs).
+	stopTicks chan struct{}
+	ticking   chan struct{}
 }
 
 var (
@@ -167,11 +178,12 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 		return nil, fmt.Errorf("gethdev: developer key: %w", err)
 	}
 	n := &Node{
-		key:    key,
-		addr:   crypto.PubkeyToAddress(key.PublicKey),
-		signer: types.LatestSignerForChainID(big.NewInt(ChainID)),
-		done:   make(chan struct{}),
-		tail:   childproc.NewTail(30, " | "),
+		key:       key,
+		addr:      crypto.PubkeyToAddress(key.PublicKey),
+		signer:    types.LatestSignerForChainID(big.NewInt(ChainID)),
+		done:      make(chan struct{}),
+		tail:      childproc.NewTail(30, " | "),
+		stopTicks: make(chan struct{}),
 	}
 	dataDir := opts.DataDir
 	if dataDir == "" {
@@ -183,7 +195,9 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 
 	cmd := exec.Command(opts.Binary,
 		"--dev",
-		"--dev.period", strconv.FormatInt(int64(opts.Period/time.Second), 10),
+		// Sealing on demand: a block for each arriving transaction, and one each Period from
+		// the ticker (see tick).
+		"--dev.period", "0",
 		"--dev.gaslimit", strconv.FormatUint(opts.GasLimit, 10),
 		"--datadir", dataDir,
 		"--ipcdisable",
@@ -259,8 +273,39 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	if err := n.waitReady(ctx); err != nil {
 		return fail(err)
 	}
+	n.ticking = make(chan struct{})
+	go n.tick(opts.Period, opts.Logger)
 	return n, nil
 }
+
+// tick seals a block each period until Close: geth --dev.period counts whole seconds, which
+// puts finality (32 blocks) up to 32 s away. With --dev.period 0 the simulated beacon seals a
+// block whenever a transaction or a withdrawal arrives (go-ethereum eth/catalyst,
+// simulatedBeaconAPI.loop), so each tick queues a withdrawal of 0 gwei to tickAddress
+// (dev_addWithdrawal), which credits nothing.
+func (n *Node) tick(period time.Duration, log *zap.Logger) {
+	defer close(n.ticking)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for index := uint64(0); ; index++ {
+		select {
+		case <-n.stopTicks:
+			return
+		case <-n.done:
+			return
+		case <-t.C:
+		}
+		w := map[string]any{"index": hexutil.Uint64(index), "validatorIndex": hexutil.Uint64(0), "address": tickAddress, "amount": hexutil.Uint64(0)}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*period+time.Second)
+		if err := n.client.Client().CallContext(ctx, nil, "dev_addWithdrawal", w); err != nil {
+			log.Debug("gethdev: block tick", zap.Error(err))
+		}
+		cancel()
+	}
+}
+
+// tickAddress receives the ticker's withdrawals of 0 gwei.
+var tickAddress = common.HexToAddress("0x000000000000000000000000000000000000b10c")
 
 // waitReady polls until eth_chainId answers ChainID and the developer account holds ether.
 func (n *Node) waitReady(ctx context.Context) error {
@@ -411,6 +456,10 @@ func (n *Node) WaitFinalized(ctx context.Context, height uint64) (*types.Header,
 // removes the data directory Start created. It is idempotent.
 func (n *Node) Close() error {
 	n.closeMu.Do(func() {
+		close(n.stopTicks)
+		if n.ticking != nil {
+			<-n.ticking
+		}
 		if n.client != nil {
 			n.client.Close()
 		}

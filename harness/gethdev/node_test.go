@@ -63,6 +63,17 @@ func TestStartServesDevChain(t *testing.T) {
 		assert.Greater(ct, now, first)
 	}, 30*time.Second, 100*time.Millisecond)
 
+	// The blocks between transactions carry the ticker's withdrawal of 0 gwei: nothing credited.
+	head, err := n.Client().BlockByNumber(ctx, nil)
+	require.NoError(t, err)
+	if ws := head.Withdrawals(); assert.NotEmpty(t, ws, "block %d", head.NumberU64()) {
+		assert.Equal(t, tickAddress, ws[0].Address)
+		assert.Zero(t, ws[0].Amount)
+	}
+	tick, err := n.Client().BalanceAt(ctx, tickAddress, nil)
+	require.NoError(t, err)
+	assert.Zero(t, tick.Sign(), "the ticks credit nothing")
+
 	// The gas limit option reaches the chain: the genesis block carries it.
 	genesis, err := n.Client().HeaderByNumber(ctx, big.NewInt(0))
 	require.NoError(t, err)
@@ -143,9 +154,24 @@ func TestKeepsGivenDataDirAndResumesChain(t *testing.T) {
 	assert.Equal(t, int64(7), bal.Int64(), "the chain in the data directory resumed")
 }
 
+// TestTransactionFinalizesWithoutOtherTraffic: a transaction is mined at once, and the blocks
+// the node seals on its own carry it to finalized depth (32 blocks) with nothing else sent.
+func TestTransactionFinalizesWithoutOtherTraffic(t *testing.T) {
+	n := startNode(t, Options{Period: 20 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rcpt, err := n.Fund(ctx, common.HexToAddress("0x00000000000000000000000000000000000f1a1e"), big.NewInt(1))
+	require.NoError(t, err)
+	fin, err := n.WaitFinalized(ctx, rcpt.BlockNumber.Uint64())
+	require.NoError(t, err)
+	h, err := n.Client().HeaderByNumber(ctx, rcpt.BlockNumber)
+	require.NoError(t, err)
+	assert.Equal(t, rcpt.BlockHash, h.Hash(), "the block that holds it is canonical below the finalized block %d", fin.Number)
+}
+
 func TestRefusesBadOptions(t *testing.T) {
-	_, err := Start(context.Background(), Options{Binary: "/bin/true", Period: 1500 * time.Millisecond})
-	assert.ErrorContains(t, err, "whole number of seconds")
+	_, err := Start(context.Background(), Options{Binary: "/bin/true", Period: time.Millisecond})
+	assert.ErrorContains(t, err, "Period 1ms is below the minimum 10ms")
 
 	_, err = Start(context.Background(), Options{Binary: filepath.Join(t.TempDir(), "no-such-geth")})
 	assert.ErrorContains(t, err, "no-such-geth")

@@ -132,6 +132,9 @@ type Activities struct {
 	// ResendEvery is how often Confirm re-sends the newest build while the node knows none
 	// (0: DefaultResendEvery).
 	ResendEvery time.Duration
+	// ReplaceAfter is how long the newest build may stay unmined before Confirm answers expired,
+	// when the step names no time of its own (0: DefaultReplaceAfter).
+	ReplaceAfter time.Duration
 	// ConfirmHeartbeatAfter is how long Confirm runs before it starts heartbeating; zero means
 	// five seconds, and never more than a quarter of the activity's heartbeat timeout.
 	ConfirmHeartbeatAfter time.Duration

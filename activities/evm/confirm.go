@@ -66,6 +66,9 @@ func (a *Activities) EVMConfirm(ctx context.Context, in ConfirmInput) (ConfirmRe
 	}
 	replaceAfter := in.ReplaceAfter
 	if replaceAfter <= 0 {
+		replaceAfter = a.ReplaceAfter
+	}
+	if replaceAfter <= 0 {
 		replaceAfter = DefaultReplaceAfter
 	}
 	resendEvery := a.ResendEvery

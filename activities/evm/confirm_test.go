@@ -119,6 +119,21 @@ func TestConfirmExpired(t *testing.T) {
 	assert.Positive(t, h.svc.sends())
 }
 
+// TestConfirmExpiredAfterTheWorkersReplaceAfter: a step that names no time of its own is judged
+// by the worker's ReplaceAfter (--evm-replace-after), not the 3-minute default.
+func TestConfirmExpiredAfterTheWorkersReplaceAfter(t *testing.T) {
+	h := newHarness(t, signerevm.Policy{})
+	h.a.ResendEvery = time.Millisecond
+	h.a.ReplaceAfter = 30 * time.Millisecond
+	h.chain.NonceState = func() *evmchain.Nonces { return &evmchain.Nonces{Latest: 5, Pending: 5, Finalized: 5} }
+	in := confirmInput(h)
+	in.ReplaceAfter = 0
+	h.env.SetTestTimeout(time.Minute) // the default would answer after 3 minutes
+	r, err := runConfirm(t, h, in)
+	require.NoError(t, err)
+	assert.Equal(t, activities.OutcomeReplace, r.Outcome)
+}
+
 // TestConfirmResumesFromHeartbeat: a retry keeps the first attempt's clock: with an hour-old start
 // and ReplaceAfter of an hour, it answers expired at its first look; a fresh clock would still be
 // waiting when, later, a stranger's transaction takes the nonce.

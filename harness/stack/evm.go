@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/keystore"
 	"github.com/ethereum/go-ethereum/common"
@@ -166,8 +167,19 @@ func (e *EVM) workerConfig() evmmod.Config {
 		// 530,000 gas, twice mainnet's): the local chain's cap is raised to match, not the default.
 		MaxGasLimit:     2_000_000,
 		EigenPodManager: cli.StringMap{EVMNetwork: e.EigenLayer.Manager.Hex()},
+		// The node mines a transaction as it arrives and seals a block each gethdev.DefaultPeriod:
+		// one unmined for 15 s (150 blocks) was dropped, as one unmined for the default 3 minutes
+		// (15 blocks) is on mainnet.
+		ReplaceAfter: LocalEVMReplaceAfter,
+		ResendEvery:  LocalEVMResendEvery,
 	}
 }
+
+// The local chain's --evm-replace-after and --evm-resend-every.
+const (
+	LocalEVMReplaceAfter = 15 * time.Second
+	LocalEVMResendEvery  = 2 * time.Second
+)
 
 // WorkerArgs are the command-line flags that give a cmd/worker process this chain, as
 // workerConfig gives an in-process worker.
@@ -180,6 +192,7 @@ func (e *EVM) WorkerArgs() []string {
 		"--polygon-validator-shares", c.PolygonValidatorShares.String(),
 		"--polygon-slippage-bps", fmt.Sprint(c.SlippageBps), "--evm-max-gas-limit", fmt.Sprint(c.MaxGasLimit),
 		"--eigenlayer-pod-manager", c.EigenPodManager.String(),
+		"--evm-replace-after", c.ReplaceAfter.String(), "--evm-resend-every", c.ResendEvery.String(),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/params"
@@ -80,6 +81,12 @@ type Config struct {
 	EigenPodManager        cli.StringMap
 	EigenMaxGasLimit       uint64
 	EigenMaxTransactionFee string
+	// ReplaceAfter is how long a sent transaction may stay unmined, its nonce unused, before a
+	// replacement is built under the same nonce; ResendEvery is how often the newest build is
+	// sent again while the node knows none. Both follow the chain's block time; 0: the
+	// activities' defaults (actevm.DefaultReplaceAfter, DefaultResendEvery).
+	ReplaceAfter time.Duration
+	ResendEvery  time.Duration
 }
 
 // PolygonContracts are Polygon's staking contracts on one Ethereum network.
@@ -133,6 +140,8 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.UintVar(&c.SlippageBps, "polygon-slippage-bps", DefaultSlippageBps, "how far, in basis points, share bounds may lie from the shares read from the chain")
 	fs.StringVar(&c.ApprovalThresholdWei, "polygon-approval-threshold-wei", "", "Polygon operations of at least this many wei wait for approval (empty: never)")
 	fs.StringVar(&c.DualApprovalThresholdWei, "polygon-dual-approval-threshold-wei", "", "Polygon operations of at least this many wei wait for two approvals (empty: never)")
+	fs.DurationVar(&c.ReplaceAfter, "evm-replace-after", actevm.DefaultReplaceAfter, "how long a sent Polygon or EigenLayer transaction may stay unmined, its nonce unused, before a replacement with higher fees is built under the same nonce")
+	fs.DurationVar(&c.ResendEvery, "evm-resend-every", actevm.DefaultResendEvery, "how often the newest build of a Polygon or EigenLayer transaction is sent again while the node knows none")
 	c.registerEigenLayer(fs)
 }
 
@@ -194,6 +203,12 @@ func (c *Config) validate() error {
 	}
 	if _, err := c.validatorShares(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.ReplaceAfter < 0 {
+		errs = append(errs, fmt.Errorf("--evm-replace-after %s: want a positive duration", c.ReplaceAfter))
+	}
+	if c.ResendEvery < 0 {
+		errs = append(errs, fmt.Errorf("--evm-resend-every %s: want a positive duration", c.ResendEvery))
 	}
 	if c.SlippageBps > 10_000 {
 		errs = append(errs, fmt.Errorf("--polygon-slippage-bps %d: want at most 10000 (100%%)", c.SlippageBps))
@@ -453,7 +468,8 @@ func (m *Module) activities(ctx context.Context, env module.Env) (*actevm.Activi
 	// build, sign, send and re-send them: workflows name them by digest and hash only.
 	raw := actevm.NewRawCache(0)
 	acts := &actevm.Activities{Networks: map[string]actevm.Network{}, Service: env.Service, Temporal: env.Temporal,
-		TaskQueue: env.TaskQueue, EpochRecheck: env.EpochRecheck, Keys: holder, Raw: raw}
+		TaskQueue: env.TaskQueue, EpochRecheck: env.EpochRecheck, Keys: holder, Raw: raw,
+		ReplaceAfter: c.ReplaceAfter, ResendEvery: c.ResendEvery}
 	acts.Policy.ApprovalThresholdWei, _ = optionalWei(c.ApprovalThresholdWei)
 	acts.Policy.DualApprovalThresholdWei, _ = optionalWei(c.DualApprovalThresholdWei)
 	acts.Policy.Approvers = env.Approvers

@@ -62,6 +62,8 @@ func TestConfigRefusesWhatIsWrongNamingIt(t *testing.T) {
 		{"share without id", evmArgs("--polygon-validator-shares", share7+"=x"), `validator id "x" is not a positive whole number`},
 		{"slippage above 100%", evmArgs("--polygon-slippage-bps", "10001"), "--polygon-slippage-bps 10001: want at most 10000"},
 		{"fee cap not wei", evmArgs("--evm-max-fee-wei", "0.5"), `--evm-max-fee-wei: "0.5" is not a positive whole number of wei`},
+		{"negative replace-after", evmArgs("--evm-replace-after", "-1s"), "--evm-replace-after -1s: want a positive duration"},
+		{"negative resend-every", evmArgs("--evm-resend-every", "-2s"), "--evm-resend-every -2s: want a positive duration"},
 		{"dual below single", evmArgs("--polygon-approval-threshold-wei", "100", "--polygon-dual-approval-threshold-wei", "99"), "is below --polygon-approval-threshold-wei 100"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,7 +29,7 @@ func decodePolygon(t *testing.T, out string) wfpolygon.Result {
 }
 
 // TestPolygon runs the Polygon operations on the real chain, each with its own staker, at once:
-// each waits for blocks to be finalized (up to 32 blocks of a second each on the local chain),
+// each waits for blocks to be finalized (up to 32 blocks of 100 ms each on the local chain),
 // and those waits overlap.
 func TestPolygon(t *testing.T) {
 	for name, run := range map[string]func(*testing.T){

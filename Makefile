@@ -70,7 +70,7 @@ test-cluster: tools tools-cluster
 
 ## record-histories: re-record the workflow histories replayed by the workflows tests
 record-histories: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... -args -record-histories $(CURDIR)/workflows
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/ -args -record-histories $(CURDIR)/workflows
 
 ## deploy-check: offline checks of deploy/ (compose, Kubernetes manifests, Dockerfile; a module of its own)
 deploy-check:

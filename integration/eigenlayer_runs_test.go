@@ -64,29 +64,3 @@ func TestEigenLayerCheckpointContinuesAsNew(t *testing.T) {
 	s := queryStatus(t, id)
 	assert.Equal(t, workflows.StepDone, s.Step)
 }
-
-// TestEigenLayerLargePodHistoryBounded: a checkpoint of a 10,000-validator pod (125 batches)
-// completes, continuing as new on its budget, every run's history under 2 MB (the server's
-// count), the rewards credited once. The checkpoint (about 7 minutes on the local chain) is
-// started before t.Parallel, so it runs while the suite's other tests do; the test resumes,
-// waits for it and checks it once they have finished.
-func TestEigenLayerLargePodHistoryBounded(t *testing.T) {
-	const validators = 10_000
-	owner := st.EVM.Stakers[14]
-	began := time.Now()
-	pod, before := eigenPod(t, owner, validators)
-	t.Logf("pod of %d validators made in %s", validators, time.Since(began).Round(time.Second))
-	run := startCheckpoint(t, owner.Hex(), 0)
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
-	var res wfeigenlayer.Result
-	require.NoError(t, st.Client.GetWorkflow(ctx, run.GetID(), "").Get(ctx, &res))
-	t.Logf("checkpoint of %d validators completed %s after it started", validators, time.Since(began).Round(time.Second))
-	assert.Equal(t, (validators+79)/80, res.BatchesSent)
-	assert.Len(t, res.Transactions, 1+res.BatchesSent)
-	creditedOnce(t, pod, before, validators, res.CheckpointTimestamp)
-	sizes := runsUnder(t, run.GetID(), maxRunHistoryBytes)
-	assert.Greater(t, len(sizes), 1, "continued as new on its budget")
-}

@@ -165,7 +165,7 @@ const maxRunHistoryBytes = 2_000_000
 // the sizes.
 func runsUnder(t *testing.T, id string, limit int64) []int64 {
 	t.Helper()
-	sizes, err := runHistorySizes(context.Background(), id)
+	sizes, err := st.RunHistorySizes(context.Background(), id)
 	require.NoError(t, err)
 	require.NotEmpty(t, sizes)
 	for i, n := range sizes {

@@ -198,9 +198,9 @@ func run(m *testing.M) int {
 		EpochRecheck: time.Second,
 		Stakers:      28, StakerLamports: 100 * sol,
 		// EVM keys 6-8 are the EigenLayer pod owners, 9-11 Hyperliquid's delegators (hyperliquidDelegator),
-		// 12 the staker of TestPolygonReplacementRefusedThenCancelledEndsOnTheChainsWord, 13-14 the
-		// pod owners of the checkpoints run in many runs (eigenlayer_runs_test.go).
-		EVM:               &stack.EVMOptions{Stakers: 15},
+		// 12 the staker of TestPolygonReplacementRefusedThenCancelledEndsOnTheChainsWord, 13 the
+		// pod owner of the checkpoint run in many runs (eigenlayer_runs_test.go).
+		EVM:               &stack.EVMOptions{Stakers: 14},
 		Celestia:          &stack.CelestiaOptions{Delegators: 11, UnbondingTime: celestiaUnbonding, ReplaceAfter: 2 * time.Second},
 		ApprovalThreshold: approvalThreshold,
 		ConfigureWorker: func(cfg *worker.Config) {

@@ -63,15 +63,19 @@ func (a *Activities) EVMCheckFresh(ctx context.Context, in FreshInput) (FreshRes
 			return FreshResult{LandedEarlier: h.Hex()}, nil
 		}
 	}
-	other := ""
+	by := "by a transaction stakeflow did not send"
 	if len(hashes) > 0 {
-		if st, err := n.Chain.NonceConsumedBy(ctx, staker, in.Nonce, hashes[len(hashes)-1]); err == nil && st.Other != (common.Hash{}) {
-			other = st.Other.Hex()
+		st, err := n.Chain.NonceConsumedBy(ctx, staker, in.Nonce, hashes[len(hashes)-1])
+		switch {
+		case err != nil:
+			by += fmt.Sprintf(" (not named: %v)", err)
+		case st.Other != (common.Hash{}):
+			by = "by transaction " + st.Other.Hex() + ", which stakeflow did not send"
+		case st.Use == evmchain.NonceNotConsumed:
+			by += " (not at finalized depth yet, so not named)"
+		default:
+			by += " (the node no longer holds the state to name it)"
 		}
-	}
-	by := "by a transaction stakeflow did not send (not at finalized depth yet, so not named)"
-	if other != "" {
-		by = "by transaction " + other + ", which stakeflow did not send"
 	}
 	return FreshResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 		"nonce %d of %s is already used %s (the chain's next nonce is %d); nothing was sent",

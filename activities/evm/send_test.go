@@ -125,6 +125,9 @@ func TestCheckFresh(t *testing.T) {
 		{name: "used by another transaction not final yet", latest: 6,
 			txs:     map[common.Hash]func() *evmchain.TxLookup{ourHash: lookup(evmchain.TxPending)},
 			wantErr: []string{"nonce 5 of", "not at finalized depth yet"}},
+		{name: "used by another transaction the node can no longer name", latest: 6,
+			consumed: &evmchain.NonceStatus{Use: evmchain.NonceConsumedByOther},
+			wantErr:  []string{"nonce 5 of", "no longer holds the state to name it"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

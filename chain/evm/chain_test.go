@@ -513,3 +513,43 @@ func TestRealRevertsDecoded(t *testing.T) {
 		assert.Equal(t, tc.want, rev.Reason)
 	}
 }
+
+// A full node serves the state of its last 128 blocks only. On a chain longer than twice that,
+// the transaction that took a nonce is still named: the search walks down from the finalized
+// block instead of bisecting from genesis, whose state is gone.
+func TestNonceConsumedByNamesOtherPastPrunedState(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	long, err := gethdev.Start(ctx, gethdev.Options{Period: gethdev.MinPeriod})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = long.Close() })
+	c, err := Dial(ctx, long.RPCURL())
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+
+	key, addr := long.DevKey(), long.DevAddress()
+	nonce, err := long.Client().PendingNonceAt(ctx, addr)
+	require.NoError(t, err)
+	to := common.Address{0x05}
+	other := signTx(t, key, nonce, &to, big.NewInt(7), 21_000, nil)
+	mine := signTx(t, key, nonce, &to, big.NewInt(8), 21_000, nil) // same nonce, never lands
+
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		head, err := long.Client().BlockNumber(ctx)
+		assert.NoError(ct, err)
+		assert.GreaterOrEqual(ct, head, uint64(400))
+	}, 2*time.Minute, 50*time.Millisecond, "the chain grows past twice the state a full node keeps")
+	_, err = long.Client().NonceAt(ctx, addr, big.NewInt(1))
+	require.Error(t, err, "the node no longer serves the state of block 1")
+
+	require.NoError(t, long.Client().SendTransaction(ctx, other))
+	r, err := long.WaitMined(ctx, other.Hash())
+	require.NoError(t, err)
+	_, err = long.WaitFinalized(ctx, r.BlockNumber.Uint64())
+	require.NoError(t, err)
+
+	st, err := c.NonceConsumedBy(ctx, addr, nonce, mine.Hash())
+	require.NoError(t, err)
+	assert.Equal(t, NonceConsumedByOther, st.Use)
+	assert.Equal(t, other.Hash(), st.Other, "the transaction that took the nonce is named")
+}

@@ -157,6 +157,32 @@ func isIndexing(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "transaction indexing is in progress")
 }
 
+// indexingPatience is how long a lookup asks again while the node answers "transaction indexing
+// is in progress". geth answers so for an unknown hash between a new head and the indexing of
+// its block, a window that closes within milliseconds and reopens at every block.
+const indexingPatience = 2 * time.Second
+
+// patientLookup runs call, and again after a short wait while the node answers that it is still
+// indexing, for up to indexingPatience. It returns call's last error.
+func patientLookup(ctx context.Context, call func() error) error {
+	wait := 10 * time.Millisecond
+	deadline := time.Now().Add(indexingPatience)
+	for {
+		err := call()
+		if !isIndexing(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
 // ChainID returns the chain id the RPC serves (eth_chainId).
 func (c *Client) ChainID(ctx context.Context) (*big.Int, error) {
 	id, err := c.eth.ChainID(ctx)
@@ -321,7 +347,7 @@ type rpcTx struct {
 // Transaction looks hash up: absent, pending, or mined at (block, index).
 func (c *Client) Transaction(ctx context.Context, hash common.Hash) (*TxLookup, error) {
 	var raw json.RawMessage
-	if err := c.rpc.CallContext(ctx, &raw, "eth_getTransactionByHash", hash); err != nil {
+	if err := patientLookup(ctx, func() error { return c.rpc.CallContext(ctx, &raw, "eth_getTransactionByHash", hash) }); err != nil {
 		return nil, c.wrap("eth_getTransactionByHash", err)
 	}
 	if len(raw) == 0 || string(raw) == "null" {

@@ -37,5 +37,7 @@
 //     calls transient as it does every server-side answer: callers sending read the refusal
 //     (an rpc.Error) themselves.
 //   - A node answering "transaction indexing is in progress" does not know yet whether it has
-//     a transaction: ReceiptFinal reports it as not final, NonceConsumedBy as a transient error.
+//     a transaction. geth answers so between each new head and the indexing of its block, so
+//     lookups ask again for up to two seconds; past that, ReceiptFinal reports it as not final,
+//     Transaction and NonceConsumedBy as a transient error.
 package evmchain

@@ -26,6 +26,8 @@ type fakeEth struct {
 	receipts  map[common.Hash]*types.Receipt
 	nonces    map[common.Hash]uint64 // by block hash
 	indexing  bool
+	// indexingLeft is how many more receipt lookups answer that the node is still indexing.
+	indexingLeft int
 }
 
 // indexingError is what geth answers while its transaction index is incomplete.
@@ -52,7 +54,8 @@ func (f *fakeEth) GetBlockByNumber(n rpc.BlockNumber, _ bool) (*types.Header, er
 func (f *fakeEth) GetTransactionReceipt(hash common.Hash) (*types.Receipt, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.indexing {
+	if f.indexing || f.indexingLeft > 0 {
+		f.indexingLeft--
 		return nil, indexingError{}
 	}
 	return f.receipts[hash], nil
@@ -158,6 +161,20 @@ func TestIndexingNodeCannotTell(t *testing.T) {
 	require.Error(t, err, "got %+v", st)
 	assert.True(t, IsTransient(err))
 	assert.Contains(t, err.Error(), "indexing")
+}
+
+// geth answers "indexing is in progress" between each new head and the indexing of its block:
+// a lookup asks again and gets the answer once the window closes.
+func TestIndexingWindowIsWaitedOut(t *testing.T) {
+	f, c := newFake(t)
+	tx := common.Hash{0x15}
+	f.receipts[tx] = receiptIn(tx, f.canonical[10])
+	f.indexingLeft = 3
+
+	r, err := c.ReceiptFinal(context.Background(), tx)
+	require.NoError(t, err)
+	assert.Equal(t, f.canonical[10].Hash(), r.BlockHash)
+	assert.Zero(t, f.indexingLeft, "the three answers in the window were all asked for")
 }
 
 func TestNonceConsumedReorgedReceiptIsAnotherTx(t *testing.T) {

@@ -137,9 +137,12 @@ func asRevert(err error) error {
 }
 
 // receipt reads hash's receipt; nil when the node has none. indexing is true when the node
-// could not tell because it is still indexing.
+// could not tell because it was still indexing after indexingPatience.
 func (c *Client) receipt(ctx context.Context, hash common.Hash) (r *types.Receipt, indexing bool, err error) {
-	r, err = c.eth.TransactionReceipt(ctx, hash)
+	err = patientLookup(ctx, func() (err error) {
+		r, err = c.eth.TransactionReceipt(ctx, hash)
+		return err
+	})
 	switch {
 	case errors.Is(err, ethereum.NotFound):
 		return nil, false, nil
@@ -312,17 +315,37 @@ func (c *Client) NonceConsumedBy(ctx context.Context, addr common.Address, nonce
 }
 
 // findNonceTx finds the transaction from addr with nonce in the canonical chain up to block
-// top: a binary search for the first block whose state shows the nonce used, then a scan of
-// that block. It fails when the node no longer holds the state searched.
+// top, where the nonce is used. A full node holds the state of recent blocks only (geth: the
+// last 128), so the search walks down from top in doubling steps to the first block whose
+// state shows the nonce unused, then bisects between the two and scans the block found. A
+// recent transaction is found on any node; it fails when the node no longer holds the state
+// searched.
 func (c *Client) findNonceTx(ctx context.Context, addr common.Address, nonce, top uint64) (common.Hash, error) {
-	lo, hi := uint64(0), top // the nonce is unused at lo-1 (or lo is 0) and used at hi
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		n, err := c.eth.NonceAt(ctx, addr, new(big.Int).SetUint64(mid))
+	used := func(block uint64) (bool, error) {
+		n, err := c.eth.NonceAt(ctx, addr, new(big.Int).SetUint64(block))
+		return n > nonce, err
+	}
+	// The nonce is used at hi and unused at lo-1 (or lo is 0).
+	lo, hi := uint64(0), top
+	for step := uint64(1); hi > 0; step *= 2 {
+		probe := hi - min(step, hi)
+		u, err := used(probe)
 		if err != nil {
 			return common.Hash{}, err
 		}
-		if n > nonce {
+		if !u {
+			lo = probe + 1
+			break
+		}
+		hi = probe
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		u, err := used(mid)
+		if err != nil {
+			return common.Hash{}, err
+		}
+		if u {
 			hi = mid
 		} else {
 			lo = mid + 1

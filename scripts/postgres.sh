@@ -30,9 +30,7 @@ as() {
 
 install() {
   if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then return 0; fi
-  echo "installing PostgreSQL from the Debian packages (once)" >&2
-  $sudo apt-get update >&2
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends postgresql >&2
+  "$(dirname "$0")/tools.sh" postgresql
   bindir >/dev/null
 }
 

@@ -12,28 +12,41 @@
 #   scripts/tools.sh temporal-ui -> path of the pinned Temporal Web UI server (a Go module)
 #   scripts/tools.sh softhsm    -> path of SoftHSM2's PKCS#11 module (Debian package softhsm2, for the HSM
 #                                  key backend's tests; softhsm2-util comes with it)
+#   scripts/tools.sh postgresql -> nothing; installs Debian's postgresql for scripts/postgres.sh
 set -euo pipefail
 
-TEMPORAL_CLI_VERSION=v1.5.1
 WORKFLOWCHECK_VERSION=v0.6.0
 STATICCHECK_VERSION=v0.8.2
 ERRCHECK_VERSION=v1.30.0
 GETH_VERSION=v1.17.10
 GREMLINS_VERSION=v0.6.0
-# The server the pinned CLI embeds, and the UI server it serves.
-TEMPORAL_SERVER_VERSION=v1.29.1
+# The UI server the pinned CLI serves.
 TEMPORAL_UI_VERSION=v2.42.1
 cache="${STAKEFLOW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/stakeflow}"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+# The Temporal CLI and server are pinned by the module tools/temporal (go.mod and go.sum), built from
+# it so the server reuses the CLI's compiled packages. Their cache directories carry a digest of
+# go.sum, so a change of any pinned version builds anew.
+temporal_module="$here/tools/temporal"
+module_version() { awk -v m="$1" '$1 == m { print $2; exit }' "$temporal_module/go.mod"; }
+TEMPORAL_CLI_VERSION=$(module_version github.com/temporalio/cli)
+TEMPORAL_SERVER_VERSION=$(module_version go.temporal.io/server)
+temporal_pins=$(sha256sum "$temporal_module/go.sum" | cut -c1-12)
+
+# temporal_build DIR PKG...: builds the tools module's packages PKG into the fresh directory DIR.
+temporal_build() {
+  local dir=$1; shift
+  (cd "$temporal_module" && GOFLAGS="-mod=readonly -buildvcs=false" go build -o "$dir/" "$@") >&2
+}
 
 temporal() {
-  local dir="$cache/temporal-$TEMPORAL_CLI_VERSION"
+  local dir="$cache/temporal-$TEMPORAL_CLI_VERSION-$temporal_pins"
   if [ ! -x "$dir/temporal" ]; then
     mkdir -p "$dir"
     echo "installing Temporal CLI $TEMPORAL_CLI_VERSION into $dir (a few minutes, once)" >&2
-    # Build outside the module so the project's go.mod does not pin the CLI's dependencies.
     local tmp
     tmp=$(mktemp -d "$dir/.install.XXXXXX")
-    (cd "$tmp" && GOBIN="$tmp" GOFLAGS=-mod=mod go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION") >&2
+    temporal_build "$tmp" github.com/temporalio/cli/cmd/temporal
     mv "$tmp/temporal" "$dir/temporal"
     rm -rf "$tmp"
   fi
@@ -70,20 +83,18 @@ gremlins() {
   echo "$dir/gremlins"
 }
 
-# temporal_server: the real Temporal server and its SQL schema tool, built from the Go module (a few
-# minutes, once), and the schema files shipped in that module, copied beside them.
+# temporal_server: the real Temporal server and its SQL schema tool, built from tools/temporal (a
+# minute or two once the CLI is built, whose packages it reuses), and the schema files shipped in
+# the server's module, copied beside them.
 temporal_server() {
-  local dir="$cache/temporal-server-$TEMPORAL_SERVER_VERSION"
+  local dir="$cache/temporal-server-$TEMPORAL_SERVER_VERSION-$temporal_pins"
   if [ ! -x "$dir/temporal-server" ] || [ ! -x "$dir/temporal-sql-tool" ] || [ ! -d "$dir/schema/postgresql" ]; then
     mkdir -p "$dir"
-    echo "installing Temporal server $TEMPORAL_SERVER_VERSION into $dir (a few minutes, once)" >&2
+    echo "installing Temporal server $TEMPORAL_SERVER_VERSION into $dir (once)" >&2
     local tmp src
     tmp=$(mktemp -d "$dir/.install.XXXXXX")
-    (cd "$tmp" && GOBIN="$tmp" GOFLAGS=-mod=mod go install \
-      "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" \
-      "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION") >&2
-    src=$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "go.temporal.io/server@$TEMPORAL_SERVER_VERSION" |
-      sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    temporal_build "$tmp" go.temporal.io/server/cmd/server go.temporal.io/server/cmd/tools/sql
+    src=$(cd "$temporal_module" && go list -m -f '{{.Dir}}' go.temporal.io/server)
     rm -rf "$dir/schema"
     cp -R "$src/schema" "$dir/schema"
     chmod -R u+w "$dir/schema"
@@ -108,21 +119,35 @@ temporal_ui() {
   echo "$dir/temporal-ui-server"
 }
 
+# apt_install PKG: installs the Debian package PKG. Suites run at once may each install one, so the
+# installs take turns on a lock (apt-get fails at once while another holds the package database).
+apt_install() {
+  local pkg=$1 sudo=""
+  echo "installing $pkg from the Debian packages (once)" >&2
+  if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
+  (
+    flock 9
+    $sudo apt-get update >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "$pkg" >&2
+  ) 9>"${TMPDIR:-/tmp}/stakeflow-apt.lock"
+}
+
 # debian_package PKG TEST FILE: installs the Debian package PKG (once) unless FILE, which it
 # provides, passes `test TEST FILE` (-x an executable, -f a library) already; fails if it still does
 # not after the install.
 debian_package() {
   local pkg="$1" check="$2" file="$3"
   if [ "$check" "$file" ]; then return; fi
-  echo "installing $pkg from the Debian packages (once)" >&2
-  local sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
-  $sudo apt-get update >&2
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "$pkg" >&2
+  apt_install "$pkg"
   if ! [ "$check" "$file" ]; then
     echo "scripts/tools.sh: $pkg installed but $file is missing" >&2
     exit 1
   fi
+}
+
+# postgresql: PostgreSQL from the Debian packages, for scripts/postgres.sh (which finds its binaries).
+postgresql() {
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then apt_install postgresql; fi
 }
 
 chromium() {
@@ -149,6 +174,7 @@ for tool in "$@"; do
     temporal-server) temporal_server ;;
     temporal-ui) temporal_ui ;;
     softhsm) softhsm ;;
+    postgresql) postgresql ;;
     *) echo "scripts/tools.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
 done

@@ -10,7 +10,7 @@ TEMPORAL_CLI = $(shell scripts/tools.sh temporal)
 # the targets that start one; harness/gethdev reads it from $GETH.
 test-integration record-histories test-chaos chaos bench bench-full demo dev ui-check: export GETH = $(shell scripts/tools.sh geth)
 
-.PHONY: all bench bench-full bench-go lint test-stacks test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools tools-cluster dev ui-check clean cluster test-cluster bench-cluster
+.PHONY: test-checks all bench bench-full bench-go lint test-stacks test-chaos chaos deploy-check images demo build test test-unit test-integration vet fuzz-smoke tools tools-cluster dev ui-check clean cluster test-cluster bench-cluster
 
 all: build
 
@@ -23,8 +23,16 @@ vet:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags integration $(PKGS)
 
-## test: everything CI runs: vet and linters, unit tests (race detector), fuzz smoke, integration tests on real parts, the Web UI check, the small chaos run
-test: vet lint test-unit fuzz-smoke deploy-check test-stacks
+## test: everything CI runs: vet and linters, unit tests (race detector), fuzz smoke, deploy checks (test-checks), beside
+## integration tests on real parts, the Web UI check, the small chaos run and the cluster tests (test-stacks)
+# The stack suites wait mostly on chains; the checks only compute. So both run at once, the checks at a lower CPU priority:
+# the stacks' path (building the tools, then the suites) gets the cores when it needs them, the checks the rest.
+test:
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-checks test-stacks
+
+## test-checks: vet, lint, test-unit, fuzz-smoke and deploy-check, one after the other, at nice 10
+test-checks:
+	nice -n 10 $(MAKE) --no-print-directory -j1 vet lint test-unit fuzz-smoke deploy-check
 
 ## test-stacks: the four suites that each start a local stack (Temporal dev server or the real server on PostgreSQL, sandbox, Solana runtime, geth), at once:
 ## most of their time is waiting on chains (finality, epochs), so together they take little longer than the longest alone
@@ -61,8 +69,9 @@ fuzz-smoke:
 # The PKCS#11 key backend and starter keys generate/list against a real SoftHSM2 token (Debian's softhsm2, installed by scripts/tools.sh softhsm).
 HSM_PKGS := ./signer/keys/hsm/... ./internal/starter/
 REAL_CHAIN_PKGS := ./activities/evm/ ./activities/solana/ ./chain/evm/ ./chain/solana/ ./harness/cmd/sandbox/ ./harness/gethdev/ ./harness/sandbox/...
+# -p 4: the two integration packages take minutes of chain time each; the other packages run beside them rather than after.
 test-integration: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... ./cmd/codec-server/ $(REAL_CHAIN_PKGS) $(HSM_PKGS)
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -p 4 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... ./cmd/codec-server/ $(REAL_CHAIN_PKGS) $(HSM_PKGS)
 
 ## test-cluster: failover (worker SIGKILLs, a Temporal restart) and a rolling upgrade (previous commit's worker beside this one's) on the real Temporal server on PostgreSQL with worker processes
 test-cluster: tools tools-cluster
@@ -114,11 +123,11 @@ mutation:
 mutation-changed:
 	scripts/mutation.sh changed
 
-## tools: install the pinned Temporal CLI (cached per user)
+## tools: install the pinned Temporal CLI and geth, at once (cached per user)
 tools:
-	@scripts/tools.sh temporal geth >/dev/null
+	@scripts/tools.sh temporal >/dev/null & cli=$$!; scripts/tools.sh geth >/dev/null; geth=$$?; wait $$cli && exit $$geth
 
-## tools-cluster: install the pinned Temporal server, its SQL tool and schemas, and the Web UI server (cached per user; the server's build takes about 3 minutes, once)
+## tools-cluster: install the pinned Temporal server, its SQL tool and schemas, and the Web UI server (cached per user; the server reuses the packages the CLI's build compiled)
 tools-cluster:
 	@scripts/tools.sh temporal-server temporal-ui >/dev/null
 	@scripts/postgres.sh install

@@ -34,6 +34,10 @@ const (
 	rewardGwei  = 1_000_000
 	// maxRunHistoryBytes is the bound on each run's history (the server's HistorySizeBytes).
 	maxRunHistoryBytes = 2_000_000
+	// blockPeriod and confirmPoll keep the 126 transactions' waits for finality short: a block
+	// is final at most 32 blocks (0.64 s) after it, and each confirm looks every 200 ms.
+	blockPeriod = 20 * time.Millisecond
+	confirmPoll = 200 * time.Millisecond
 )
 
 var (
@@ -68,7 +72,7 @@ func run(m *testing.M) int {
 	defer cancel()
 	// The stack's and the worker's warnings and errors go to the test's output.
 	logger := zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.Lock(os.Stderr), zapcore.WarnLevel))
-	st, err = stack.Start(ctx, stack.Options{TemporalCLI: cliPath, Dir: dir, PayloadKeyset: ks, EVM: &stack.EVMOptions{Stakers: 1},
+	st, err = stack.Start(ctx, stack.Options{TemporalCLI: cliPath, Dir: dir, PayloadKeyset: ks, EVM: &stack.EVMOptions{Stakers: 1, Period: blockPeriod},
 		Runtime: solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000},
 		// The worker serves every chain the stack has: Solana needs a key of its own.
 		Stakers: 1, StakerLamports: 1_000_000_000,
@@ -135,7 +139,7 @@ func TestEigenLayerLargePodHistoryBounded(t *testing.T) {
 	attrs := workflows.Conceal(keyset.Tagger(), wfeigenlayer.Attributes(stack.EVMNetwork, owner.Hex())...)
 	began := time.Now()
 	run, err := st.Client.ExecuteWorkflow(ctx, starter.StartOptions(id, "checkpoint of "+owner.Hex()+"'s pod", queue, attrs...),
-		wfeigenlayer.CheckpointWorkflowType, wfeigenlayer.CheckpointInput{Network: stack.EVMNetwork, Owner: owner.Hex()})
+		wfeigenlayer.CheckpointWorkflowType, wfeigenlayer.CheckpointInput{Network: stack.EVMNetwork, Owner: owner.Hex(), Options: workflows.Options{ConfirmPollInterval: confirmPoll}})
 	require.NoError(t, err)
 
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Minute)

@@ -18,10 +18,13 @@ all: build
 build:
 	$(GO) build -o bin/ ./cmd/...
 
-## vet: static checks
+## vet: static checks, once over every file: the integration tag only adds files (none is built only without it, which the first line holds)
 vet:
-	$(GO) vet $(PKGS)
+	@! grep -rl --include='*.go' -E '^//go:build .*!integration' . || { echo "files built only without the integration tag: vet them too"; exit 1; }
 	$(GO) vet -tags integration $(PKGS)
+
+# go test's own vet pass (a subset of vet's checks) repeats what make vet checked in make test: off in the tests' runs.
+NOVET := -vet=off
 
 ## test: everything CI runs: vet and linters, unit tests (race detector), fuzz smoke, deploy checks (test-checks), beside
 ## integration tests on real parts, the Web UI check, the small chaos run and the cluster tests (test-stacks)
@@ -44,13 +47,13 @@ test-stacks: tools
 lint:
 	@set -e; bin="$$(scripts/tools.sh lint)"; \
 	  echo "workflowcheck ./workflows/... ./lease/..."; "$$bin/workflowcheck" ./workflows/... ./lease/...; \
-	  echo "staticcheck ./..."; "$$bin/staticcheck" ./...; "$$bin/staticcheck" -tags integration ./...; \
+	  echo "staticcheck -tags integration ./..."; "$$bin/staticcheck" -tags integration ./...; \
 	  echo "errcheck ./..."; "$$bin/errcheck" -ignoretests -exclude .errcheck-excludes ./...
 
 ## test-unit: unit tests of every package, with the race detector (the store's run on a real PostgreSQL, installed once)
 test-unit:
 	scripts/postgres.sh install
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test $(NOVET) -race -count=1 $(PKGS)
 
 ## fuzz-smoke: run each fuzz target for FUZZ_EXECS inputs on top of its committed seed corpus
 # The budget is a count, not a duration: with a duration, Go up to 1.26 can fail a target with a bare
@@ -60,7 +63,7 @@ FUZZ_EXECS ?= 50000
 fuzz-smoke:
 	@set -e; for spec in $$(grep -rl --include='*_test.go' -E '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
 	  for f in $$(grep -hoE '^func (Fuzz[A-Za-z0-9_]+)' $$spec/*_test.go | awk '{print $$2}'); do \
-	    echo "fuzz $$spec $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZ_EXECS)x -fuzzminimizetime 200x $$spec; \
+	    echo "fuzz $$spec $$f"; $(GO) test $(NOVET) -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZ_EXECS)x -fuzzminimizetime 200x $$spec; \
 	  done; \
 	done
 
@@ -71,11 +74,11 @@ HSM_PKGS := ./signer/keys/hsm/... ./internal/starter/
 REAL_CHAIN_PKGS := ./activities/evm/ ./activities/solana/ ./chain/evm/ ./chain/solana/ ./harness/cmd/sandbox/ ./harness/gethdev/ ./harness/sandbox/...
 # -p 4: the two integration packages take minutes of chain time each; the other packages run beside them rather than after.
 test-integration: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -p 4 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... ./cmd/codec-server/ $(REAL_CHAIN_PKGS) $(HSM_PKGS)
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test $(NOVET) -tags integration -count=1 -p 4 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... ./cmd/codec-server/ $(REAL_CHAIN_PKGS) $(HSM_PKGS)
 
 ## test-cluster: failover (worker SIGKILLs, a Temporal restart) and a rolling upgrade (previous commit's worker beside this one's) on the real Temporal server on PostgreSQL with worker processes
 test-cluster: tools tools-cluster
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" TEMPORAL_SERVER_DIR="$$(scripts/tools.sh temporal-server)" $(GO) test -tags integration -count=1 -timeout 10m ./harness/cluster/...
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" TEMPORAL_SERVER_DIR="$$(scripts/tools.sh temporal-server)" $(GO) test $(NOVET) -tags integration -count=1 -timeout 10m ./harness/cluster/...
 
 ## record-histories: re-record the workflow histories replayed by the workflows tests
 record-histories: tools
@@ -83,7 +86,7 @@ record-histories: tools
 
 ## deploy-check: offline checks of deploy/ (compose, Kubernetes manifests, Dockerfile; a module of its own)
 deploy-check:
-	cd deploy/check && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd deploy/check && $(GO) vet ./... && $(GO) test $(NOVET) -count=1 ./...
 
 ## images: build the worker, starter, sandbox and codec-server images (needs a Docker engine)
 images:
@@ -91,7 +94,7 @@ images:
 
 ## test-chaos: 30 operations under faults (worker SIGKILLs, Temporal restart, service errors), checked on chain
 test-chaos: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 15m ./harness/chaos/...
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test $(NOVET) -tags integration -count=1 -timeout 15m ./harness/chaos/...
 
 ## chaos: the full chaos run (200 operations by default; more flags with ARGS="--ops 500 --seed 7")
 chaos: tools
@@ -156,7 +159,7 @@ dev: tools
 
 ## ui-check: the Web UI lists a stake with its search attributes and shows its encrypted payloads decoded through the codec server, ciphertext without it (headless Chromium, screenshots in .artifacts/ui/)
 ui-check: tools
-	CHROMIUM="$$(scripts/tools.sh chromium)" TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test -tags integration -count=1 -timeout 15m ./uitest/...
+	CHROMIUM="$$(scripts/tools.sh chromium)" TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test $(NOVET) -tags integration -count=1 -timeout 15m ./uitest/...
 
 ## schemas: regenerate the workflow contract's JSON Schemas (docs/schemas) from the Go types
 .PHONY: schemas

@@ -39,9 +39,6 @@ type EVMOptions struct {
 	WithdrawalDelay uint64
 	// Binary is the geth executable (default gethdev's: $GETH or scripts/tools.sh geth).
 	Binary string
-	// Period is the node's block period (gethdev.Options.Period; default gethdev.DefaultPeriod).
-	// A block is final at most 32 blocks after it: a shorter period brings finality closer.
-	Period time.Duration
 }
 
 // EVM is the stack's running EVM chain.
@@ -82,7 +79,7 @@ func StartEVM(ctx context.Context, dir string, o EVMOptions, logger *zap.Logger)
 }
 
 func (e *EVM) start(ctx context.Context, o EVMOptions, logger *zap.Logger) error {
-	node, err := gethdev.Start(ctx, gethdev.Options{Binary: o.Binary, Period: o.Period, Logger: logger.Named("geth")})
+	node, err := gethdev.Start(ctx, gethdev.Options{Binary: o.Binary, Logger: logger.Named("geth")})
 	if err != nil {
 		return fmt.Errorf("starting geth: %w", err)
 	}

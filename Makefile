@@ -28,8 +28,8 @@ NOVET := -vet=off
 
 ## test: everything CI runs: vet and linters, unit tests (race detector), fuzz smoke, deploy checks (test-checks), beside
 ## integration tests on real parts, the Web UI check, the small chaos run and the cluster tests (test-stacks)
-# The stack suites wait mostly on chains; the checks only compute. So both run at once, the checks at a lower CPU priority:
-# the stacks' path (building the tools, then the suites) gets the cores when it needs them, the checks the rest.
+# Both run at once, the checks at a lower CPU priority: the stacks' path (building the tools, then the suites) gets the
+# cores when it needs them, the checks the rest.
 test:
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-checks test-stacks
 
@@ -38,8 +38,8 @@ test-checks:
 	nice -n 10 $(MAKE) --no-print-directory -j1 vet lint test-unit fuzz-smoke deploy-check
 
 ## test-stacks: the four suites that each start a local stack (Temporal dev server or the real server on PostgreSQL, sandbox, Solana runtime, geth), at once:
-## most of their time is waiting on chains (finality, epochs), so together they take little longer than the longest alone
-## (the cluster suite's one-time server build runs meanwhile)
+## they wait on chains (finality, epochs), but each stack's nodes also take CPU: on 2 cores, together they take longer than the longest alone
+## (measured in docs/testing.md; the cluster suite's server build, which reuses the CLI's packages, runs meanwhile)
 test-stacks: tools
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-integration ui-check test-chaos test-cluster
 

@@ -33,7 +33,8 @@ var node *gethdev.Node
 
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	n, err := gethdev.Start(ctx, gethdev.Options{})
+	// Blocks at the busy rate throughout: earlyInEpoch waits for heights with nothing sent.
+	n, err := gethdev.Start(ctx, gethdev.Options{IdlePeriod: gethdev.DefaultPeriod})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start geth:", err)
@@ -520,7 +521,7 @@ func TestRealRevertsDecoded(t *testing.T) {
 func TestNonceConsumedByNamesOtherPastPrunedState(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
-	long, err := gethdev.Start(ctx, gethdev.Options{Period: gethdev.MinPeriod})
+	long, err := gethdev.Start(ctx, gethdev.Options{Period: gethdev.MinPeriod, IdlePeriod: gethdev.MinPeriod})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = long.Close() })
 	c, err := Dial(ctx, long.RPCURL())

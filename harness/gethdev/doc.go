@@ -4,8 +4,10 @@
 // Contract:
 //
 //   - [Start] spawns geth with --dev sealing on demand (--dev.period 0): a block for each arriving
-//     transaction, and one each Options.Period (default 100 ms) that the node asks for with a
-//     withdrawal of 0 gwei (dev_addWithdrawal); geth's own period counts whole seconds. HTTP
+//     transaction, and one each Options.Period (default 100 ms) while a transaction waits (in
+//     the pool, or mined above the finalized block), each Options.IdlePeriod (default 1 s)
+//     otherwise, that the node asks for with a withdrawal of 0 gwei (dev_addWithdrawal); geth's
+//     own period counts whole seconds. HTTP
 //     JSON-RPC on 127.0.0.1 with a port the kernel picks (--http.port 0), IPC off, and the APIs
 //     eth, net, web3, txpool, debug and dev. The bound address is read from geth's own log line
 //     "HTTP server started ... endpoint=127.0.0.1:PORT", never chosen beforehand, so parallel

@@ -155,9 +155,11 @@ func TestKeepsGivenDataDirAndResumesChain(t *testing.T) {
 }
 
 // TestTransactionFinalizesWithoutOtherTraffic: a transaction is mined at once, and the blocks
-// the node seals on its own carry it to finalized depth (32 blocks) with nothing else sent.
+// the node seals on its own carry it to finalized depth (32 blocks) with nothing else sent, at
+// the busy rate: the idle rate here would take an hour a block. Once it is final, the node is
+// idle and seals nothing more.
 func TestTransactionFinalizesWithoutOtherTraffic(t *testing.T) {
-	n := startNode(t, Options{Period: 20 * time.Millisecond})
+	n := startNode(t, Options{Period: 20 * time.Millisecond, IdlePeriod: time.Hour})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	rcpt, err := n.Fund(ctx, common.HexToAddress("0x00000000000000000000000000000000000f1a1e"), big.NewInt(1))
@@ -167,11 +169,28 @@ func TestTransactionFinalizesWithoutOtherTraffic(t *testing.T) {
 	h, err := n.Client().HeaderByNumber(ctx, rcpt.BlockNumber)
 	require.NoError(t, err)
 	assert.Equal(t, rcpt.BlockHash, h.Hash(), "the block that holds it is canonical below the finalized block %d", fin.Number)
+
+	// Idle: a busy node would seal 50 blocks a second.
+	var idleAt uint64
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		head, err := n.Client().BlockNumber(ctx)
+		require.NoError(ct, err)
+		f, err := n.Client().HeaderByNumber(ctx, big.NewInt(int64(rpc.FinalizedBlockNumber)))
+		require.NoError(ct, err)
+		require.GreaterOrEqual(ct, f.Number.Uint64(), rcpt.BlockNumber.Uint64())
+		idleAt = head
+	}, 30*time.Second, 20*time.Millisecond)
+	assert.Never(t, func() bool {
+		head, err := n.Client().BlockNumber(ctx)
+		return err != nil || head > idleAt+1
+	}, time.Second, 20*time.Millisecond, "an idle node seals no block at the busy rate (head was %d)", idleAt)
 }
 
 func TestRefusesBadOptions(t *testing.T) {
 	_, err := Start(context.Background(), Options{Binary: "/bin/true", Period: time.Millisecond})
 	assert.ErrorContains(t, err, "Period 1ms is below the minimum 10ms")
+	_, err = Start(context.Background(), Options{Binary: "/bin/true", Period: time.Second, IdlePeriod: time.Millisecond * 500})
+	assert.ErrorContains(t, err, "IdlePeriod 500ms is below Period 1s")
 
 	_, err = Start(context.Background(), Options{Binary: filepath.Join(t.TempDir(), "no-such-geth")})
 	assert.ErrorContains(t, err, "no-such-geth")

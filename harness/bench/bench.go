@@ -24,10 +24,14 @@ import (
 	"go.uber.org/zap"
 
 	actcelestia "github.com/stakeflow/stakeflow/activities/celestia"
+	actel "github.com/stakeflow/stakeflow/activities/eigenlayer"
+	actevm "github.com/stakeflow/stakeflow/activities/evm"
+	acthl "github.com/stakeflow/stakeflow/activities/hyperliquid"
 	"github.com/stakeflow/stakeflow/activities/notify"
 	"github.com/stakeflow/stakeflow/apiclient"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/codec"
+	"github.com/stakeflow/stakeflow/harness/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/harness/stack"
 	"github.com/stakeflow/stakeflow/internal/cli"
 	"github.com/stakeflow/stakeflow/internal/module"
@@ -35,9 +39,12 @@ import (
 	"github.com/stakeflow/stakeflow/internal/worker"
 	celmod "github.com/stakeflow/stakeflow/modules/celestia"
 	evmmod "github.com/stakeflow/stakeflow/modules/evm"
+	hlmod "github.com/stakeflow/stakeflow/modules/hyperliquid"
 	solanamod "github.com/stakeflow/stakeflow/modules/solana"
 	"github.com/stakeflow/stakeflow/signer"
+	"github.com/stakeflow/stakeflow/store"
 	"github.com/stakeflow/stakeflow/workflows"
+	wfhyperliquid "github.com/stakeflow/stakeflow/workflows/hyperliquid"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
@@ -73,6 +80,10 @@ type Config struct {
 	Park            int
 	ParkMode        string
 	ParkConcurrency int
+	// ParkWorkerBin is the cmd/worker binary the workflows are parked on, in a process of its
+	// own; ParkStickyCache its --sticky-cache (0: the worker's default).
+	ParkWorkerBin   string
+	ParkStickyCache int
 	// Worker settings: task pollers (workflow and activity each), sticky workflow cache size,
 	// and the SDK's execution slots (0: the SDK's defaults).
 	Pollers                    int
@@ -126,6 +137,17 @@ type Config struct {
 	CelestiaOps, CelestiaConcurrency int
 	CelestiaUtia                     string
 	CelestiaConfirmPoll              time.Duration
+	// HyperliquidOps is how many Hyperliquid withdrawals each Hyperliquid side runs on the first
+	// server mode's stack (0: no Hyperliquid sides), HyperliquidConcurrency how many at once, each
+	// from its own delegator; HyperliquidHYPE what each withdraws.
+	HyperliquidOps, HyperliquidConcurrency int
+	HyperliquidHYPE                        string
+	// EigenLayerOps is how many checkpoints each EigenLayer side runs on the first server mode's
+	// stack, one at a time (0: no EigenLayer sides), each side on a pod of its own of
+	// EigenLayerValidators validators; EigenLayerConfirmPoll is how often both sides read the
+	// chain while confirming.
+	EigenLayerOps, EigenLayerValidators int
+	EigenLayerConfirmPoll               time.Duration
 	// Logger receives progress lines; SDKLogger the Temporal SDK's and the workflows' logs (both
 	// default no-op).
 	Logger    *zap.Logger
@@ -147,6 +169,7 @@ func DefaultConfig() Config {
 		Park:            1000,
 		ParkMode:        ModeMemory,
 		ParkConcurrency: 32,
+		ParkWorkerBin:   "bin/worker",
 		Pollers:         8,
 		StickyCache:     2000,
 		// The chain clock runs 80 times faster than mainnet's, final one slot deep, so that the
@@ -168,6 +191,15 @@ func DefaultConfig() Config {
 		CelestiaConcurrency: 4,
 		CelestiaUtia:        "100000",
 		CelestiaConfirmPoll: 100 * time.Millisecond,
+		// A withdrawal is a few service and exchange calls in the benchmark's process.
+		HyperliquidOps:         20,
+		HyperliquidConcurrency: 4,
+		HyperliquidHYPE:        "1",
+		// A checkpoint of 200 validators is 1 + 3 transactions final on geth --dev, a few seconds
+		// each.
+		EigenLayerOps:         2,
+		EigenLayerValidators:  200,
+		EigenLayerConfirmPoll: 200 * time.Millisecond,
 	}
 }
 
@@ -210,14 +242,39 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ParkMode == "" {
 		c.ParkMode = c.Modes[0]
 	}
+	if c.Park > 0 {
+		if c.ParkWorkerBin == "" {
+			c.ParkWorkerBin = d.ParkWorkerBin
+		}
+		if fi, err := os.Stat(c.ParkWorkerBin); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return c, fmt.Errorf("bench: parking needs the worker binary, and %q is not an executable file (go build -o bin/ ./cmd/worker)", c.ParkWorkerBin)
+		}
+		if c.ParkStickyCache < 0 {
+			return c, errors.New("bench: ParkStickyCache must not be negative")
+		}
+	}
 	known := SideNames()
 	for _, name := range c.Sides {
 		if !slices.Contains(known, name) {
 			return c, fmt.Errorf("bench: unknown side %q (want one of %s)", name, strings.Join(known, ", "))
 		}
 	}
-	if c.Warmup < 0 || c.Park < 0 || c.PolygonOps < 0 || c.CelestiaOps < 0 {
-		return c, errors.New("bench: Warmup, Park, PolygonOps and CelestiaOps must not be negative")
+	if c.Warmup < 0 || c.Park < 0 || c.PolygonOps < 0 || c.CelestiaOps < 0 || c.HyperliquidOps < 0 || c.EigenLayerOps < 0 {
+		return c, errors.New("bench: Warmup, Park, PolygonOps, CelestiaOps, HyperliquidOps and EigenLayerOps must not be negative")
+	}
+	if c.HyperliquidOps > 0 {
+		setDefault(&c.HyperliquidConcurrency, d.HyperliquidConcurrency)
+		setDefault(&c.HyperliquidHYPE, d.HyperliquidHYPE)
+		if _, err := wfhyperliquid.WeiOf(c.HyperliquidHYPE); err != nil {
+			return c, fmt.Errorf("bench: HyperliquidHYPE %q: %w", c.HyperliquidHYPE, err)
+		}
+	}
+	if c.EigenLayerOps > 0 {
+		setDefault(&c.EigenLayerValidators, d.EigenLayerValidators)
+		setDefault(&c.EigenLayerConfirmPoll, d.EigenLayerConfirmPoll)
+		if c.EigenLayerValidators < 1 || c.EigenLayerValidators > evmchain.MaxPodValidators {
+			return c, fmt.Errorf("bench: EigenLayerValidators %d is not 1 to %d", c.EigenLayerValidators, evmchain.MaxPodValidators)
+		}
 	}
 	if c.CelestiaOps > 0 {
 		setDefault(&c.CelestiaConcurrency, d.CelestiaConcurrency)
@@ -304,6 +361,14 @@ type env struct {
 	// without the Celestia ledger).
 	celW         sdkworker.Worker
 	bareCelestia *BareCelestia
+	// hlW serves the Hyperliquid queue and bareHyperliquid is the Hyperliquid bare side (both nil
+	// without Hyperliquid sides); hlStore is their nonce book, the worker's store.
+	hlW             sdkworker.Worker
+	bareHyperliquid *BareHyperliquid
+	hlStore         *store.DB
+	// bareEigenLayer is the EigenLayer bare side (nil without EigenLayer sides); its workflows run
+	// on evmW.
+	bareEigenLayer *BareEigenLayer
 	// stopNetworks stop the checks of the chains' endpoints (runNetworks).
 	stopNetworks []context.CancelFunc
 	vote         string
@@ -422,6 +487,28 @@ func runMode(ctx context.Context, cfg Config, rep *Report, mode string, measure,
 			rep.Celestia = cr
 			log.Info("Measured Celestia", zap.Float64("orchestratedOpsPerSec", cr.Orchestrated.OpsPerSec),
 				zap.Float64("bareOpsPerSec", cr.Bare.OpsPerSec), zap.Duration("orchestratedP50", cr.Orchestrated.P50.Std()))
+		}
+		if e.bareEigenLayer != nil && rep.EigenLayer == nil {
+			ph := rep.phase(fmt.Sprintf("%s: EigenLayer checkpoint, %d per side of %d validators, one at a time", mode, cfg.EigenLayerOps, cfg.EigenLayerValidators))
+			er, err := e.measureEigenLayer(ctx)
+			ph.end()
+			if err != nil {
+				return nil, nil, fmt.Errorf("eigenlayer: %w", err)
+			}
+			rep.EigenLayer = er
+			log.Info("Measured EigenLayer", zap.Duration("orchestratedWallP50", er.Orchestrated.P50.Std()),
+				zap.Duration("bareWallP50", er.Bare.P50.Std()), zap.Duration("orchestratedPerBatch", er.Orchestrated.PerBatch.Std()))
+		}
+		if e.bareHyperliquid != nil && rep.Hyperliquid == nil {
+			ph := rep.phase(fmt.Sprintf("%s: Hyperliquid withdrawal, %d ops per side at C=%d in 2 rounds", mode, cfg.HyperliquidOps, cfg.HyperliquidConcurrency))
+			hr, err := e.measureHyperliquid(ctx)
+			ph.end()
+			if err != nil {
+				return nil, nil, fmt.Errorf("hyperliquid: %w", err)
+			}
+			rep.Hyperliquid = hr
+			log.Info("Measured Hyperliquid", zap.Float64("orchestratedOpsPerSec", hr.Orchestrated.OpsPerSec),
+				zap.Float64("bareOpsPerSec", hr.Bare.OpsPerSec), zap.Duration("orchestratedP50", hr.Orchestrated.P50.Std()))
 		}
 		mr.LoadAfter = loadAvg()
 		if rss, err := e.serverRSS(); err == nil {
@@ -626,7 +713,7 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 	}
 	e.encW = sdkworker.New(e.encC, EncryptedQueue, wopts)
 	stake(e.encW)
-	if st.EVM != nil {
+	if cfg.PolygonOps > 0 || cfg.EigenLayerOps > 0 {
 		evm, _ := module.Find[*evmmod.Module](wcfg.Modules)
 		evmBuilt, err := evm.Build(ctx, menv(evm.Name()))
 		if err != nil {
@@ -638,14 +725,49 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		if err := e.evmW.Start(); err != nil {
 			return nil, fmt.Errorf("starting the benchmark's EVM worker: %w", err)
 		}
-		// The bare side calls the same activities directly, on a client of its own.
+		// The bare sides call the same activities directly, built anew on a client of its own
+		// (EigenLayer's and the EVM activities sharing their cache of large transactions).
 		benv := menv(evm.Name())
 		benv.Service = svc
-		evmActs, err := evm.Activities(ctx, benv)
+		bareBuilt, err := evm.Build(ctx, benv)
 		if err != nil {
 			return nil, err
 		}
-		e.barePolygon = &BarePolygon{Acts: evmActs, Network: stack.EVMNetwork, Poll: cfg.PolygonConfirmPoll}
+		evmActs, elActs := bareBuilt.Activities[0].(*actevm.Activities), bareBuilt.Activities[1].(*actel.Activities)
+		if cfg.PolygonOps > 0 {
+			e.barePolygon = &BarePolygon{Acts: evmActs, Network: stack.EVMNetwork, Poll: cfg.PolygonConfirmPoll}
+		}
+		if cfg.EigenLayerOps > 0 {
+			e.bareEigenLayer = &BareEigenLayer{EVM: evmActs, Eigen: elActs, Network: stack.EVMNetwork, Poll: cfg.EigenLayerConfirmPoll}
+		}
+	}
+	if cfg.HyperliquidOps > 0 {
+		// The worker's store holds Hyperliquid's nonce book: both sides record each nonce in it
+		// before signing, as the worker does.
+		if e.hlStore, err = store.Open(ctx, "sqlite:"+filepath.Join(dir, "stakeflow.db")); err != nil {
+			return nil, err
+		}
+		hl, _ := module.Find[*hlmod.Module](wcfg.Modules)
+		wenv := menv(hl.Name())
+		wenv.Store = e.hlStore
+		hlBuilt, err := hl.Build(ctx, wenv)
+		if err != nil {
+			return nil, err
+		}
+		e.hlW = sdkworker.New(st.Client, benchQueue(hl.Name()), wopts)
+		worker.RegisterCommon(e.hlW, &notify.Notifier{})
+		register(e.hlW, hl, hlBuilt)
+		if err := e.hlW.Start(); err != nil {
+			return nil, fmt.Errorf("starting the benchmark's Hyperliquid worker: %w", err)
+		}
+		// The bare side calls the same activities directly, built anew on a client of its own.
+		benv := menv(hl.Name())
+		benv.Service, benv.Store = svc, e.hlStore
+		bareBuilt, err := hl.Build(ctx, benv)
+		if err != nil {
+			return nil, err
+		}
+		e.bareHyperliquid = &BareHyperliquid{Acts: bareBuilt.Activities[0].(*acthl.Activities), Network: hyperliquidNetwork}
 	}
 	if st.Celestia != nil {
 		cel, _ := module.Find[*celmod.Module](wcfg.Modules)
@@ -776,7 +898,7 @@ func benchQueue(module string) string {
 }
 
 func (e *env) close() {
-	for _, w := range []sdkworker.Worker{e.w, e.ceilingW, e.encW, e.celW} {
+	for _, w := range []sdkworker.Worker{e.w, e.ceilingW, e.encW, e.celW, e.hlW} {
 		if w != nil {
 			w.Stop()
 		}
@@ -789,6 +911,9 @@ func (e *env) close() {
 	}
 	if e.evmW != nil {
 		e.evmW.Stop()
+	}
+	if e.hlStore != nil {
+		_ = e.hlStore.Close()
 	}
 	if e.st != nil {
 		e.st.Close()

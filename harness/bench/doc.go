@@ -19,8 +19,19 @@
 //   - Celestia: CelestiaDelegateWorkflows on the stack's Celestia ledger against a bare client
 //     calling the worker's Celestia activities in-process in the workflow's order (BareCelestia),
 //     each side from delegators of its own;
-//   - parking: UnstakeWorkflows waiting for deactivation, with the worker's and the server's
-//     resident memory and the worker's goroutines.
+//   - Hyperliquid: HyperliquidWithdrawWorkflows on the sandbox's Hyperliquid exchange against a
+//     bare client calling the worker's Hyperliquid activities in-process in the workflow's order
+//     (BareHyperliquid), each side from delegators of its own (the stack's EVM keys), each
+//     withdrawal measured until the delegator's history shows it (the workflow gives its lease
+//     back): the queue to spot after it is the chain's time, waited out afterwards;
+//   - EigenLayer: EigenLayerCheckpointWorkflows on the stack's geth --dev chain against a bare
+//     client calling the worker's EigenLayer and EVM activities in-process in the workflow's
+//     order, each proofs batch by reference (BareEigenLayer), one checkpoint at a time, each side
+//     on a pod of its own: each side's checkpoint wall time and time per batch;
+//   - parking: UnstakeWorkflows waiting for deactivation on the shipped worker binary, run in a
+//     process of its own on queues of its own, with that worker's resident memory (settled),
+//     Go heap and goroutines, the server's resident memory, and the verdict against the goal
+//     of 10,000 under 120 MB.
 //
 // Before any measurement, one stake of each workflow side is run and its history read: the
 // ceiling and the encrypted side must ask the server for the orchestrated stake's activities in

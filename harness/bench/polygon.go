@@ -140,6 +140,8 @@ type ChainReport struct {
 	// about says what an operation waits for; chain names the chain's process in the CPU
 	// columns ("" when the chain runs in the benchmark's process).
 	about, chain string
+	// prepare, when set, runs before each round of either side, unmeasured.
+	prepare func()
 }
 
 // activityCaller calls the activities of acts in-process, outside any workflow: the SDK's
@@ -214,10 +216,12 @@ func (e *env) measureChain(ctx context.Context, rep *ChainReport, orch, bare fun
 		into *Stats
 	}{{"orchestrated", orch, &rep.Orchestrated}, {"bare", bare, &rep.Bare}}
 	rounds := make([][]Stats, len(sides))
-	const chainRounds = 2
 	for r := range chainRounds {
 		per := perRound(rep.Ops, chainRounds, r)
 		for _, j := range balancedOrder(len(sides), r) {
+			if rep.prepare != nil {
+				rep.prepare()
+			}
 			cpu0 := e.cpuWith(chain)
 			s := RunLoad(ctx, per, rep.Concurrency, sides[j].op)
 			e.settle(ctx)
@@ -234,6 +238,9 @@ func (e *env) measureChain(ctx context.Context, rep *ChainReport, orch, bare fun
 	rep.ratios()
 	return nil
 }
+
+// chainRounds is how many rounds each side of a chain runs its operations in (measureChain).
+const chainRounds = 2
 
 // ratios compares the orchestrated side with the bare one.
 func (r *ChainReport) ratios() {

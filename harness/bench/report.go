@@ -28,9 +28,12 @@ type Report struct {
 	// Park is the parking measurement (nil when not run).
 	Park *ParkReport `json:"park,omitempty"`
 	// Polygon is the Polygon delegate measured orchestrated and bare, Celestia the Celestia
-	// delegate (each nil when not run).
-	Polygon  *ChainReport `json:"polygon,omitempty"`
-	Celestia *ChainReport `json:"celestia,omitempty"`
+	// delegate, Hyperliquid the Hyperliquid withdrawal and EigenLayer the EigenLayer checkpoint
+	// (each nil when not run).
+	Polygon     *ChainReport      `json:"polygon,omitempty"`
+	Celestia    *ChainReport      `json:"celestia,omitempty"`
+	Hyperliquid *ChainReport      `json:"hyperliquid,omitempty"`
+	EigenLayer  *CheckpointReport `json:"eigenlayer,omitempty"`
 	// Phases lists how long each phase took, in order.
 	Phases []Phase  `json:"phases"`
 	Total  Duration `json:"total"`
@@ -285,16 +288,19 @@ func (r *Report) Markdown() string {
 	}
 	b.WriteString(r.Polygon.markdown())
 	b.WriteString(r.Celestia.markdown())
+	b.WriteString(r.Hyperliquid.markdown())
+	b.WriteString(r.EigenLayer.markdown())
 	if p := r.Park; p != nil {
-		fmt.Fprintf(&b, "\nParked %d UnstakeWorkflows at the deactivation wait (%s server, worker in-process, sticky cache %d, %.1f parked/s):\n\n",
+		fmt.Fprintf(&b, "\nParked %d UnstakeWorkflows at the deactivation wait (%s server, the worker binary in a process of its own, sticky cache %d, %.1f parked/s):\n\n",
 			p.Workflows, p.Mode, p.StickyCache, p.StartRate)
 		b.WriteString("| | worker RSS | worker heap in use | goroutines | server RSS |\n|---|---:|---:|---:|---:|\n")
 		for _, row := range []struct {
 			name string
 			s    ProcSample
-		}{{"before", p.Before}, {"parked", p.After}} {
+		}{{"before", p.Before}, {"as the last parked", p.Parked}, {fmt.Sprintf("parked, settled (%s later)", p.SettleTook.Std().Round(time.Second)), p.After}} {
 			fmt.Fprintf(&b, "| %s | %s | %s | %d | %s |\n", row.name, mib(row.s.WorkerRSS), mib(row.s.WorkerHeap), row.s.Goroutines, mib(row.s.ServerRSS))
 		}
+		fmt.Fprintf(&b, "\n%s.\n", p.verdict())
 	}
 	b.WriteString("\n| phase | took |\n|---|---:|\n")
 	for _, ph := range r.Phases {

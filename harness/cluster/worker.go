@@ -52,7 +52,7 @@ func (c *Cluster) AddWorker(ctx context.Context, bin string) (*Worker, error) {
 		Index: i, HealthURL: "http://" + ln.Addr().String(), health: health,
 		p: &process{
 			name: fmt.Sprintf("worker %d", i), bin: bin, logf: logf, env: childEnv(),
-			args:  c.workerArgs(c.Stack.WorkerConfig(), keys, filepath.Join(dir, "data")),
+			args:  WorkerArgs(c.Stack.WorkerConfig(), keys, filepath.Join(dir, "data"), c.opts.WorkerLogLevel),
 			extra: []*os.File{health}, // descriptor 3 in the child: --health-fd 3
 		},
 	}
@@ -63,8 +63,10 @@ func (c *Cluster) AddWorker(ctx context.Context, bin string) (*Worker, error) {
 	return w, nil
 }
 
-// workerArgs are the flags a deployment passes, from the stack's worker configuration.
-func (c *Cluster) workerArgs(cfg worker.Config, keys, dataDir string) []string {
+// WorkerArgs are the flags a deployment passes to a cmd/worker process serving the Solana
+// module, from a stack's worker configuration: its keys in keys, its data in dataDir, its health
+// endpoints on the listening socket it inherits as descriptor 3, logs as JSON at logLevel.
+func WorkerArgs(cfg worker.Config, keys, dataDir, logLevel string) []string {
 	sol, _ := module.Find[*solanamod.Module](cfg.Modules)
 	args := []string{
 		"--temporal-address", cfg.Temporal.Address, "--namespace", cfg.Temporal.Namespace,
@@ -74,7 +76,7 @@ func (c *Cluster) workerArgs(cfg worker.Config, keys, dataDir string) []string {
 		"--solana-slot-duration", sol.SlotDuration.String(),
 		"--allowed-vote-accounts", sol.AllowedVoteAccounts.String(),
 		"--health-fd", "3", "--data-dir", dataDir,
-		"--log-format", "json", "--log-level", c.opts.WorkerLogLevel, "--stop-timeout", "5s", "--pollers", "8",
+		"--log-format", "json", "--log-level", logLevel, "--stop-timeout", "5s", "--pollers", "8",
 	}
 	if cfg.EpochRecheck > 0 {
 		args = append(args, "--epoch-recheck", cfg.EpochRecheck.String())

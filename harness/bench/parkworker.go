@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stakeflow/stakeflow/harness/childproc"
 	"github.com/stakeflow/stakeflow/harness/cluster"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	"github.com/stakeflow/stakeflow/workflows"
@@ -43,12 +43,7 @@ func (e *env) startParkWorker(ctx context.Context) (*parkWorker, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	health, err := ln.(*net.TCPListener).File()
-	_ = ln.Close() // the duplicate keeps the socket bound
+	health, addr, err := childproc.ListenInheritable()
 	if err != nil {
 		return nil, err
 	}
@@ -70,25 +65,16 @@ func (e *env) startParkWorker(ctx context.Context) (*parkWorker, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the park worker %s: %w", bin, err)
 	}
-	w := &parkWorker{cmd: cmd, done: make(chan struct{}), health: "http://" + ln.Addr().String()}
+	w := &parkWorker{cmd: cmd, done: make(chan struct{}), health: "http://" + addr}
 	go func() { _ = cmd.Wait(); close(w.done) }()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if err := w.get(ctx, "/readyz", nil); err == nil {
-			return w, nil
-		} else if time.Now().After(deadline) {
-			w.stop()
-			return nil, fmt.Errorf("the park worker was not ready within 2m (log: %s): %w", logf.Name(), err)
-		}
-		select {
-		case <-w.done:
-			return nil, fmt.Errorf("the park worker exited (%s; log: %s)", cmd.ProcessState, logf.Name())
-		case <-ctx.Done():
-			w.stop()
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+	err = childproc.WaitReady(ctx, 2*time.Minute, 5*time.Second, "the park worker (log: "+logf.Name()+")", w.done, func(ctx context.Context) error {
+		return w.get(ctx, "/readyz", nil)
+	})
+	if err != nil {
+		w.stop()
+		return nil, err
 	}
+	return w, nil
 }
 
 // queue is the park worker's task queue for module.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +26,7 @@ import (
 	actsolana "github.com/stakeflow/stakeflow/activities/solana"
 	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/codec"
+	"github.com/stakeflow/stakeflow/harness/childproc"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/harness/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/harness/sandbox/solanart"
@@ -389,12 +389,7 @@ func (r *runner) setUp(ctx context.Context) error {
 	r.epoch = ei.Epoch
 
 	// The worker's health socket is bound here once and inherited by every worker process.
-	hln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("chaos: binding the worker's health socket: %w", err)
-	}
-	hfile, err := hln.(*net.TCPListener).File()
-	_ = hln.Close() // the duplicate in hfile keeps the socket
+	hfile, healthAddr, err := childproc.ListenInheritable()
 	if err != nil {
 		return fmt.Errorf("chaos: the worker's health socket: %w", err)
 	}
@@ -409,7 +404,7 @@ func (r *runner) setUp(ctx context.Context) error {
 	}
 	r.worker = &workerProcess{
 		bin: bin, env: childEnv(), logf: wlog, restartGap: time.Second,
-		healthAddr: hln.Addr().String(), health: hfile,
+		healthAddr: healthAddr, health: hfile,
 		args: []string{
 			"--temporal-address", r.temporal.address(), "--namespace", "default",
 			"--service-url", r.sb.URL(), "--service-token-file", tokenFile,

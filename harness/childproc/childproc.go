@@ -6,6 +6,8 @@ package childproc
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -64,4 +66,21 @@ func WaitReady(ctx context.Context, limit, probeTimeout time.Duration, what stri
 		case <-tick.C:
 		}
 	}
+}
+
+// ListenInheritable binds a TCP socket on a free loopback port and returns it as a file to hand
+// a child as one of its descriptors (exec.Cmd.ExtraFiles), with its address: the child serves on
+// a port bound before it starts, so nothing else can take it meanwhile. The caller closes the
+// file once the child has it.
+func ListenInheritable() (*os.File, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", fmt.Errorf("binding a loopback socket: %w", err)
+	}
+	f, err := ln.(*net.TCPListener).File()
+	_ = ln.Close() // the duplicate in f keeps the socket bound
+	if err != nil {
+		return nil, "", fmt.Errorf("the loopback socket as a file: %w", err)
+	}
+	return f, ln.Addr().String(), nil
 }

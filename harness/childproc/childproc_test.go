@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -50,4 +51,22 @@ func TestWaitReady(t *testing.T) {
 	close(exited)
 	err = WaitReady(ctx, time.Minute, time.Second, "node", exited, func(context.Context) error { return errors.New("port closed") })
 	require.ErrorContains(t, err, "node: the process exited before it was ready")
+}
+
+// The socket ListenInheritable hands over is bound at the address it names, and still listening
+// once its own listener is closed: a child given the file accepts a connection to that address.
+func TestListenInheritableHandsOverABoundSocket(t *testing.T) {
+	f, addr, err := ListenInheritable()
+	require.NoError(t, err)
+	defer f.Close()
+	ln, err := net.FileListener(f) // what the child does with its descriptor
+	require.NoError(t, err)
+	defer ln.Close()
+	assert.Equal(t, addr, ln.Addr().String())
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	got, err := ln.Accept()
+	require.NoError(t, err)
+	_ = got.Close()
 }

@@ -3,12 +3,12 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/stakeflow/stakeflow/harness/childproc"
 	"github.com/stakeflow/stakeflow/internal/module"
 	"github.com/stakeflow/stakeflow/internal/worker"
 	solanamod "github.com/stakeflow/stakeflow/modules/solana"
@@ -34,12 +34,7 @@ func (c *Cluster) AddWorker(ctx context.Context, bin string) (*Worker, error) {
 	if err := copyKeys(c.Stack.KeyDir, keys); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	health, err := ln.(*net.TCPListener).File()
-	_ = ln.Close() // the duplicate keeps the socket bound
+	health, addr, err := childproc.ListenInheritable()
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +44,7 @@ func (c *Cluster) AddWorker(ctx context.Context, bin string) (*Worker, error) {
 		return nil, err
 	}
 	w := &Worker{
-		Index: i, HealthURL: "http://" + ln.Addr().String(), health: health,
+		Index: i, HealthURL: "http://" + addr, health: health,
 		p: &process{
 			name: fmt.Sprintf("worker %d", i), bin: bin, logf: logf, env: childEnv(),
 			args:  WorkerArgs(c.Stack.WorkerConfig(), keys, filepath.Join(dir, "data"), c.opts.WorkerLogLevel),

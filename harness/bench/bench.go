@@ -171,7 +171,7 @@ func DefaultConfig() Config {
 		ParkConcurrency: 32,
 		ParkWorkerBin:   "bin/worker",
 		Pollers:         8,
-		StickyCache:     2000,
+		StickyCache:     worker.DefaultStickyCache,
 		// The chain clock runs 80 times faster than mainnet's, final one slot deep, so that the
 		// chain's own time (which no orchestration can shorten) stays a few milliseconds.
 		SlotDuration:      5 * time.Millisecond,

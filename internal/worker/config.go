@@ -17,6 +17,14 @@ import (
 	"github.com/stakeflow/stakeflow/store"
 )
 
+// DefaultStickyCache is --sticky-cache's default: how many workflows the worker keeps cached.
+// Each cached workflow held about 57 KB of the worker's RSS (its goroutine, its state, its
+// history's decoded events): with 500, 10,000 unstakes parked at the deactivation wait held
+// 105 MB (make bench-full, docs/performance.md), against about 185 MB with 2,000. A workflow out
+// of the cache is replayed from its history when it next has work, which for a parked
+// operation is once a recheck; 500 is ten times the concurrency the benchmark drives.
+const DefaultStickyCache = 500
+
 // Config is the worker's configuration. Every field has a flag, an environment twin
 // (STAKEFLOW_<FLAG>) and a key of the same name in the optional JSON file (--config).
 type Config struct {
@@ -99,7 +107,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 30*time.Second, "how long running activities get to finish on stop")
 	fs.IntVar(&c.Pollers, "pollers", 8, "workflow and activity task pollers each")
-	fs.IntVar(&c.StickyCache, "sticky-cache", 2000, "workflows kept cached by the worker (bounds memory when many operations wait)")
+	fs.IntVar(&c.StickyCache, "sticky-cache", DefaultStickyCache, "workflows kept cached by the worker (bounds memory when many operations wait)")
 	fs.StringVar(&c.NotifyWebhook, "notify-webhook", "", "URL the operations' events are posted to (awaiting approval, stalled, failed, cancelled, completed; empty: none)")
 	fs.StringVar(&c.NotifyWebhookSecretFile, "notify-webhook-secret-file", "", "file holding the secret each event post is signed with (X-Stakeflow-Signature, HMAC-SHA256)")
 	fs.StringVar(&c.NotifyFormat, "notify-format", notify.FormatJSON, "body of an event post: json (the event) or slack ({\"text\": one line})")

@@ -57,7 +57,7 @@ func TestFlagDefaultsAreTheDocumentedOnes(t *testing.T) {
 		{"--log-format", cfg.LogFormat, "json"},
 		{"--pollers", cfg.Pollers, 8},
 		{"--stop-timeout", cfg.StopTimeout, 30 * time.Second},
-		{"--sticky-cache", cfg.StickyCache, 2000},
+		{"--sticky-cache", cfg.StickyCache, 500},
 		{"--data-dir", cfg.DataDir, "data"},
 		{"--store", cfg.StoreDSN(), "sqlite:data/stakeflow.db"},
 	} {

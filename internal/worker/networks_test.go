@@ -136,6 +136,8 @@ func TestReadinessFollowsTheNetworkProof(t *testing.T) {
 		assert.Contains(c, body, "served "+localGenesis)
 		assert.Contains(c, body, solchain.ReasonMismatch)
 		assert.Equal(c, 0.0, gauge(c, mux, metrics.RPCVerified, testnet))
+		// The status is stored before the change is logged: wait for the log too.
+		assert.NotEmpty(c, logs.FilterMessageSnippet("serves another network").All())
 	}, wait, tick)
 	mismatch := logs.FilterMessageSnippet("serves another network").All()
 	require.NotEmpty(t, mismatch)

@@ -733,7 +733,14 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		if err != nil {
 			return nil, err
 		}
-		evmActs, elActs := bareBuilt.Activities[0].(*actevm.Activities), bareBuilt.Activities[1].(*actel.Activities)
+		evmActs, err := activitiesOf[*actevm.Activities](bareBuilt)
+		if err != nil {
+			return nil, err
+		}
+		elActs, err := activitiesOf[*actel.Activities](bareBuilt)
+		if err != nil {
+			return nil, err
+		}
 		if cfg.PolygonOps > 0 {
 			e.barePolygon = &BarePolygon{Acts: evmActs, Network: stack.EVMNetwork, Poll: cfg.PolygonConfirmPoll}
 		}
@@ -767,7 +774,11 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		if err != nil {
 			return nil, err
 		}
-		e.bareHyperliquid = &BareHyperliquid{Acts: bareBuilt.Activities[0].(*acthl.Activities), Network: hyperliquidNetwork}
+		hlActs, err := activitiesOf[*acthl.Activities](bareBuilt)
+		if err != nil {
+			return nil, err
+		}
+		e.bareHyperliquid = &BareHyperliquid{Acts: hlActs, Network: hyperliquidNetwork}
 	}
 	if st.Celestia != nil {
 		cel, _ := module.Find[*celmod.Module](wcfg.Modules)
@@ -788,7 +799,11 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		if err != nil {
 			return nil, err
 		}
-		e.bareCelestia = &BareCelestia{Acts: bareBuilt.Activities[0].(*actcelestia.Activities), Network: stack.CelestiaNetwork, Poll: cfg.CelestiaConfirmPoll}
+		celActs, err := activitiesOf[*actcelestia.Activities](bareBuilt)
+		if err != nil {
+			return nil, err
+		}
+		e.bareCelestia = &BareCelestia{Acts: celActs, Network: stack.CelestiaNetwork, Poll: cfg.CelestiaConfirmPoll}
 		// The REST endpoints are read only once proven to serve their chain: prove them as the
 		// worker does, until the stack closes.
 		if err := e.runNetworks(ctx, append(celBuilt.Networks, bareBuilt.Networks...)); err != nil {
@@ -893,6 +908,18 @@ func encryptedClient(c client.Client, dir string, logger *zap.Logger) (client.Cl
 }
 
 // benchQueue is a module's task queue under the default prefix: the queue the worker serves it on.
+// activitiesOf finds the activities of type T among those a module built, for a bare side that
+// calls them in-process.
+func activitiesOf[T any](b module.Built) (T, error) {
+	for _, a := range b.Activities {
+		if t, ok := a.(T); ok {
+			return t, nil
+		}
+	}
+	var zero T
+	return zero, fmt.Errorf("bench: the module built no %T", zero)
+}
+
 func benchQueue(module string) string {
 	return workflows.TaskQueueOf(workflows.DefaultTaskQueuePrefix, module)
 }

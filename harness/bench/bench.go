@@ -741,6 +741,10 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		if err != nil {
 			return nil, err
 		}
+		// As the worker does: each build's readers prove their network before anything reads it.
+		if err := e.runNetworks(ctx, append(evmBuilt.Networks, bareBuilt.Networks...)); err != nil {
+			return nil, fmt.Errorf("the EVM network: %w", err)
+		}
 		if cfg.PolygonOps > 0 {
 			e.barePolygon = &BarePolygon{Acts: evmActs, Network: stack.EVMNetwork, Poll: cfg.PolygonConfirmPoll}
 		}
@@ -777,6 +781,9 @@ func startEnv(ctx context.Context, cfg Config, mode string) (_ *env, err error) 
 		hlActs, err := activitiesOf[*acthl.Activities](bareBuilt)
 		if err != nil {
 			return nil, err
+		}
+		if err := e.runNetworks(ctx, append(hlBuilt.Networks, bareBuilt.Networks...)); err != nil {
+			return nil, fmt.Errorf("the Hyperliquid network: %w", err)
 		}
 		e.bareHyperliquid = &BareHyperliquid{Acts: hlActs, Network: hyperliquidNetwork}
 	}

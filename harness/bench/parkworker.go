@@ -61,7 +61,7 @@ func (e *env) startParkWorker(ctx context.Context) (*parkWorker, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.ExtraFiles = []*os.File{health} // descriptor 3: --health-fd 3
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	childproc.DieWithParent(cmd, false)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the park worker %s: %w", bin, err)
 	}

@@ -132,9 +132,10 @@ mutation-changed:
 tools:
 	@scripts/tools.sh temporal >/dev/null & cli=$$!; scripts/tools.sh geth >/dev/null; geth=$$?; wait $$cli && exit $$geth
 
-## tools-cluster: install the pinned Temporal server, its SQL tool and schemas, and the Web UI server (cached per user; the server reuses the packages the CLI's build compiled)
+## tools-cluster: install the pinned Temporal server, its SQL tool and schemas, and PostgreSQL (cached per user; the server reuses the packages the CLI's build compiled).
+## The Web UI server is built when make cluster first asks for it (CLUSTER_TOOLS): the cluster tests do not start one.
 tools-cluster:
-	@scripts/tools.sh temporal-server temporal-ui >/dev/null
+	@scripts/tools.sh temporal-server >/dev/null
 	@scripts/postgres.sh install
 
 # The cluster's pieces, for make cluster, test-cluster and bench.

@@ -33,6 +33,7 @@ import (
 	"github.com/stakeflow/stakeflow/store"
 	"github.com/stakeflow/stakeflow/store/storetest"
 	"github.com/stakeflow/stakeflow/workflows"
+	"github.com/stakeflow/stakeflow/workflows/replaytest"
 	wfsolana "github.com/stakeflow/stakeflow/workflows/solana"
 )
 
@@ -176,8 +177,15 @@ func run(m *testing.M) int {
 	// Every payload of the run is encrypted: the stack's client and worker through
 	// Options.PayloadKeyset, the admin tool and the worker processes through the flag's
 	// environment twin (and their own flag, processWorkerArgs).
+	// Its search key is replaytest's, so the histories the suite records (-record-histories)
+	// replay with the tags they were written with.
 	payloadKeyset = filepath.Join(dir, "payload-keyset.json")
-	if _, err := stack.NewKeysetFile(payloadKeyset, "it-"+strconv.FormatInt(time.Now().Unix(), 36)); err != nil {
+	kf, err := codec.NewKeyFile("it-" + strconv.FormatInt(time.Now().Unix(), 36))
+	if err == nil {
+		kf.SearchKey = replaytest.SearchKey
+		err = stack.WriteKeyset(payloadKeyset, kf)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "writing the payload keyset:", err)
 		return 1
 	}

@@ -7,6 +7,7 @@
 package replaytest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,10 +18,12 @@ import (
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/stakeflow/stakeflow/activities/notify"
+	"github.com/stakeflow/stakeflow/codec"
 	"github.com/stakeflow/stakeflow/workflows"
 )
 
@@ -38,7 +41,8 @@ func ReplayAll(t *testing.T, register func(worker.WorkflowReplayer), types ...st
 		name := filepath.Base(f)
 		typ, _, _ := strings.Cut(strings.TrimSuffix(name, ".json"), "-")
 		t.Run(name, func(t *testing.T) {
-			r := worker.NewWorkflowReplayer()
+			r, err := NewReplayer()
+			require.NoError(t, err)
 			register(r)
 			require.NoError(t, Replay(r, f))
 		})
@@ -54,6 +58,34 @@ func ReplayAll(t *testing.T, register func(worker.WorkflowReplayer), types ...st
 	for _, typ := range types {
 		require.True(t, found[typ], "no recorded history for %s: every shipped workflow needs one", typ)
 	}
+}
+
+// SearchKey is the search key of the keyset the integration suite runs under (integration's
+// TestMain), so the histories it records were tagged under it. It is a test key: it tags test
+// addresses and guards nothing.
+const SearchKey = "MdwdOfzU5igw716Vu8wnGfays3E06Y7WWtK746eGvzc="
+
+// NewReplayer is a replayer as the recording's worker ran: under a Tagger with SearchKey
+// (workflows.TaggerInterceptor). An operation started under a tagger writes its confidential search
+// attributes as tags and, at its start, writes only those that differ from the ones its starter
+// set: it replays only under a tagger with the recording's key. Operations started clear replay
+// the same under it (workflows' versionConcealed).
+func NewReplayer() (worker.WorkflowReplayer, error) {
+	f, err := codec.NewKeyFile("replay")
+	if err != nil {
+		return nil, err
+	}
+	f.SearchKey = SearchKey
+	b, err := json.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	ks, err := codec.ParseKeyset(b)
+	if err != nil {
+		return nil, err
+	}
+	return worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: []interceptor.WorkerInterceptor{
+		workflows.TaggerInterceptor(ks.Tagger()).(interceptor.WorkerInterceptor)}})
 }
 
 // Replay replays the JSON history at path (as `temporal workflow show --output json` and `make

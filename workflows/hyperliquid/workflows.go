@@ -162,8 +162,11 @@ func (w *withdrawal) send(ctx workflow.Context) error {
 		at := workflows.Attempt{Kind: OpWithdraw, Build: w.requests, BuiltAt: workflow.Now(ctx)}
 		w.SetStep(ctx, workflows.StepSigning)
 		var signed acthl.Signed
-		sctx := workflow.WithActivityOptions(ctx, signOptions())
-		if err := w.Get(ctx, workflow.ExecuteActivity(sctx, ha.HLSign, acthl.SignInput{RequestInput: rin, Unsigned: req.Unsigned, EchoedAmount: req.Amount, UsedNonces: w.used}), &signed); err != nil {
+		// Signed in the worker running the workflow, as every chain's transactions are
+		// (workflows.SignOptions): the key stays in that worker and no task queue round trip is
+		// spent on it.
+		sctx := workflow.WithLocalActivityOptions(ctx, workflows.SignOptions())
+		if err := w.Get(ctx, workflow.ExecuteLocalActivity(sctx, ha.HLSign, acthl.SignInput{RequestInput: rin, Unsigned: req.Unsigned, EchoedAmount: req.Amount, UsedNonces: w.used}), &signed); err != nil {
 			return err
 		}
 		at.TxID, at.Expiry, at.SignedAt = signed.Digest, fmt.Sprintf("nonce %d", signed.Nonce), workflow.Now(ctx)
@@ -356,12 +359,4 @@ func missWait(acc acthl.Account) time.Duration {
 		return min(acc.RecheckAfter, time.Minute)
 	}
 	return time.Minute
-}
-
-// signOptions: HLSign, deterministic (the same action signs to the same signature).
-func signOptions() workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: activities.NonRetryable},
-	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -201,6 +203,28 @@ func TestWithdrawWaitsThenReportsSpot(t *testing.T) {
 	assert.Equal(t, "7", res.SpotBefore)
 	assert.Equal(t, "250000007", res.SpotAfter)
 	assert.GreaterOrEqual(t, env.Now().Sub(start), time.Hour, "waited on durable timers (MaxEpochWait each)")
+}
+
+// TestWithdrawSignsInTheWorker: the request is verified and signed by a local activity, in the
+// worker running the workflow (as every chain's transactions are), with the core's sign options;
+// the exchange's calls are normal activities.
+func TestWithdrawSignsInTheWorker(t *testing.T) {
+	e := &exchange{spot: 7, outcomes: []string{acthl.OutcomeSent}, settleAfter: 1}
+	env := newEnv(e)
+	var local, remote []string
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+		local = append(local, info.ActivityType.Name)
+	})
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		remote = append(remote, info.ActivityType.Name)
+	})
+	env.ExecuteWorkflow(WithdrawWorkflowType, WithdrawInput{Network: "testnet", Delegator: delegator, Amount: "2.5"})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Contains(t, local, "HLSign")
+	assert.NotContains(t, remote, "HLSign")
+	assert.Contains(t, remote, "HLSubmit")
+	require.Len(t, e.signs, 1)
 }
 
 // TestWithdrawSixthRefused: five pending withdrawals refuse a sixth before anything is asked or

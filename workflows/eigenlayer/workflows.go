@@ -53,6 +53,9 @@ type checkpointOp struct {
 	resumed   bool
 	// batchesPerRun bounds the batches this run sends before it continues as new.
 	batchesPerRun int
+	// held is the nonce lease withLease holds, of heldFor, while its steps run.
+	held    *lease.Lease
+	heldFor common.Address
 }
 
 // Checkpoint (workflow type EigenLayerCheckpointWorkflow) checkpoints the owner's EigenPod: the
@@ -139,13 +142,20 @@ func (c *checkpointOp) show(ctx workflow.Context, p actel.Pod) {
 	c.SetStep(ctx, c.Status().Step)
 }
 
-// withLease runs steps holding address's nonce lease and gives it back whatever happens.
+// withLease runs steps holding address's nonce lease and gives it back whatever happens. Steps
+// nested in steps that hold the same address's lease run under it: the owner who submits the
+// proofs itself leases its nonces once for the start and every batch.
 func (c *checkpointOp) withLease(ctx workflow.Context, address common.Address, steps func(*lease.Lease) error) error {
+	if c.held != nil && c.heldFor == address {
+		return steps(c.held)
+	}
 	held, err := lease.Acquire(ctx, c.Operation, lease.EVM, c.network, address.Hex(), ea.EVMRequestLease)
 	if err != nil {
 		return err
 	}
+	c.held, c.heldFor = held, address
 	err = steps(held)
+	c.held = nil
 	if rerr := held.Release(ctx); rerr != nil {
 		c.Logger().Warn("Nonce lease not released", "error", rerr)
 	}
@@ -176,7 +186,17 @@ func (c *checkpointOp) run(ctx workflow.Context, cont *CheckpointContinued) erro
 		c.show(ctx, p)
 		return c.prove(ctx, p)
 	}
+	if p.CheckpointTimestamp == 0 && c.owner == c.submitter {
+		// The owner starts the checkpoint and proves it: one lease for both.
+		return c.withLease(ctx, c.owner, func(*lease.Lease) error { return c.startAndProve(ctx, p) })
+	}
+	return c.startAndProve(ctx, p)
+}
+
+// startAndProve starts the checkpoint unless pod p shows one active, then proves it.
+func (c *checkpointOp) startAndProve(ctx workflow.Context, p actel.Pod) error {
 	if p.CheckpointTimestamp == 0 {
+		var err error
 		if p, err = c.start(ctx); err != nil {
 			return err
 		}

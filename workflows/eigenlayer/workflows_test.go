@@ -51,6 +51,15 @@ type fakePod struct {
 	// otherParty proves that many validators when the next proofs build is asked.
 	otherParty uint64
 	batch      map[string]uint64
+	// leases lists the addresses whose nonce lease was requested, in turn.
+	leases []string
+}
+
+func (f *fakePod) requestLease(_ context.Context, in lease.Request) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.leases = append(f.leases, in.Address)
+	return nil
 }
 
 func (f *fakePod) read(context.Context, actel.PodInput) (actel.Pod, error) {
@@ -147,7 +156,7 @@ func newEnv(t *testing.T, p *fakePod) *env {
 	Register(e)
 	e.RegisterActivity(ea)
 	e.RegisterActivity(el)
-	e.OnActivity(ea.EVMRequestLease, mock.Anything, mock.Anything).Return(nil).Maybe()
+	e.OnActivity(ea.EVMRequestLease, mock.Anything, mock.Anything).Return(p.requestLease).Maybe()
 	e.OnActivity(el.EigenReadPod, mock.Anything, mock.Anything).Return(p.read).Maybe()
 	e.OnActivity(el.EigenBuildStart, mock.Anything, mock.Anything).Return(p.buildStart).Maybe()
 	e.OnActivity(el.EigenSignStart, mock.Anything, mock.Anything).Return(p.signStart).Maybe()
@@ -214,6 +223,26 @@ func TestCheckpointStartsOnceAndProvesInBatches(t *testing.T) {
 	require.NotNil(t, st.Checkpoint)
 	assert.Equal(t, 3, st.Checkpoint.BatchesSent)
 	assert.Zero(t, st.Checkpoint.ProofsRemaining)
+	assert.Equal(t, []string{common.HexToAddress(owner).Hex()}, e.pod.leases,
+		"the owner, which starts the checkpoint and submits the proofs, leases its nonces once")
+}
+
+// TestCheckpointSubmitterLeasesItsOwnNonces: a submitter other than the owner sends the proofs
+// under its own lease's nonces; the owner's lease is held for the start alone.
+func TestCheckpointSubmitterLeasesItsOwnNonces(t *testing.T) {
+	const submitter = "0x3333333333333333333333333333333333333333"
+	e := newEnv(t, &fakePod{validators: 100})
+	e.OnSignalExternalWorkflow(mock.Anything, lease.ID(lease.EVM, network, common.HexToAddress(submitter).Hex()), "", lease.SignalRelease, mock.Anything).Return(nil).Once()
+	e.ExecuteWorkflow(CheckpointWorkflowType, CheckpointInput{Network: network, Owner: owner, Submitter: submitter})
+	r := e.result(t)
+	assert.Equal(t, []string{common.HexToAddress(owner).Hex(), common.HexToAddress(submitter).Hex()}, e.pod.leases)
+	require.Len(t, e.pod.starts, 1)
+	assert.EqualValues(t, 5, e.pod.starts[0].Intent.Nonce, "the owner's first granted nonce")
+	require.Len(t, e.pod.proofBuilds, 2)
+	for i, b := range e.pod.proofBuilds {
+		assert.EqualValues(t, 6+i, b.Nonce, "from the submitter's grant")
+	}
+	assert.Equal(t, 2, r.BatchesSent)
 }
 
 // TestCheckpointResumesAnActiveOne: an active checkpoint is proven on; no startCheckpoint is built.

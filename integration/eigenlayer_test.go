@@ -19,6 +19,7 @@ import (
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 	"github.com/stakeflow/stakeflow/harness/sandbox/evmchain"
 	"github.com/stakeflow/stakeflow/harness/stack"
+	"github.com/stakeflow/stakeflow/lease"
 	"github.com/stakeflow/stakeflow/workflows"
 	wfeigenlayer "github.com/stakeflow/stakeflow/workflows/eigenlayer"
 )
@@ -229,9 +230,20 @@ func testEigenHostileRefusedThenResumed(t *testing.T) {
 // checkpointID is the ID the admin tool gives the checkpoint of owner's pod: under the suite's
 // payload keyset the ID names the owner's search tag, never the address.
 func checkpointID(owner string) string {
-	tag, ok := keyset.Tagger().Tag(strings.ToLower(common.HexToAddress(owner).Hex()))
+	return wfeigenlayer.CheckpointWorkflowIDOf(stack.EVMNetwork, searchTag(common.HexToAddress(owner).Hex()))
+}
+
+// leaseID is the ID of the nonce lease of address on chain's network as the suite's operations name
+// it: under its payload keyset, by the address's search tag (workflows.NameInID).
+func leaseID(chain lease.Chain, network, address string) string {
+	return lease.IDOf(chain, network, searchTag(address))
+}
+
+// searchTag is the tag of address (in lower case) under the suite's search key.
+func searchTag(address string) string {
+	tag, ok := keyset.Tagger().Tag(strings.ToLower(address))
 	if !ok {
 		panic("the suite's payload keyset has no search key")
 	}
-	return wfeigenlayer.CheckpointWorkflowIDOf(stack.EVMNetwork, tag)
+	return tag
 }

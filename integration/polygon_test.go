@@ -142,7 +142,7 @@ func testPolygonDelegateThroughStarter(t *testing.T) {
 	}
 
 	// The address's sequencer rests between leases: what a deploy finds in flight.
-	snapshotAs(t, lease.ID(lease.EVM, stack.EVMNetwork, staker.Hex()), lease.WorkflowType+"-idle")
+	snapshotAs(t, leaseID(lease.EVM, stack.EVMNetwork, staker.Hex()), lease.WorkflowType+"-idle")
 
 	// A second start under the same ID is refused and sends nothing.
 	_, err = starterRun(t, "polygon", "delegate", "--network", stack.EVMNetwork, "--staker", staker.Hex(),

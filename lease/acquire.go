@@ -28,7 +28,11 @@ type Lease struct {
 // ErrNonceConflict; a cancel while waiting leaves the queue with no nonce used.
 func Acquire(ctx workflow.Context, o *workflows.Operation, chain Chain, network, address string, request Requester) (*Lease, error) {
 	info := workflow.GetInfo(ctx)
-	id := IDOf(chain, network, workflows.NameInID(ctx, strings.ToLower(address)))
+	name, err := workflows.NameInID(ctx, strings.ToLower(address))
+	if err != nil {
+		return nil, err
+	}
+	id := IDOf(chain, network, name)
 	req := Request{Chain: chain, Network: network, Address: address,
 		WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID, Lease: id}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{

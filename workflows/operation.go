@@ -146,7 +146,10 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 			return nil, err
 		}
 	}
-	// Attributes the starter already set at start need no upsert.
+	// Attributes the starter already set at start need no upsert. One the starter left out is
+	// upserted at once; one it wrote otherwise (a tag under another search key) is corrected in the
+	// next upsert. Whether to upsert at once depends on what the start holds, never on this worker's
+	// search key: the operation replays the same on a worker given another one.
 	startedWithout := false
 	start := workflow.GetTypedSearchAttributes(ctx)
 	for _, kw := range []struct {
@@ -157,10 +160,16 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		if !shown {
 			continue
 		}
-		if v, ok := start.GetKeyword(kw.key); !ok || v != want {
-			o.attrs.set(kw.key.GetName(), kw.key.ValueSet(kw.value))
+		v, ok := start.GetKeyword(kw.key)
+		if !ok {
 			// What the operation is and whose: without these it cannot be found.
 			startedWithout = true
+		} else if v != want {
+			o.logger.Warn("A search attribute set at start differs from this worker's: the starter and the worker do not share a search key (docs/encryption.md)",
+				"attribute", kw.key.GetName())
+		}
+		if !ok || v != want {
+			o.attrs.set(kw.key.GetName(), kw.key.ValueSet(kw.value))
 		}
 	}
 	if n, ok := AmountAttribute(s.Amount); ok {

@@ -103,12 +103,20 @@ func concealOne(t Tagger, u temporal.SearchAttributeUpdate) (temporal.SearchAttr
 
 // NameInID is v as an ID that workflow code makes may name it (a workflow ID is never encrypted):
 // its tag when the operation of ctx writes under a Tagger (operationTagger), v itself otherwise. A
-// Tagger with no search key cannot tag: v is then named as it is (docs/encryption.md).
-func NameInID(ctx workflow.Context, v string) string {
-	if t := operationTagger(ctx); t != nil {
+// Tagger with no search key cannot tag: v is then named as it is (docs/encryption.md). The tag is
+// recorded in the history (a side effect): the operation keeps the name it chose when it replays on
+// a worker given another search key, where the ID it signals must be the same.
+func NameInID(ctx workflow.Context, v string) (string, error) {
+	t := operationTagger(ctx)
+	if t == nil {
+		return v, nil
+	}
+	var name string
+	err := workflow.SideEffect(ctx, func(workflow.Context) any {
 		if tag, ok := t.Tag(v); ok {
 			return tag
 		}
-	}
-	return v
+		return v
+	}).Get(&name)
+	return name, err
 }

@@ -101,3 +101,30 @@ func (s *CoreSuite) TestWithoutASearchKeyConfidentialAttributesAreLeftOut() {
 	s.Equal("bond", s.sa[SAOperation.GetName()])
 	s.Equal(StepDone, s.sa[SAStep.GetName()])
 }
+
+// Started by a starter under another search key, the operation writes its own tag of the staker in
+// its next upsert, not in one of its own at start: whether it upserts at start depends on what the
+// start holds, never on the worker's search key, so it replays the same on a worker given another
+// key (replaytest replays every history under another key too). The worker warns, naming the
+// attribute and neither tag.
+func (s *CoreSuite) TestATagUnderAnotherSearchKeyIsCorrectedInTheNextUpsert() {
+	logs := &warnLog{}
+	s.SetLogger(logs)
+	defer s.SetLogger(nil)
+	s.SetupTest()
+	s.withTagger(testSearchKey)
+	otherTag := "h:" + hex.EncodeToString(bytes.Repeat([]byte{0xab}, 16))
+	s.Require().NoError(s.env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(
+		SAChain.ValueSet(fakeChainName), SANetwork.ValueSet("devnet"), SAOperation.ValueSet("bond"),
+		SAStaker.ValueSet(otherTag), SAStep.ValueSet(StepValidating))))
+	s.run(coreInput{Amount: "1500", Steps: 1})
+	s.result()
+	s.Equal([]string{StepConfirming, StepDone}, s.steps)
+	s.Equal(2, s.upserts, "no upsert at start: one where it rests (confirming), one at its end")
+	s.Equal(tagOf("alice"), s.sa[SAStaker.GetName()])
+	warned := logs.matching("A search attribute set at start differs from this worker's")
+	s.Require().Len(warned, 1)
+	s.Contains(warned[0], SAStaker.GetName())
+	s.NotContains(warned[0], otherTag)
+	s.NotContains(warned[0], tagOf("alice"))
+}

@@ -28,9 +28,9 @@ import (
 )
 
 // ReplayAll replays every history recorded under testdata/histories (`make record-histories`;
-// <WorkflowType>.json for the current code, <WorkflowType>-<what changed since>.json for one kept
-// from an earlier version, which running workflows may still have) on a replayer register fills,
-// each as a subtest, and requires at least one history, and one of each of types.
+// <WorkflowType>.json, or <WorkflowType>-<scenario>.json for an operation recorded where it rests
+// or as it ended otherwise) on a replayer register fills, each as a subtest under the recording's
+// search key and under another, and requires at least one history, and one of each of types.
 func ReplayAll(t *testing.T, register func(worker.WorkflowReplayer), types ...string) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "histories", "*.json"))
@@ -40,12 +40,16 @@ func ReplayAll(t *testing.T, register func(worker.WorkflowReplayer), types ...st
 	for _, f := range files {
 		name := filepath.Base(f)
 		typ, _, _ := strings.Cut(strings.TrimSuffix(name, ".json"), "-")
-		t.Run(name, func(t *testing.T) {
-			r, err := NewReplayer()
-			require.NoError(t, err)
-			register(r)
-			require.NoError(t, Replay(r, f))
-		})
+		// Under the recording's search key, and under another: an operation replays the same on a
+		// worker given another search key (it records the tags its control flow depends on).
+		for _, key := range []struct{ name, key string }{{"recorded-key", SearchKey}, {"another-key", AnotherSearchKey}} {
+			t.Run(name+"/"+key.name, func(t *testing.T) {
+				r, err := NewReplayer(key.key)
+				require.NoError(t, err)
+				register(r)
+				require.NoError(t, Replay(r, f))
+			})
+		}
 		t.Run(name+"/history-ceiling", func(t *testing.T) {
 			ceiling, ok := Ceilings[typ]
 			require.True(t, ok, "no history ceiling for %s in replaytest.Ceilings", typ)
@@ -65,17 +69,20 @@ func ReplayAll(t *testing.T, register func(worker.WorkflowReplayer), types ...st
 // addresses and guards nothing.
 const SearchKey = "MdwdOfzU5igw716Vu8wnGfays3E06Y7WWtK746eGvzc="
 
-// NewReplayer is a replayer as the recording's worker ran: under a Tagger with SearchKey
-// (workflows.TaggerInterceptor). An operation started under a tagger writes its confidential search
-// attributes as tags and, at its start, writes only those that differ from the ones its starter
-// set: it replays only under a tagger with the recording's key. Operations started clear replay
-// the same under it (workflows' versionConcealed).
-func NewReplayer() (worker.WorkflowReplayer, error) {
+// AnotherSearchKey is a search key other than SearchKey, for replaying as a worker given another
+// key would.
+const AnotherSearchKey = "64bhQw8YMBZsHGJaFPKbN7UT07wegQ2txcpItPiaGfs="
+
+// NewReplayer is a replayer as a worker with payload encryption runs: under a Tagger with
+// searchKey (workflows.TaggerInterceptor). Operations started under a tagger write their
+// confidential search attributes as tags; operations started clear replay the same under it
+// (workflows' versionConcealed).
+func NewReplayer(searchKey string) (worker.WorkflowReplayer, error) {
 	f, err := codec.NewKeyFile("replay")
 	if err != nil {
 		return nil, err
 	}
-	f.SearchKey = SearchKey
+	f.SearchKey = searchKey
 	b, err := json.Marshal(f)
 	if err != nil {
 		return nil, err

@@ -74,7 +74,7 @@ HSM_PKGS := ./signer/keys/hsm/... ./internal/starter/
 REAL_CHAIN_PKGS := ./activities/evm/ ./activities/solana/ ./chain/evm/ ./chain/solana/ ./harness/cmd/sandbox/ ./harness/gethdev/ ./harness/sandbox/...
 # -p 4: the two integration packages take minutes of chain time each; the other packages run beside them rather than after.
 test-integration: tools
-	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test $(NOVET) -tags integration -count=1 -p 4 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... ./cmd/codec-server/ $(REAL_CHAIN_PKGS) $(HSM_PKGS)
+	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test $(NOVET) -tags integration -count=1 -p 4 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... ./cmd/codec-server/ ./workflows/evm/ $(REAL_CHAIN_PKGS) $(HSM_PKGS)
 
 ## test-cluster: failover (worker SIGKILLs, a Temporal restart) and a rolling upgrade (previous commit's worker beside this one's) on the real Temporal server on PostgreSQL with worker processes
 test-cluster: tools tools-cluster

@@ -14,9 +14,6 @@ import (
 // NotifyWorkflowType is the workflow type of one event's delivery (NotifyWorkflow).
 const NotifyWorkflowType = "StakeflowNotify"
 
-// versionNotify marks operations that post their events when the worker has a webhook.
-const versionNotify = "notify-webhook"
-
 // nf is the nil Notifier the workflows name its activities through.
 var nf *notify.Notifier
 
@@ -41,12 +38,8 @@ func NotifyWorkflow(ctx workflow.Context, ev notify.Event) error {
 }
 
 // notifySetup asks the worker, once per operation, whether it posts events. The answer is
-// recorded (a local activity), so a replay takes the same path; operations recorded before
-// notifications existed post nothing.
+// recorded (a local activity), so a replay takes the same path.
 func (o *Operation) notifySetup(ctx workflow.Context) {
-	if workflow.GetVersion(ctx, versionNotify, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return
-	}
 	lctx := workflow.WithLocalActivityOptions(ctx, PolicyOptions())
 	var cfg notify.Config
 	if err := workflow.ExecuteLocalActivity(lctx, nf.NotifyConfig).Get(ctx, &cfg); err != nil {

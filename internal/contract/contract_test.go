@@ -331,15 +331,6 @@ func jsonPayload(s string) *commonpb.Payload {
 	return &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)}, Data: []byte(s)}
 }
 
-// legacyResults are the committed histories kept from before the chain-neutral core renamed
-// TxRecord's fields (signature, slot, feeLamports became txId, block, fee) in results: they replay
-// (workflows still running then may hold them), and the current schema refuses their results, as
-// it must. Histories recorded since (make record-histories) are not on this list.
-var legacyResults = map[string]bool{
-	"StakeWorkflow-before-preflight.json": true, "StakeWorkflow-rebuilt-after-expiry-before-preflight.json": true,
-	"UnstakeWorkflow-before-preflight.json": true, "WithdrawWorkflow-before-preflight.json": true,
-}
-
 // TestCommittedHistoriesValidate validates the inputs and results of the committed workflow
 // histories (recorded from real runs on a Temporal server, replayed by the workflows' tests)
 // against the schemas: what the SDK wrote is what the contract says.
@@ -392,10 +383,6 @@ func TestCommittedHistoriesValidate(t *testing.T) {
 			if e.Completed != nil {
 				require.Len(t, e.Completed.Result.Payloads, 1, f)
 				data := e.Completed.Result.Payloads[0].Data
-				if legacyResults[filepath.Base(f)] {
-					require.Error(t, validate(t, sch[w.Result], data), "%s: valid now, drop it from legacyResults", f)
-					continue
-				}
 				require.NoError(t, validate(t, sch[w.Result], data), "%s result: %s", f, data)
 				results++
 			}

@@ -146,18 +146,12 @@ func (o *operation) waitInactive(ctx workflow.Context) (actsolana.StakeState, er
 	}
 }
 
-// versionPreflight marks operations that check the staker's balance before anything is signed.
-const versionPreflight = "preflight-balance"
-
 // preflight refuses, before anything is signed, a transaction of op the staker's balance cannot
 // pay for (the amount, rent and fees of a stake; the fees of the others; the base fee of one
 // signature), read from the worker's own RPC. An operation that has landed a transaction stalls
 // instead, visibly, until the balance is topped up (or the RPC that refused the read is fixed):
 // failing it would leave it part done.
 func (o *operation) preflight(ctx workflow.Context, op actsolana.Operation) error {
-	if workflow.GetVersion(ctx, versionPreflight, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return nil
-	}
 	in := actsolana.PreflightInput{Network: o.intent.Network, Operation: op, Staker: o.intent.Staker}
 	if op == actsolana.OpStake {
 		in.Lamports = o.intent.Lamports

@@ -81,7 +81,9 @@ func creditedOnce(t *testing.T, pod common.Address, before *big.Int, validators 
 // checkpointsStarted counts the CheckpointCreated logs of pod: each startCheckpoint that landed.
 func checkpointsStarted(t *testing.T, pod common.Address) int {
 	t.Helper()
-	logs, err := st.EVM.Node.Client().FilterLogs(context.Background(), ethereum.FilterQuery{
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	logs, err := st.EVM.Node.Logs(ctx, ethereum.FilterQuery{
 		FromBlock: big.NewInt(0), Addresses: []common.Address{pod},
 		Topics: [][]common.Hash{{crypto.Keccak256Hash([]byte("CheckpointCreated(uint64,bytes32,uint256)"))}},
 	})

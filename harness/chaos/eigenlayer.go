@@ -156,7 +156,7 @@ func (r *runner) observeCheckpoints(ctx context.Context, outs []CheckpointOutcom
 			return err
 		}
 		o.Active, o.Last, o.SharesAfter = ps.CurrentTimestamp, ps.LastTimestamp, ps.Shares
-		logs, err := e.Node.Client().FilterLogs(ctx, ethereum.FilterQuery{FromBlock: big.NewInt(0), Addresses: []common.Address{pod}, Topics: [][]common.Hash{{topic}}})
+		logs, err := e.Node.Logs(ctx, ethereum.FilterQuery{FromBlock: big.NewInt(0), Addresses: []common.Address{pod}, Topics: [][]common.Hash{{topic}}})
 		if err != nil {
 			return fmt.Errorf("chaos: CheckpointCreated logs of %s: %w", o.Pod, err)
 		}

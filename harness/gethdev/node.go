@@ -517,6 +517,30 @@ func (n *Node) WaitMined(ctx context.Context, hash common.Hash) (*types.Receipt,
 	}
 }
 
+// Logs are the logs q matches (eth_getLogs). A query geth answers while its log index has not yet
+// caught up with the newest block ("failed to retrieve log value pointer ...: not found") is asked
+// again, as WaitMined asks again while transactions are being indexed.
+func (n *Node) Logs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		logs, err := n.client.FilterLogs(ctx, q)
+		if err == nil {
+			return logs, nil
+		}
+		if !strings.Contains(err.Error(), "failed to retrieve log value pointer") {
+			return nil, fmt.Errorf("logs: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("logs (the node's log index behind: %v): %w", err, ctx.Err())
+		case <-n.done:
+			return nil, fmt.Errorf("logs: geth exited: %s", n.said())
+		case <-t.C:
+		}
+	}
+}
+
 // WaitFinalized polls until the finalized block is at height or above and returns its header.
 func (n *Node) WaitFinalized(ctx context.Context, height uint64) (*types.Header, error) {
 	t := time.NewTicker(100 * time.Millisecond)

@@ -31,6 +31,26 @@ type Tagger struct {
 // confidential attributes are then left out.
 func (k *Keyset) Tagger() *Tagger { return &Tagger{key: k.search} }
 
+// fingerprintDomain begins what a search key's fingerprint hashes, so that the fingerprint is
+// no other hash of the key.
+const fingerprintDomain = "stakeflow search key fingerprint\x00"
+
+// SearchKeyFingerprint names a search key without telling it: the first 8 bytes of SHA-256 of
+// fingerprintDomain followed by the key, in hex. Keysets tag alike when their search keys have the
+// same fingerprint (`starter keyset show` prints it; the worker logs it when it starts).
+func SearchKeyFingerprint(key []byte) string {
+	sum := sha256.Sum256(append([]byte(fingerprintDomain), key...))
+	return hex.EncodeToString(sum[:8])
+}
+
+// Fingerprint is SearchKeyFingerprint of t's search key; ok is false without one.
+func (t *Tagger) Fingerprint() (string, bool) {
+	if !t.Tags() {
+		return "", false
+	}
+	return SearchKeyFingerprint(t.key), true
+}
+
 // Tags reports whether t has a search key, so that Tag tags.
 func (t *Tagger) Tags() bool { return t != nil && len(t.key) > 0 }
 

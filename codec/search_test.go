@@ -115,3 +115,27 @@ func TestNewKeyFileHasASearchKey(t *testing.T) {
 	_, ok := ks.Tagger().Tag("x")
 	require.True(t, ok)
 }
+
+// TestSearchKeyFingerprint: the fingerprint of a search key is the first 8 bytes of SHA-256 of
+// "stakeflow search key fingerprint", a NUL byte and the key (the expected value computed with
+// coreutils: (printf 'stakeflow search key fingerprint\0'; head -c 32 /dev/zero | tr '\0' Z) |
+// sha256sum | cut -c1-16). It tells keys apart, holds no tag of any value, and a keyset without a
+// search key has none.
+func TestSearchKeyFingerprint(t *testing.T) {
+	search := bytes.Repeat([]byte{0x5a}, SearchKeySize)
+	fp, ok := searchKeyset(t, search).Tagger().Fingerprint()
+	require.True(t, ok)
+	require.Equal(t, "3282b7350ac96ef8", fp)
+	require.Equal(t, fp, SearchKeyFingerprint(search))
+
+	other, ok := searchKeyset(t, bytes.Repeat([]byte{0x5b}, SearchKeySize)).Tagger().Fingerprint()
+	require.True(t, ok)
+	require.NotEqual(t, fp, other, "another search key, another fingerprint")
+
+	tag, _ := searchKeyset(t, search).Tagger().Tag("stakeflow search key fingerprint")
+	require.NotContains(t, tag, fp, "a fingerprint is no tag")
+
+	none, ok := keyset(t, "k1", key("k1", 1)).Tagger().Fingerprint()
+	require.False(t, ok)
+	require.Empty(t, none)
+}

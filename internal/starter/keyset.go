@@ -3,6 +3,7 @@ package starter
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -40,11 +41,13 @@ func (r *Session) keysetCmd(fs *flag.FlagSet, verb string) (func(context.Context
 	}
 }
 
-// keysetShown is the JSON of keyset show, new and the changes: IDs only.
+// keysetShown is the JSON of keyset show, new and the changes: IDs only, and the search key's
+// fingerprint (codec.SearchKeyFingerprint; empty without a search key), never a key's bytes.
 type keysetShown struct {
-	File    string   `json:"file"`
-	Current string   `json:"current"`
-	Keys    []string `json:"keys"`
+	File                 string   `json:"file"`
+	Current              string   `json:"current"`
+	Keys                 []string `json:"keys"`
+	SearchKeyFingerprint string   `json:"searchKeyFingerprint"`
 }
 
 func shown(file string, f codec.KeysetFile) keysetShown {
@@ -52,10 +55,15 @@ func shown(file string, f codec.KeysetFile) keysetShown {
 	for _, k := range f.Keys {
 		s.Keys = append(s.Keys, k.ID)
 	}
+	// The file was parsed as a keyset: its search key, when it has one, is valid base64.
+	if raw, err := base64.StdEncoding.DecodeString(f.SearchKey); err == nil && len(raw) > 0 {
+		s.SearchKeyFingerprint = codec.SearchKeyFingerprint(raw)
+	}
 	return s
 }
 
-// human lists the keys, one a line, the current one marked.
+// human lists the keys, one a line, the current one marked, then the search key's fingerprint:
+// the worker logs the same fingerprint when it starts, so keysets that tag alike can be told.
 func (s keysetShown) human(head string) string {
 	var b bytes.Buffer
 	b.WriteString(head)
@@ -64,6 +72,11 @@ func (s keysetShown) human(head string) string {
 		if id == s.Current {
 			b.WriteString("  (current)")
 		}
+	}
+	if s.SearchKeyFingerprint != "" {
+		b.WriteString("\nsearch key fingerprint: " + s.SearchKeyFingerprint)
+	} else {
+		b.WriteString("\nno search key: operations write no staker, account or transaction search attributes (docs/encryption.md)")
 	}
 	return b.String()
 }

@@ -3,7 +3,9 @@ package starter
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -243,19 +245,37 @@ func TestKeysetShowNamesKeysNeverTheirBytes(t *testing.T) {
 	require.NoError(t, err)
 	f := readRaw(t, file)
 
-	out, err := keyset(t, "show", file)
+	// The search key's fingerprint as docs/encryption.md defines it, computed here from the file.
+	search, err := base64.StdEncoding.DecodeString(f.SearchKey)
 	require.NoError(t, err)
-	assert.Equal(t, file+":\n  k1\n  k2  (current)\n", out)
+	sum := sha256.Sum256(append([]byte("stakeflow search key fingerprint\x00"), search...))
+	fingerprint := hex.EncodeToString(sum[:8])
 
-	out, err = keyset(t, "show", "--json", file)
+	human, err := keyset(t, "show", file)
+	require.NoError(t, err)
+	assert.Equal(t, file+":\n  k1\n  k2  (current)\nsearch key fingerprint: "+fingerprint+"\n", human)
+
+	out, err := keyset(t, "show", "--json", file)
 	require.NoError(t, err)
 	var got keysetShown
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
-	assert.Equal(t, keysetShown{File: file, Current: "k2", Keys: []string{"k1", "k2"}}, got)
-	for _, k := range f.Keys {
-		assert.NotContains(t, out, k.Key)
-		assert.NotContains(t, out, strings.TrimRight(k.Key, "=")[:16])
+	assert.Equal(t, keysetShown{File: file, Current: "k2", Keys: []string{"k1", "k2"}, SearchKeyFingerprint: fingerprint}, got)
+	for _, secret := range append([]string{f.SearchKey}, f.Keys[0].Key, f.Keys[1].Key) {
+		for _, shown := range []string{human, out} {
+			assert.NotContains(t, shown, secret)
+			assert.NotContains(t, shown, strings.TrimRight(secret, "=")[:16])
+		}
 	}
+	assert.NotContains(t, human, hex.EncodeToString(search)[:16])
+
+	// Without a search key, show says so.
+	f.SearchKey = ""
+	b, err := json.Marshal(f)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, b, 0o600))
+	human, err = keyset(t, "show", file)
+	require.NoError(t, err)
+	assert.Contains(t, human, "\nno search key: operations write no staker, account or transaction search attributes")
 }
 
 func must[T any](v T, err error) T {

@@ -134,15 +134,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--approvers: %w", err)
 	}
-	switch {
-	case cfg.Temporal.PayloadKeyset == "":
-		logger.Warn("No payload keyset (--payload-keyset): inputs, results and failures reach Temporal's database in clear")
-	case cfg.Temporal.AcceptClearPayloads:
-		logger.Warn("Payloads written in clear are read too (--accept-clear-payloads): turn it off once the operations started before encryption have finished")
-	}
-	if tg, err := cfg.Temporal.Tagger(); err == nil && tg != nil && !tg.Tags() {
-		logger.Warn("The payload keyset has no searchKey: operations write no staker, account or transaction search attributes, and nonce leases are named by their address (docs/encryption.md)")
-	}
+	logPayloadProtection(cfg, logger)
 	if len(approvers) == 0 {
 		logger.Warn("No approvers configured (--approvers): approvals name their approver in free text, which is not separation of duties")
 	} else {
@@ -385,4 +377,23 @@ func serveHealth(ln net.Listener, h http.Handler, logger *zap.Logger) *http.Serv
 		}
 	}()
 	return srv
+}
+
+// logPayloadProtection tells, as the worker starts, how its payloads and search attributes are
+// protected: a warning for what is written clear, and the search key's fingerprint, which the
+// starter's `keyset show` prints for a keyset that tags alike.
+func logPayloadProtection(cfg Config, logger *zap.Logger) {
+	switch {
+	case cfg.Temporal.PayloadKeyset == "":
+		logger.Warn("No payload keyset (--payload-keyset): inputs, results and failures reach Temporal's database in clear")
+	case cfg.Temporal.AcceptClearPayloads:
+		logger.Warn("Payloads written in clear are read too (--accept-clear-payloads): turn it off once the operations started before encryption have finished")
+	}
+	if tg, err := cfg.Temporal.Tagger(); err == nil && tg != nil {
+		if fp, ok := tg.Fingerprint(); ok {
+			logger.Info("Search key", zap.String("fingerprint", fp))
+		} else {
+			logger.Warn("The payload keyset has no searchKey: operations write no staker, account or transaction search attributes, and nonce leases are named by their address (docs/encryption.md)")
+		}
+	}
 }

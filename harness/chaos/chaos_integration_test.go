@@ -61,6 +61,11 @@ func TestChaosSmall(t *testing.T) {
 	require.NoError(t, rep.Write(&out))
 	t.Log("\n" + out.String())
 
+	if !rep.OK() {
+		var logs strings.Builder
+		require.NoError(t, rep.WriteOpLogs(&logs, 300))
+		t.Log("\n" + logs.String())
+	}
 	require.Empty(t, rep.Violations)
 	require.Equal(t, 30, rep.Completed)
 	require.Empty(t, rep.Unexercised(), "every fault class and recovery path must happen in the run")

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -1245,6 +1246,43 @@ func countLines(path, s string) (int, error) {
 		}
 	}
 	return n, sc.Err()
+}
+
+// WriteOpLogs writes, for each operation a violation names, the last max lines of the worker's log
+// (worker.log under Dir, every worker process of the run) that mention it: what a failed run's
+// reader needs when Dir is gone with the test's temporary directory.
+func (r *Report) WriteOpLogs(w io.Writer, max int) error {
+	named := map[string]bool{}
+	for _, v := range r.Violations {
+		if v.Op == "" || named[v.Op] {
+			continue
+		}
+		named[v.Op] = true
+		f, err := os.Open(filepath.Join(r.Dir, "worker.log"))
+		if err != nil {
+			return err
+		}
+		var lines []string
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), v.Op) {
+				lines = append(lines, sc.Text())
+			}
+		}
+		err = sc.Err()
+		_ = f.Close()
+		if err != nil {
+			return err
+		}
+		if len(lines) > max {
+			lines = lines[len(lines)-max:]
+		}
+		if _, err := fmt.Fprintf(w, "worker log lines of %s (%d shown):\n%s\n", v.Op, len(lines), strings.Join(lines, "\n")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *runner) close() {

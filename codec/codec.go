@@ -155,16 +155,11 @@ func ParseKeyset(data []byte) (*Keyset, error) {
 		}
 		ks.aeads[k.ID] = aead
 	}
-	if f.SearchKey != "" {
-		raw, err := base64.StdEncoding.DecodeString(f.SearchKey)
-		if err != nil {
-			return nil, errors.New(`"searchKey" is not base64`)
-		}
-		if len(raw) != SearchKeySize {
-			return nil, fmt.Errorf(`"searchKey" has %d bytes; want %d`, len(raw), SearchKeySize)
-		}
-		ks.search = raw
+	search, err := f.searchKey()
+	if err != nil {
+		return nil, err
 	}
+	ks.search = search
 	if f.Current == "" {
 		return nil, errors.New(`no "current" key named`)
 	}

@@ -3,7 +3,10 @@ package codec
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -41,6 +44,31 @@ const fingerprintDomain = "stakeflow search key fingerprint\x00"
 func SearchKeyFingerprint(key []byte) string {
 	sum := sha256.Sum256(append([]byte(fingerprintDomain), key...))
 	return hex.EncodeToString(sum[:8])
+}
+
+// searchKey is f's search key, decoded: nil when f has none.
+func (f KeysetFile) searchKey() ([]byte, error) {
+	if f.SearchKey == "" {
+		return nil, nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(f.SearchKey)
+	if err != nil {
+		return nil, errors.New(`"searchKey" is not base64`)
+	}
+	if len(raw) != SearchKeySize {
+		return nil, fmt.Errorf(`"searchKey" has %d bytes; want %d`, len(raw), SearchKeySize)
+	}
+	return raw, nil
+}
+
+// SearchKeyFingerprint is SearchKeyFingerprint of f's search key; ok is false when f has none (or
+// one ParseKeyset refuses).
+func (f KeysetFile) SearchKeyFingerprint() (string, bool) {
+	key, err := f.searchKey()
+	if err != nil || key == nil {
+		return "", false
+	}
+	return SearchKeyFingerprint(key), true
 }
 
 // Fingerprint is SearchKeyFingerprint of t's search key; ok is false without one.

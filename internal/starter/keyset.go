@@ -3,7 +3,6 @@ package starter
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -55,10 +54,7 @@ func shown(file string, f codec.KeysetFile) keysetShown {
 	for _, k := range f.Keys {
 		s.Keys = append(s.Keys, k.ID)
 	}
-	// The file was parsed as a keyset: its search key, when it has one, is valid base64.
-	if raw, err := base64.StdEncoding.DecodeString(f.SearchKey); err == nil && len(raw) > 0 {
-		s.SearchKeyFingerprint = codec.SearchKeyFingerprint(raw)
-	}
+	s.SearchKeyFingerprint, _ = f.SearchKeyFingerprint()
 	return s
 }
 

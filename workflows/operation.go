@@ -160,17 +160,17 @@ func NewOperation(ctx workflow.Context, s Setup) (*Operation, error) {
 		if !shown {
 			continue
 		}
-		v, ok := start.GetKeyword(kw.key)
-		if !ok {
+		switch v, ok := start.GetKeyword(kw.key); {
+		case !ok:
 			// What the operation is and whose: without these it cannot be found.
 			startedWithout = true
-		} else if v != want {
+		case v != want:
 			o.logger.Warn("A search attribute set at start differs from this worker's: the starter and the worker do not share a search key (docs/encryption.md)",
 				"attribute", kw.key.GetName())
+		default:
+			continue
 		}
-		if !ok || v != want {
-			o.attrs.set(kw.key.GetName(), kw.key.ValueSet(kw.value))
-		}
+		o.attrs.set(kw.key.GetName(), kw.key.ValueSet(kw.value))
 	}
 	if n, ok := AmountAttribute(s.Amount); ok {
 		if v, set := start.GetInt64(SAAmount); !set || v != n {

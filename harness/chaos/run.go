@@ -1232,53 +1232,61 @@ func (r *runner) finish(ctx context.Context, rep *Report, outcomes []OpOutcome) 
 
 // countLines counts the lines of a file that contain s.
 func countLines(path, s string) (int, error) {
+	n := 0
+	err := eachLine(path, func(line string) {
+		if strings.Contains(line, s) {
+			n++
+		}
+	})
+	return n, err
+}
+
+// eachLine calls fn with each line of the file at path (a worker log's lines can be long).
+func eachLine(path string, fn func(string)) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer f.Close()
-	n := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		if strings.Contains(sc.Text(), s) {
-			n++
-		}
+		fn(sc.Text())
 	}
-	return n, sc.Err()
+	return sc.Err()
 }
 
 // WriteOpLogs writes, for each operation a violation names, the last max lines of the worker's log
 // (worker.log under Dir, every worker process of the run) that mention it: what a failed run's
 // reader needs when Dir is gone with the test's temporary directory.
 func (r *Report) WriteOpLogs(w io.Writer, max int) error {
-	named := map[string]bool{}
+	var ops []string
+	lines := map[string][]string{}
 	for _, v := range r.Violations {
-		if v.Op == "" || named[v.Op] {
-			continue
+		if _, named := lines[v.Op]; v.Op != "" && !named {
+			ops = append(ops, v.Op)
+			lines[v.Op] = []string{}
 		}
-		named[v.Op] = true
-		f, err := os.Open(filepath.Join(r.Dir, "worker.log"))
-		if err != nil {
-			return err
-		}
-		var lines []string
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), v.Op) {
-				lines = append(lines, sc.Text())
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	err := eachLine(filepath.Join(r.Dir, "worker.log"), func(line string) {
+		for _, op := range ops {
+			if strings.Contains(line, op) {
+				lines[op] = append(lines[op], line)
 			}
 		}
-		err = sc.Err()
-		_ = f.Close()
-		if err != nil {
-			return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, op := range ops {
+		shown := lines[op]
+		if len(shown) > max {
+			shown = shown[len(shown)-max:]
 		}
-		if len(lines) > max {
-			lines = lines[len(lines)-max:]
-		}
-		if _, err := fmt.Fprintf(w, "worker log lines of %s (%d shown):\n%s\n", v.Op, len(lines), strings.Join(lines, "\n")); err != nil {
+		if _, err := fmt.Fprintf(w, "worker log lines of %s (%d shown):\n%s\n", op, len(shown), strings.Join(shown, "\n")); err != nil {
 			return err
 		}
 	}

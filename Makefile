@@ -76,7 +76,7 @@ REAL_CHAIN_PKGS := ./activities/evm/ ./activities/solana/ ./chain/evm/ ./chain/s
 test-integration: tools
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" $(GO) test $(NOVET) -tags integration -count=1 -p 4 -timeout 30m ./integration/... ./harness/cmd/devstack/... ./harness/stack/... ./cmd/codec-server/ ./workflows/evm/ $(REAL_CHAIN_PKGS) $(HSM_PKGS)
 
-## test-cluster: failover (worker SIGKILLs, a Temporal restart) and a rolling upgrade (previous commit's worker beside this one's) on the real Temporal server on PostgreSQL with worker processes
+## test-cluster: failover (worker SIGKILLs, a Temporal restart) and a rolling upgrade (the worker from before its newest code change beside this one's) on the real Temporal server on PostgreSQL with worker processes
 test-cluster: tools tools-cluster
 	TEMPORAL_CLI="$(TEMPORAL_CLI)" TEMPORAL_SERVER_DIR="$$(scripts/tools.sh temporal-server)" $(GO) test $(NOVET) -tags integration -count=1 -timeout 10m ./harness/cluster/...
 

@@ -47,7 +47,9 @@ func ReplayAll(t *testing.T, register func(worker.WorkflowReplayer), types ...st
 				r, err := NewReplayer(key.key)
 				require.NoError(t, err)
 				register(r)
-				require.NoError(t, Replay(r, f))
+				require.NoError(t, Replay(r, f), "the workflow code no longer replays %s: until a first deployment, "+
+					"re-record the histories (make record-histories) and end the commit message with the trailer "+
+					"Rolling-Upgrade: none (docs/testing.md)", f)
 			})
 		}
 		t.Run(name+"/history-ceiling", func(t *testing.T) {

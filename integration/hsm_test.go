@@ -278,7 +278,7 @@ func TestHSMWrongPINKeepsTheWorkerUnready(t *testing.T) {
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	reason := `PKCS#11 token "` + st.HSM.Token.Label + `" refused the PIN in ` + pinFile
 	var body string
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
+	unready := assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		resp, err := http.Get(base + "/readyz")
 		if !assert.NoError(c, err) {
 			return
@@ -290,7 +290,10 @@ func TestHSMWrongPINKeepsTheWorkerUnready(t *testing.T) {
 		for _, m := range []string{"solana", "hyperliquid"} {
 			assert.Contains(c, body, m+": "+reason)
 		}
-	}, 2*time.Minute, 100*time.Millisecond, "worker log: %s", w.tail())
+	}, 2*time.Minute, 100*time.Millisecond)
+	if !unready {
+		t.Fatalf("the worker did not report the refused PIN; its log: %s", w.tail())
+	}
 	assert.NotContains(t, body, hsmWrongPIN)
 	assert.NotContains(t, body, hsmPIN)
 

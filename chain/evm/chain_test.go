@@ -258,11 +258,14 @@ func TestReceiptFinal(t *testing.T) {
 	to := common.Address{0x02}
 	ok := signTx(t, key, 1, &to, big.NewInt(5), 21_000, nil)
 	bad := signTx(t, key, 2, &reverter, nil, 100_000, []byte{0x12, 0x34})
+	starved := signTx(t, key, 3, &reverter, nil, 21_005, nil)
 	send(t, ok)
 	send(t, bad)
-	okR, badR := mined(t, ok), mined(t, bad)
+	send(t, starved)
+	okR, badR, starvedR := mined(t, ok), mined(t, bad), mined(t, starved)
 	require.Equal(t, types.ReceiptStatusSuccessful, okR.Status)
 	require.Equal(t, types.ReceiptStatusFailed, badR.Status)
+	require.Equal(t, types.ReceiptStatusFailed, starvedR.Status)
 
 	// Mined but not finalized: not final.
 	_, err := c.ReceiptFinal(ctx, ok.Hash())
@@ -274,7 +277,7 @@ func TestReceiptFinal(t *testing.T) {
 		assert.Equal(t, okR.BlockNumber.Uint64(), nf.BlockNumber)
 	}
 
-	_, err = node.WaitFinalized(ctx, badR.BlockNumber.Uint64())
+	_, err = node.WaitFinalized(ctx, max(badR.BlockNumber.Uint64(), starvedR.BlockNumber.Uint64()))
 	require.NoError(t, err)
 
 	got, err := c.ReceiptFinal(ctx, ok.Hash())
@@ -300,6 +303,17 @@ func TestReceiptFinal(t *testing.T) {
 	assert.True(t, got.Revert.Replayed)
 	assert.Equal(t, "nope", got.Revert.Reason)
 	assert.Equal(t, "execution reverted: nope", got.Revert.Error())
+
+	// Out of gas: the call halts with gas left for two instructions of the contract, and the
+	// transaction uses its whole limit (the intrinsic 21000 and 5). A replay with that limit would
+	// halt the same, which the node answers with an error, not a revert.
+	got, err = c.ReceiptFinal(ctx, starved.Hash())
+	require.NoError(t, err)
+	assert.False(t, got.Succeeded())
+	assert.Equal(t, uint64(21_005), got.GasUsed)
+	require.NotNil(t, got.Revert)
+	assert.Equal(t, uint64(21_005), got.Revert.OutOfGas)
+	assert.Equal(t, "execution ran out of gas: the transaction used its whole gas limit of 21005 (or met an invalid instruction)", got.Revert.Summary())
 
 	// A hash the chain never saw has no receipt.
 	_, err = c.ReceiptFinal(ctx, common.Hash{0xab})
@@ -517,8 +531,10 @@ func TestRealRevertsDecoded(t *testing.T) {
 
 // A full node serves the state of its last 128 blocks only. On a chain longer than twice that,
 // the transaction that took a nonce is still named: the search walks down from the finalized
-// block instead of bisecting from genesis, whose state is gone.
-func TestNonceConsumedByNamesOtherPastPrunedState(t *testing.T) {
+// block instead of bisecting from genesis, whose state is gone. And a transaction that reverted
+// in a block whose state is gone has its final receipt all the same: the reason, which a replay
+// of its call would find, is unknown, and the receipt says what the node answered the replay.
+func TestPrunedStateNeitherHidesANonceUserNorHoldsBackAFailedReceipt(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	long, err := gethdev.Start(ctx, gethdev.Options{Period: gethdev.MinPeriod, IdlePeriod: gethdev.MinPeriod})
@@ -531,6 +547,16 @@ func TestNonceConsumedByNamesOtherPastPrunedState(t *testing.T) {
 	key, addr := long.DevKey(), long.DevAddress()
 	nonce, err := long.Client().PendingNonceAt(ctx, addr)
 	require.NoError(t, err)
+	reverter := crypto.CreateAddress(addr, nonce)
+	deployed := signTx(t, key, nonce, nil, nil, 200_000, initCode(revertRuntime))
+	bad := signTx(t, key, nonce+1, &reverter, nil, 100_000, []byte{0x12, 0x34})
+	for _, tx := range []*types.Transaction{deployed, bad} {
+		require.NoError(t, long.Client().SendTransaction(ctx, tx))
+	}
+	badR, err := long.WaitMined(ctx, bad.Hash())
+	require.NoError(t, err)
+	require.Equal(t, types.ReceiptStatusFailed, badR.Status)
+	nonce += 2
 	to := common.Address{0x05}
 	other := signTx(t, key, nonce, &to, big.NewInt(7), 21_000, nil)
 	mine := signTx(t, key, nonce, &to, big.NewInt(8), 21_000, nil) // same nonce, never lands
@@ -553,4 +579,15 @@ func TestNonceConsumedByNamesOtherPastPrunedState(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, NonceConsumedByOther, st.Use)
 	assert.Equal(t, other.Hash(), st.Other, "the transaction that took the nonce is named")
+
+	_, err = long.Client().NonceAt(ctx, addr, badR.BlockNumber)
+	require.Error(t, err, "the node no longer serves the state of the block the revert is in")
+	got, err := c.ReceiptFinal(ctx, bad.Hash())
+	require.NoError(t, err, "the receipt is the chain's final word, whatever a replay can find")
+	assert.False(t, got.Succeeded())
+	require.NotNil(t, got.Revert)
+	assert.False(t, got.Revert.Replayed)
+	assert.Zero(t, got.Revert.OutOfGas, "it reverted with gas left")
+	assert.Contains(t, got.Revert.Unreplayed, "state", "geth names the state it no longer holds")
+	assert.Equal(t, `execution reverted (reason unknown: a replay of the call was answered "`+got.Revert.Unreplayed+`")`, got.Revert.Error())
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/ethereum/go-ethereum"
@@ -87,11 +88,23 @@ type RevertError struct {
 	// Replayed is false when the replay of a reverted transaction did not revert: the state it
 	// reverted on is gone, and Reason and Data are empty.
 	Replayed bool
+	// OutOfGas is set for a failed transaction that used its whole gas limit (OutOfGas gas): it
+	// ran out of gas, or met an invalid instruction, which also takes all the gas (a revert
+	// returns the gas left). Its call is not replayed.
+	OutOfGas uint64
+	// Unreplayed is the node's answer to a replay of the call that neither reverted nor
+	// succeeded: its state at the block is gone ("historical state ... is not available"), or
+	// the call halted otherwise. The reason is then unknown; the receipt's status still stands.
+	Unreplayed string
 }
 
 // Error describes the revert.
 func (e *RevertError) Error() string {
 	switch {
+	case e.OutOfGas > 0:
+		return fmt.Sprintf("execution ran out of gas: the transaction used its whole gas limit of %d (or met an invalid instruction)", e.OutOfGas)
+	case e.Unreplayed != "":
+		return "execution reverted (reason unknown: a replay of the call was answered " + strconv.Quote(e.Unreplayed) + ")"
 	case !e.Replayed:
 		return "execution reverted (a replay of the call did not revert: reason unknown)"
 	case e.Reason != "":
@@ -191,23 +204,30 @@ func (c *Client) ReceiptFinal(ctx context.Context, hash common.Hash) (*Receipt, 
 		GasUsed: r.GasUsed, EffectiveGasPrice: r.EffectiveGasPrice, Logs: r.Logs,
 	}
 	if r.Status != types.ReceiptStatusSuccessful {
-		if out.Revert, err = c.replay(ctx, hash, r.BlockNumber); err != nil {
+		if out.Revert, err = c.replay(ctx, hash, r.BlockNumber, r.GasUsed); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// replay runs a reverted transaction's call again with eth_call at block and decodes the revert.
-// The state at the end of the block can differ from the state the transaction ran on; a replay
-// that does not revert yields a RevertError with Replayed false.
-func (c *Client) replay(ctx context.Context, hash common.Hash, block *big.Int) (*RevertError, error) {
+// replay says why a failed transaction failed: out of gas when it used its whole gas limit (gasUsed),
+// else what its call, run again with eth_call at block, reverts with. The state at the end of the
+// block can differ from the state the transaction ran on; a replay that does not revert yields a
+// RevertError with Replayed false, one the node answers with another error (its state at block
+// pruned, say) a RevertError naming that answer: the receipt is the chain's final word, and a
+// reason the node can no longer give must not hold it back. Only a replay the node did not answer
+// (the connection) is an error, to ask again.
+func (c *Client) replay(ctx context.Context, hash common.Hash, block *big.Int, gasUsed uint64) (*RevertError, error) {
 	l, err := c.Transaction(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
 	if l.Tx == nil {
 		return nil, c.wrap("eth_getTransactionByHash", fmt.Errorf("transaction %s has a receipt but the node does not return it", hash.Hex()))
+	}
+	if gasUsed >= l.Tx.Gas() {
+		return &RevertError{OutOfGas: l.Tx.Gas()}, nil
 	}
 	msg := ethereum.CallMsg{From: l.From, To: l.Tx.To(), Gas: l.Tx.Gas(), Value: l.Tx.Value(), Data: l.Tx.Data(), AccessList: l.Tx.AccessList()}
 	_, err = c.eth.CallContract(ctx, msg, block)
@@ -217,6 +237,10 @@ func (c *Client) replay(ctx context.Context, hash common.Hash, block *big.Int) (
 	var rev *RevertError
 	if errors.As(asRevert(err), &rev) {
 		return rev, nil
+	}
+	var answered rpc.Error
+	if errors.As(err, &answered) {
+		return &RevertError{Unreplayed: answered.Error()}, nil
 	}
 	return nil, c.wrap("eth_call", err)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/stakeflow/stakeflow/activities"
@@ -96,8 +97,19 @@ type Policy struct {
 
 // Defaults of the Activities' tunables.
 const (
-	// DefaultGasMarginPercent is the margin added to eth_estimateGas's answer.
+	// DefaultGasMarginPercent is the margin added to eth_estimateGas's answer, unless
+	// DefaultGasHeadroom is more.
 	DefaultGasMarginPercent = 25
+	// DefaultGasHeadroom is the least gas added to eth_estimateGas's answer: what the chain moving
+	// between the estimate and the block can add to one delegator call. A ValidatorShare call
+	// pays out the rewards accrued by the time it runs; a checkpoint landing in between turns a
+	// call that paid nothing at the estimate into a POL transfer that can create the staker's
+	// balance slot (a staker who delegated all it held), and where new state is priced by the
+	// byte (EIP-8037: params.StorageCreationSize × params.CostPerStateByte, 97,920 gas a slot in
+	// go-ethereum) that lump is more than a margin in percent covers: measured on geth --dev, an
+	// unstake estimated at 378,171 gas used 517,483 after one checkpoint. Two new slots and
+	// the transfer's own execution (at most about 50,000 gas) fit. Gas not used is not paid for.
+	DefaultGasHeadroom = 2*params.StorageCreationSize*params.CostPerStateByte + 50_000
 	// DefaultReplaceAfter is how long the newest build may stay unmined before Confirm answers
 	// expired (ConfirmInput.ReplaceAfter overrides it).
 	DefaultReplaceAfter = 3 * time.Minute
@@ -124,8 +136,11 @@ type Activities struct {
 	// queue they run on (the worker's, workflows.TaskQueue).
 	Temporal  lease.Starter
 	TaskQueue string
-	// GasMarginPercent is added to the gas estimate (0: DefaultGasMarginPercent).
+	// GasMarginPercent is added to the gas estimate (0: DefaultGasMarginPercent), unless
+	// GasHeadroom is more.
 	GasMarginPercent uint64
+	// GasHeadroom is the least gas added to the estimate (0: DefaultGasHeadroom).
+	GasHeadroom uint64
 	// EpochRecheck caps each wait for the withdrawal delay before the unbond is read again
 	// (Unbond.RecheckAfter; 0: the workflow's MaxEpochWait).
 	EpochRecheck time.Duration

@@ -177,7 +177,7 @@ func (a *Activities) EVMBuild(ctx context.Context, in BuildInput) (BuildResult, 
 	if err != nil {
 		return BuildResult{}, chainErr(fmt.Sprintf("estimating the gas of %s (nonce %d)", intent.Operation, intent.Nonce), err)
 	}
-	gas, err := gasLimit(estimate, a.gasMargin(), p.MaxGasLimit)
+	gas, err := gasLimit(estimate, a.gasMargin(), a.gasHeadroom(), p.MaxGasLimit)
 	if err != nil {
 		return BuildResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v", intent.Operation, err), ErrFeeCap, nil)
 	}
@@ -225,13 +225,20 @@ func (a *Activities) gasMargin() uint64 {
 	return a.GasMarginPercent
 }
 
-// gasLimit is estimate plus marginPercent, no more than maxGas; an estimate above maxGas is an
-// error naming the cap.
-func gasLimit(estimate, marginPercent, maxGas uint64) (uint64, error) {
+func (a *Activities) gasHeadroom() uint64 {
+	if a.GasHeadroom == 0 {
+		return DefaultGasHeadroom
+	}
+	return a.GasHeadroom
+}
+
+// gasLimit is estimate plus marginPercent of it or headroom, whichever is more, no more than
+// maxGas; an estimate above maxGas is an error naming the cap.
+func gasLimit(estimate, marginPercent, headroom, maxGas uint64) (uint64, error) {
 	if estimate > maxGas {
 		return 0, fmt.Errorf("the node estimates %d gas, above the policy's gas limit cap %d", estimate, maxGas)
 	}
-	gas := estimate + estimate*marginPercent/100
+	gas := estimate + max(estimate*marginPercent/100, headroom)
 	if gas > maxGas || gas < estimate {
 		gas = maxGas
 	}

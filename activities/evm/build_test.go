@@ -77,14 +77,23 @@ func TestChooseFees(t *testing.T) {
 	}
 }
 
+// TestDefaultGasHeadroom: two new storage slots at EIP-8037's price (64 bytes a slot at 1,530 gas a
+// byte, the EIP's numbers) and 50,000 gas of execution.
+func TestDefaultGasHeadroom(t *testing.T) {
+	assert.EqualValues(t, 245_840, DefaultGasHeadroom)
+}
+
 func TestGasLimit(t *testing.T) {
-	got, err := gasLimit(100_000, 25, 500_000)
+	got, err := gasLimit(100_000, 25, 10_000, 500_000)
 	require.NoError(t, err)
 	assert.EqualValues(t, 125_000, got)
-	got, err = gasLimit(450_000, 25, 500_000)
+	got, err = gasLimit(100_000, 25, 200_000, 500_000)
+	require.NoError(t, err)
+	assert.EqualValues(t, 300_000, got, "the headroom when it is more than the margin")
+	got, err = gasLimit(450_000, 25, 10_000, 500_000)
 	require.NoError(t, err)
 	assert.EqualValues(t, 500_000, got, "the margin stops at the cap")
-	_, err = gasLimit(500_001, 25, 500_000)
+	_, err = gasLimit(500_001, 25, 10_000, 500_000)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "500001 gas, above the policy's gas limit cap 500000")
 }
@@ -136,7 +145,8 @@ func TestBuildDelegateSignsUnderTheSigner(t *testing.T) {
 	assert.Equal(t, shareA, *tx.To())
 	assert.EqualValues(t, 1337, tx.ChainId().Int64())
 	assert.EqualValues(t, 7, tx.Nonce())
-	assert.EqualValues(t, 125_000, tx.Gas())
+	// 100,000 estimated + DefaultGasHeadroom (2 x 64 x 1530 + 50,000 = 245,840), more than 25%.
+	assert.EqualValues(t, 345_840, tx.Gas())
 	assert.Equal(t, gweis(22).String(), tx.GasFeeCap().String())
 	assert.Equal(t, gweis(2).String(), tx.GasTipCap().String())
 	assert.Zero(t, tx.Value().Sign())
@@ -145,7 +155,7 @@ func TestBuildDelegateSignsUnderTheSigner(t *testing.T) {
 		"0000000000000000000000000000000000000000000000004563918244f40000"+
 		"000000000000000000000000000000000000000000000000450ac0242d918000", hexutil.Encode(tx.Data()))
 	assert.Equal(t, "4975000000000000000", b.Intent.MinSharesToMint.String())
-	assert.EqualValues(t, 125_000, b.Intent.GasLimit)
+	assert.EqualValues(t, 345_840, b.Intent.GasLimit)
 	require.Len(t, h.chain.Estimated, 1)
 	assert.Equal(t, h.staker, h.chain.Estimated[0].From)
 
@@ -160,7 +170,7 @@ func TestBuildDelegateSignsUnderTheSigner(t *testing.T) {
 	assert.Equal(t, h.staker, from)
 	assert.Equal(t, signed.Hash().Hex(), s.Hash)
 	assert.EqualValues(t, 7, s.Nonce)
-	assert.Equal(t, "2750000000000000", s.MaxFee) // 22 gwei x 125000
+	assert.Equal(t, "7608480000000000", s.MaxFee) // 22 gwei x 345840
 	assert.Equal(t, "22000000000", s.MaxFeePerGas)
 	assert.Equal(t, "2000000000", s.MaxPriorityFeePerGas)
 }
@@ -267,14 +277,14 @@ func TestSignRefusals(t *testing.T) {
 }
 
 // TestBuildRefusesWhatTheStakerCannotPay: a first build whose most expensive outcome (gas limit x
-// maxFeePerGas: 125,000 x 22 gwei, computed by hand) exceeds the staker's ether is refused as
+// maxFeePerGas: (100,000 estimated + 245,840 headroom) x 22 gwei, computed by hand) exceeds the staker's ether is refused as
 // InsufficientFunds, naming both; one wei less than the cost is refused, the cost itself is not. A
 // replacement is never refused for funds: the transaction it replaces may still land.
 func TestBuildRefusesWhatTheStakerCannotPay(t *testing.T) {
 	h := newHarness(t, signerevm.Policy{SlippageBps: 50})
 	h.chain.FeeQuote = &evmchain.Fees{BaseFee: gweis(10), Tip: gweis(2)}
 	h.chain.Gas = 100_000
-	cost := big.NewInt(2_750_000_000_000_000) // 0.00275 ether
+	cost := big.NewInt(7_608_480_000_000_000) // 0.00760848 ether
 	h.chain.Funds = new(big.Int).Sub(cost, big.NewInt(1))
 	_, err := h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 1})
 	typ, nonRetryable := appErr(t, err)
@@ -282,7 +292,7 @@ func TestBuildRefusesWhatTheStakerCannotPay(t *testing.T) {
 	assert.True(t, nonRetryable)
 	var ae *temporal.ApplicationError
 	require.ErrorAs(t, err, &ae)
-	assert.Equal(t, "insufficient funds: staker "+h.staker.Hex()+" holds 0.002749999999999999 ETH, the delegate may pay up to 0.00275 ETH for gas (125000 gas at 22 gwei at most); nothing was signed", ae.Message())
+	assert.Equal(t, "insufficient funds: staker "+h.staker.Hex()+" holds 0.007608479999999999 ETH, the delegate may pay up to 0.00760848 ETH for gas (345840 gas at 22 gwei at most); nothing was signed", ae.Message())
 
 	h.chain.Funds = cost
 	_, err = h.env.ExecuteActivity(h.a.EVMBuild, BuildInput{Network: "dev", Intent: delegateIntent(h.staker), Build: 1})

@@ -292,6 +292,69 @@ func TestRealChain(t *testing.T) {
 	})
 }
 
+// TestUnstakeLandsAfterACheckpointItWasNotEstimatedFor: a staker who delegated all the POL it held,
+// its rewards paid out at that, unstakes; a checkpoint lands between the build and the block. The
+// unstake then pays out that checkpoint's rewards, which creates the staker's POL balance: on
+// this geth, which prices new state by the byte (EIP-8037), more gas than the node estimated plus
+// 25%. The gas headroom covers it, and the unstake lands.
+func TestUnstakeLandsAfterACheckpointItWasNotEstimatedFor(t *testing.T) {
+	c := startRealChain(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	share := c.d.Validators[0].Share
+	outside := func(to common.Address, contract, method string, args ...any) {
+		t.Helper()
+		data, err := c.d.Pack(contract, method, args...)
+		require.NoError(t, err)
+		_, err = c.d.Send(ctx, c.key, to, data)
+		require.NoError(t, err, method)
+	}
+	// The validator has paid rewards before, as every validator of a live chain has, and the
+	// staker has unstaked before.
+	hundred, ten := new(big.Int).Mul(big.NewInt(100), sbevm.POL), new(big.Int).Mul(big.NewInt(10), sbevm.POL)
+	outside(c.d.Token, sbevm.ContractToken, "approve", c.d.StakeManager, new(big.Int).Mul(big.NewInt(2000), sbevm.POL))
+	outside(share, sbevm.ContractValidatorShare, "buyVoucherPOL", hundred, hundred)
+	require.NoError(t, c.d.AdvanceEpochs(ctx, 1))
+	outside(share, sbevm.ContractValidatorShare, "sellVoucher_newPOL", ten, ten)
+	// Then the staker delegates all it holds and the rewards paid out with it.
+	held, err := c.d.TokenBalance(ctx, c.staker)
+	require.NoError(t, err)
+	rewards, err := c.d.LiquidRewards(ctx, share, c.staker)
+	require.NoError(t, err)
+	all := new(big.Int).Add(held, rewards)
+	outside(share, sbevm.ContractValidatorShare, "buyVoucherPOL", all, all)
+	held, err = c.d.TokenBalance(ctx, c.staker)
+	require.NoError(t, err)
+	require.Zero(t, held.Sign(), "the staker holds no POL")
+
+	amount := ten
+	var d Delegation
+	require.NoError(t, c.run(t, c.a.EVMReadDelegation, DelegationInput{Network: "dev", Staker: c.staker.Hex(), ValidatorShare: share.Hex(), Amount: amount.String()}, &d))
+	unstake := Intent{Operation: signerevm.OpUnstake, ChainID: gethdev.ChainID, Staker: c.staker, ValidatorShare: share,
+		Amount: amount, ExpectedShares: wei(t, d.ExpectedShares), Nonce: c.nonce(t)}
+	s := c.signed(t, unstake, 1, nil)
+	require.NoError(t, c.d.AdvanceEpochs(ctx, 1))
+	rewards, err = c.d.LiquidRewards(ctx, share, c.staker)
+	require.NoError(t, err)
+	require.Positive(t, rewards.Sign(), "the checkpoint accrued rewards the unstake pays out")
+
+	c.send(t, s, []string{s.Hash})
+	r, err := c.confirm(t, s, []string{s.Hash}, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, activities.OutcomeFinalized, r.Outcome, r.Error)
+	held, err = c.d.TokenBalance(ctx, c.staker)
+	require.NoError(t, err)
+	assert.Equal(t, rewards.String(), held.String(), "the rewards were paid out")
+	rcpt, err := c.d.Client().TransactionReceipt(ctx, common.HexToHash(s.Hash))
+	require.NoError(t, err)
+	tx, _, err := c.d.Client().TransactionByHash(ctx, common.HexToHash(s.Hash))
+	require.NoError(t, err)
+	estimate := tx.Gas() - DefaultGasHeadroom
+	t.Logf("estimated %d gas, used %d, limit %d", estimate, rcpt.GasUsed, tx.Gas())
+	assert.Greater(t, rcpt.GasUsed, estimate*(100+DefaultGasMarginPercent)/100,
+		"the unstake used more than the estimate (%d) and its margin in percent", estimate)
+}
+
 func wei(t *testing.T, s string) *big.Int {
 	t.Helper()
 	v, ok := new(big.Int).SetString(s, 10)

@@ -246,6 +246,10 @@ type runner struct {
 	// startGate holds workflow starts back while a warp or the forced expiry waits for a quiet
 	// moment.
 	startGate sync.RWMutex
+	// statusBy bounds, all together, the status queries of the operations still running when the
+	// run's time is up (whereItStands); the first query sets it.
+	statusOnce sync.Once
+	statusBy   time.Time
 
 	mu sync.Mutex
 	// done counts finished operations; progress is signalled on each.
@@ -681,8 +685,15 @@ func (r *runner) awaitResult(ctx context.Context, id string, res any, state, fai
 
 // whereItStands is the status of an operation still running when the run's time is up: its step
 // and since when, its attempts and any stall, so that a report says where it waited.
+// A query waits for a worker to answer it: each waits 5 s at most, and all of them statusBudget,
+// so that a run whose worker answers nothing still writes its report before the test's deadline.
 func (r *runner) whereItStands(id string) string {
-	qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	r.statusOnce.Do(func() { r.statusBy = time.Now().Add(statusBudget) })
+	left := min(5*time.Second, time.Until(r.statusBy))
+	if left <= 0 {
+		return "(its status was not asked: the status queries of the operations left running had taken " + statusBudget.String() + ")"
+	}
+	qctx, cancel := context.WithTimeout(context.Background(), left)
 	defer cancel()
 	v, err := r.client.QueryWorkflow(qctx, id, "", workflows.QueryStatus)
 	if err != nil {
@@ -702,6 +713,9 @@ func (r *runner) whereItStands(id string) string {
 	}
 	return b.String()
 }
+
+// statusBudget is how long whereItStands's queries may take together.
+const statusBudget = time.Minute
 
 func failureType(err error) string {
 	var app *temporal.ApplicationError

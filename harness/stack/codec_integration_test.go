@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -39,12 +40,16 @@ import (
 
 // encryptedStack starts a stack whose client and worker encrypt with the keyset file keyset (its
 // worker rechecks a deactivating stake every second; epochs turn only when warped).
-func encryptedStack(t *testing.T, ctx context.Context, keyset string, stakers int) *Stack {
+func encryptedStack(t *testing.T, ctx context.Context, keyset string, stakers int, workerLog ...*zap.Logger) *Stack {
 	t.Helper()
 	cliPath := os.Getenv("TEMPORAL_CLI")
 	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through make")
+	var wl *zap.Logger
+	if len(workerLog) > 0 {
+		wl = workerLog[0]
+	}
 	st, err := Start(ctx, Options{
-		TemporalCLI: cliPath, Dir: t.TempDir(), PayloadKeyset: keyset,
+		TemporalCLI: cliPath, Dir: t.TempDir(), PayloadKeyset: keyset, WorkerLogger: wl,
 		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000},
 		EpochRecheck: time.Second,
 		Stakers:      stakers, StakerLamports: 10_000_000_000,
@@ -224,20 +229,34 @@ func waitDeactivating(t *testing.T, ctx context.Context, st *Stack, id string) i
 
 // workflowTaskFailure waits for a workflow task of id to fail after its first `after` events and
 // returns the failure's message, opened with keys (the worker seals it under the keys it holds).
-func workflowTaskFailure(t *testing.T, st *Stack, id string, after int, keys *codec.Keyset) string {
+// Temporal writes only a workflow task's first failing attempt to the history: when the worker
+// stopped for the restart held a task (the operation re-reads its epoch every second), that task
+// times out, and the restarted worker's failures are later attempts, never written. The failure
+// is then read where the worker logs it (workerLog, its "Workflow panic" entries for id).
+func workflowTaskFailure(t *testing.T, st *Stack, id string, after int, keys *codec.Keyset, workerLog *observer.ObservedLogs) string {
 	t.Helper()
 	var failure string
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var types []string
+		timedOut := false
 		for _, ev := range rawHistory(t, st.Client, id).GetEvents()[after:] {
 			f := ev.GetWorkflowTaskFailedEventAttributes().GetFailure()
 			if f == nil {
 				types = append(types, ev.GetEventType().String())
+				timedOut = timedOut || ev.GetEventType() == enums.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT
 				continue
 			}
 			converter.DecodeCommonFailureAttributes(codec.DataConverter(codec.New(keys)), f)
 			failure = f.GetMessage()
 			return
+		}
+		if timedOut {
+			for _, e := range workerLog.FilterMessage("Workflow panic").FilterField(zap.String("WorkflowID", id)).All() {
+				if msg, ok := e.ContextMap()["Error"]; ok {
+					failure = fmt.Sprint(msg)
+					return
+				}
+			}
 		}
 		assert.Fail(c, "no workflow task failed yet", "events since: %v", types)
 	}, time.Minute, 200*time.Millisecond)
@@ -250,7 +269,8 @@ func TestRotatedKeysetCompletesOperationsStartedUnderTheOldKey(t *testing.T) {
 	keyset := filepath.Join(t.TempDir(), "keyset.json")
 	k1, err := NewKeysetFile(keyset, "k1")
 	require.NoError(t, err)
-	st := encryptedStack(t, ctx, keyset, 1)
+	logCore, workerLog := observer.New(zap.ErrorLevel)
+	st := encryptedStack(t, ctx, keyset, 1, zap.New(logCore))
 	staker := st.Stakers[0]
 
 	var staked wfsolana.Result
@@ -271,7 +291,7 @@ func TestRotatedKeysetCompletesOperationsStartedUnderTheOldKey(t *testing.T) {
 	k2only, err := codec.LoadKeyset(keyset)
 	require.NoError(t, err)
 	// The worker sealed the failure's message under the key it holds.
-	failure := workflowTaskFailure(t, st, id, before, k2only)
+	failure := workflowTaskFailure(t, st, id, before, k2only, workerLog)
 	require.Contains(t, failure, `key ID "k1"`, "the failed workflow task names the key it lacks")
 	t.Logf("the workflow task failed: %s", failure)
 	d, err := st.Client.DescribeWorkflowExecution(ctx, id, "")
@@ -319,8 +339,9 @@ func TestSwitchingEncryptionOnCompletesOperationsStartedInClear(t *testing.T) {
 	var acceptClear bool
 	cliPath := os.Getenv("TEMPORAL_CLI")
 	require.NotEmpty(t, cliPath, "TEMPORAL_CLI is not set: run through make")
+	logCore, workerLog := observer.New(zap.ErrorLevel)
 	st, err := Start(ctx, Options{
-		TemporalCLI: cliPath, Dir: t.TempDir(),
+		TemporalCLI: cliPath, Dir: t.TempDir(), WorkerLogger: zap.New(logCore),
 		Runtime:      solanart.Options{SlotDuration: 100 * time.Millisecond, SlotsPerEpoch: 100_000},
 		EpochRecheck: time.Second,
 		Stakers:      1, StakerLamports: 10_000_000_000,
@@ -354,7 +375,7 @@ func TestSwitchingEncryptionOnCompletesOperationsStartedInClear(t *testing.T) {
 	require.NoError(t, st.StartWorker(ctx))
 	keys, err := codec.LoadKeyset(keyset)
 	require.NoError(t, err)
-	failure := workflowTaskFailure(t, st, id, before, keys)
+	failure := workflowTaskFailure(t, st, id, before, keys, workerLog)
 	require.Contains(t, failure, "not encrypted", "the failed workflow task says why")
 	d, err := st.Client.DescribeWorkflowExecution(ctx, id, "")
 	require.NoError(t, err)

@@ -177,7 +177,7 @@ func (a *Activities) EVMBuild(ctx context.Context, in BuildInput) (BuildResult, 
 	if err != nil {
 		return BuildResult{}, chainErr(fmt.Sprintf("estimating the gas of %s (nonce %d)", intent.Operation, intent.Nonce), err)
 	}
-	gas, err := gasLimit(estimate, a.gasMargin(), a.gasHeadroom(), p.MaxGasLimit)
+	gas, err := GasLimit(estimate, a.gasMargin(), a.gasHeadroom(), p.MaxGasLimit)
 	if err != nil {
 		return BuildResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v", intent.Operation, err), ErrFeeCap, nil)
 	}
@@ -232,9 +232,10 @@ func (a *Activities) gasHeadroom() uint64 {
 	return a.GasHeadroom
 }
 
-// gasLimit is estimate plus marginPercent of it or headroom, whichever is more, no more than
-// maxGas; an estimate above maxGas is an error naming the cap.
-func gasLimit(estimate, marginPercent, headroom, maxGas uint64) (uint64, error) {
+// GasLimit is estimate plus marginPercent of it or headroom, whichever is more, no more than
+// maxGas (and no less than a transfer's 21,000); an estimate above maxGas is an error naming the
+// cap.
+func GasLimit(estimate, marginPercent, headroom, maxGas uint64) (uint64, error) {
 	if estimate > maxGas {
 		return 0, fmt.Errorf("the node estimates %d gas, above the policy's gas limit cap %d", estimate, maxGas)
 	}

@@ -84,16 +84,16 @@ func TestDefaultGasHeadroom(t *testing.T) {
 }
 
 func TestGasLimit(t *testing.T) {
-	got, err := gasLimit(100_000, 25, 10_000, 500_000)
+	got, err := GasLimit(100_000, 25, 10_000, 500_000)
 	require.NoError(t, err)
 	assert.EqualValues(t, 125_000, got)
-	got, err = gasLimit(100_000, 25, 200_000, 500_000)
+	got, err = GasLimit(100_000, 25, 200_000, 500_000)
 	require.NoError(t, err)
 	assert.EqualValues(t, 300_000, got, "the headroom when it is more than the margin")
-	got, err = gasLimit(450_000, 25, 10_000, 500_000)
+	got, err = GasLimit(450_000, 25, 10_000, 500_000)
 	require.NoError(t, err)
 	assert.EqualValues(t, 500_000, got, "the margin stops at the cap")
-	_, err = gasLimit(500_001, 25, 10_000, 500_000)
+	_, err = GasLimit(500_001, 25, 10_000, 500_000)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "500001 gas, above the policy's gas limit cap 500000")
 }

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
+	solchain "github.com/stakeflow/stakeflow/chain/solana"
 	"github.com/stakeflow/stakeflow/harness/sandbox"
 )
 
@@ -29,11 +31,51 @@ const (
 // sol is one SOL in lamports.
 const sol = uint64(1_000_000_000)
 
+// stakeAccountRent is the rent-exempt reserve of a stake account: its 200 bytes of data plus the
+// runtime's 128 bytes of account overhead, at the default rent of 3,480 lamports a byte-year and
+// its two-year exemption threshold (solana-program's rent.rs): (128+200) * 3,480 * 2.
+const stakeAccountRent = uint64(2_282_880)
+
+// MinStake is the least a planned stake is: the reserve plus the stake program's minimum
+// delegation of 1 SOL (what the runtime answers to getStakeMinimumDelegation, every feature being
+// on). The worker refuses a smaller stake before signing, rightly; the run checks this against the
+// runtime before it starts (checkPlanMinimum).
+const MinStake = stakeAccountRent + sol
+
 // FeePerSignature is what the runtime charges per transaction signature, in lamports.
 const FeePerSignature = uint64(5000)
 
 // fundingMargin is what each staker gets on top of its stake, for fees.
 const fundingMargin = 10_000_000
+
+// minimumReader reads what the chain asks of a new stake account.
+type minimumReader interface {
+	RentExemptMinimum(ctx context.Context, size uint64) (uint64, error)
+	MinimumDelegation(ctx context.Context) (uint64, error)
+}
+
+// checkPlanMinimum refuses, before anything is funded, a plan with a stake under the chain's
+// minimum as the runtime answers it: the stake account's rent-exempt reserve plus the minimum
+// delegation. The worker refuses such a stake before signing, and the run would report the
+// refusal as a violation of its own making.
+func checkPlanMinimum(ctx context.Context, c minimumReader, ops []OpSpec) error {
+	rent, err := c.RentExemptMinimum(ctx, solchain.StakeAccountSize)
+	if err != nil {
+		return fmt.Errorf("chaos: reading a stake account's rent-exempt reserve: %w", err)
+	}
+	delegation, err := c.MinimumDelegation(ctx)
+	if err != nil {
+		return fmt.Errorf("chaos: reading the minimum delegation: %w", err)
+	}
+	least := rent + delegation
+	for _, op := range ops {
+		if op.Lamports < least {
+			return fmt.Errorf("chaos: %s would stake %d lamports, under the runtime's minimum of %d (rent-exempt reserve %d plus minimum delegation %d); the plan's MinStake is %d",
+				op.StakeID, op.Lamports, least, rent, delegation, MinStake)
+		}
+	}
+	return nil
+}
 
 // OpSpec is one planned operation: everything about it is derived from the seed and its index.
 type OpSpec struct {
@@ -68,7 +110,7 @@ func PlanOps(seed uint64, n int, chainShare float64) []OpSpec {
 		if op.Kind == KindChain {
 			op.UnstakeID = fmt.Sprintf("chaos-%d-%04d-unstake", seed, i)
 		}
-		op.Lamports = sol + rng.Uint64N(4*sol)
+		op.Lamports = MinStake + rng.Uint64N(4*sol)
 		op.Funding = op.Lamports + fundingMargin
 		op.AskVote = rng.IntN(2) == 0
 		op.key = stakerKey(seed, i)

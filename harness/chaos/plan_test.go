@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -25,7 +27,7 @@ func TestPlanOpsIsReproducible(t *testing.T) {
 		require.Equal(t, i, op.Index)
 		require.False(t, stakers[op.Staker.String()], "one staker per operation")
 		stakers[op.Staker.String()] = true
-		require.GreaterOrEqual(t, op.Lamports, sol)
+		require.GreaterOrEqual(t, op.Lamports, MinStake)
 		require.Equal(t, op.Lamports+fundingMargin, op.Funding)
 		require.Equal(t, op.key.PublicKey(), op.Staker)
 		if op.Kind == KindChain {
@@ -36,6 +38,46 @@ func TestPlanOpsIsReproducible(t *testing.T) {
 		}
 	}
 	require.InDelta(t, 20, chains, 10, "about 40%% chains")
+}
+
+// The least stake the Solana runtime accepts, 1.00228288 SOL: the worker's refusal of a planned
+// stake of 1.001333561 SOL (seed 31, operation 294 of 400) read the stake account's rent-exempt
+// reserve (0.00228288 SOL) and the minimum delegation (1 SOL) from the runtime.
+const runtimeMinStake = uint64(1_002_282_880)
+
+func TestPlannedStakesAreAtLeastTheChainsMinimum(t *testing.T) {
+	require.Equal(t, runtimeMinStake, MinStake)
+	ops := PlanOps(31, 400, 0.4)
+	require.Equal(t, "chaos-31-0294-stake", ops[294].StakeID)
+	for seed := uint64(1); seed <= 200; seed++ {
+		for _, op := range PlanOps(seed, 400, 0.4) {
+			require.GreaterOrEqual(t, op.Lamports, runtimeMinStake, "seed %d: %s", seed, op.StakeID)
+		}
+	}
+}
+
+// minimums answers the chain's minimum for a stake account, or an error.
+type minimums struct {
+	rent, delegation uint64
+	err              error
+}
+
+func (m minimums) RentExemptMinimum(_ context.Context, size uint64) (uint64, error) {
+	if size != 200 {
+		return 0, fmt.Errorf("asked the reserve of %d bytes, not a stake account's 200", size)
+	}
+	return m.rent, m.err
+}
+
+func (m minimums) MinimumDelegation(context.Context) (uint64, error) { return m.delegation, m.err }
+
+func TestCheckPlanMinimumRefusesAStakeUnderTheChainsMinimum(t *testing.T) {
+	ops := []OpSpec{{StakeID: "a", Lamports: 1_002_282_880}, {StakeID: "b", Lamports: 1_002_282_879}}
+	chain := minimums{rent: 2_282_880, delegation: 1_000_000_000}
+	require.NoError(t, checkPlanMinimum(context.Background(), chain, ops[:1]), "a stake of exactly the minimum")
+	err := checkPlanMinimum(context.Background(), chain, ops)
+	require.ErrorContains(t, err, "b would stake 1002282879 lamports, under the runtime's minimum of 1002282880 (rent-exempt reserve 2282880 plus minimum delegation 1000000000)")
+	require.ErrorContains(t, checkPlanMinimum(context.Background(), minimums{err: errors.New("down")}, ops[:1]), "down")
 }
 
 func TestScheduleEvents(t *testing.T) {

@@ -383,6 +383,9 @@ func (r *runner) setUp(ctx context.Context) error {
 	}
 	r.baseline = len(before)
 	r.ops = PlanOps(cfg.Seed, cfg.Ops, cfg.ChainShare)
+	if err := checkPlanMinimum(ctx, r.chain, r.ops); err != nil {
+		return err
+	}
 	r.log.Info("Funding stakers", zap.Int("stakers", len(r.ops)))
 	if err := r.fund(ctx, keyDir); err != nil {
 		return err

@@ -36,11 +36,11 @@ const sol = uint64(1_000_000_000)
 // its two-year exemption threshold (solana-program's rent.rs): (128+200) * 3,480 * 2.
 const stakeAccountRent = uint64(2_282_880)
 
-// MinStake is the least a planned stake is: the reserve plus the stake program's minimum
+// minStake is the least a planned stake is: the reserve plus the stake program's minimum
 // delegation of 1 SOL (what the runtime answers to getStakeMinimumDelegation, every feature being
 // on). The worker refuses a smaller stake before signing, rightly; the run checks this against the
 // runtime before it starts (checkPlanMinimum).
-const MinStake = stakeAccountRent + sol
+const minStake = stakeAccountRent + sol
 
 // FeePerSignature is what the runtime charges per transaction signature, in lamports.
 const FeePerSignature = uint64(5000)
@@ -70,8 +70,8 @@ func checkPlanMinimum(ctx context.Context, c minimumReader, ops []OpSpec) error 
 	least := rent + delegation
 	for _, op := range ops {
 		if op.Lamports < least {
-			return fmt.Errorf("chaos: %s would stake %d lamports, under the runtime's minimum of %d (rent-exempt reserve %d plus minimum delegation %d); the plan's MinStake is %d",
-				op.StakeID, op.Lamports, least, rent, delegation, MinStake)
+			return fmt.Errorf("chaos: %s would stake %d lamports, under the runtime's minimum of %d (rent-exempt reserve %d plus minimum delegation %d); the plan draws from %d",
+				op.StakeID, op.Lamports, least, rent, delegation, minStake)
 		}
 	}
 	return nil
@@ -110,7 +110,7 @@ func PlanOps(seed uint64, n int, chainShare float64) []OpSpec {
 		if op.Kind == KindChain {
 			op.UnstakeID = fmt.Sprintf("chaos-%d-%04d-unstake", seed, i)
 		}
-		op.Lamports = MinStake + rng.Uint64N(4*sol)
+		op.Lamports = minStake + rng.Uint64N(4*sol)
 		op.Funding = op.Lamports + fundingMargin
 		op.AskVote = rng.IntN(2) == 0
 		op.key = stakerKey(seed, i)

@@ -27,7 +27,7 @@ func TestPlanOpsIsReproducible(t *testing.T) {
 		require.Equal(t, i, op.Index)
 		require.False(t, stakers[op.Staker.String()], "one staker per operation")
 		stakers[op.Staker.String()] = true
-		require.GreaterOrEqual(t, op.Lamports, MinStake)
+		require.GreaterOrEqual(t, op.Lamports, minStake)
 		require.Equal(t, op.Lamports+fundingMargin, op.Funding)
 		require.Equal(t, op.key.PublicKey(), op.Staker)
 		if op.Kind == KindChain {
@@ -46,7 +46,7 @@ func TestPlanOpsIsReproducible(t *testing.T) {
 const runtimeMinStake = uint64(1_002_282_880)
 
 func TestPlannedStakesAreAtLeastTheChainsMinimum(t *testing.T) {
-	require.Equal(t, runtimeMinStake, MinStake)
+	require.Equal(t, runtimeMinStake, minStake)
 	ops := PlanOps(31, 400, 0.4)
 	require.Equal(t, "chaos-31-0294-stake", ops[294].StakeID)
 	for seed := uint64(1); seed <= 200; seed++ {
